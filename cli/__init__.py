@@ -1,0 +1,1 @@
+"""The ``osmosis`` command line: parse, call the SDK, render. Presentation only."""

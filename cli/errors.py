@@ -1,0 +1,104 @@
+"""Exceptions → exit codes and one line on stderr: the one place (cli.md's table)."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import traceback
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+
+from osmosis_client.errors import (
+    AuthError,
+    BadRequestError,
+    InvalidInputError,
+    OsmosisError,
+)
+
+from .output import Output
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INVALID = 2
+EXIT_AUTH = 3
+EXIT_NOT_PASSED = 4
+EXIT_INTERRUPTED = 130
+
+
+class EvaluationNotPassed(OsmosisError):
+    """A verdict, not an error: the waited-on run failed or scored below the gate."""
+
+    code = "NOT_PASSED"
+
+
+def exit_code_for(exc: BaseException) -> int:
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    if isinstance(exc, EvaluationNotPassed):
+        return EXIT_NOT_PASSED
+    if isinstance(exc, AuthError):
+        return EXIT_AUTH
+    if isinstance(exc, InvalidInputError | BadRequestError):
+        return EXIT_INVALID
+    return EXIT_FAILED
+
+
+def current_output() -> Output:
+    """The Output of the running command (set by :func:`handle_errors`)."""
+    return _current[-1] if _current else Output()
+
+
+_current: list[Output] = []
+
+
+def handle_errors(fn: F) -> F:
+    """Wrap a command: build its Output, render any error as one line, exit with its code.
+
+    The command's ``json_output`` keyword (if any) selects JSON errors.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        ctx = kwargs.get("ctx")
+        root = ctx.find_root() if isinstance(ctx, typer.Context) else None
+        verbose = bool(root and getattr(root.obj, "verbose", False))
+        out = Output(json_mode=bool(kwargs.get("json_output")), verbose=verbose)
+        _current.append(out)
+        handler = _StderrHandler(out)
+        log = logging.getLogger("osmosis_client")
+        log.addHandler(handler)
+        log.setLevel(logging.DEBUG if verbose else logging.INFO)
+        try:
+            return fn(*args, **kwargs)
+        except OsmosisError as exc:
+            if verbose:
+                traceback.print_exc()
+            out.error(exc)
+            raise typer.Exit(exit_code_for(exc)) from None
+        except KeyboardInterrupt:
+            out.stderr.write("interrupted\n")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        finally:
+            log.removeHandler(handler)
+            _current.pop()
+
+    return wrapper  # type: ignore[return-value]
+
+
+class _StderrHandler(logging.Handler):
+    """SDK log records → ``warning: …`` on stderr (debug lines only with ``-v``)."""
+
+    def __init__(self, out: Output) -> None:
+        super().__init__()
+        self.out = out
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if record.levelno >= logging.WARNING:
+            self.out.warn(message)
+        elif self.out.verbose:
+            self.out.stderr.write(f"debug: {message}\n")

@@ -1,0 +1,191 @@
+"""The one output policy: TTY, colour, ``NO_COLOR``, ``--json``, prompts.
+
+Humans get rich tables on stdout and messages on stderr; with ``--json``
+stdout carries exactly one JSON document. ``rich`` is imported only when a
+human-readable table or progress display is actually drawn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from functools import cached_property
+from typing import IO, TYPE_CHECKING, Any
+
+from osmosis_client.errors import InvalidInputError, OsmosisError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+class ConfirmationRequired(InvalidInputError):
+    code = "CONFIRMATION_REQUIRED"
+
+
+class Output:
+    """Where and how a command writes. Tests pass ``StringIO`` streams."""
+
+    def __init__(
+        self,
+        *,
+        json_mode: bool = False,
+        stdout: IO[str] | None = None,
+        stderr: IO[str] | None = None,
+        stdin: IO[str] | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self.json_mode = json_mode
+        self.stdout = stdout or sys.stdout
+        self.stderr = stderr or sys.stderr
+        self.stdin = stdin or sys.stdin
+        self.verbose = verbose
+
+    @staticmethod
+    def _isatty(stream: IO[str]) -> bool:
+        try:
+            return stream.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    @property
+    def stdout_is_tty(self) -> bool:
+        return self._isatty(self.stdout)
+
+    @property
+    def stderr_is_tty(self) -> bool:
+        return self._isatty(self.stderr)
+
+    @property
+    def stdin_is_tty(self) -> bool:
+        return self._isatty(self.stdin)
+
+    @property
+    def interactive(self) -> bool:
+        """A person can answer a prompt (stdin and stderr are terminals)."""
+        return self.stdin_is_tty and self.stderr_is_tty
+
+    @property
+    def color(self) -> bool:
+        return "NO_COLOR" not in os.environ and self.stdout_is_tty
+
+    @cached_property
+    def console(self) -> Console:
+        from rich.console import Console
+
+        return Console(
+            file=self.stdout,
+            no_color=not self.color,
+            highlight=False,
+            force_terminal=self.stdout_is_tty,
+            soft_wrap=not self.stdout_is_tty,
+        )
+
+    @cached_property
+    def err_console(self) -> Console:
+        from rich.console import Console
+
+        color = "NO_COLOR" not in os.environ and self.stderr_is_tty
+        return Console(
+            file=self.stderr, no_color=not color, highlight=False,
+            force_terminal=self.stderr_is_tty,
+        )
+
+    # ------------------------------------------------------------- writing
+
+    def emit_json(self, document: Any) -> None:
+        """The one JSON document of a ``--json`` command."""
+        self.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+        self.stdout.flush()
+
+    def print(self, text: str = "") -> None:
+        """A human line on stdout (ignored with ``--json``)."""
+        if self.json_mode:
+            return
+        self.stdout.write(text + "\n")
+        self.stdout.flush()
+
+    def info(self, text: str) -> None:
+        """A status message on stderr (suppressed with ``--json``)."""
+        if self.json_mode:
+            return
+        self.stderr.write(text + "\n")
+        self.stderr.flush()
+
+    def warn(self, text: str) -> None:
+        self.stderr.write(f"warning: {text}\n")
+        self.stderr.flush()
+
+    def error(self, exc: OsmosisError) -> None:
+        if self.json_mode:
+            self.stderr.write(json.dumps({"error": exc.to_dict()}) + "\n")
+        else:
+            line = f"error: {exc.message}"
+            if exc.hint:
+                line += f" — {exc.hint}"
+            self.stderr.write(line + "\n")
+            for problem in getattr(exc, "problems", ()) or getattr(exc, "issues", ()):
+                self.stderr.write(f"  {problem}\n")
+        self.stderr.flush()
+
+    def table(
+        self,
+        columns: Sequence[str],
+        rows: Iterable[Sequence[str]],
+        *,
+        title: str | None = None,
+    ) -> None:
+        if self.json_mode:
+            return
+        rows = list(rows)
+        if not self.stdout_is_tty:
+            # Plain, tab-separated: easy to grep and cut.
+            self.stdout.write("\t".join(c.upper() for c in columns) + "\n")
+            for row in rows:
+                self.stdout.write("\t".join(row) + "\n")
+            self.stdout.flush()
+            return
+        from rich.table import Table
+
+        table = Table(title=title, show_edge=False, header_style="bold", box=None, pad_edge=False)
+        for column in columns:
+            table.add_column(column.upper())
+        for row in rows:
+            table.add_row(*row)
+        self.console.print(table)
+
+    # ------------------------------------------------------------- prompts
+
+    def confirm(self, question: str, *, yes: bool) -> bool:
+        """``--yes`` answers yes; no TTY and no ``--yes`` refuses (exit 2), never hangs."""
+        if yes:
+            return True
+        if not self.interactive:
+            raise ConfirmationRequired(
+                "confirmation needed but stdin is not a terminal",
+                hint="pass --yes to confirm non-interactively",
+            )
+        self.stderr.write(f"{question} [y/N]: ")
+        self.stderr.flush()
+        answer = self.stdin.readline().strip().lower()
+        return answer in ("y", "yes")
+
+    def choose(self, question: str, options: Sequence[str]) -> str | None:
+        """Pick one of ``options`` on a TTY; ``None`` without one (the caller decides)."""
+        if not self.interactive or not options:
+            return None
+        self.stderr.write(question + "\n")
+        for i, option in enumerate(options, 1):
+            self.stderr.write(f"  {i}) {option}\n")
+        while True:
+            self.stderr.write(f"Choose 1-{len(options)}: ")
+            self.stderr.flush()
+            answer = self.stdin.readline()
+            if not answer:
+                return None
+            answer = answer.strip()
+            if answer.isdigit() and 1 <= int(answer) <= len(options):
+                return options[int(answer) - 1]
+            if answer in options:
+                return answer

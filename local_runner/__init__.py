@@ -1,0 +1,1 @@
+"""The local runner: executes eval configs offline with the platform's semantics."""

@@ -1,0 +1,83 @@
+"""The one retry policy: which failures are retried and how long to wait.
+
+Used by the platform transport and by the model-endpoint client alike:
+exponential backoff with full jitter (base 0.5 s, cap 30 s), ``Retry-After``
+in seconds or as an HTTP date honoured, at most ``max_retries`` retries and,
+optionally, at most ``max_elapsed`` seconds in all.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+
+RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date)."""
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if seconds != seconds or seconds == float("inf"):  # NaN / inf
+        return None
+    return max(0.0, seconds)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When to retry and how long to sleep before the next try."""
+
+    max_retries: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    max_elapsed: float | None = None
+    retry_statuses: frozenset[int] = RETRYABLE_STATUSES
+    rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
+    wall_clock: Callable[[], float] = field(default=time.time, compare=False, repr=False)
+
+    def is_retryable_status(self, status: int) -> bool:
+        return status in self.retry_statuses
+
+    def backoff(self, retries_done: int) -> float:
+        """Full jitter: uniform in [0, min(cap, base * 2**retries_done)]."""
+        ceiling = min(self.max_delay, self.base_delay * (2**retries_done))
+        return self.rng.uniform(0.0, ceiling)
+
+    def next_delay(
+        self,
+        retries_done: int,
+        *,
+        status: int | None = None,
+        retry_after: str | None = None,
+        elapsed: float = 0.0,
+    ) -> float | None:
+        """The sleep before the next try, or ``None`` when we must give up.
+
+        ``status`` is ``None`` for a connection or read error (always retryable).
+        """
+        if retries_done >= self.max_retries:
+            return None
+        if status is not None and not self.is_retryable_status(status):
+            return None
+        delay = parse_retry_after(retry_after, now=self.wall_clock())
+        if delay is None:
+            delay = self.backoff(retries_done)
+        else:
+            delay = min(delay, max(self.max_delay, 60.0))
+        if self.max_elapsed is not None and elapsed + delay > self.max_elapsed:
+            return None
+        return delay

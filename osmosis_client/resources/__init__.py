@@ -1,0 +1,1 @@
+"""Resources: small classes over the client's transport, one per platform area."""

@@ -1,0 +1,53 @@
+"""Isolation for every test: a temp config dir, an in-memory keyring, no real sleeps."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import pytest
+
+from tests.helpers import FakeClock, MemoryKeyring
+
+PLATFORM = "https://platform.test"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in (
+        "OSMOSIS_TOKEN",
+        "OSMOSIS_WORKSPACE",
+        "OSMOSIS_TOKEN_STORE",
+        "OSMOSIS_ALLOW_INSECURE",
+        "NO_COLOR",
+        "XDG_CONFIG_HOME",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    config = tmp_path / "config"
+    monkeypatch.setenv("OSMOSIS_CONFIG_DIR", str(config))
+    monkeypatch.setenv("OSMOSIS_PLATFORM_URL", PLATFORM)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return config
+
+
+@pytest.fixture(autouse=True)
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture(autouse=True)
+def no_real_sleep(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    """The CLI sleeps through cli.context.SLEEP: record, never wait."""
+    fake = FakeClock()
+    monkeypatch.setattr("cli.context.SLEEP", fake.sleep)
+    return fake

@@ -1,0 +1,73 @@
+"""Test doubles shared by the suites: an in-memory keyring and a fake clock."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from keyring.backend import KeyringBackend
+from keyring.errors import PasswordDeleteError
+
+T = TypeVar("T")
+
+
+class MemoryKeyring(KeyringBackend):
+    """A keyring that lives in a dict: tests never touch the user's real keyring."""
+
+    priority = 10  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.items.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.items[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if self.items.pop((service, username), None) is None:
+            raise PasswordDeleteError(username)
+
+
+class BrokenKeyring(MemoryKeyring):
+    """A keyring whose every call fails (locked, no D-Bus, …)."""
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise RuntimeError("keyring locked")
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise RuntimeError("keyring locked")
+
+
+class FakeClock:
+    """monotonic()/sleep() that only move when the code under test sleeps."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+        self.sleeps: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    async def asleep(self, seconds: float) -> None:
+        self.sleep(seconds)
+
+
+def run_maybe_async(value: T | Awaitable[T]) -> T:
+    if asyncio.iscoroutine(value) or isinstance(value, Awaitable):
+        return asyncio.run(_await(value))  # type: ignore[arg-type]
+    return value  # type: ignore[return-value]
+
+
+async def _await(value: Awaitable[T]) -> T:
+    return await value
+
+
+Maker = Callable[..., Any]
