@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
@@ -38,7 +39,8 @@ def login(
         bool, typer.Option("--no-browser", help="Do not open a browser; just print the URL.")
     ] = False,
     with_token: Annotated[
-        bool, typer.Option("--with-token", help="Read a token from stdin instead of a device login.")
+        bool,
+        typer.Option("--with-token", help="Read a token from stdin instead of a device login."),
     ] = False,
 ) -> None:
     """Log in with a device code (or a token on stdin) and pick a workspace."""
@@ -69,10 +71,8 @@ def login(
             if out.interactive and not no_browser:
                 import webbrowser
 
-                try:
+                with contextlib.suppress(Exception):
                     webbrowser.open(authorization.url)
-                except Exception:  # noqa: BLE001 - a missing browser is not an error here
-                    pass
             out.info("Waiting for approval…")
             grant = device_flow.poll(client, authorization, sleep=lambda s: context.SLEEP(s))
             client.set_token(grant.token)
@@ -186,8 +186,10 @@ def _revoke(app_state: AppState, out: Output, dropped: list[Any]) -> None:
         except (AuthenticationError, NotFoundError):
             pass
         except OsmosisError as exc:
-            out.warn(f"could not revoke the token on the platform ({exc.message}); "
-                     "it was removed from this machine")
+            out.warn(
+                f"could not revoke the token on the platform ({exc.message}); "
+                "it was removed from this machine"
+            )
 
 
 @handle_errors
@@ -202,8 +204,11 @@ def whoami(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     if auth.entry is not None:
         ws = {"name": auth.entry.name, "id": auth.entry.id, "role": auth.entry.role}
     elif verified.workspace is not None:
-        ws = {"name": verified.workspace.name, "id": verified.workspace.id,
-              "role": verified.workspace.role}
+        ws = {
+            "name": verified.workspace.name,
+            "id": verified.workspace.id,
+            "role": verified.workspace.role,
+        }
     elif auth.workspace:
         ws = {"name": auth.workspace, "id": None, "role": None}
     expires = verified.expires_at.isoformat() if verified.expires_at else auth.expires_at

@@ -88,7 +88,9 @@ class Output:
 
         color = "NO_COLOR" not in os.environ and self.stderr_is_tty
         return Console(
-            file=self.stderr, no_color=not color, highlight=False,
+            file=self.stderr,
+            no_color=not color,
+            highlight=False,
             force_terminal=self.stderr_is_tty,
         )
 

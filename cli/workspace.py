@@ -32,8 +32,13 @@ def list_(
     entries = store.entries(platform)
     active = store.active_workspace(platform)
     rows: dict[str, dict[str, Any]] = {
-        e.name: {"name": e.name, "id": e.id, "role": e.role, "active": e.name == active,
-                 "logged_in": True}
+        e.name: {
+            "name": e.name,
+            "id": e.id,
+            "role": e.role,
+            "active": e.name == active,
+            "logged_in": True,
+        }
         for e in entries
     }
     if remote:
@@ -41,8 +46,14 @@ def list_(
         with app_state.client(auth) as client:
             for ws in client.workspaces.list():
                 row = rows.setdefault(
-                    ws.name, {"name": ws.name, "id": ws.id, "role": ws.role,
-                              "active": False, "logged_in": False},
+                    ws.name,
+                    {
+                        "name": ws.name,
+                        "id": ws.id,
+                        "role": ws.role,
+                        "active": False,
+                        "logged_in": False,
+                    },
                 )
                 row["id"], row["role"] = ws.id, ws.role or row["role"]
     documents = sorted(rows.values(), key=lambda r: r["name"])
@@ -55,8 +66,13 @@ def list_(
     out.table(
         ["", "name", "role", "logged in", "id"],
         [
-            ["*" if r["active"] else "", r["name"], r["role"] or "",
-             "yes" if r["logged_in"] else "no", r["id"] or ""]
+            [
+                "*" if r["active"] else "",
+                r["name"],
+                r["role"] or "",
+                "yes" if r["logged_in"] else "no",
+                r["id"] or "",
+            ]
             for r in documents
         ],
     )
@@ -108,8 +124,6 @@ def switch(
     if name in known:
         entry = store.set_active(platform, name)
     else:
-
-
         if os.environ.get(ENV_TOKEN):
             raise InvalidInputError(
                 f"{ENV_TOKEN} is set, so there is no stored login to switch",

@@ -157,9 +157,7 @@ class Transport:
             outcome = yield request
             elapsed = self.monotonic() - started
             if isinstance(outcome, httpx.Response):
-                logger.debug(
-                    "%s %s -> %s", request.method, request.url.path, outcome.status_code
-                )
+                logger.debug("%s %s -> %s", request.method, request.url.path, outcome.status_code)
                 if outcome.is_success:
                     self._note_version_status(outcome)
                     return outcome
@@ -251,9 +249,11 @@ def error_from_response(
         message = body["error"]
     if code is None and message and message.replace("_", "").isalnum() and message.isupper():
         code = message  # older servers put a code in `error`
-    issues = [_issue_text(i) for i in body.get("issues") or [] if i] if isinstance(
-        body.get("issues"), list
-    ) else []
+    issues = (
+        [_issue_text(i) for i in body.get("issues") or [] if i]
+        if isinstance(body.get("issues"), list)
+        else []
+    )
     if message is None:
         snippet = " ".join(raw_text.split())[:200]
         message = f"HTTP {status}" + (f": {snippet}" if snippet else "")

@@ -96,7 +96,7 @@ def _bounded(fn: Callable[[], T], timeout: float) -> T:
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 class CredentialStore:
@@ -156,9 +156,7 @@ class CredentialStore:
         if data.get("version") != FORMAT_VERSION or not isinstance(data.get("platforms"), dict):
             if data:
                 moved = move_aside(self.metadata_path)
-                logger.warning(
-                    "credentials file had an unknown format; moved it to %s", moved.name
-                )
+                logger.warning("credentials file had an unknown format; moved it to %s", moved.name)
             data = {"version": FORMAT_VERSION, "platforms": {}}
         return data
 

@@ -264,7 +264,6 @@ def run_from_detail(data: Any) -> EvalRun:
     )
 
 
-
 class EvalRunPage(BaseModel):
     """One page of ``GET /api/cli/eval-runs``."""
 

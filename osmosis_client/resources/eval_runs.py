@@ -83,9 +83,7 @@ def _list(limit: int, offset: int, status: str | None) -> Call[EvalRunPage]:
 
 def _get(name_or_id: str) -> Call[EvalRun]:
     return Call(
-        RequestOptions(
-            "GET", f"/api/cli/eval-runs/{encode_segment(name_or_id)}", scope="required"
-        ),
+        RequestOptions("GET", f"/api/cli/eval-runs/{encode_segment(name_or_id)}", scope="required"),
         run_from_detail,
     )
 
@@ -104,7 +102,9 @@ def _metrics(name_or_id: str) -> Call[RunMetrics]:
 def _stop(name_or_id: str) -> Call[None]:
     return Call(
         RequestOptions(
-            "POST", f"/api/cli/eval-runs/{encode_segment(name_or_id)}/stop", json={},
+            "POST",
+            f"/api/cli/eval-runs/{encode_segment(name_or_id)}/stop",
+            json={},
             scope="required",
         ),
         lambda data: None,

@@ -30,7 +30,9 @@ WORKSPACES = {"workspaces": [{"id": "w1", "name": "acme", "role": "admin", "conn
 MakeApi = Callable[..., Api]
 
 
-def test_every_call_sends_identity_and_auth_headers(make_api: MakeApi, router: respx.MockRouter) -> None:
+def test_every_call_sends_identity_and_auth_headers(
+    make_api: MakeApi, router: respx.MockRouter
+) -> None:
     route = router.get("/api/cli/workspaces").respond(200, json=WORKSPACES)
     api = make_api(token="tok-secret", workspace="acme")
     result = api.call(lambda c: c.workspaces.list())
@@ -162,7 +164,9 @@ def test_upgrade_required_says_upgrade(make_api: MakeApi, router: respx.MockRout
 
 
 def test_error_alias_and_non_json_bodies(make_api: MakeApi, router: respx.MockRouter) -> None:
-    router.get("/api/cli/workspaces").respond(403, json={"error": "WORKSPACE_SCOPE_HEADER_ACCESS_DENIED"})
+    router.get("/api/cli/workspaces").respond(
+        403, json={"error": "WORKSPACE_SCOPE_HEADER_ACCESS_DENIED"}
+    )
     with pytest.raises(PermissionDeniedError) as info:
         make_api(token="t").call(lambda c: c.workspaces.list())
     assert info.value.code == "WORKSPACE_SCOPE_HEADER_ACCESS_DENIED"
