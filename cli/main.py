@@ -13,7 +13,7 @@ import typer
 
 from osmosis_client._version import __version__
 
-from . import auth, workspace
+from . import auth, eval_hosted, workspace
 from .context import AppState
 from .errors import EXIT_INTERRUPTED, EXIT_INVALID
 
@@ -60,6 +60,12 @@ def root(
 
 auth.register(app)
 app.add_typer(workspace.app, name="workspace")
+
+eval_app = typer.Typer(
+    help="Submit and follow hosted eval runs; run evals locally.", no_args_is_help=True
+)
+eval_hosted.register(eval_app)
+app.add_typer(eval_app, name="eval")
 
 
 def _is_click_exception(exc: BaseException) -> bool:
