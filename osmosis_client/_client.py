@@ -17,8 +17,9 @@ from typing import Any, TypeVar
 import httpx
 from pydantic import SecretStr
 
+from ._plan import drive_async, drive_sync
 from ._retry import RetryPolicy
-from ._transport import DEFAULT_TIMEOUT, Transport, decode_json, drive_async, drive_sync
+from ._transport import DEFAULT_TIMEOUT, Transport, decode_json
 from .resources._base import Call
 from .resources.auth import AsyncAuth, Auth
 from .resources.eval_runs import AsyncEvalRuns, EvalRuns
@@ -113,7 +114,9 @@ class Client(_BaseClient):
         self.eval_runs = EvalRuns(self)
 
     def _execute(self, call: Call[T]) -> T:
-        response = drive_sync(self._transport.plan(call.options), self._http.send, self._sleep)
+        response = drive_sync(
+            self._transport.plan(call.options), self._http.send, self._sleep, httpx.TransportError
+        )
         return call.parse(decode_json(response))
 
     def close(self) -> None:
@@ -158,7 +161,7 @@ class AsyncClient(_BaseClient):
 
     async def _execute(self, call: Call[T]) -> T:
         response = await drive_async(
-            self._transport.plan(call.options), self._http.send, self._sleep
+            self._transport.plan(call.options), self._http.send, self._sleep, httpx.TransportError
         )
         return call.parse(decode_json(response))
 

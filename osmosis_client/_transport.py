@@ -12,7 +12,7 @@ import json
 import logging
 import platform
 import time
-from collections.abc import Awaitable, Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import quote
@@ -307,47 +307,3 @@ def decode_json(response: httpx.Response) -> Any:
             f"the platform sent a response that is not JSON: {snippet!r}",
             hint="check --platform-url points at the Osmosis platform",
         ) from None
-
-
-def drive_sync(
-    plan: Plan, send: Callable[[httpx.Request], httpx.Response], sleep: Callable[[float], None]
-) -> httpx.Response:
-    """Run a plan with blocking I/O."""
-    step = next(plan)
-    while True:
-        outcome: Outcome
-        if isinstance(step, httpx.Request):
-            try:
-                outcome = send(step)
-            except httpx.TransportError as exc:
-                outcome = exc
-        else:
-            sleep(step)
-            outcome = None
-        try:
-            step = plan.send(outcome)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-
-
-async def drive_async(
-    plan: Plan,
-    send: Callable[[httpx.Request], Awaitable[httpx.Response]],
-    sleep: Callable[[float], Awaitable[object]],
-) -> httpx.Response:
-    """Run a plan with asyncio I/O."""
-    step = next(plan)
-    while True:
-        outcome: Outcome
-        if isinstance(step, httpx.Request):
-            try:
-                outcome = await send(step)
-            except httpx.TransportError as exc:
-                outcome = exc
-        else:
-            await sleep(step)
-            outcome = None
-        try:
-            step = plan.send(outcome)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]

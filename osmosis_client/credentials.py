@@ -392,12 +392,7 @@ class CredentialStore:
     def set_active(self, platform: str, name: str) -> WorkspaceEntry:
         data = self._load()
         plat = self._platform(data, platform)
-        raw = plat["workspaces"].get(name) or _find_by_id(plat["workspaces"], name)
-        if raw is None:
-            raise NotAuthenticatedError(
-                f"not logged in to workspace {name!r}",
-                hint=f"run `osmosis login --workspace {name}`",
-            )
+        raw = _lookup(plat, name)
         raw["last_used_at"] = _now_iso()
         plat["active"] = raw["name"]
         self._save(data)
@@ -410,12 +405,7 @@ class CredentialStore:
         """
         data = self._load()
         plat = self._platform(data, platform)
-        raw = plat["workspaces"].get(name) or _find_by_id(plat["workspaces"], name)
-        if raw is None:
-            raise NotAuthenticatedError(
-                f"not logged in to workspace {name!r}",
-                hint="see `osmosis workspace list`",
-            )
+        raw = _lookup(plat, name)
         del plat["workspaces"][raw["name"]]
         if plat["active"] == raw["name"]:
             rest = sorted(
@@ -493,6 +483,17 @@ def _find_by_id(workspaces: Mapping[str, Any], ident: str) -> dict[str, Any] | N
         if isinstance(raw, dict) and raw.get("id") == ident:
             return raw
     return None
+
+
+def _lookup(plat: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A logged-in workspace entry by name or id."""
+    raw = plat["workspaces"].get(name) or _find_by_id(plat["workspaces"], name)
+    if raw is None:
+        raise NotAuthenticatedError(
+            f"not logged in to workspace {name!r}",
+            hint=f"run `osmosis login --workspace {name}` (see `osmosis workspace list`)",
+        )
+    return dict(raw) if not isinstance(raw, dict) else raw
 
 
 def _in_use(plat: Mapping[str, Any], key: str) -> bool:

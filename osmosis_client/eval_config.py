@@ -368,6 +368,8 @@ def parse_config(text: str, *, path: Path, root: Path | None = None) -> EvalConf
         document = tomlkit.parse(text)
     except TOMLKitError as exc:
         message = str(exc).split(" at line ")[0]
+        line: int | None
+        col: int | None
         if isinstance(exc, ParseError):
             line, col = exc.line, exc.col + 1
         else:

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from typing import Any, Protocol
 
+from .._plan import drive_async, drive_sync
 from .._transport import AMBIGUOUS_CREATE_HINT, RequestOptions, encode_segment
 from ..errors import APIStatusError, OsmosisError
 from ..models import (
@@ -28,8 +29,7 @@ WAIT_FACTOR = 1.5
 #: called with each fresh state while waiting (metrics only while running)
 OnUpdate = Callable[[EvalRun, "RunMetrics | None"], None]
 #: what a wait plan yields: a call to execute or seconds to sleep
-WaitStep = Call[Any] | float
-WaitPlan = Generator[WaitStep, Any, EvalRun]
+WaitPlan = Generator["Call[Any] | float", Any, EvalRun]
 
 
 class SubmitConfig(Protocol):
@@ -134,12 +134,14 @@ def wait_plan(
     deadline = None if timeout is None else monotonic() + timeout
     delay = WAIT_FIRST_DELAY
     while True:
-        run: EvalRun = yield _get(name_or_id)
-        metrics: RunMetrics | None = None
+        outcome = yield _get(name_or_id)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        run: EvalRun = outcome
+        metrics = None
         if run.status == "running" and on_update is not None:
-            try:
-                metrics = yield _metrics(name_or_id)
-            except APIStatusError:
+            metrics = yield _metrics(name_or_id)
+            if isinstance(metrics, APIStatusError):
                 metrics = None  # progress is a nicety; older platforms lack the route
         if on_update is not None:
             on_update(run, metrics)
@@ -200,19 +202,7 @@ class EvalRuns(SyncResource):
     ) -> EvalRun:
         """Poll until the run is terminal; ``WaitTimeout`` after ``timeout`` seconds."""
         plan = wait_plan(name_or_id, timeout, on_update, monotonic)
-        step: WaitStep | _Done = next(plan)
-        while not isinstance(step, _Done):
-            try:
-                if isinstance(step, Call):
-                    result = self._client._execute(step)
-                else:
-                    self._client._sleep(step)
-                    result = None
-            except APIStatusError as exc:
-                step = _throw(plan, exc)
-            else:
-                step = _send(plan, result)
-        return step.run
+        return drive_sync(plan, self._client._execute, self._client._sleep, APIStatusError)
 
 
 class AsyncEvalRuns(AsyncResource):
@@ -256,35 +246,4 @@ class AsyncEvalRuns(AsyncResource):
         monotonic: Callable[[], float] = time.monotonic,
     ) -> EvalRun:
         plan = wait_plan(name_or_id, timeout, on_update, monotonic)
-        step: WaitStep | _Done = next(plan)
-        while not isinstance(step, _Done):
-            try:
-                if isinstance(step, Call):
-                    result = await self._client._execute(step)
-                else:
-                    await self._client._sleep(step)
-                    result = None
-            except APIStatusError as exc:
-                step = _throw(plan, exc)
-            else:
-                step = _send(plan, result)
-        return step.run
-
-
-class _Done:
-    def __init__(self, run: EvalRun) -> None:
-        self.run = run
-
-
-def _send(plan: WaitPlan, value: Any) -> WaitStep | _Done:
-    try:
-        return plan.send(value)
-    except StopIteration as done:
-        return _Done(done.value)
-
-
-def _throw(plan: WaitPlan, exc: BaseException) -> WaitStep | _Done:
-    try:
-        return plan.throw(exc)
-    except StopIteration as done:
-        return _Done(done.value)
+        return await drive_async(plan, self._client._execute, self._client._sleep, APIStatusError)
