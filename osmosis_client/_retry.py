@@ -81,3 +81,31 @@ class RetryPolicy:
         if self.max_elapsed is not None and elapsed + delay > self.max_elapsed:
             return None
         return delay
+
+
+class RetryState:
+    """One logical call's retry bookkeeping: how many retries so far and since when."""
+
+    __slots__ = ("_monotonic", "_started", "policy", "retries")
+
+    def __init__(
+        self, policy: RetryPolicy, monotonic: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.policy = policy
+        self.retries = 0
+        self._monotonic = monotonic
+        self._started = monotonic()
+
+    def delay_after(
+        self, *, status: int | None = None, retry_after: str | None = None
+    ) -> float | None:
+        """The sleep before the next try after a failure, or None to give up now."""
+        delay = self.policy.next_delay(
+            self.retries,
+            status=status,
+            retry_after=retry_after,
+            elapsed=self._monotonic() - self._started,
+        )
+        if delay is not None:
+            self.retries += 1
+        return delay

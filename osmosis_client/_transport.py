@@ -20,7 +20,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import SecretStr
 
-from ._retry import RetryPolicy
+from ._retry import RetryPolicy, RetryState
 from ._version import __version__
 from .errors import (
     APIConnectionError,
@@ -150,39 +150,27 @@ class Transport:
     def plan(self, options: RequestOptions) -> Plan:
         """The retry loop: yields requests and sleeps, returns the final 2xx response."""
         request = self.build_request(options)
-        policy = self.retry_policy
-        started = self.monotonic()
-        retries = 0
+        retry = RetryState(self.retry_policy, self.monotonic)
         while True:
             outcome = yield request
-            elapsed = self.monotonic() - started
             if isinstance(outcome, httpx.Response):
                 logger.debug("%s %s -> %s", request.method, request.url.path, outcome.status_code)
                 if outcome.is_success:
                     self._note_version_status(outcome)
                     return outcome
-                delay = (
-                    policy.next_delay(
-                        retries,
-                        status=outcome.status_code,
-                        retry_after=outcome.headers.get("Retry-After"),
-                        elapsed=elapsed,
-                    )
-                    if options.retry
-                    else None
-                )
-                if delay is None:
+                status, retry_after = outcome.status_code, outcome.headers.get("Retry-After")
+                delay = retry.delay_after(status=status, retry_after=retry_after)
+                if delay is None or not options.retry:
                     raise self.status_error(outcome, options)
             else:
                 assert isinstance(outcome, httpx.TransportError)
                 logger.debug(
                     "%s %s -> %s", request.method, request.url.path, type(outcome).__name__
                 )
-                delay = policy.next_delay(retries, elapsed=elapsed) if options.retry else None
-                if delay is None:
+                delay = retry.delay_after()
+                if delay is None or not options.retry:
                     raise self.connection_error(outcome, options)
-            retries += 1
-            logger.debug("retry %d in %.2fs", retries, delay)
+            logger.debug("retry %d in %.2fs", retry.retries, delay)
             yield delay
 
     def _note_version_status(self, response: httpx.Response) -> None:

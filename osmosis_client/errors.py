@@ -14,6 +14,11 @@ to exit codes in one place (``cli/errors.py``).
     │   └── DeviceFlowError          login denied or expired
     ├── CredentialStoreError         the credential store cannot be read or written
     ├── ProtocolError                the platform answered something we cannot parse
+    ├── ModelEndpointError           a model endpoint (OpenAI-compatible) failed
+    │   ├── EndpointUnreachableError no answer from the endpoint
+    │   ├── ProviderRequestError     the provider answered with an error
+    │   └── ModelNotFoundError       the endpoint does not serve that model
+    ├── MissingAPIKeyError           (an InvalidInputError) the key's env var is unset
     ├── APIConnectionError           no HTTP response (DNS, refused, reset)
     │   └── APITimeoutError
     └── APIStatusError               the platform answered with a non-2xx status
@@ -125,6 +130,32 @@ class ProtocolError(OsmosisError):
     """The platform's answer does not match the wire contract."""
 
     code = "PROTOCOL"
+
+
+class ModelEndpointError(OsmosisError):
+    code = "MODEL_ENDPOINT"
+
+
+class EndpointUnreachableError(ModelEndpointError):
+    code = "ENDPOINT_UNREACHABLE"
+
+
+class ProviderRequestError(ModelEndpointError):
+    """The model provider answered with an error status (after retries)."""
+
+    code = "PROVIDER_ERROR"
+
+    def __init__(self, message: str, *, status_code: int | None = None, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.status_code = status_code
+
+
+class ModelNotFoundError(ModelEndpointError, InvalidInputError):
+    code = "MODEL_NOT_FOUND"
+
+
+class MissingAPIKeyError(InvalidInputError):
+    code = "MISSING_API_KEY"
 
 
 class APIConnectionError(OsmosisError):

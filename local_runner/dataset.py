@@ -1,0 +1,266 @@
+"""Datasets: ``.jsonl`` (streamed), ``.json`` (array), ``.csv``, ``.parquet`` (extra).
+
+A dataset is read twice: once to validate every row (``FILE:LINE: problem``,
+before any model call) and count it, then streamed row by row while the run
+executes — memory stays flat however large the file is.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import random
+from collections.abc import Container, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from osmosis_client.errors import ConfigError, InvalidInputError, Problem
+
+FORMATS = (".jsonl", ".json", ".csv", ".parquet")
+MAX_PROBLEMS = 20
+SAMPLE_FRACTION = 0.1
+
+
+@dataclass(slots=True)
+class Row:
+    """One dataset row, as the runner needs it."""
+
+    index: int  # 0-based position in the file
+    line: int  # where it starts (1-based; parquet: the row number)
+    user_prompt: str
+    system_prompt: str | None
+    ground_truth: str | None
+    metadata: dict[str, Any]
+    key: str  # content hash: resume key with the run index
+
+    def prompt(self) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = []
+        if self.system_prompt:
+            messages.append({"role": "system", "content": self.system_prompt})
+        messages.append({"role": "user", "content": self.user_prompt})
+        return messages
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    path: Path
+    total_rows: int
+    fingerprint: str  # sha256 of the file's bytes
+
+
+def _row_key(data: dict[str, Any]) -> str:
+    raw = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:20]
+
+
+def _text(value: Any, *, optional: bool) -> str | None:
+    if value is None or (optional and value == ""):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"must be a string, got {type(value).__name__}")
+    return str(value)
+
+
+def make_row(index: int, line: int, data: Any) -> Row:
+    """Validate one decoded row; ``ValueError`` says what is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError(f"a row must be an object, got {type(data).__name__}")
+    prompt = data.get("user_prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        if "user_prompt" not in data:
+            raise ValueError("missing required column user_prompt")
+        raise ValueError("user_prompt must be a non-empty string")
+    try:
+        system = _text(data.get("system_prompt"), optional=True)
+    except ValueError as exc:
+        raise ValueError(f"system_prompt {exc}") from None
+    try:
+        truth = _text(data.get("ground_truth"), optional=True)
+    except ValueError as exc:
+        raise ValueError(f"ground_truth {exc}") from None
+    metadata = {
+        k: v for k, v in data.items() if k not in ("user_prompt", "system_prompt", "ground_truth")
+    }
+    return Row(index, line, prompt, system, truth, metadata, _row_key(data))
+
+
+class Dataset:
+    """A dataset file: validate it once, then stream its rows."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.suffix = path.suffix.lower()
+        if self.suffix not in FORMATS:
+            raise InvalidInputError(
+                f"unsupported dataset format {path.suffix or '(none)'} for {path}",
+                hint="use .jsonl, .json, .csv or .parquet",
+            )
+        if not path.is_file():
+            raise InvalidInputError(f"dataset {path} does not exist", hint="check the path")
+
+    # ------------------------------------------------------------- decoding
+
+    def _decoded(self) -> Iterator[tuple[int, Any]]:
+        """(line, decoded row or a ValueError) for every row, streamed."""
+        if self.suffix == ".jsonl":
+            yield from self._jsonl()
+        elif self.suffix == ".json":
+            yield from self._json_array()
+        elif self.suffix == ".csv":
+            yield from self._csv()
+        else:
+            yield from self._parquet()
+
+    def _jsonl(self) -> Iterator[tuple[int, Any]]:
+        with self.path.open("rb") as handle:
+            for lineno, raw in enumerate(handle, 1):
+                if not raw.strip():
+                    continue
+                try:
+                    yield lineno, json.loads(raw)
+                except (ValueError, UnicodeDecodeError) as exc:
+                    yield lineno, ValueError(f"invalid JSON: {_short(exc)}")
+
+    def _json_array(self) -> Iterator[tuple[int, Any]]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            yield 1, ValueError("the file is not UTF-8 text")
+            return
+        decoder = json.JSONDecoder()
+        pos = _skip_ws(text, 0)
+        if pos >= len(text) or text[pos] != "[":
+            yield 1, ValueError("a .json dataset must be an array of objects")
+            return
+        pos = _skip_ws(text, pos + 1)
+        line, counted = 1, 0
+        while pos < len(text) and text[pos] != "]":
+            line += text.count("\n", counted, pos)
+            counted = pos
+            try:
+                value, end = decoder.raw_decode(text, pos)
+            except ValueError as exc:
+                yield line, ValueError(f"invalid JSON: {_short(exc)}")
+                return
+            yield line, value
+            pos = _skip_ws(text, end)
+            if pos < len(text) and text[pos] == ",":
+                pos = _skip_ws(text, pos + 1)
+            elif pos < len(text) and text[pos] != "]":
+                line += text.count("\n", counted, pos)
+                yield line, ValueError("expected ',' or ']' between rows")
+                return
+
+    def _csv(self) -> Iterator[tuple[int, Any]]:
+        with self.path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            start = 2
+            try:
+                for record in reader:
+                    if None in record:
+                        yield start, ValueError("more fields than the header has columns")
+                    else:
+                        yield start, {k: v for k, v in record.items() if k is not None}
+                    start = reader.line_num + 1
+            except (csv.Error, UnicodeDecodeError) as exc:
+                yield start, ValueError(f"invalid CSV: {_short(exc)}")
+
+    def _parquet(self) -> Iterator[tuple[int, Any]]:
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise InvalidInputError(
+                "reading .parquet needs pyarrow",
+                hint="pip install 'osmosis-client[parquet]'",
+            ) from None
+        number = 0
+        for batch in pq.ParquetFile(self.path).iter_batches(batch_size=1024):
+            for record in batch.to_pylist():
+                number += 1
+                yield number, record
+
+    # ------------------------------------------------------------- public
+
+    def validate(self) -> DatasetInfo:
+        """Check every row; raise ``ConfigError`` with up to 20 located problems."""
+        shown = str(self.path)
+        problems: list[Problem] = []
+        count = 0
+        for line, data in self._decoded():
+            try:
+                if isinstance(data, ValueError):
+                    raise data
+                make_row(count, line, data)
+            except ValueError as exc:
+                problems.append(Problem(shown, line, None, "", str(exc)))
+                if len(problems) >= MAX_PROBLEMS:
+                    break
+            count += 1
+        if problems:
+            more = " (showing the first 20)" if len(problems) >= MAX_PROBLEMS else ""
+            raise ConfigError(
+                f"dataset {shown} has invalid rows{more}",
+                problems,
+                hint="each row needs a non-empty user_prompt (see docs/local-runs.md)",
+            )
+        if count == 0:
+            raise InvalidInputError(f"dataset {shown} has no rows", hint="add rows to it")
+        return DatasetInfo(self.path, count, file_digest(self.path))
+
+    def rows(self, selected: Container[int] | None = None) -> Iterator[Row]:
+        """Stream validated rows; ``selected`` limits them to those row indices."""
+        for index, (line, data) in enumerate(self._decoded()):
+            if selected is None or index in selected:
+                yield make_row(index, line, data)
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def _short(exc: Exception) -> str:
+    return str(exc).split(": line ")[0][:120]
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def select_rows(total: int, limit: int | None, *, sample: bool, seed: int) -> Container[int]:
+    """The platform's row choice: the first ``limit`` rows; else, with ``sample``, a
+    seeded random 10 % (at least one row); else every row."""
+    if limit is not None:
+        return range(min(limit, total))
+    if not sample:
+        return range(total)
+    size = max(1, math.ceil(total * SAMPLE_FRACTION))
+    return frozenset(random.Random(seed).sample(range(total), size))
+
+
+def count_selected(total: int, selected: Container[int]) -> int:
+    if isinstance(selected, range | frozenset | set):
+        return len(selected)
+    return sum(1 for i in range(total) if i in selected)
+
+
+def find_dataset(root: Path, name: str) -> Path:
+    """``data/<name>.{jsonl,json,parquet,csv}`` under the project root."""
+    for suffix in (".jsonl", ".json", ".parquet", ".csv"):
+        candidate = root / "data" / f"{name}{suffix}"
+        if candidate.is_file():
+            return candidate
+    raise InvalidInputError(
+        f"no local file for dataset {name!r} (looked for data/{name}.jsonl|json|parquet|csv)",
+        hint="set [local].dataset_file in the config, or pass --dataset FILE",
+    )

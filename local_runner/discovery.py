@@ -1,0 +1,212 @@
+"""Loading user code: rollout entrypoints, ``-m MODULE:ATTR`` workflows and eval functions.
+
+Everything is checked before the run starts; a problem is an
+``InvalidInputError`` (exit 2) naming what was found.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+from osmosis_client.errors import InvalidInputError
+from osmosis_client.rollout import AgentWorkflow, Grader
+
+EvalMode = Literal["simple", "full"]
+
+
+@dataclass(frozen=True)
+class EvalFn:
+    """An eval function and how to call it."""
+
+    name: str  # as shown in results, e.g. "rewards:compute_reward" or "grader"
+    fn: Callable[..., Any]
+    mode: EvalMode | Literal["grader"]
+    is_async: bool
+
+
+def _import_error(what: str, exc: BaseException) -> InvalidInputError:
+    detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+    return InvalidInputError(
+        f"cannot import {what} ({detail})",
+        hint="fix the module, or check the MODULE:ATTR path",
+        code="BAD_MODULE",
+    )
+
+
+def import_file(path: Path, *, extra_paths: tuple[Path, ...] = ()) -> ModuleType:
+    """Import a ``.py`` file as a module (its folder and ``extra_paths`` go on sys.path)."""
+    path = path.resolve()
+    if not path.is_file():
+        raise InvalidInputError(f"{path} does not exist", code="BAD_MODULE")
+    for folder in (path.parent, *extra_paths):
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
+    name = f"_osmosis_user_{abs(hash(str(path)))}_{path.stem}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise InvalidInputError(f"cannot load {path} as a Python module", code="BAD_MODULE")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as exc:
+        sys.modules.pop(name, None)
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            raise
+        raise _import_error(str(path), exc) from None
+    return module
+
+
+def load_attr(spec: str, *, cwd: Path | None = None) -> tuple[Any, str]:
+    """``MODULE:ATTR`` (dotted, importable from ``cwd``) or ``path/to/file.py:ATTR``."""
+    module_part, sep, attr = spec.rpartition(":")
+    if not sep or not module_part or not attr:
+        raise InvalidInputError(
+            f"{spec!r} is not MODULE:ATTR", hint="e.g. rewards:compute_reward", code="BAD_MODULE"
+        )
+    base = (cwd or Path.cwd()).resolve()
+    if module_part.endswith(".py") or "/" in module_part:
+        module = import_file(base / module_part, extra_paths=(base,))
+    else:
+        if str(base) not in sys.path:
+            sys.path.insert(0, str(base))
+        try:
+            module = importlib.import_module(module_part)
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+            raise _import_error(f"module {module_part}", exc) from None
+    value = module
+    for part in attr.split("."):
+        if not hasattr(value, part):
+            raise InvalidInputError(
+                f"{module_part} has no attribute {attr!r}",
+                hint="check the name after the ':'",
+                code="BAD_MODULE",
+            )
+        value = getattr(value, part)
+    return value, spec
+
+
+def _instantiate(value: Any, base: type, what: str) -> Any:
+    if inspect.isclass(value):
+        try:
+            return value()
+        except Exception as exc:
+            raise InvalidInputError(
+                f"cannot create {what} {value.__name__}() ({type(exc).__name__}: {exc})",
+                hint=f"a {what} class must take no constructor arguments",
+            ) from None
+    return value
+
+
+def _check_method(obj: Any, method: str, what: str) -> None:
+    if not callable(getattr(obj, method, None)):
+        raise InvalidInputError(
+            f"{what} {type(obj).__name__} has no {method}() method",
+            hint=f"implement `async def {method}(self, ctx)`",
+        )
+    if getattr(type(obj), method, None) is getattr(
+        AgentWorkflow if method == "run" else Grader, method
+    ):
+        raise InvalidInputError(f"{what} {type(obj).__name__} does not implement {method}()")
+
+
+def as_workflow(value: Any, where: str) -> Any:
+    """A workflow instance from a class, an instance, or a plain ``run(ctx)`` function."""
+    if inspect.isfunction(value) or inspect.iscoroutinefunction(value):
+        return _FunctionWorkflow(value)
+    workflow = _instantiate(value, AgentWorkflow, "workflow")
+    _check_method(workflow, "run", f"workflow from {where}:")
+    return workflow
+
+
+class _FunctionWorkflow:
+    """Adapts ``[async] def run(ctx)`` to the workflow interface."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.run = fn
+
+
+def load_rollout(entrypoint: Path, root: Path) -> tuple[Any, EvalFn]:
+    """The workflow and grader of a rollout entrypoint (``workflow``/``grader`` win)."""
+    module = import_file(entrypoint, extra_paths=(root,))
+    where = str(entrypoint)
+    workflow_value = getattr(module, "workflow", None) or _single(
+        module, AgentWorkflow, "AgentWorkflow", where
+    )
+    grader_value = getattr(module, "grader", None) or _single(module, Grader, "Grader", where)
+    workflow = as_workflow(workflow_value, where)
+    grader = _instantiate(grader_value, Grader, "grader")
+    _check_method(grader, "grade", f"grader from {where}:")
+    grade = grader.grade
+    return workflow, EvalFn("grader", grade, "grader", inspect.iscoroutinefunction(grade))
+
+
+def _single(module: ModuleType, base: type, label: str, where: str) -> type:
+    found = [
+        value
+        for value in vars(module).values()
+        if inspect.isclass(value)
+        and issubclass(value, base)
+        and value is not base
+        and value.__module__ == module.__name__
+    ]
+    if len(found) == 1:
+        return found[0]
+    names = ", ".join(sorted(v.__name__ for v in found))
+    if not found:
+        raise InvalidInputError(
+            f"{where} defines no {label} subclass",
+            hint=f"define one, or set a module attribute `{label.lower()}`",
+            code="BAD_ROLLOUT",
+        )
+    attr = "workflow" if base is AgentWorkflow else "grader"
+    raise InvalidInputError(
+        f"{where} defines several {label} subclasses ({names})",
+        hint=f"name the one to use with a module attribute `{attr} = …`",
+        code="BAD_ROLLOUT",
+    )
+
+
+def eval_mode(fn: Callable[..., Any], name: str) -> EvalMode:
+    """Simple (``solution_str`` first) or full (``messages`` first); anything else is exit 2."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"eval fn {name} has no inspectable signature") from None
+    first = params[0].name if params else None
+    if first == "solution_str":
+        return "simple"
+    if first == "messages":
+        return "full"
+    raise InvalidInputError(
+        f"eval fn {name}'s first parameter is {first!r}",
+        hint="use fn(solution_str, ground_truth, extra_info=None, **kw) or "
+        "fn(messages, ground_truth, metadata, **kw)",
+        code="BAD_EVAL_FN",
+    )
+
+
+def load_eval_fn(spec: str, *, cwd: Path | None = None) -> EvalFn:
+    value, name = load_attr(spec, cwd=cwd)
+    if not callable(value):
+        raise InvalidInputError(f"{spec} is not a function", code="BAD_EVAL_FN")
+    mode = eval_mode(value, spec)
+    target = inspect.unwrap(value)
+    is_async = inspect.iscoroutinefunction(value) or inspect.iscoroutinefunction(target)
+    return EvalFn(name, value, mode, is_async)
+
+
+def is_async_method(obj: Any, method: str) -> bool:
+    return inspect.iscoroutinefunction(getattr(obj, method))

@@ -1,0 +1,42 @@
+"""Scores → statistics: pass@k (unbiased, numerically stable), mean, population std."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+PASS_AT_K = (1, 3, 5, 10)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """1 − C(n−c, k) / C(n, k), as the product 1 − ∏_{i=n−c+1}^{n} (1 − k/i).
+
+    ``n`` attempts, ``c`` of them passing, ``k`` ≤ ``n`` drawn.
+    """
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n} c={c} k={k}")
+    if n - c < k:
+        return 1.0
+    product = 1.0
+    for i in range(n - c + 1, n + 1):
+        product *= 1.0 - k / i
+    return 1.0 - product
+
+
+def ks_for(n: int) -> list[int]:
+    return [k for k in PASS_AT_K if k <= n]
+
+
+def mean_pass_at_k(passes_per_row: Iterable[tuple[int, int]], k: int) -> float | None:
+    """pass@k averaged over rows; each row is (attempts, passing attempts)."""
+    values = [pass_at_k(n, c, k) for n, c in passes_per_row if n >= k]
+    return sum(values) / len(values) if values else None
+
+
+def describe(scores: Sequence[float]) -> dict[str, float | None]:
+    """mean, population std, min and max (None for an empty list)."""
+    if not scores:
+        return {"mean": None, "std": None, "min": None, "max": None}
+    mean = math.fsum(scores) / len(scores)
+    variance = math.fsum((s - mean) ** 2 for s in scores) / len(scores)
+    return {"mean": mean, "std": math.sqrt(variance), "min": min(scores), "max": max(scores)}

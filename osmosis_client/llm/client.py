@@ -1,0 +1,226 @@
+"""``ModelClient``: one pooled async client for an OpenAI-compatible endpoint.
+
+Built on aiohttp (measured ~10x httpx's async transport under concurrency; see
+docs/benchmarks.md). Retries follow the shared :class:`RetryPolicy` — 408, 429,
+5xx and connection errors, at most 5 retries and 60 s per call, ``Retry-After``
+honoured — and never other 4xx. Keys are sent only as ``Authorization`` headers
+and never appear in errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._retry import RetryPolicy, RetryState
+from .._version import __version__
+from ..errors import (
+    EndpointUnreachableError,
+    ModelNotFoundError,
+    ProviderRequestError,
+)
+from . import mock
+from .providers import ModelTarget
+
+if TYPE_CHECKING:
+    import aiohttp
+
+Message = dict[str, Any]
+DEFAULT_REQUEST_TIMEOUT = 600.0
+
+
+def model_retry_policy() -> RetryPolicy:
+    """cli.md: model calls retry at most 5 times and for at most 60 s per call."""
+    return RetryPolicy(max_retries=5, max_elapsed=60.0)
+
+
+class ModelClient:
+    """Chat completions against one target; create it inside the running event loop's life."""
+
+    def __init__(
+        self,
+        target: ModelTarget,
+        *,
+        concurrency: int = 64,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        retry_policy: RetryPolicy | None = None,
+        default_params: Mapping[str, Any] | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.target = target
+        self.concurrency = max(1, concurrency)
+        self.request_timeout = request_timeout
+        self.retry_policy = retry_policy or model_retry_policy()
+        self.default_params = dict(default_params or {})
+        self._sleep = sleep
+        self._monotonic = monotonic
+        self._session: aiohttp.ClientSession | None = None
+        self._headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"osmosis-client/{__version__}",
+        }
+        if target.api_key is not None:
+            self._headers["Authorization"] = f"Bearer {target.api_key.get_secret_value()}"
+        self._url = f"{target.base_url}/chat/completions" if target.base_url else ""
+
+    def __repr__(self) -> str:
+        return f"ModelClient({self.target.describe()!r})"
+
+    def _session_or_new(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            import aiohttp
+
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self.concurrency, ttl_dns_cache=300),
+                timeout=aiohttp.ClientTimeout(total=self.request_timeout, sock_connect=10),
+                headers=self._headers,
+            )
+        return self._session
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+
+    async def __aenter__(self) -> ModelClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # ---------------------------------------------------------------- calls
+
+    async def chat(
+        self, messages: Sequence[Message], params: Mapping[str, Any] | None = None
+    ) -> tuple[Message, int]:
+        """(assistant message, total tokens) for one chat-completions call."""
+        response = await self.complete(messages, params)
+        return parse_reply(response)
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        params: Mapping[str, Any] | None = None,
+        *,
+        retry_policy: RetryPolicy | None = None,
+    ) -> dict[str, Any]:
+        """The raw chat-completions response body."""
+        payload: dict[str, Any] = {**self.default_params, **(params or {})}
+        payload["model"] = self.target.model
+        payload["messages"] = list(messages)
+        if self.target.is_mock:
+            return await mock.complete(self.target.model, payload)
+        return await self._post(payload, retry_policy or self.retry_policy)
+
+    async def probe(self) -> None:
+        """One small request, retried once, so a bad endpoint fails before a run starts."""
+        await self.complete(
+            [{"role": "user", "content": "ping"}],
+            {"max_tokens": 1},
+            retry_policy=RetryPolicy(max_retries=1, max_elapsed=10.0),
+        )
+
+    async def _post(self, payload: dict[str, Any], policy: RetryPolicy) -> dict[str, Any]:
+        import aiohttp
+
+        session = self._session_or_new()
+        body = json.dumps(payload).encode()
+        retry = RetryState(policy, self._monotonic)
+        while True:
+            try:
+                async with session.post(self._url, data=body) as response:
+                    status = response.status
+                    raw = await response.read()
+                    retry_after = response.headers.get("Retry-After")
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+                delay = retry.delay_after()
+                if delay is None:
+                    raise EndpointUnreachableError(
+                        f"cannot reach the model endpoint {self.target.base_url} "
+                        f"({type(exc).__name__})",
+                        hint="check --base-url and that the server is running",
+                    ) from None
+            else:
+                if status < 300:
+                    return _decode(raw, self.target)
+                delay = retry.delay_after(status=status, retry_after=retry_after)
+                if delay is None:
+                    raise self._status_error(status, raw)
+            await self._sleep(delay)
+
+    def _status_error(self, status: int, raw: bytes) -> Exception:
+        detail = _error_detail(raw)
+        where = self.target.base_url
+        if status in (401, 403):
+            var = self.target.key_env
+            return ProviderRequestError(
+                f"the model endpoint {where} rejected the request ({status}: {detail})",
+                status_code=status,
+                hint=f"check the key in {var}" if var else "pass --api-key-env NAME",
+            )
+        if status == 404:
+            return ModelNotFoundError(
+                f"model {self.target.model!r} not found at {where} ({detail})",
+                hint="check --model against the models the endpoint serves, and --base-url",
+            )
+        return ProviderRequestError(
+            f"the model endpoint {where} answered {status}: {detail}", status_code=status
+        )
+
+
+def _error_detail(raw: bytes) -> str:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return " ".join(raw.decode(errors="replace").split())[:200] or "no details"
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:200]
+        if isinstance(error, str):
+            return error[:200]
+        if data.get("message"):
+            return str(data["message"])[:200]
+    return json.dumps(data)[:200]
+
+
+def _decode(raw: bytes, target: ModelTarget) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise ProviderRequestError(
+            f"the model endpoint {target.base_url} sent a response that is not JSON"
+        ) from None
+    if not isinstance(data, dict):
+        raise ProviderRequestError(f"the model endpoint {target.base_url} sent unexpected JSON")
+    return data
+
+
+def parse_reply(response: Mapping[str, Any]) -> tuple[Message, int]:
+    """The assistant message and total tokens of a chat-completions response."""
+    try:
+        message = response["choices"][0]["message"]
+        if not isinstance(message, dict):
+            raise TypeError
+    except (KeyError, IndexError, TypeError):
+        raise ProviderRequestError(
+            "the model endpoint's response has no choices[0].message"
+        ) from None
+    message.setdefault("role", "assistant")
+    usage = response.get("usage") or {}
+    tokens = 0
+    if isinstance(usage, dict):
+        total = usage.get("total_tokens")
+        if isinstance(total, int):
+            tokens = total
+        else:
+            tokens = sum(
+                v
+                for k, v in usage.items()
+                if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int)
+            )
+    return message, tokens

@@ -1,0 +1,135 @@
+"""The provider table: ``provider/model`` → OpenAI-compatible base URL and key variable.
+
+One table, documented in docs/models.md. ``--base-url`` reaches any other
+server (vLLM, SGLang, Ollama, a proxy); a provider's key is only ever sent to
+that provider's own URL.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pydantic import SecretStr
+
+from ..errors import InvalidInputError, MissingAPIKeyError
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    base_url: str
+    key_env: str
+
+
+PROVIDERS: dict[str, Provider] = {
+    p.name: p
+    for p in (
+        Provider("openai", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+        Provider("anthropic", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+        Provider(
+            "gemini", "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY"
+        ),
+        Provider("xai", "https://api.x.ai/v1", "XAI_API_KEY"),
+        Provider("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+        Provider("cerebras", "https://api.cerebras.ai/v1", "CEREBRAS_API_KEY"),
+        Provider("together", "https://api.together.xyz/v1", "TOGETHER_API_KEY"),
+        Provider("groq", "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+        Provider("fireworks", "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"),
+        Provider("deepseek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"),
+        Provider("mistral", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"),
+    )
+}
+
+MOCK_PROVIDER = "mock"
+
+
+@dataclass(frozen=True)
+class ModelTarget:
+    """Where and how to call a model. ``base_url`` is None for the offline mock."""
+
+    model_path: str  # as the user wrote it, e.g. "openai/gpt-5-mini"
+    model: str  # as sent in the request body
+    provider: str | None
+    base_url: str | None
+    api_key: SecretStr | None
+    key_env: str | None
+
+    @property
+    def is_mock(self) -> bool:
+        return self.provider == MOCK_PROVIDER
+
+    def describe(self) -> str:
+        if self.is_mock:
+            return f"{self.model_path} (offline mock)"
+        return f"{self.model} at {self.base_url}"
+
+
+def split_model_path(model_path: str) -> tuple[str | None, str]:
+    """``"openai/gpt-5-mini"`` → ``("openai", "gpt-5-mini")``; others keep their name."""
+    prefix, sep, rest = model_path.partition("/")
+    if sep and rest and (prefix in PROVIDERS or prefix == MOCK_PROVIDER):
+        return prefix, rest
+    return None, model_path
+
+
+def resolve_target(
+    model_path: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    api_key: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ModelTarget:
+    """Decide the endpoint, request model name and key for ``model_path``.
+
+    Key precedence: ``api_key`` > the variable named by ``api_key_env`` (named but
+    unset is an error) > the provider's variable, only when calling the provider's
+    own URL. With a custom ``base_url`` and no key variable, no key is sent.
+    """
+    env = os.environ if env is None else env
+    model_path = model_path.strip()
+    if not model_path:
+        raise InvalidInputError("no model given", hint="pass --model provider/model")
+    provider_name, model = split_model_path(model_path)
+    if provider_name == MOCK_PROVIDER and not base_url:
+        return ModelTarget(model_path, model, MOCK_PROVIDER, None, None, None)
+    provider = PROVIDERS.get(provider_name or "")
+    if base_url:
+        url = base_url.rstrip("/")
+        if not re.match(r"^https?://[^\s/]+", url):
+            raise InvalidInputError(
+                f"invalid base URL {base_url!r}", hint="use e.g. http://localhost:8000/v1"
+            )
+        default_key_env = provider.key_env if provider and url == provider.base_url else None
+    elif provider is not None:
+        url = provider.base_url
+        default_key_env = provider.key_env
+    else:
+        known = ", ".join(sorted(PROVIDERS))
+        raise InvalidInputError(
+            f"don't know where to reach model {model_path!r}",
+            hint=f"use provider/model ({known}, mock) or pass --base-url for your server",
+        )
+    if api_key:
+        return ModelTarget(model_path, model, provider_name, url, SecretStr(api_key), api_key_env)
+    key_env = api_key_env or default_key_env
+    if api_key_env is not None and not _ENV_NAME.match(api_key_env):
+        raise InvalidInputError(
+            f"--api-key-env must name an environment variable, got {api_key_env[:4]}…",
+            hint="pass the variable's NAME (e.g. OPENAI_API_KEY), never the key itself",
+        )
+    key: SecretStr | None = None
+    if key_env:
+        value = env.get(key_env)
+        if not value:
+            raise MissingAPIKeyError(
+                f"the API key variable {key_env} is not set",
+                hint=f"export {key_env}=… (or choose another with --api-key-env)",
+            )
+        key = SecretStr(value)
+    return ModelTarget(model_path, model, provider_name, url, key, key_env)
