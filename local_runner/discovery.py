@@ -185,7 +185,9 @@ def eval_mode(fn: Callable[..., Any], name: str) -> EvalMode:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         raise InvalidInputError(f"eval fn {name} has no inspectable signature") from None
-    first = params[0].name if params else None
+    if not params:
+        raise InvalidInputError(f"eval fn {name} takes no parameters", code="BAD_EVAL_FN")
+    first = params[0].name
     if first == "solution_str":
         return "simple"
     if first == "messages":
@@ -200,6 +202,10 @@ def eval_mode(fn: Callable[..., Any], name: str) -> EvalMode:
 
 def load_eval_fn(spec: str, *, cwd: Path | None = None) -> EvalFn:
     value, name = load_attr(spec, cwd=cwd)
+    if inspect.isclass(value):
+        raise InvalidInputError(
+            f"{spec} is a class; --eval-fn needs a function", code="BAD_EVAL_FN"
+        )
     if not callable(value):
         raise InvalidInputError(f"{spec} is not a function", code="BAD_EVAL_FN")
     mode = eval_mode(value, spec)

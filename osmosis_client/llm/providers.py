@@ -97,6 +97,9 @@ def resolve_target(
         raise InvalidInputError("no model given", hint="pass --model provider/model")
     provider_name, model = split_model_path(model_path)
     if provider_name == MOCK_PROVIDER and not base_url:
+        from .mock import parse_mock_model
+
+        parse_mock_model(model)  # an unknown behaviour fails before the run starts
         return ModelTarget(model_path, model, MOCK_PROVIDER, None, None, None)
     provider = PROVIDERS.get(provider_name or "")
     if base_url:

@@ -1,0 +1,121 @@
+"""A loopback OpenAI-compatible endpoint for tests and benchmarks (aiohttp, 127.0.0.1).
+
+Runs in a background thread with its own event loop. It answers
+``POST /v1/chat/completions`` like a calculator, records requests, and can be
+told to fail (status storms, Retry-After), to be slow, or to hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from osmosis_client.llm.mock import calculate
+
+
+@dataclass
+class StubState:
+    latency: float = 0.0
+    failures: deque[tuple[int, dict[str, str]]] = field(default_factory=deque)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    record: bool = True
+    required_key: str | None = None
+    hang: bool = False
+
+
+class StubOpenAI:
+    def __init__(self, *, latency: float = 0.0, record: bool = True) -> None:
+        self.state = StubState(latency=latency, record=record)
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def fail_next(self, status: int, count: int = 1, retry_after: str | None = None) -> None:
+        headers = {"Retry-After": retry_after} if retry_after else {}
+        for _ in range(count):
+            self.state.failures.append((status, headers))
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        s = self.state
+        body = await request.json()
+        if s.record:
+            s.requests.append(body)
+            s.headers.append(dict(request.headers))
+        if s.required_key and request.headers.get("Authorization") != f"Bearer {s.required_key}":
+            return web.json_response({"error": {"message": "invalid api key"}}, status=401)
+        if s.failures:
+            status, headers = s.failures.popleft()
+            return web.json_response(
+                {"error": {"message": f"injected {status}"}}, status=status, headers=headers
+            )
+        s.in_flight += 1
+        s.max_in_flight = max(s.max_in_flight, s.in_flight)
+        try:
+            if s.hang:
+                await asyncio.sleep(3600)
+            if s.latency:
+                await asyncio.sleep(s.latency)
+        finally:
+            s.in_flight -= 1
+        messages = body.get("messages") or [{}]
+        question = str(messages[-1].get("content", ""))
+        content = calculate(question) or question
+        return web.Response(
+            text=json.dumps(
+                {
+                    "id": "stub",
+                    "object": "chat.completion",
+                    "model": body.get("model"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": content},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+                }
+            ),
+            content_type="application/json",
+        )
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        self._loop.run_until_complete(self._runner.setup())
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port or 0)
+        self._loop.run_until_complete(site.start())
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._ready.set()
+        self._loop.run_forever()
+
+    def __enter__(self) -> StubOpenAI:
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        async def shutdown() -> None:
+            if self._runner is not None:
+                await self._runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
