@@ -66,8 +66,8 @@ def _text(value: Any, *, optional: bool) -> str | None:
     return str(value)
 
 
-def make_row(index: int, line: int, data: Any) -> Row:
-    """Validate one decoded row; ``ValueError`` says what is wrong."""
+def check_row(data: Any) -> tuple[str, str | None, str | None]:
+    """(user_prompt, system_prompt, ground_truth) of a decoded row; ``ValueError`` if bad."""
     if not isinstance(data, dict):
         raise ValueError(f"a row must be an object, got {type(data).__name__}")
     prompt = data.get("user_prompt")
@@ -83,9 +83,16 @@ def make_row(index: int, line: int, data: Any) -> Row:
         truth = _text(data.get("ground_truth"), optional=True)
     except ValueError as exc:
         raise ValueError(f"ground_truth {exc}") from None
-    metadata = {
-        k: v for k, v in data.items() if k not in ("user_prompt", "system_prompt", "ground_truth")
-    }
+    return prompt, system, truth
+
+
+_RESERVED = frozenset({"user_prompt", "system_prompt", "ground_truth"})
+
+
+def make_row(index: int, line: int, data: Any) -> Row:
+    """A validated row with its metadata and content hash."""
+    prompt, system, truth = check_row(data)
+    metadata = {k: v for k, v in data.items() if k not in _RESERVED}
     return Row(index, line, prompt, system, truth, metadata, _row_key(data))
 
 
@@ -195,7 +202,7 @@ class Dataset:
             try:
                 if isinstance(data, ValueError):
                     raise data
-                make_row(count, line, data)
+                check_row(data)
             except ValueError as exc:
                 problems.append(Problem(shown, line, None, "", str(exc)))
                 if len(problems) >= MAX_PROBLEMS:

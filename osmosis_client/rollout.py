@@ -56,7 +56,9 @@ class AgentWorkflowContext:
         api_key: str | None,
     ) -> None:
         self.prompt = prompt
-        self.metadata: Mapping[str, Any] = MappingProxyType(dict(metadata))
+        self.metadata: Mapping[str, Any] = MappingProxyType(
+            dict(metadata) if not isinstance(metadata, dict) else metadata
+        )
         self.config = config
         self.row_index = row_index
         self.run_index = run_index
@@ -115,7 +117,9 @@ class GraderContext:
         self.messages = messages
         self.solution_str = last_assistant_content(messages)
         self.ground_truth = ground_truth
-        self.metadata: Mapping[str, Any] = MappingProxyType(dict(metadata))
+        self.metadata: Mapping[str, Any] = MappingProxyType(
+            dict(metadata) if not isinstance(metadata, dict) else metadata
+        )
         self.row_index = row_index
         self.run_index = run_index
         self.reward: float | None = None

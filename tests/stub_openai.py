@@ -119,3 +119,22 @@ class StubOpenAI:
         asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+
+
+def main() -> None:  # pragma: no cover - used by bench/ as a separate process
+    import argparse
+    import sys
+    import time
+
+    parser = argparse.ArgumentParser(description="loopback OpenAI-compatible stub")
+    parser.add_argument("--latency", type=float, default=0.0)
+    args = parser.parse_args()
+    with StubOpenAI(latency=args.latency, record=False) as stub:
+        sys.stdout.write(f"{stub.url}\n")
+        sys.stdout.flush()
+        while True:
+            time.sleep(3600)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -135,7 +135,7 @@ class ModelClient:
                 async with session.post(self._url, data=body) as response:
                     status = response.status
                     raw = await response.read()
-                    retry_after = response.headers.get("Retry-After")
+                    retry_after = None if status < 300 else response.headers.get("Retry-After")
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
                 delay = retry.delay_after()
                 if delay is None:

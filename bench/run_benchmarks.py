@@ -1,0 +1,330 @@
+"""Speed and memory of the local runner and the CLI, as ratios to baselines measured
+in the same run. Writes docs/benchmarks.md.
+
+    python bench/run_benchmarks.py            # ~1-2 minutes on 2 cores
+
+Nothing here is asserted in tests: numbers depend on the machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CONCURRENCY = 64
+TRIALS = 5
+
+
+# ----------------------------------------------------------------- helpers
+
+
+class Stub:
+    """The loopback stub in its own process (so it does not share our GIL)."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.stub_openai", "--latency", str(latency)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+async def _load(n: int, concurrency: int, one: Callable[[], Awaitable[Any]]) -> float:
+    remaining = iter(range(n))
+
+    async def worker() -> None:
+        for _ in remaining:
+            await one()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return n / (time.perf_counter() - started)
+
+
+async def raw_aiohttp(url: str, n: int) -> float:
+    import aiohttp
+
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "What is 1 + 1?"}]})
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=CONCURRENCY)) as s:
+
+        async def one() -> None:
+            async with s.post(
+                f"{url}/chat/completions", data=body, headers={"Content-Type": "application/json"}
+            ) as r:
+                await r.read()
+
+        await _load(200, CONCURRENCY, one)  # warm up connections
+        return await _load(n, CONCURRENCY, one)
+
+
+async def raw_httpx(url: str, n: int) -> float:
+    import httpx
+
+    body = {"model": "m", "messages": [{"role": "user", "content": "What is 1 + 1?"}]}
+    limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as c:
+
+        async def one() -> None:
+            (await c.post(f"{url}/chat/completions", json=body)).raise_for_status()
+
+        await _load(100, CONCURRENCY, one)
+        return await _load(n, CONCURRENCY, one)
+
+
+def make_dataset(path: Path, rows: int) -> Path:
+    with path.open("w") as f:
+        for i in range(rows):
+            f.write(
+                json.dumps(
+                    {"user_prompt": f"What is {i} + {i}?", "ground_truth": str(2 * i), "id": i}
+                )
+                + "\n"
+            )
+    return path
+
+
+def runner_rate(
+    url: str | None,
+    data: Path,
+    out: Path,
+    *,
+    journal: bool = True,
+    model: str = "served",
+    batch: int = CONCURRENCY,
+) -> tuple[float, float]:
+    """(steady-state attempts/s, end-to-end attempts/s).
+
+    Steady state runs from the 2nd window's end to the start of the last one: it
+    leaves out connection set-up and the final partial window, as the raw
+    baseline does (it warms up first).
+    """
+    from local_runner import journal as journal_mod
+    from local_runner.discovery import EvalFn
+    from local_runner.runner import Runner, RunSpec
+    from osmosis_client.llm.providers import resolve_target
+    from osmosis_client.rollout import AgentWorkflow
+
+    class Workflow(AgentWorkflow):
+        async def run(self, ctx: Any) -> None:
+            await ctx.chat(ctx.prompt)
+
+    async def grade(ctx: Any) -> float:
+        return 1.0 if ctx.solution_str == ctx.ground_truth else 0.0
+
+    original = journal_mod.Journal.append
+    if not journal:
+        journal_mod.Journal.append = lambda self, record: None  # type: ignore[method-assign]
+    try:
+        spec = RunSpec(
+            model=resolve_target(model, base_url=url, env={}),
+            dataset=data,
+            workflow=Workflow(),
+            eval_fns=[EvalFn("grader", grade, "grader", True)],
+            output=out,
+            batch_size=batch,
+            probe=False,
+        )
+        marks: dict[int, float] = {}
+        total = sum(1 for _ in data.open())
+        first, last = 2 * batch, total - batch
+
+        def on_progress(p: Any) -> None:
+            if p.done in (first, last):
+                marks[p.done] = time.perf_counter()
+
+        started = time.perf_counter()
+        result = asyncio.run(Runner(spec, on_progress=on_progress).run())
+        elapsed = time.perf_counter() - started
+    finally:
+        journal_mod.Journal.append = original  # type: ignore[method-assign]
+    summary = result.document["summary"]
+    assert summary["errored_runs"] == 0, summary
+    steady = (last - first) / (marks[last] - marks[first])
+    return steady, summary["total_runs"] / elapsed
+
+
+def rss_of(code: str) -> float:
+    """Peak RSS (MB) of a fresh interpreter running ``code``."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code + "\nimport resource,sys\n"
+            "sys.stdout.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(out.stdout.strip().splitlines()[-1]) / 1024
+
+
+def command_ms(args: list[str], repeat: int = 15) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(args, capture_output=True, check=True)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+# ----------------------------------------------------------------- main
+
+
+def main() -> None:
+    results: dict[str, Any] = {}
+    tmp = Path(tempfile.mkdtemp(prefix="osmosis-bench-"))
+    data = make_dataset(tmp / "rows.jsonl", 6000)
+
+    stub = Stub()
+    try:
+        asyncio.run(raw_aiohttp(stub.url, 2000))  # warm the stub
+        counter = iter(range(1000))
+        raws, hxs, withj, withoutj = [], [], [], []
+        for _ in range(TRIALS):  # interleaved, so drifts hit every variant alike
+            raws.append(asyncio.run(raw_aiohttp(stub.url, 6000)))
+            withj.append(runner_rate(stub.url, data, tmp / f"j{next(counter)}.json")[0])
+            withoutj.append(
+                runner_rate(stub.url, data, tmp / f"n{next(counter)}.json", journal=False)[0]
+            )
+        hxs.append(asyncio.run(raw_httpx(stub.url, 2000)))
+        results["runner_e2e"] = runner_rate(stub.url, data, tmp / "e2e.json")[1]
+    finally:
+        stub.close()
+    results["raw_aiohttp"] = statistics.median(raws)
+    results["raw_httpx"] = statistics.median(hxs)
+    results["runner"] = statistics.median(withj)
+    results["runner_no_journal"] = statistics.median(withoutj)
+    results["runner_ratio"] = statistics.median(j / r for j, r in zip(withj, raws, strict=True))
+    results["journal_cost"] = statistics.median(
+        1 - j / n for j, n in zip(withj, withoutj, strict=True)
+    )
+
+    slow = Stub(latency=0.2)
+    try:
+        data_slow = make_dataset(tmp / "slow.jsonl", CONCURRENCY * 20)
+        rate_slow, rate_slow_e2e = runner_rate(slow.url, data_slow, tmp / "slow.json")
+        results["runner_200ms_e2e"] = rate_slow_e2e
+        results["raw_200ms"] = asyncio.run(raw_aiohttp(slow.url, CONCURRENCY * 20))
+    finally:
+        slow.close()
+    results["runner_200ms"] = rate_slow
+    results["ideal_200ms"] = CONCURRENCY / 0.2
+
+    big = make_dataset(tmp / "big.jsonl", 100_000)
+    baseline_rss = rss_of("import local_runner.runner, osmosis_client.llm.client, aiohttp")
+    run_rss = rss_of(
+        "import sys; sys.argv=['osmosis','eval','-m','bench.workflows:Calc','-d',%r,'--model',"
+        "'mock/calculator','--eval-fn','bench.workflows:exact','--batch-size','64','-q','-o',%r]\n"
+        "from cli.main import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
+        % (str(big), str(tmp / "big.json"))
+    )
+    results["rss_baseline_mb"] = baseline_rss
+    results["rss_100k_mb"] = run_rss
+
+    osmosis = str(Path(sys.executable).parent / "osmosis")
+    results["python_startup_ms"] = command_ms([sys.executable, "-c", "pass"])
+    results["help_ms"] = command_ms([osmosis, "--help"])
+    results["import_httpx_ms"] = command_ms(
+        [sys.executable, "-c", "import httpx, pydantic, rich.console"]
+    )
+
+    write_report(results)
+    print(json.dumps(results, indent=2))
+
+
+def write_report(r: dict[str, Any]) -> None:
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    text = f"""# Benchmarks
+
+Measured by `python bench/run_benchmarks.py` on {machine}, {time.strftime("%Y-%m-%d")}.
+Every number is paired with a baseline measured in the same run; the ratios
+are what we track (medians of {TRIALS} interleaved trials, so drift on a shared
+machine hits every variant alike). Nothing here is asserted in tests.
+
+## Local runner throughput (zero model latency, batch_size {CONCURRENCY})
+
+A loopback OpenAI-compatible stub (aiohttp, its own process) answers at once.
+The baseline is a bare aiohttp loop posting the same request at the same
+concurrency. The runner does everything a real run does: streams the
+dataset, builds contexts, calls the model, grades, journals every attempt,
+and writes the results document.
+
+| what | attempts/s | ratio | target |
+|---|---:|---:|---|
+| bare aiohttp loop (baseline) | {r["raw_aiohttp"]:.0f} | 1.00 | |
+| osmosis local runner (steady state) | {r["runner"]:.0f} | {r["runner_ratio"]:.2f} | >= 0.50 |
+| osmosis local runner, end to end (validation, start-up, final write included) | {r["runner_e2e"]:.0f} | {r["runner_e2e"] / r["raw_aiohttp"]:.2f} | |
+| runner without journal writes | {r["runner_no_journal"]:.0f} | {r["runner_no_journal"] / r["raw_aiohttp"]:.2f} | |
+| journal cost | | {r["journal_cost"]:.1%} | <= 10 % |
+| bare httpx AsyncClient loop | {r["raw_httpx"]:.0f} | {r["raw_httpx"] / r["raw_aiohttp"]:.2f} | (stack choice) |
+
+Peers on this kind of work (from the issue): osmosis-ai 0.3.8 ~7.8 rollouts/s,
+Inspect ~30, verifiers ~42.
+
+**Why aiohttp for the model client.** httpx's async transport collapses under
+concurrency (encode/httpx#3215): in this same run it reached
+{r["raw_httpx"]:.0f} requests/s against aiohttp's {r["raw_aiohttp"]:.0f}. The model
+client is async-only and performance-critical, so it uses aiohttp; the
+platform client stays on httpx, where respx mocks it and a handful of requests
+per command make speed irrelevant. Both share one `RetryPolicy`.
+
+## Latency-bound runs (200 ms per model call, batch_size {CONCURRENCY})
+
+| what | attempts/s | ratio | target |
+|---|---:|---:|---|
+| ideal: batch_size / latency | {r["ideal_200ms"]:.0f} | 1.00 | |
+| bare aiohttp loop against the same stub | {r["raw_200ms"]:.0f} | {r["raw_200ms"] / r["ideal_200ms"]:.2f} | |
+| osmosis local runner (steady state) | {r["runner_200ms"]:.0f} | {r["runner_200ms"] / r["ideal_200ms"]:.2f} | >= 0.95 |
+| osmosis local runner, end to end | {r["runner_200ms_e2e"]:.0f} | {r["runner_200ms_e2e"] / r["ideal_200ms"]:.2f} | |
+
+The stub answers each request after exactly 200 ms, so a window's attempts finish
+together; the remaining gap to the ideal is the loopback round trip and the
+stub's own handling (a request measured end to end takes ~204 ms).
+
+## Memory at 100 k rows (mock model, batch_size 64, n = 1)
+
+| what | peak RSS (MB) |
+|---|---:|
+| interpreter + runner imports (baseline) | {r["rss_baseline_mb"]:.0f} |
+| full run over 100,000 rows, results kept | {r["rss_100k_mb"]:.0f} (target <= 250) |
+
+The dataset is streamed (validated in one pass, executed in a second) and
+attempts are pulled lazily by a fixed pool of `batch_size` workers; what grows
+is the results themselves (one compact record per attempt).
+
+## CLI start-up
+
+| what | median ms |
+|---|---:|
+| `python -c pass` (baseline) | {r["python_startup_ms"]:.0f} |
+| `osmosis --help` | {r["help_ms"]:.0f} (target: well under 150) |
+| importing httpx + pydantic + rich.console (avoided at start-up) | {r["import_httpx_ms"]:.0f} |
+"""
+    (ROOT / "docs" / "benchmarks.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
