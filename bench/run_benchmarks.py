@@ -12,7 +12,6 @@ import asyncio
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -235,11 +234,26 @@ def main() -> None:
 
     big = make_dataset(tmp / "big.jsonl", 100_000)
     baseline_rss = rss_of("import local_runner.runner, osmosis_client.llm.client, aiohttp")
+    argv = [
+        "osmosis",
+        "eval",
+        "-m",
+        "bench.workflows:Calc",
+        "-d",
+        str(big),
+        "--model",
+        "mock/calculator",
+        "--eval-fn",
+        "bench.workflows:exact",
+        "--batch-size",
+        "64",
+        "-q",
+        "-o",
+        str(tmp / "big.json"),
+    ]
     run_rss = rss_of(
-        "import sys; sys.argv=['osmosis','eval','-m','bench.workflows:Calc','-d',%r,'--model',"
-        "'mock/calculator','--eval-fn','bench.workflows:exact','--batch-size','64','-q','-o',%r]\n"
+        f"import sys; sys.argv={argv!r}\n"
         "from cli.main import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
-        % (str(big), str(tmp / "big.json"))
     )
     results["rss_baseline_mb"] = baseline_rss
     results["rss_100k_mb"] = run_rss

@@ -76,7 +76,7 @@ def test_sigkill_then_resume_runs_every_attempt_exactly_once(project: Path) -> N
     assert not (project / "out.json").exists()  # killed before the final write
 
     resumed = start(project, "--resume")
-    out, err = resumed.communicate(timeout=60)
+    _, err = resumed.communicate(timeout=60)
     assert resumed.returncode == 0, err
     after = keys(journal_lines(project))
     assert after[: len(before)] == before  # nothing finished was redone
@@ -92,7 +92,7 @@ def test_sigint_stops_cleanly_with_exit_130(project: Path) -> None:
     proc = start(project)
     wait_for_lines(project, 6)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     doc = json.loads((project / "out.json").read_text())
