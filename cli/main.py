@@ -13,7 +13,7 @@ import typer
 
 from osmosis_client._version import __version__
 
-from . import auth, eval_hosted, eval_local, workspace
+from . import auth, eval_hosted, eval_local, rubric, workspace
 from .context import AppState
 from .errors import EXIT_INTERRUPTED, EXIT_INVALID
 
@@ -65,6 +65,7 @@ eval_app = typer.Typer(no_args_is_help=True, invoke_without_command=True)
 eval_app.callback()(eval_local.seed_form)
 eval_hosted.register(eval_app)
 eval_local.register(eval_app)
+rubric.register(app, eval_app)
 app.add_typer(eval_app, name="eval")
 
 

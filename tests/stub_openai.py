@@ -30,6 +30,8 @@ class StubState:
     record: bool = True
     required_key: str | None = None
     hang: bool = False
+    replies: deque[str] = field(default_factory=deque)
+    fail_after: tuple[int, int] | None = None  # (requests answered normally, status after)
 
 
 class StubOpenAI:
@@ -58,6 +60,10 @@ class StubOpenAI:
             s.headers.append(dict(request.headers))
         if s.required_key and request.headers.get("Authorization") != f"Bearer {s.required_key}":
             return web.json_response({"error": {"message": "invalid api key"}}, status=401)
+        if s.fail_after is not None and len(s.requests) > s.fail_after[0]:
+            return web.json_response(
+                {"error": {"message": "provider down"}}, status=s.fail_after[1]
+            )
         if s.failures:
             status, headers = s.failures.popleft()
             return web.json_response(
@@ -74,7 +80,7 @@ class StubOpenAI:
             s.in_flight -= 1
         messages = body.get("messages") or [{}]
         question = str(messages[-1].get("content", ""))
-        content = calculate(question) or question
+        content = s.replies.popleft() if s.replies else (calculate(question) or question)
         return web.Response(
             text=json.dumps(
                 {
