@@ -39,8 +39,8 @@ __all__ = [
 
 def _annotation_names(fn: Callable[..., Any]) -> dict[str, str]:
     """Each annotation as normalised text (``"str"``, ``"dict | None"``…), strings or objects."""
-    try:
-        hints = typing.get_type_hints(fn)
+    try:  # (not typing.get_type_hints: on 3.10 it adds an implicit Optional for `= None`)
+        hints = inspect.get_annotations(fn, eval_str=True)
     except Exception:  # unresolvable forward references: fall back to the raw text
         hints = dict(getattr(fn, "__annotations__", {}))
     out: dict[str, str] = {}
