@@ -235,6 +235,7 @@ class _Detail(WireModel):
     entrypoint: str | None = None
     branch: str | None = None
     commit_sha: str | None = None
+    env_config: dict[str, Any] | None = None
 
 
 def run_from_row(data: Any) -> EvalRun:

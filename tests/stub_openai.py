@@ -73,7 +73,7 @@ class StubOpenAI:
         s.max_in_flight = max(s.max_in_flight, s.in_flight)
         try:
             if s.hang:
-                await asyncio.sleep(3600)
+                await self._release.wait()  # until the stub shuts down
             if s.latency:
                 await asyncio.sleep(s.latency)
         finally:
@@ -102,6 +102,7 @@ class StubOpenAI:
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
+        self._release = asyncio.Event()
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._handle)
         self._runner = web.AppRunner(app, access_log=None)
@@ -119,6 +120,7 @@ class StubOpenAI:
 
     def __exit__(self, *exc: object) -> None:
         async def shutdown() -> None:
+            self._release.set()
             if self._runner is not None:
                 await self._runner.cleanup()
 
