@@ -200,6 +200,8 @@ def test_client_calls_end_in_a_result_or_an_osmosis_error(status: int, body: byt
 
     with respx.mock(base_url="https://p.test") as router:
         router.get("/api/cli/workspaces").respond(status, content=body)
-        with Client(base_url="https://p.test", token="t", sleep=lambda s: None) as client:
-            with contextlib.suppress(OsmosisError):
-                client.workspaces.list()
+        with (
+            Client(base_url="https://p.test", token="t", sleep=lambda s: None) as client,
+            contextlib.suppress(OsmosisError),
+        ):
+            client.workspaces.list()
