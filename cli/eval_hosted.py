@@ -324,38 +324,38 @@ def _render_run(out: Output, run: EvalRun) -> None:
         ("URL", run.platform_url or ""),
     ]
     if run.config:
-        c = run.config
-        rows.append(
-            (
-                "Config",
-                f"limit={c.limit} n={c.n} batch_size={c.batch_size} "
-                f"pass_threshold={c.pass_threshold}",
-            )
-        )
+        settings = run.config.model_dump(exclude={"model_path"}, exclude_none=True)
+        if settings:
+            rows.append(("Config", " ".join(f"{k}={v}" for k, v in settings.items())))
     results = run.results
     if results:
-        rows += [
-            ("Score", _num(results.score)),
-            (
-                "Pass rate",
-                f"{_pct(results.pass_rate)} ({results.passed}/{results.graded} graded, "
-                f"{results.skipped or 0} skipped)",
-            ),
-            ("Rows", f"{results.sampled_rows} of {results.total_dataset_rows}"),
-            ("Tokens", f"{results.total_tokens:,}" if results.total_tokens is not None else ""),
-        ]
+        rate = _pct(results.pass_rate)
+        if results.graded is not None:
+            rate += f" ({results.passed}/{results.graded} graded, {results.skipped or 0} skipped)"
+        rows += [("Score", _num(results.score)), ("Pass rate", rate)]
+        if results.sampled_rows is not None:
+            total = results.total_dataset_rows
+            rows.append(("Rows", f"{results.sampled_rows}" + (f" of {total}" if total else "")))
+        if results.total_tokens is not None:
+            rows.append(("Tokens", f"{results.total_tokens:,}"))
         stats = results.reward_stats
         if stats and stats.pass_at_k:
             ks = sorted(stats.pass_at_k.items(), key=lambda kv: int(kv[0]))
             rows.append(("pass@k", "  ".join(f"@{k}={v:.3f}" for k, v in ks)))
-        if stats and stats.mean is not None:
-            rows.append(
-                (
-                    "Reward",
-                    f"mean {_num(stats.mean)} std {_num(stats.std)} min {_num(stats.min)} "
-                    f"median {_num(stats.median)} max {_num(stats.max)}",
+        if stats:
+            parts = [
+                f"{label} {_num(value)}"
+                for label, value in (
+                    ("mean", stats.mean),
+                    ("std", stats.std),
+                    ("min", stats.min),
+                    ("median", stats.median),
+                    ("max", stats.max),
                 )
-            )
+                if value is not None
+            ]
+            if parts:
+                rows.append(("Reward", " ".join(parts)))
     for label, value in rows:
         if value:
             out.print(f"{label + ':':<11} {value}")

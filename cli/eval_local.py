@@ -275,7 +275,7 @@ def execute(spec: RunSpec, out: Output, *, quiet: bool) -> None:
         try:
             return await runner.run()
         finally:
-            display.stop()
+            display.stop(runner.progress)
 
     result = asyncio.run(main())
     _report(out, result)
@@ -389,6 +389,11 @@ class _ProgressDisplay:
             )
             self.out.stderr.flush()
 
-    def stop(self) -> None:
+    def stop(self, progress: Progress | None = None) -> None:
         if self._bar is not None:
+            if progress is not None:
+                self.update(progress, force=True)
             self._bar.stop()
+        elif progress is not None and not self.quiet and progress.done:
+            self._last = 0.0
+            self.update(progress, force=False)  # a final plain line

@@ -288,3 +288,29 @@ def test_init_writes_template_once(invoke: Invoke, project: Path) -> None:
     assert again.exit_code == 2
     assert "already exists" in again.stderr
     assert invoke("eval", "init", "../evil").exit_code == 2
+
+
+def test_info_watch_follows_until_terminal(
+    invoke: Invoke, project: Path, router: respx.MockRouter
+) -> None:
+    router.get("/api/cli/eval-runs/demo-abc").mock(
+        side_effect=[
+            httpx.Response(200, json=detail("pending", None)),
+            httpx.Response(200, json=detail("running", None)),
+            httpx.Response(200, json=detail("finished")),
+        ]
+    )
+    router.get("/api/cli/eval-runs/demo-abc/metrics").respond(
+        200, json={"overview": {"total_samples": 20, "completed_samples": 7, "pass_rate": 0.5}}
+    )
+    result = invoke("eval", "info", "demo-abc", "--watch")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "demo-abc: pending",
+        "demo-abc: running 7/20 pass rate 50.0%",
+        "demo-abc: finished pass rate 90.0%",
+    ]
+    lines = result.stdout.splitlines()
+    assert "Status:     finished" in lines
+    assert "Reward:     mean 0.800" in lines
+    assert not any("None" in line for line in lines)
