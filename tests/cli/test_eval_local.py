@@ -202,3 +202,69 @@ def test_missing_seed_form_flags(invoke: Invoke, quickstart: Path) -> None:
 def test_resume_needs_output(invoke: Invoke, quickstart: Path) -> None:
     result = invoke("eval", "run", "configs/eval/quickstart.toml", "--resume")
     assert result.exit_code == 2 and "-o" in result.stderr
+
+
+def test_docs_seed_form_unchanged_against_an_openai_compatible_server(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command from the Osmosis docs, with dotted modules, against a loopback server."""
+    from tests.stub_openai import StubOpenAI
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "server.py").write_text(
+        "from osmosis_client.rollout import AgentWorkflow\n"
+        "class Loop(AgentWorkflow):\n"
+        "    async def run(self, ctx):\n"
+        "        await ctx.chat(ctx.prompt, max_tokens=16)\n"
+        "agent_loop = Loop()\n"
+    )
+    (tmp_path / "rewards.py").write_text(
+        "def compute_reward(solution_str, ground_truth, extra_info=None, **kwargs):\n"
+        "    return 1.0 if solution_str.strip() == ground_truth.strip() else 0.0\n"
+    )
+    (tmp_path / "test_data.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {
+                    "system_prompt": "Answer with a number.",
+                    "user_prompt": f"{i} * 3",
+                    "ground_truth": str(i * 3),
+                }
+            )
+            + "\n"
+            for i in range(6)
+        )
+    )
+    with StubOpenAI() as stub:
+        result = invoke(
+            "eval",
+            "-m",
+            "server:agent_loop",
+            "-d",
+            "test_data.jsonl",
+            "--eval-fn",
+            "rewards:compute_reward",
+            "--model",
+            "my-served-model",
+            "--base-url",
+            stub.url,
+            "--n",
+            "2",
+            "--batch-size",
+            "4",
+            "--json",
+            "-q",
+            "-o",
+            "results.json",
+        )
+        bodies = list(stub.state.requests)
+        headers = list(stub.state.headers)
+    assert result.exit_code == 0, result.stderr
+    doc = result.json()
+    assert doc["summary"]["eval_fns"]["rewards:compute_reward"]["mean"] == 1.0
+    assert doc["summary"]["total_runs"] == 12 and doc["summary"]["total_tokens"] == 120
+    chat = [b for b in bodies if b["messages"][-1]["content"] != "ping"]
+    assert len(chat) == 12
+    assert chat[0]["model"] == "my-served-model" and chat[0]["max_tokens"] == 16
+    assert chat[0]["messages"][0] == {"role": "system", "content": "Answer with a number."}
+    assert all("Authorization" not in h for h in headers)
