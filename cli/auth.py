@@ -198,7 +198,14 @@ def whoami(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     app_state = state(ctx)
     out = current_output()
     auth = app_state.resolve()
-    with app_state.client(auth) as client:
+    git_repo = None
+    if not auth.workspace:  # the platform then reports the workspace connected to this repo
+        from pathlib import Path
+
+        from osmosis_client.git import origin_repo
+
+        git_repo = origin_repo(Path.cwd())
+    with app_state.client(auth, git_repo=git_repo) as client:
         verified = client.auth.verify()
     ws: dict[str, Any] | None = None
     if auth.entry is not None:

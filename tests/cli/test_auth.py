@@ -207,3 +207,18 @@ def test_logout_all_needs_yes_without_tty(invoke: Invoke, router: respx.MockRout
 
 def test_logout_when_not_logged_in(invoke: Invoke) -> None:
     assert invoke("logout").exit_code == 3
+
+
+def test_whoami_without_workspace_asks_by_git_origin(
+    invoke: Invoke, router: respx.MockRouter, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tests.gitrepo import make_project
+
+    monkeypatch.chdir(make_project(tmp_path))
+    monkeypatch.setenv("OSMOSIS_TOKEN", "ci-token")
+    route = router.get("/api/cli/verify").respond(
+        200, json={"expires_at": "2030-01-01T00:00:00Z", "user": USER, "workspace": ACME}
+    )
+    doc = invoke("whoami", "--json").json()
+    assert route.calls.last.request.headers["X-Osmosis-Git"] == "org/demo"
+    assert doc["workspace"] == {"name": "acme", "id": "w1", "role": "admin"}
