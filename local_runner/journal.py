@@ -1,13 +1,16 @@
 """The journal: one JSON line per finished attempt, so a killed run loses nothing finished.
 
 ``PATH.journal.jsonl`` starts with a header holding the run's fingerprint (model,
-dataset, n, thresholds, timeouts…); ``--resume`` refuses when it differs. Each
-attempt is appended with one unbuffered ``write`` (it survives SIGKILL at once)
-and fsynced in batches, at most ``FSYNC_INTERVAL`` seconds apart.
+dataset, n, thresholds, timeouts…); ``--resume`` refuses when it differs.
+Attempts that finish in the same event-loop turn are appended with one
+unbuffered ``write`` at the end of that turn — from then on they survive
+SIGKILL (an attempt counts as finished once it is written) — and fsynced in
+batches, at most ``FSYNC_INTERVAL`` seconds apart.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -108,15 +111,30 @@ class Journal:
             os.write(self._fd, (json.dumps(header) + "\n").encode())
             os.fsync(self._fd)
         self._dirty = False
+        self._pending: list[str] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._syncer = threading.Thread(target=self._sync_loop, name="journal-fsync", daemon=True)
         self._syncer.start()
 
     def append(self, record: AttemptRecord) -> None:
-        line = json.dumps(record.to_json(), separators=(",", ":")) + "\n"
-        os.write(self._fd, line.encode())
-        self._dirty = True
+        """Queue a record; it is written at the end of this event-loop turn (or now,
+        outside a loop)."""
+        self._pending.append(json.dumps(record.to_json(), separators=(",", ":")))
+        if len(self._pending) == 1:
+            try:
+                asyncio.get_running_loop().call_soon(self.flush)
+            except RuntimeError:
+                self.flush()
+
+    def flush(self) -> None:
+        if self._pending and self._fd >= 0:
+            data = ("\n".join(self._pending) + "\n").encode()
+            self._pending.clear()
+            while data:
+                written = os.write(self._fd, data)
+                data = data[written:]
+            self._dirty = True
 
     def _sync_loop(self) -> None:
         while not self._stop.wait(FSYNC_INTERVAL):
@@ -129,6 +147,7 @@ class Journal:
                 os.fsync(self._fd)
 
     def close(self) -> None:
+        self.flush()
         self._stop.set()
         self._syncer.join()
         self._sync()
