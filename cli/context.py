@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,7 +56,3 @@ def state(ctx: typer.Context) -> AppState:
     if not isinstance(root.obj, AppState):
         root.obj = AppState()
     return root.obj
-
-
-def env_flag(name: str) -> bool:
-    return bool(os.environ.get(name))

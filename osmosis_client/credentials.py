@@ -502,8 +502,3 @@ def _in_use(plat: Mapping[str, Any], key: str) -> bool:
 
 def _any_token(plat: Mapping[str, Any]) -> str | None:
     return next(iter(plat["tokens"]), None)
-
-
-def env_token_present(env: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if env is None else env
-    return bool(env.get(ENV_TOKEN))

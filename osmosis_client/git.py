@@ -44,18 +44,6 @@ def repo_path_from_url(url: str) -> str | None:
     return path.lower()
 
 
-def redact_url(url: str) -> str:
-    """A remote URL without its credentials, for messages."""
-    if "://" in url:
-        parts = urlsplit(url)
-        if parts.username or parts.password:
-            host = parts.hostname or ""
-            if parts.port:
-                host += f":{parts.port}"
-            return parts._replace(netloc=host).geturl()
-    return url
-
-
 @dataclass(frozen=True)
 class RepoState:
     """What submit needs to know about the working copy."""
@@ -109,11 +97,7 @@ def inspect_repo(path: Path) -> RepoState:
                 dirty.append(name)
         elif name:
             dirty.append(name.split(" -> ")[-1])
-    origin_url = None
-    try:
-        origin_url = repo.remotes.origin.url
-    except (AttributeError, IndexError, ValueError):
-        origin_url = None
+    origin_url = _origin_url(repo)
     return RepoState(
         root=root,
         head_sha=head,
@@ -124,21 +108,20 @@ def inspect_repo(path: Path) -> RepoState:
     )
 
 
+def _origin_url(repo: Any) -> str | None:
+    try:
+        return str(repo.remotes.origin.url)
+    except (AttributeError, IndexError, ValueError):
+        return None
+
+
 def origin_repo(path: Path) -> str | None:
     """The origin's repo path for ``path``'s repository, or None (no repo, no origin)."""
     try:
-        return inspect_origin(path)
+        url = _origin_url(_open(path))
     except InvalidInputError:
         return None
-
-
-def inspect_origin(path: Path) -> str | None:
-    repo = _open(path)
-    try:
-        url = repo.remotes.origin.url
-    except (AttributeError, IndexError, ValueError):
-        return None
-    return repo_path_from_url(url)
+    return repo_path_from_url(url) if url else None
 
 
 def is_pushed(root: Path, sha: str) -> bool:
