@@ -11,7 +11,7 @@ import respx
 
 from tests.cli.conftest import Invoke
 from tests.gitrepo import git, make_project
-from tests.osmosis_client.test_eval_runs import CREATED, detail, row
+from tests.osmosis_client.test_eval_runs import CREATED, detail, pages, row
 
 CONFIG = "configs/eval/demo.toml"
 
@@ -196,28 +196,7 @@ def test_submit_human_output(invoke: Invoke, project: Path, api: respx.MockRoute
 
 
 def test_list_json_all_pages(invoke: Invoke, project: Path, router: respx.MockRouter) -> None:
-    router.get("/api/cli/eval-runs").mock(
-        side_effect=[
-            httpx.Response(
-                200,
-                json={
-                    "eval_runs": [row(1), row(2)],
-                    "total_count": 3,
-                    "has_more": True,
-                    "next_offset": 2,
-                },
-            ),
-            httpx.Response(
-                200,
-                json={
-                    "eval_runs": [row(3)],
-                    "total_count": 3,
-                    "has_more": False,
-                    "next_offset": None,
-                },
-            ),
-        ]
-    )
+    router.get("/api/cli/eval-runs").mock(side_effect=pages([row(1), row(2)], [row(3)]))
     doc = invoke("eval", "list", "--all", "--json").json()
     assert [r["name"] for r in doc["eval_runs"]] == ["run-1", "run-2", "run-3"]
     assert doc["has_more"] is False and doc["total_count"] == 3

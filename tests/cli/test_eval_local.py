@@ -13,6 +13,19 @@ from tests.cli.conftest import Invoke
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 
 
+SEED = [
+    "eval",
+    "-m",
+    "rollouts/calculator/main.py:CalculatorWorkflow",
+    "-d",
+    "data/arithmetic.jsonl",
+    "--model",
+    "mock/calculator",
+    "--eval-fn",
+    "rollouts/calculator/rewards.py:exact_number",
+]
+
+
 @pytest.fixture
 def quickstart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     project = tmp_path / "quickstart"
@@ -82,15 +95,7 @@ def test_no_limit_samples_ten_percent_with_seed(invoke: Invoke, quickstart: Path
 
 def test_seed_form(invoke: Invoke, quickstart: Path) -> None:
     result = invoke(
-        "eval",
-        "-m",
-        "rollouts/calculator/main.py:CalculatorWorkflow",
-        "-d",
-        "data/arithmetic.jsonl",
-        "--model",
-        "mock/calculator",
-        "--eval-fn",
-        "rollouts/calculator/rewards.py:exact_number",
+        *SEED,
         "--eval-fn",
         "rollouts/calculator/rewards.py:brevity",
         "--n",
@@ -114,21 +119,7 @@ def test_seed_form(invoke: Invoke, quickstart: Path) -> None:
 
 
 def test_seed_form_evaluates_every_row_without_limit(invoke: Invoke, quickstart: Path) -> None:
-    doc = invoke(
-        "eval",
-        "-m",
-        "rollouts/calculator/main.py:CalculatorWorkflow",
-        "-d",
-        "data/arithmetic.jsonl",
-        "--model",
-        "mock/calculator",
-        "--eval-fn",
-        "rollouts/calculator/rewards.py:exact_number",
-        "--json",
-        "-q",
-        "-o",
-        "all.json",
-    ).json()
+    doc = invoke(*SEED, "--json", "-q", "-o", "all.json").json()
     assert doc["summary"]["total_rows"] == 50
 
 

@@ -46,6 +46,27 @@ def row(i: int, status: str = "finished") -> dict[str, Any]:
     }
 
 
+def pages(*chunks: list[dict[str, Any]]) -> list[httpx.Response]:
+    """Responses for consecutive list pages holding ``chunks`` of rows."""
+    total = sum(len(c) for c in chunks)
+    out, offset = [], 0
+    for i, chunk in enumerate(chunks):
+        offset += len(chunk)
+        more = i < len(chunks) - 1
+        out.append(
+            httpx.Response(
+                200,
+                json={
+                    "eval_runs": chunk,
+                    "total_count": total,
+                    "has_more": more,
+                    "next_offset": offset if more else None,
+                },
+            )
+        )
+    return out
+
+
 def detail(status: str, pass_rate: float | None = 0.9) -> dict[str, Any]:
     return {
         "eval_run": {
@@ -116,28 +137,7 @@ def test_ambiguous_create_failure_says_check_the_list(
 
 
 def test_iter_all_follows_next_offset(make_api: MakeApi, router: respx.MockRouter) -> None:
-    route = router.get("/api/cli/eval-runs").mock(
-        side_effect=[
-            httpx.Response(
-                200,
-                json={
-                    "eval_runs": [row(1), row(2)],
-                    "total_count": 3,
-                    "has_more": True,
-                    "next_offset": 2,
-                },
-            ),
-            httpx.Response(
-                200,
-                json={
-                    "eval_runs": [row(3)],
-                    "total_count": 3,
-                    "has_more": False,
-                    "next_offset": None,
-                },
-            ),
-        ]
-    )
+    route = router.get("/api/cli/eval-runs").mock(side_effect=pages([row(1), row(2)], [row(3)]))
     api = make_api(token="t", workspace="acme")
     if api.kind == "sync":
         names = [r.name for r in api.client.eval_runs.iter_all()]  # type: ignore[union-attr]
