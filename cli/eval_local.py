@@ -46,7 +46,15 @@ def register(app: typer.Typer) -> None:
     app.command("run")(run_config)
 
 
-def default_output(stem: str) -> Path:
+def results_path(output: Path | None, stem: str, *, resume: bool) -> Path:
+    """``-o`` as given, else ``.osmosis/evals/<stem>-<UTC timestamp>.json``; ``--resume``
+    needs the ``-o`` of the run it continues."""
+    if output is not None:
+        return output
+    if resume:
+        from osmosis_client.errors import InvalidInputError
+
+        raise InvalidInputError("--resume needs -o PATH", hint="pass the -o of the run to continue")
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     return Path(".osmosis") / "evals" / f"{stem}-{stamp}.json"
 
@@ -102,16 +110,12 @@ def run_config(
     )
     os.environ.update(config.env)
     workflow, grader = load_rollout(config.entrypoint_path, root)
-    if resume and output is None:
-        from osmosis_client.errors import InvalidInputError
-
-        raise InvalidInputError("--resume needs -o PATH", hint="pass the -o of the run to continue")
     spec = RunSpec(
         model=target,
         dataset=dataset_path,
         workflow=workflow,
         eval_fns=[grader],
-        output=output or default_output(config.name),
+        output=results_path(output, config.name, resume=resume),
         n=n or ev.n,
         batch_size=batch_size or ev.batch_size,
         pass_threshold=ev.pass_threshold if pass_threshold is None else pass_threshold,
@@ -223,8 +227,6 @@ def _seed_form(
             hint="osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN",
         )
     assert module and dataset and model
-    if resume and output is None:
-        raise InvalidInputError("--resume needs -o PATH", hint="pass the -o of the run to continue")
     target = resolve_target(model, base_url=base_url, api_key_env=api_key_env)
     workflow_value, where = load_attr(module)
     workflow = as_workflow(workflow_value, where)
@@ -237,7 +239,7 @@ def _seed_form(
         dataset=dataset,
         workflow=workflow,
         eval_fns=fns,
-        output=output or default_output(dataset.stem),
+        output=results_path(output, dataset.stem, resume=resume),
         n=n or 1,
         batch_size=batch_size or 1,
         pass_threshold=1.0 if pass_threshold is None else pass_threshold,

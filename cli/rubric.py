@@ -16,6 +16,13 @@ if TYPE_CHECKING:
     from .output import Output
 
 
+DataOpt = Annotated[
+    Path, typer.Option("-d", "--data", help="JSONL dataset (solution_str per line).")
+]
+NumberOpt = Annotated[int, typer.Option("-n", "--number", min=1, help="Judge requests per record.")]
+OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="Result file or directory.")]
+
+
 def register(app: typer.Typer, eval_app: typer.Typer) -> None:
     eval_app.command("rubric")(eval_rubric)
     app.command("eval-rubric")(eval_rubric_config)
@@ -25,7 +32,7 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
 @handle_errors
 def eval_rubric(
     ctx: typer.Context,
-    data: Annotated[Path, typer.Option("-d", "--data", help="JSONL with solution_str per line.")],
+    data: DataOpt,
     rubric: Annotated[str, typer.Option("-r", "--rubric", help="Rubric text, or @FILE.")],
     model: Annotated[str, typer.Option("--model", help="Judge: provider/model.")],
     base_url: Annotated[
@@ -34,10 +41,8 @@ def eval_rubric(
     api_key_env: Annotated[
         str | None, typer.Option("--api-key-env", help="NAME of the key variable.")
     ] = None,
-    n: Annotated[int, typer.Option("-n", "--number", min=1, help="Judge requests per record.")] = 1,
-    output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="Result file or directory.")
-    ] = None,
+    n: NumberOpt = 1,
+    output: OutputOpt = None,
     score_min: Annotated[float, typer.Option("--score-min")] = 0.0,
     score_max: Annotated[float, typer.Option("--score-max")] = 1.0,
     timeout: Annotated[
@@ -79,14 +84,12 @@ def eval_rubric(
 def eval_rubric_config(
     ctx: typer.Context,
     rubric_id: Annotated[str, typer.Option("--rubric", help="Rubric id in the config.")],
-    data: Annotated[Path, typer.Option("-d", "--data", help="JSONL dataset.")],
+    data: DataOpt,
     config: Annotated[
         Path | None, typer.Option("--config", help="rubric_configs.yaml|toml")
     ] = None,
-    n: Annotated[int, typer.Option("-n", "--number", min=1, help="Judge requests per record.")] = 1,
-    output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="Result file or directory.")
-    ] = None,
+    n: NumberOpt = 1,
+    output: OutputOpt = None,
 ) -> None:
     """Evaluate a JSONL dataset against a rubric from a config file."""
     from local_runner.rubric_eval import load_records

@@ -12,6 +12,8 @@ from osmosis_client._fs import atomic_write
 from .journal import AttemptRecord
 from .scoring import describe, ks_for, mean_pass_at_k
 
+_ROW_KEYS = frozenset({"row_key", "row_index"})  # row-level in the document
+
 
 def passed(record: AttemptRecord, fn: str, threshold: float) -> bool:
     """Errored attempts never pass, whatever their (zero) score."""
@@ -65,14 +67,7 @@ def build_document(
             {
                 "row_index": index,
                 "runs": [
-                    {
-                        "run_index": r.run_index,
-                        "success": r.success,
-                        "scores": r.scores,
-                        "duration_ms": r.duration_ms,
-                        "tokens": r.tokens,
-                        "error": r.error,
-                    }
+                    {k: v for k, v in r.to_json().items() if k not in _ROW_KEYS}
                     for r in sorted(rows[index], key=lambda r: r.run_index)
                 ],
             }

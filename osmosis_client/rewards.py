@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -58,7 +59,7 @@ def _type_text(hint: Any) -> str:
     args = typing.get_args(hint)
     if args and typing.get_origin(hint) in (
         typing.Union,
-        getattr(__import__("types"), "UnionType", None),
+        types.UnionType,
     ):
         return "|".join(sorted(_type_text(a) for a in args))
     return str(hint)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InvalidInputError, ProviderRequestError
-from .llm.client import ModelClient
+from .llm.client import ModelClient, parse_reply
 from .llm.providers import ModelTarget, resolve_target
 
 DEFAULT_TIMEOUT = 60.0
@@ -186,10 +186,12 @@ async def aevaluate_rubric(
 
 
 def _content(raw: Mapping[str, Any]) -> str:
+    """The judge's text ("" when the reply has none: treated as malformed and retried)."""
     try:
-        content = raw["choices"][0]["message"].get("content")
-    except (KeyError, IndexError, TypeError, AttributeError):
+        message, _ = parse_reply(raw)
+    except ProviderRequestError:
         return ""
+    content = message.get("content")
     return content if isinstance(content, str) else ""
 
 

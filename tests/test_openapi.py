@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from osmosis_client import models
 from osmosis_client.eval_config import parse_config
 from tests.e2e.platform_double import PlatformDouble
+from tests.osmosis_client.test_eval_runs import PAYLOAD
 
 SPEC_PATH = Path(__file__).resolve().parents[1] / "docs" / "openapi.yaml"
 
@@ -102,16 +103,7 @@ def double() -> Any:
 
 
 AUTH = {"Authorization": "Bearer tok-e2e-secret-7f3a", "X-Osmosis-Workspace": "acme"}
-CREATE = {
-    "experiment_config": {
-        "rollout": "demo",
-        "entrypoint": "main.py",
-        "model_path": "m",
-        "dataset": "d",
-        "commit_sha": "a" * 40,
-    },
-    "evaluation_config": {"n": 2},
-}
+CREATE = {**PAYLOAD, "evaluation_config": {"n": 2}}
 
 
 def test_double_answers_match_the_schemas(double: PlatformDouble) -> None:
