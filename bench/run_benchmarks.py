@@ -118,11 +118,11 @@ def runner_rate(
     leaves out connection set-up and the final partial window, as the raw
     baseline does (it warms up first).
     """
-    from local_runner import journal as journal_mod
-    from local_runner.discovery import EvalFn
-    from local_runner.runner import Runner, RunSpec
     from osmosis_client.llm.providers import resolve_target
     from osmosis_client.rollout import AgentWorkflow
+    from osmosis_local_runner import journal as journal_mod
+    from osmosis_local_runner.discovery import EvalFn
+    from osmosis_local_runner.runner import Runner, RunSpec
 
     class Workflow(AgentWorkflow):
         async def run(self, ctx: Any) -> None:
@@ -233,7 +233,7 @@ def main() -> None:
     results["ideal_200ms"] = CONCURRENCY / 0.2
 
     big = make_dataset(tmp / "big.jsonl", 100_000)
-    baseline_rss = rss_of("import local_runner.runner, osmosis_client.llm.client, aiohttp")
+    baseline_rss = rss_of("import osmosis_local_runner.runner, osmosis_client.llm.client, aiohttp")
     argv = [
         "osmosis",
         "eval",
@@ -253,7 +253,7 @@ def main() -> None:
     ]
     run_rss = rss_of(
         f"import sys; sys.argv={argv!r}\n"
-        "from cli.main import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
+        "from osmosis_cli.main import main\ntry:\n    main()\nexcept SystemExit:\n    pass"
     )
     results["rss_baseline_mb"] = baseline_rss
     results["rss_100k_mb"] = run_rss

@@ -49,5 +49,5 @@ def clock() -> FakeClock:
 def no_real_sleep(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     """The CLI sleeps through cli.context.SLEEP: record, never wait."""
     fake = FakeClock()
-    monkeypatch.setattr("cli.context.SLEEP", fake.sleep)
+    monkeypatch.setattr("osmosis_cli.context.SLEEP", fake.sleep)
     return fake

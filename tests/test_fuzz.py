@@ -12,8 +12,6 @@ import tomlkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from local_runner.dataset import Dataset
-from osmosis_client._transport import decode_json, error_from_response
 from osmosis_client.errors import (
     APIStatusError,
     ConfigError,
@@ -21,7 +19,9 @@ from osmosis_client.errors import (
     OsmosisError,
     ProtocolError,
 )
-from osmosis_client.eval_config import parse_config
+from osmosis_client.platform._transport import decode_json, error_from_response
+from osmosis_client.platform.eval_config import parse_config
+from osmosis_local_runner.dataset import Dataset
 
 KEYS = [
     "rollout",

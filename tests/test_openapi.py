@@ -12,10 +12,10 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from pydantic import BaseModel
 
-from osmosis_client import models
-from osmosis_client.eval_config import parse_config
+from osmosis_client.platform import models
+from osmosis_client.platform.eval_config import parse_config
 from tests.e2e.platform_double import PlatformDouble
-from tests.osmosis_client.test_eval_runs import PAYLOAD
+from tests.osmosis_client.platform.test_eval_runs import PAYLOAD
 
 SPEC_PATH = Path(__file__).resolve().parents[1] / "docs" / "openapi.yaml"
 

@@ -15,15 +15,15 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._retry import RetryPolicy, RetryState
-from .._version import __version__
-from ..errors import (
+from osmosis_client._retry import RetryPolicy, RetryState
+from osmosis_client._version import __version__
+from osmosis_client.errors import (
     EndpointUnreachableError,
     ModelNotFoundError,
     ProviderRequestError,
 )
-from . import mock
-from .providers import ModelTarget
+from osmosis_client.llm import mock
+from osmosis_client.llm.providers import ModelTarget
 
 if TYPE_CHECKING:
     import aiohttp

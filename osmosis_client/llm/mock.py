@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..errors import ModelNotFoundError
+from osmosis_client.errors import ModelNotFoundError
 
 _EXPR = re.compile(r"[-+*/().\d\s]{3,}")
 _OPS: dict[type, Callable[..., Any]] = {

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pydantic import SecretStr
 
-from ..errors import InvalidInputError, MissingAPIKeyError
+from osmosis_client.errors import InvalidInputError, MissingAPIKeyError
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -97,7 +97,7 @@ def resolve_target(
         raise InvalidInputError("no model given", hint="pass --model provider/model")
     provider_name, model = split_model_path(model_path)
     if provider_name == MOCK_PROVIDER and not base_url:
-        from .mock import parse_mock_model
+        from osmosis_client.llm.mock import parse_mock_model
 
         parse_mock_model(model)  # an unknown behaviour fails before the run starts
         return ModelTarget(model_path, model, MOCK_PROVIDER, None, None, None)

@@ -26,7 +26,7 @@ def osmosis_command() -> list[str]:
     if script.exists():
         return [str(script)]
     found = shutil.which("osmosis")
-    return [found] if found else [sys.executable, "-m", "cli.main"]
+    return [found] if found else [sys.executable, "-m", "osmosis_cli.main"]
 
 
 @pytest.fixture

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from local_runner.discovery import EvalFn
-from local_runner.runner import Runner, RunSpec
 from osmosis_client.llm.client import ModelClient
 from osmosis_client.llm.providers import resolve_target
 from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext, GraderContext
+from osmosis_local_runner.discovery import EvalFn
+from osmosis_local_runner.runner import Runner, RunSpec
 from tests.e2e.conftest import osmosis_command
 from tests.stub_openai import StubOpenAI
 

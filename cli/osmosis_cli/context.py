@@ -1,0 +1,58 @@
+"""What every command needs, built lazily (gh's factory): platform URL, store, client."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from osmosis_client import Client
+    from osmosis_client.platform.credentials import CredentialStore, ResolvedAuth
+
+#: how the CLI sleeps between retries and polls (tests replace it)
+SLEEP: Callable[[float], None] = time.sleep
+
+
+@dataclass
+class AppState:
+    platform_url_option: str | None = None
+    verbose: bool = False
+    _store: CredentialStore | None = field(default=None, repr=False)
+
+    def platform_url(self) -> str:
+        from osmosis_client.platform.settings import resolve_platform_url
+
+        return resolve_platform_url(self.platform_url_option)
+
+    def store(self) -> CredentialStore:
+        if self._store is None:
+            from osmosis_client.platform.credentials import CredentialStore
+
+            self._store = CredentialStore()
+        return self._store
+
+    def resolve(self, workspace: str | None = None) -> ResolvedAuth:
+        return self.store().resolve(self.platform_url(), workspace=workspace)
+
+    def client(self, auth: ResolvedAuth | None = None, *, git_repo: str | None = None) -> Client:
+        """A client for the platform, authenticated when ``auth`` is given."""
+        from osmosis_client import Client
+
+        return Client(
+            base_url=self.platform_url(),
+            token=auth.token if auth else None,
+            workspace=auth.workspace if auth else None,
+            git_repo=git_repo,
+            sleep=lambda s: SLEEP(s),
+        )
+
+
+def state(ctx: typer.Context) -> AppState:
+    root = ctx.find_root()
+    if not isinstance(root.obj, AppState):
+        root.obj = AppState()
+    return root.obj

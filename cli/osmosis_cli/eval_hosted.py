@@ -1,0 +1,422 @@
+"""``osmosis eval submit / list / info / stop / init``: hosted eval runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .context import AppState, state
+from .errors import EvaluationNotPassed, current_output, handle_errors
+
+if TYPE_CHECKING:
+    from osmosis_client import Client
+    from osmosis_client.platform.models import EvalRun, RunMetrics
+
+    from .output import Output
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("submit")(submit)
+    app.command("list")(list_runs)
+    app.command("info")(info)
+    app.command("stop")(stop)
+    app.command("init")(init)
+
+
+def _scoped_client(app_state: AppState) -> tuple[Client, str | None]:
+    """A client scoped by the selected workspace, else by the cwd's git origin."""
+    from osmosis_client.platform.git import origin_repo
+
+    auth = app_state.resolve()
+    git_repo = None if auth.workspace else origin_repo(Path.cwd())
+    return app_state.client(auth, git_repo=git_repo), auth.workspace
+
+
+# ------------------------------------------------------------------- submit
+
+
+@handle_errors
+def submit(
+    ctx: typer.Context,
+    config_path: Annotated[Path, typer.Argument(metavar="CONFIG", help="configs/eval/NAME.toml")],
+    yes: YesOpt = False,
+    allow_dirty: Annotated[
+        bool, typer.Option("--allow-dirty", help="Submit even with uncommitted changes.")
+    ] = False,
+    allow_unpushed: Annotated[
+        bool, typer.Option("--allow-unpushed", help="Submit a HEAD no remote branch contains.")
+    ] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for the run to finish.")] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", min=0, help="Stop waiting after SECONDS (the run goes on)."),
+    ] = None,
+    min_pass_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--min-pass-rate",
+            min=0.0,
+            max=1.0,
+            help="Exit 4 below this pass rate (implies --wait).",
+        ),
+    ] = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Submit a hosted eval run pinned to your pushed commit."""
+    import uuid
+
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_client.platform.eval_config import load_config
+    from osmosis_client.platform.git import inspect_repo, plan_pin
+
+    app_state = state(ctx)
+    out = current_output()
+    config = load_config(config_path)
+    if not yes and not out.interactive:
+        from .output import ConfirmationRequired
+
+        raise ConfirmationRequired(
+            "submitting needs confirmation but stdin is not a terminal",
+            hint="pass --yes to submit non-interactively",
+        )
+    repo = inspect_repo(config_path.resolve().parent)
+    exp = config.experiment
+    pin = plan_pin(
+        repo,
+        commit_sha=exp.commit_sha,
+        branch=exp.branch,
+        yes=yes,
+        allow_dirty=allow_dirty,
+        allow_unpushed=allow_unpushed,
+    )
+    for warning in pin.warnings:
+        out.warn(warning)
+    auth = app_state.resolve()
+    git_repo = None if auth.workspace else repo.origin_repo
+    with app_state.client(auth, git_repo=git_repo) as client:
+        if auth.workspace:
+            _check_connected_repo(client, auth.workspace, repo.origin_repo)
+        elif not git_repo:
+            from osmosis_client.errors import WorkspaceRequiredError
+
+            raise WorkspaceRequiredError(
+                "no workspace selected and the repository has no origin remote",
+                hint="log in and pick a workspace, or set OSMOSIS_WORKSPACE",
+            )
+        where = auth.workspace or f"the workspace connected to {git_repo}"
+        _summary(out, config_path, exp.model_path, exp.dataset, where, pin, config)
+        if not out.confirm("Submit this eval run?", yes=yes):
+            raise InvalidInputError("submission cancelled", code="CANCELLED")
+        created = client.eval_runs.create(config, pin.commit_sha or "", str(uuid.uuid4()))
+        out.info(f"Submitted {created.name} ({created.id})")
+        if created.platform_url:
+            out.info(f"  {created.platform_url}")
+        if not (wait or min_pass_rate is not None):
+            if out.json_mode:
+                out.emit_json(
+                    {
+                        "id": created.id,
+                        "name": created.name,
+                        "status": created.status,
+                        "platform_url": created.platform_url,
+                        "commit_sha": pin.commit_sha,
+                        "workspace": auth.workspace,
+                    }
+                )
+            else:
+                out.print(created.name)
+            return
+        final = _wait(client, out, created.name, timeout)
+    _gate(out, final, min_pass_rate)
+
+
+def _check_connected_repo(client: Client, workspace: str, origin: str | None) -> None:
+    """The workspace's connected repo must be this repo, or the platform runs other code."""
+    from osmosis_client.errors import InvalidInputError
+
+    match = next((w for w in client.workspaces.list() if workspace in (w.name, w.id)), None)
+    if match is None or match.connected_repo is None:
+        return
+    connected = match.connected_repo.repo_full_name.lower()
+    if origin is None or origin.lower() != connected:
+        raise InvalidInputError(
+            f"workspace {workspace} is connected to {connected}, but this repository's origin "
+            f"is {origin or '(none)'}",
+            hint="submit from a clone of the connected repository, or switch workspace",
+            code="REPO_MISMATCH",
+        )
+
+
+def _summary(
+    out: Output, path: Path, model: str, dataset: str, where: str, pin: Any, config: Any
+) -> None:
+    out.info(f"Workspace:  {where}")
+    out.info(f"Config:     {path}")
+    out.info(f"Rollout:    {config.experiment.rollout}/{config.experiment.entrypoint}")
+    out.info(f"Model:      {model}")
+    out.info(f"Dataset:    {dataset}")
+    out.info(f"Commit:     {pin.commit_sha or 'branch ' + str(pin.branch)}")
+    if config.secrets.required:
+        out.info(f"Secrets:    {', '.join(config.secrets.required)} (provided by the platform)")
+
+
+def _wait(client: Client, out: Output, name: str, timeout: float | None) -> EvalRun:
+    last: list[str] = []
+
+    def on_update(run: EvalRun, metrics: RunMetrics | None) -> None:
+        line = _progress_line(run, metrics)
+        if not last or last[-1] != line:
+            last.append(line)
+            out.info(line)
+
+    return client.eval_runs.wait(name, timeout=timeout, on_update=on_update)
+
+
+def _progress_line(run: EvalRun, metrics: RunMetrics | None) -> str:
+    line = f"{run.name}: {run.status}"
+    overview = metrics.overview if metrics else None
+    if overview and overview.total_samples:
+        line += f" {overview.completed_samples or 0}/{overview.total_samples}"
+        if overview.pass_rate is not None:
+            line += f" pass rate {overview.pass_rate:.1%}"
+    elif run.results and run.results.pass_rate is not None:
+        line += f" pass rate {run.results.pass_rate:.1%}"
+    return line
+
+
+def _gate(out: Output, run: EvalRun, min_pass_rate: float | None) -> None:
+    """Print the final run; exit 4 when it failed, stopped or scored below the gate."""
+    if out.json_mode:
+        out.emit_json(run.to_json())
+    else:
+        _render_run(out, run)
+    if run.status in ("failed", "stopped"):
+        raise EvaluationNotPassed(f"run {run.name} ended {run.status}")
+    if min_pass_rate is not None:
+        rate = run.results.pass_rate if run.results else None
+        if rate is None:
+            raise EvaluationNotPassed(f"run {run.name} reported no pass rate")
+        if rate < min_pass_rate:
+            raise EvaluationNotPassed(
+                f"run {run.name} pass rate {rate:.4g} is below --min-pass-rate {min_pass_rate:g}"
+            )
+
+
+# --------------------------------------------------------------------- list
+
+
+@handle_errors
+def list_runs(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="How many runs to show.")] = 20,
+    all_: Annotated[bool, typer.Option("--all", help="Every run (follows all pages).")] = False,
+    status: Annotated[
+        str | None,
+        typer.Option("--status", help="pending, running, finished, failed or stopped."),
+    ] = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Recent eval runs of the workspace."""
+    from osmosis_client.platform.resources.eval_runs import PAGE_LIMIT, next_offset
+
+    app_state = state(ctx)
+    out = current_output()
+    client, _ = _scoped_client(app_state)
+    runs: list[EvalRun] = []
+    with client:
+        offset: int | None = 0
+        total = None
+        has_more = False
+        while offset is not None:
+            want = PAGE_LIMIT if all_ else min(PAGE_LIMIT, limit - len(runs))
+            page = client.eval_runs.list(want, offset, status)
+            total = page.total_count
+            runs.extend(page.eval_runs)
+            offset = next_offset(page)
+            has_more = offset is not None
+            if not all_ and len(runs) >= limit:
+                break
+    if not all_ and len(runs) > limit:
+        runs = runs[:limit]
+    doc = {
+        "eval_runs": [r.to_json() for r in runs],
+        "total_count": total,
+        "has_more": False if all_ else has_more,
+        "next_offset": None if all_ else offset,
+    }
+    if out.json_mode:
+        out.emit_json(doc)
+        return
+    if not runs:
+        out.info("No eval runs yet: submit one with `osmosis eval submit CONFIG`.")
+        return
+    out.table(
+        ["name", "status", "model", "dataset", "score", "pass rate", "created"],
+        [
+            [
+                r.name,
+                r.status,
+                r.model or "",
+                r.dataset or "",
+                _num(r.results.score if r.results else None),
+                _pct(r.results.pass_rate if r.results else None),
+                _when(r.created_at),
+            ]
+            for r in runs
+        ],
+    )
+    if doc["has_more"]:
+        out.info(f"… more runs: use --limit {limit * 2} or --all")
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:.3f}"
+
+
+def _pct(value: float | None) -> str:
+    return "" if value is None else f"{value:.1%}"
+
+
+def _when(value: str | None) -> str:
+    if not value:
+        return ""
+    return value.replace("T", " ")[:16]
+
+
+# --------------------------------------------------------------------- info
+
+
+@handle_errors
+def info(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME_OR_ID")],
+    watch: Annotated[bool, typer.Option("--watch", help="Follow until the run ends.")] = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """Details and results of one run (read-only)."""
+    app_state = state(ctx)
+    out = current_output()
+    client, _ = _scoped_client(app_state)
+    with client:
+        run = _wait(client, out, name, None) if watch else client.eval_runs.get(name)
+    if out.json_mode:
+        out.emit_json(run.to_json())
+    else:
+        _render_run(out, run)
+
+
+def _render_run(out: Output, run: EvalRun) -> None:
+    rows: list[tuple[str, str]] = [
+        ("Name", run.name),
+        ("ID", run.id),
+        ("Status", run.status),
+        ("Model", run.model or ""),
+        ("Dataset", run.dataset or ""),
+        ("Rollout", f"{run.rollout or ''}/{run.entrypoint or ''}".strip("/")),
+        ("Commit", run.commit_sha or (f"branch {run.branch}" if run.branch else "")),
+        ("Created", _when(run.created_at)),
+        ("Completed", _when(run.completed_at)),
+        ("URL", run.platform_url or ""),
+    ]
+    if run.config:
+        settings = run.config.model_dump(exclude={"model_path"}, exclude_none=True)
+        if settings:
+            rows.append(("Config", " ".join(f"{k}={v}" for k, v in settings.items())))
+    results = run.results
+    if results:
+        rate = _pct(results.pass_rate)
+        if results.graded is not None:
+            rate += f" ({results.passed}/{results.graded} graded, {results.skipped or 0} skipped)"
+        rows += [("Score", _num(results.score)), ("Pass rate", rate)]
+        if results.sampled_rows is not None:
+            total = results.total_dataset_rows
+            rows.append(("Rows", f"{results.sampled_rows}" + (f" of {total}" if total else "")))
+        if results.total_tokens is not None:
+            rows.append(("Tokens", f"{results.total_tokens:,}"))
+        stats = results.reward_stats
+        if stats and stats.pass_at_k:
+            ks = sorted(stats.pass_at_k.items(), key=lambda kv: int(kv[0]))
+            rows.append(("pass@k", "  ".join(f"@{k}={v:.3f}" for k, v in ks)))
+        if stats:
+            parts = [
+                f"{label} {_num(value)}"
+                for label, value in (
+                    ("mean", stats.mean),
+                    ("std", stats.std),
+                    ("min", stats.min),
+                    ("median", stats.median),
+                    ("max", stats.max),
+                )
+                if value is not None
+            ]
+            if parts:
+                rows.append(("Reward", " ".join(parts)))
+    for label, value in rows:
+        if value:
+            out.print(f"{label + ':':<11} {value}")
+
+
+# --------------------------------------------------------------------- stop
+
+
+@handle_errors
+def stop(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME_OR_ID")],
+    yes: YesOpt = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """Stop a pending or running run."""
+    from osmosis_client.errors import ConflictError, InvalidInputError, OsmosisError
+
+    app_state = state(ctx)
+    out = current_output()
+    if not out.confirm(f"Stop eval run {name}?", yes=yes):
+        raise InvalidInputError("stop cancelled", code="CANCELLED")
+    client, _ = _scoped_client(app_state)
+    with client:
+        try:
+            run = client.eval_runs.stop(name)
+        except ConflictError:
+            current = client.eval_runs.get(name)
+            raise OsmosisError(
+                f"run {current.name} is already {current.status}",
+                hint="only pending or running runs can be stopped",
+                code="ALREADY_TERMINAL",
+            ) from None
+    if out.json_mode:
+        out.emit_json(run.to_json())
+    else:
+        out.info(f"Stop requested: {run.name} is {run.status}")
+
+
+# --------------------------------------------------------------------- init
+
+
+@handle_errors
+def init(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Config name (also the default rollout name).")],
+) -> None:
+    """Write configs/eval/NAME.toml, a commented template (never overwrites)."""
+    import tomlkit
+
+    from osmosis_client._fs import atomic_write
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_client.platform.eval_config import render_template
+
+    out = current_output()
+    text = render_template(name)
+    tomlkit.parse(text)  # the template is valid TOML
+    target = Path("configs") / "eval" / f"{name}.toml"
+    if target.exists():
+        raise InvalidInputError(
+            f"{target} already exists", hint="pick another name or edit the existing file"
+        )
+    atomic_write(target, text.encode())
+    out.info(f"Wrote {target}: fill in [experiment], then `osmosis eval submit {target}`")

@@ -1,0 +1,219 @@
+"""``osmosis eval rubric``, ``osmosis eval-rubric`` and ``osmosis preview``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .errors import EXIT_FAILED, current_output, handle_errors
+
+if TYPE_CHECKING:
+    from osmosis_local_runner.rubric_eval import RubricRecord
+
+    from .output import Output
+
+
+DataOpt = Annotated[
+    Path, typer.Option("-d", "--data", help="JSONL dataset (solution_str per line).")
+]
+NumberOpt = Annotated[int, typer.Option("-n", "--number", min=1, help="Judge requests per record.")]
+OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="Result file or directory.")]
+
+
+def register(app: typer.Typer, eval_app: typer.Typer) -> None:
+    eval_app.command("rubric")(eval_rubric)
+    app.command("eval-rubric")(eval_rubric_config)
+    app.command("preview")(preview)
+
+
+@handle_errors
+def eval_rubric(
+    ctx: typer.Context,
+    data: DataOpt,
+    rubric: Annotated[str, typer.Option("-r", "--rubric", help="Rubric text, or @FILE.")],
+    model: Annotated[str, typer.Option("--model", help="Judge: provider/model.")],
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option("--api-key-env", help="NAME of the key variable.")
+    ] = None,
+    n: NumberOpt = 1,
+    output: OutputOpt = None,
+    score_min: Annotated[float, typer.Option("--score-min")] = 0.0,
+    score_max: Annotated[float, typer.Option("--score-max")] = 1.0,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.1, help="Seconds per judge call.")
+    ] = 60.0,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Judge calls in flight.")
+    ] = 8,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the result document.")] = False,
+) -> None:
+    """Score every solution in a JSONL file with a judge model and a rubric."""
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_client.llm.providers import split_model_path
+    from osmosis_local_runner.rubric_eval import load_records
+
+    out = current_output()
+    text = _rubric_text(rubric)
+    provider, name = split_model_path(model)
+    if provider is None and base_url is None:
+        raise InvalidInputError(
+            f"--model {model!r} needs a provider prefix (e.g. openai/gpt-5-mini) or --base-url"
+        )
+    info: dict[str, Any] = {
+        "provider": provider,
+        "model": name,
+        "timeout": timeout,
+        "score_min": score_min,
+        "score_max": score_max,
+    }
+    if base_url:
+        info["base_url"] = base_url
+    if api_key_env:
+        info["api_key_env"] = api_key_env
+    records, _ = load_records(data)
+    _execute(out, records, text, info, n=n, concurrency=concurrency, output=output, rubric_id=None)
+
+
+@handle_errors
+def eval_rubric_config(
+    ctx: typer.Context,
+    rubric_id: Annotated[str, typer.Option("--rubric", help="Rubric id in the config.")],
+    data: DataOpt,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="rubric_configs.yaml|toml")
+    ] = None,
+    n: NumberOpt = 1,
+    output: OutputOpt = None,
+) -> None:
+    """Evaluate a JSONL dataset against a rubric from a config file."""
+    from osmosis_client.rewards.rubric_config import find_rubric_config, load_rubric_config
+    from osmosis_local_runner.rubric_eval import load_records
+
+    out = current_output()
+    config_path = config or find_rubric_config(data)
+    entry = load_rubric_config(config_path).get(rubric_id)
+    records, skipped = load_records(data, rubric_id)
+    out.info(
+        f"Loaded {len(records)} record(s) for rubric {rubric_id}"
+        + (f" ({skipped} for other rubrics skipped)" if skipped else "")
+    )
+    _execute(
+        out,
+        records,
+        entry.rubric,
+        entry.judge_info(),
+        n=n,
+        concurrency=8,
+        output=output,
+        rubric_id=rubric_id,
+    )
+
+
+def _rubric_text(value: str) -> str:
+    from osmosis_client.errors import InvalidInputError
+
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            value = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInputError(f"cannot read rubric file {path}: {exc.strerror}") from None
+    if not value.strip():
+        raise InvalidInputError("the rubric is empty")
+    return value
+
+
+def _execute(
+    out: Output,
+    records: list[RubricRecord],
+    rubric: str,
+    model_info: dict[str, Any],
+    *,
+    n: int,
+    concurrency: int,
+    output: Path | None,
+    rubric_id: str | None,
+) -> None:
+    import asyncio
+
+    from osmosis_local_runner.rubric_eval import resolve_output, run_rubric_eval, write_result
+
+    path = resolve_output(output, rubric_id)
+    show = not out.json_mode and out.stderr_is_tty
+
+    def on_progress(p: Any) -> None:
+        if show:
+            out.stderr.write(f"\rjudged {p.done}/{p.total} ({p.errors} errors)")
+            out.stderr.flush()
+
+    document: dict[str, Any] | None = None
+    try:
+        document, failure = asyncio.run(
+            run_rubric_eval(
+                records, rubric, model_info, n=n, concurrency=concurrency, on_progress=on_progress
+            )
+        )
+    finally:
+        if show:
+            out.stderr.write("\n")
+    write_result(path, document)
+    if out.json_mode:
+        out.emit_json(document)
+    else:
+        for record in document["records"]:
+            label = record["conversation_id"] or f"line {record['line']}"
+            for i, run in enumerate(record["runs"], 1):
+                verdict = (
+                    f"{run['score']:.3f}" if run["error"] is None else f"error: {run['error']}"
+                )
+                out.print(
+                    f"{label} [run {i}] {verdict}"
+                    + (f" — {run['explanation']}" if run["explanation"] else "")
+                )
+        stats = document["stats"]
+        if stats["count"]:
+            out.print(
+                f"average {stats['average']:.3f}  variance {stats['variance']:.4f}  "
+                f"std {stats['std']:.3f}  min {stats['min']:.3f}  max {stats['max']:.3f}  "
+                f"({stats['count']} runs)"
+            )
+    out.info(f"Results written to {path}")
+    if failure is not None:
+        out.error(failure)
+        raise typer.Exit(EXIT_FAILED)
+
+
+@handle_errors
+def preview(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Option("--path", help="A rubric config or a JSONL dataset.")],
+) -> None:
+    """Validate and pretty-print a rubric config or a JSONL dataset."""
+    from osmosis_client.errors import InvalidInputError
+
+    out = current_output()
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml", ".toml"):
+        from osmosis_client.rewards.rubric_config import load_rubric_config
+
+        config = load_rubric_config(path)
+        out.info(f"Loaded {len(config.rubrics)} rubric(s) from {path}")
+        out.print(json.dumps(config.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    elif suffix == ".jsonl":
+        from osmosis_local_runner.rubric_eval import load_records
+
+        records, _ = load_records(path)
+        out.info(f"Loaded {len(records)} record(s) from {path}")
+        for record in records:
+            out.print(json.dumps(record.__dict__, ensure_ascii=False))
+    else:
+        raise InvalidInputError(
+            f"cannot preview {path}",
+            hint="pass a .yaml/.yml/.toml rubric config or a .jsonl dataset",
+        )

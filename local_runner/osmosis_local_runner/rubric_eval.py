@@ -1,0 +1,212 @@
+"""Score a JSONL dataset of solutions with a rubric judge: records × ``n`` judge calls,
+bounded concurrency, results always written (even when the provider fails part-way)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from osmosis_client._fs import atomic_write
+from osmosis_client.errors import (
+    ConfigError,
+    EndpointUnreachableError,
+    InvalidInputError,
+    OsmosisError,
+    Problem,
+    ProviderRequestError,
+)
+from osmosis_client.llm.client import ModelClient
+from osmosis_client.rewards.rubric import RubricResult, aevaluate_rubric, resolve_judge
+
+from .scoring import describe
+
+
+@dataclass(frozen=True)
+class RubricRecord:
+    line: int  # 1-based line in the file
+    conversation_id: str | None
+    solution_str: str
+    ground_truth: str | None
+    original_input: str | None
+    metadata: dict[str, Any]
+    rubric_id: str | None
+
+
+def load_records(path: Path, rubric_id: str | None = None) -> tuple[list[RubricRecord], int]:
+    """Records of a JSONL dataset (and how many were skipped for another rubric_id)."""
+    if not path.is_file():
+        raise InvalidInputError(f"dataset {path} does not exist")
+    records: list[RubricRecord] = []
+    problems: list[Problem] = []
+    skipped = 0
+    with path.open("rb") as handle:
+        for line, raw in enumerate(handle, 1):
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw)
+                if not isinstance(data, dict):
+                    raise ValueError("a record must be a JSON object")
+                solution = data.get("solution_str")
+                if not isinstance(solution, str) or not solution.strip():
+                    raise ValueError("solution_str must be a non-empty string")
+                for key in ("ground_truth", "original_input", "conversation_id", "rubric_id"):
+                    if data.get(key) is not None and not isinstance(data[key], str | int | float):
+                        raise ValueError(f"{key} must be a string")
+                metadata = data.get("metadata") or data.get("extra_info") or {}
+                if not isinstance(metadata, dict):
+                    raise ValueError("metadata must be an object")
+            except ValueError as exc:
+                problems.append(Problem(str(path), line, None, "", str(exc).split(": line ")[0]))
+                continue
+            if rubric_id is not None and data.get("rubric_id") not in (None, rubric_id):
+                skipped += 1
+                continue
+            records.append(
+                RubricRecord(
+                    line,
+                    _text(data, "conversation_id"),
+                    solution,
+                    _text(data, "ground_truth"),
+                    _text(data, "original_input"),
+                    metadata,
+                    _text(data, "rubric_id"),
+                )
+            )
+    if problems:
+        raise ConfigError(f"dataset {path} has invalid records", problems[:20])
+    if not records:
+        raise InvalidInputError(
+            f"dataset {path} has no records to evaluate"
+            + (f" for rubric {rubric_id!r}" if rubric_id else "")
+        )
+    return records, skipped
+
+
+def _text(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return None if value is None else str(value)
+
+
+@dataclass
+class RubricProgress:
+    total: int
+    done: int = 0
+    errors: int = 0
+    started_at: float = field(default_factory=time.monotonic)
+
+
+def rubric_stats(scores: list[float]) -> dict[str, Any]:
+    """count, average, population variance, std, min, max over successful runs."""
+    stats = describe(scores)
+    std = stats["std"]
+    return {
+        "count": len(scores),
+        "average": stats["mean"],
+        "variance": None if std is None else std * std,
+        "std": std,
+        "min": stats["min"],
+        "max": stats["max"],
+    }
+
+
+async def run_rubric_eval(
+    records: list[RubricRecord],
+    rubric: str,
+    model_info: Mapping[str, Any],
+    *,
+    n: int = 1,
+    concurrency: int = 8,
+    on_progress: Callable[[RubricProgress], None] | None = None,
+) -> tuple[dict[str, Any], OsmosisError | None]:
+    """The result document, and the provider error that stopped the run (if any)."""
+    target = resolve_judge(model_info)  # key problems surface before any request
+    runs: dict[int, list[dict[str, Any] | None]] = {i: [None] * n for i in range(len(records))}
+    progress = RubricProgress(total=len(records) * n)
+    fatal: list[OsmosisError] = []
+    queue = iter([(i, k) for i in range(len(records)) for k in range(n)])
+    timeout = float(model_info.get("timeout") or 60.0)
+
+    async with ModelClient(target, concurrency=concurrency, request_timeout=timeout) as client:
+
+        async def worker() -> None:
+            for index, k in queue:
+                if fatal:
+                    return
+                record = records[index]
+                entry: dict[str, Any]
+                try:
+                    result = await aevaluate_rubric(
+                        rubric,
+                        record.solution_str,
+                        model_info,
+                        record.ground_truth,
+                        record.original_input,
+                        record.metadata,
+                        return_details=True,
+                        client=client,
+                    )
+                    assert isinstance(result, RubricResult)
+                    entry = {
+                        "score": result.score,
+                        "explanation": result.explanation,
+                        "error": None,
+                    }
+                except (EndpointUnreachableError, ProviderRequestError) as exc:
+                    status = getattr(exc, "status_code", None)
+                    entry = {"score": None, "explanation": None, "error": exc.message}
+                    if isinstance(exc, EndpointUnreachableError) or status is not None:
+                        fatal.append(exc)  # the provider is failing: stop, keep what is done
+                except OsmosisError as exc:
+                    entry = {"score": None, "explanation": None, "error": exc.message}
+                    fatal.append(exc)
+                runs[index][k] = entry
+                progress.done += 1
+                progress.errors += entry["error"] is not None
+                if on_progress is not None:
+                    on_progress(progress)
+
+        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+
+    scores = [r["score"] for rs in runs.values() for r in rs if r and r["error"] is None]
+    document = {
+        "rubric": rubric,
+        "model": target.model_path,
+        "status": "failed" if fatal else "finished",
+        "records": [
+            {
+                "line": rec.line,
+                "conversation_id": rec.conversation_id,
+                "runs": [r for r in runs[i] if r is not None],
+            }
+            for i, rec in enumerate(records)
+        ],
+        "stats": rubric_stats(scores),
+    }
+    return document, (fatal[0] if fatal else None)
+
+
+def default_result_path(rubric_id: str | None) -> Path:
+    """``$XDG_CACHE_HOME/osmosis/eval_result/<rubric>/rubric_eval_result_<unix ms>.json``."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    folder = base / "osmosis" / "eval_result" / (rubric_id or "rubric")
+    return folder / f"rubric_eval_result_{int(time.time() * 1000)}.json"
+
+
+def resolve_output(output: Path | None, rubric_id: str | None) -> Path:
+    """A directory gets ``rubric_eval_result_<ts>.json`` inside it; a file path is used as is."""
+    if output is None:
+        return default_result_path(rubric_id)
+    if output.is_dir() or str(output).endswith(os.sep):
+        return output / f"rubric_eval_result_{int(time.time() * 1000)}.json"
+    return output
+
+
+def write_result(path: Path, document: Mapping[str, Any]) -> None:
+    atomic_write(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())

@@ -1,0 +1,175 @@
+"""``Client`` and ``AsyncClient``: thin faces over the shared :class:`Transport`.
+
+    with Client(token="…", workspace="acme") as client:
+        client.workspaces.list()
+
+Everything about a request — headers, scope, retries, error mapping — lives in
+``_transport.py``; the faces only send bytes and sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import httpx
+from pydantic import SecretStr
+
+from osmosis_client._plan import drive_async, drive_sync
+from osmosis_client._retry import RetryPolicy
+from osmosis_client.platform._transport import DEFAULT_TIMEOUT, Transport, decode_json
+from osmosis_client.platform.resources._base import Call
+from osmosis_client.platform.resources.auth import AsyncAuth, Auth
+from osmosis_client.platform.resources.eval_runs import AsyncEvalRuns, EvalRuns
+from osmosis_client.platform.resources.workspaces import AsyncWorkspaces, Workspaces
+from osmosis_client.platform.settings import resolve_platform_url
+
+T = TypeVar("T")
+
+
+def _secret(token: str | SecretStr | None) -> SecretStr | None:
+    if token is None or isinstance(token, SecretStr):
+        return token
+    return SecretStr(token)
+
+
+class _BaseClient:
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        token: str | SecretStr | None,
+        workspace: str | None,
+        git_repo: str | None,
+        max_retries: int,
+        retry_policy: RetryPolicy | None,
+    ) -> None:
+        self._transport = Transport(
+            base_url=resolve_platform_url(base_url),
+            token=_secret(token),
+            workspace=workspace,
+            git_repo=git_repo,
+            retry_policy=retry_policy or RetryPolicy(max_retries=max_retries),
+        )
+
+    @property
+    def base_url(self) -> str:
+        return self._transport.base_url
+
+    @property
+    def workspace(self) -> str | None:
+        """The workspace sent as ``X-Osmosis-Workspace`` on scoped calls."""
+        return self._transport.workspace
+
+    @workspace.setter
+    def workspace(self, name: str | None) -> None:
+        self._transport.workspace = name
+
+    @property
+    def git_repo(self) -> str | None:
+        """The repo path sent as ``X-Osmosis-Git`` when no workspace is selected."""
+        return self._transport.git_repo
+
+    @git_repo.setter
+    def git_repo(self, repo: str | None) -> None:
+        self._transport.git_repo = repo
+
+    def set_token(self, token: str | SecretStr | None) -> None:
+        self._transport.token = _secret(token)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r}, workspace={self.workspace!r})"
+
+
+class Client(_BaseClient):
+    """Synchronous client for the Osmosis platform."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        token: str | SecretStr | None = None,
+        workspace: str | None = None,
+        git_repo: str | None = None,
+        timeout: httpx.Timeout | float | None = None,
+        max_retries: int = 4,
+        retry_policy: RetryPolicy | None = None,
+        http_client: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        super().__init__(
+            base_url=base_url,
+            token=token,
+            workspace=workspace,
+            git_repo=git_repo,
+            max_retries=max_retries,
+            retry_policy=retry_policy,
+        )
+        self._http = http_client or httpx.Client(timeout=timeout or DEFAULT_TIMEOUT)
+        self._sleep = sleep
+        self.auth = Auth(self)
+        self.workspaces = Workspaces(self)
+        self.eval_runs = EvalRuns(self)
+
+    def _execute(self, call: Call[T]) -> T:
+        response = drive_sync(
+            self._transport.plan(call.options), self._http.send, self._sleep, httpx.TransportError
+        )
+        return call.parse(decode_json(response))
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncClient(_BaseClient):
+    """Asynchronous client for the Osmosis platform."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        token: str | SecretStr | None = None,
+        workspace: str | None = None,
+        git_repo: str | None = None,
+        timeout: httpx.Timeout | float | None = None,
+        max_retries: int = 4,
+        retry_policy: RetryPolicy | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
+        super().__init__(
+            base_url=base_url,
+            token=token,
+            workspace=workspace,
+            git_repo=git_repo,
+            max_retries=max_retries,
+            retry_policy=retry_policy,
+        )
+        self._http = http_client or httpx.AsyncClient(timeout=timeout or DEFAULT_TIMEOUT)
+        self._sleep = sleep
+        self.auth = AsyncAuth(self)
+        self.workspaces = AsyncWorkspaces(self)
+        self.eval_runs = AsyncEvalRuns(self)
+
+    async def _execute(self, call: Call[T]) -> T:
+        response = await drive_async(
+            self._transport.plan(call.options), self._http.send, self._sleep, httpx.TransportError
+        )
+        return call.parse(decode_json(response))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

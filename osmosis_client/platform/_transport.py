@@ -1,0 +1,297 @@
+"""Request building, the retry loop and error mapping — shared by ``Client`` and ``AsyncClient``.
+
+The retry loop is written once, as a generator (:meth:`Transport.plan`) that
+yields either an ``httpx.Request`` to send or a ``float`` to sleep, and is sent
+back the response or the transport exception. The sync and async clients only
+drive it (:func:`drive_sync` / :func:`drive_async`): no policy lives there.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import platform
+import time
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import quote
+
+import httpx
+from pydantic import SecretStr
+
+from osmosis_client._retry import RetryPolicy, RetryState
+from osmosis_client._version import __version__
+from osmosis_client.errors import (
+    APIConnectionError,
+    APIStatusError,
+    APITimeoutError,
+    AuthenticationError,
+    ProtocolError,
+    UpgradeRequiredError,
+    WorkspaceRequiredError,
+    status_error_class,
+)
+
+logger = logging.getLogger("osmosis_client")
+
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+USER_AGENT = f"osmosis-client/{__version__} python/{platform.python_version()}"
+
+Scope = Literal["none", "git", "required"]
+Step = httpx.Request | float
+Outcome = httpx.Response | httpx.TransportError | None
+Plan = Generator[Step, Outcome, httpx.Response]
+
+SCOPE_CODE_HINTS = {
+    "WORKSPACE_SCOPE_HEADER_CONFLICT": (
+        "the request named both a workspace and a git repository",
+        "this is a client bug; please report it",
+    ),
+    "WORKSPACE_SCOPE_HEADER_ACCESS_DENIED": (
+        "your account is not a member of the selected workspace",
+        "run `osmosis workspace list --remote` and `osmosis workspace switch NAME`",
+    ),
+    "GIT_SCOPE_HEADER_REQUIRED": (
+        "the platform needs to know which workspace to use",
+        "log in and pick a workspace, or set OSMOSIS_WORKSPACE",
+    ),
+    "GIT_REPOSITORY_NOT_CONNECTED": (
+        "no workspace is connected to this git repository",
+        "connect the repository on the platform, or pick a workspace with "
+        "`osmosis workspace switch NAME`",
+    ),
+    "GIT_REPOSITORY_ACCESS_DENIED": (
+        "you have no access to the workspace connected to this git repository",
+        "ask a workspace admin for access, or pick another workspace",
+    ),
+}
+
+AMBIGUOUS_CREATE_HINT = (
+    "the run may have been created — check `osmosis eval list` before resubmitting"
+)
+
+
+def encode_segment(value: str) -> str:
+    """Percent-encode one path segment with no safe characters (``a/b`` → ``a%2Fb``)."""
+    return quote(value, safe="")
+
+
+@dataclass(frozen=True)
+class RequestOptions:
+    """One logical call to the platform (retries included)."""
+
+    method: str
+    path: str
+    json: Any = None
+    params: Mapping[str, Any] | None = None
+    authenticated: bool = True
+    scope: Scope = "none"
+    idempotency_key: str | None = None
+    retry: bool = True
+    #: said on a failure after which the platform may still have acted (e.g. a create)
+    ambiguous_hint: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Transport:
+    """The platform connection settings and policy; no I/O of its own."""
+
+    base_url: str
+    token: SecretStr | None = None
+    workspace: str | None = None
+    git_repo: str | None = None
+    retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+    monotonic: Callable[[], float] = time.monotonic
+    _version_warned: bool = False
+
+    def headers(self, options: RequestOptions) -> dict[str, str]:
+        headers = {
+            "User-Agent": USER_AGENT,
+            "X-Osmosis-CLI-Version": __version__,
+            "Accept": "application/json",
+        }
+        if options.authenticated:
+            if self.token is None:
+                from osmosis_client.errors import NotAuthenticatedError
+
+                raise NotAuthenticatedError(
+                    "not logged in",
+                    hint="run `osmosis login`, or set OSMOSIS_TOKEN",
+                )
+            headers["Authorization"] = f"Bearer {self.token.get_secret_value()}"
+        if options.scope == "required":
+            if self.workspace:
+                headers["X-Osmosis-Workspace"] = self.workspace
+            elif self.git_repo:
+                headers["X-Osmosis-Git"] = self.git_repo
+            else:
+                raise WorkspaceRequiredError(
+                    "no workspace selected and no git origin to pick one from",
+                    hint="log in and pick a workspace, or set OSMOSIS_WORKSPACE",
+                )
+        elif options.scope == "git" and self.git_repo:
+            headers["X-Osmosis-Git"] = self.git_repo
+        if options.idempotency_key:
+            headers["Idempotency-Key"] = options.idempotency_key
+        headers.update(options.headers)
+        return headers
+
+    def build_request(self, options: RequestOptions) -> httpx.Request:
+        return httpx.Request(
+            options.method,
+            self.base_url + options.path,
+            headers=self.headers(options),
+            params=options.params,
+            json=options.json,
+        )
+
+    def plan(self, options: RequestOptions) -> Plan:
+        """The retry loop: yields requests and sleeps, returns the final 2xx response."""
+        request = self.build_request(options)
+        retry = RetryState(self.retry_policy, self.monotonic)
+        while True:
+            outcome = yield request
+            if isinstance(outcome, httpx.Response):
+                logger.debug("%s %s -> %s", request.method, request.url.path, outcome.status_code)
+                if outcome.is_success:
+                    self._note_version_status(outcome)
+                    return outcome
+                status, retry_after = outcome.status_code, outcome.headers.get("Retry-After")
+                delay = retry.delay_after(status=status, retry_after=retry_after)
+                if delay is None or not options.retry:
+                    raise self.status_error(outcome, options)
+            else:
+                assert isinstance(outcome, httpx.TransportError)
+                logger.debug(
+                    "%s %s -> %s", request.method, request.url.path, type(outcome).__name__
+                )
+                delay = retry.delay_after()
+                if delay is None or not options.retry:
+                    raise self.connection_error(outcome, options)
+            logger.debug("retry %d in %.2fs", retry.retries, delay)
+            yield delay
+
+    def _note_version_status(self, response: httpx.Response) -> None:
+        status = response.headers.get("X-Osmosis-Version-Status")
+        if status in ("upgrade_available", "deprecated") and not self._version_warned:
+            self._version_warned = True
+            message = response.headers.get("X-Osmosis-Version-Message") or (
+                "a newer osmosis-client is available: pip install -U osmosis-client"
+            )
+            logger.warning("%s", message)
+
+    def connection_error(
+        self, exc: httpx.TransportError, options: RequestOptions
+    ) -> APIConnectionError:
+        host = httpx.URL(self.base_url).host
+        if isinstance(exc, httpx.TimeoutException):
+            error: APIConnectionError = APITimeoutError(
+                f"the platform at {host} did not answer in time",
+                hint=options.ambiguous_hint or "check your network and try again",
+            )
+        else:
+            error = APIConnectionError(
+                f"cannot reach the platform at {host} ({type(exc).__name__})",
+                hint=options.ambiguous_hint
+                or "check your network and --platform-url / OSMOSIS_PLATFORM_URL",
+            )
+        error.__cause__ = None
+        return error
+
+    def status_error(self, response: httpx.Response, options: RequestOptions) -> APIStatusError:
+        return error_from_response(response, ambiguous_hint=options.ambiguous_hint)
+
+
+def _issue_text(issue: Any) -> str:
+    if isinstance(issue, Mapping):
+        key = issue.get("key")
+        message = str(issue.get("message", ""))
+        correction = issue.get("key_correction")
+        text = f"{key}: {message}" if key else message
+        if correction:
+            text += f" (did you mean {correction!r}?)"
+        return text
+    return str(issue)
+
+
+def error_from_response(
+    response: httpx.Response, *, ambiguous_hint: str | None = None
+) -> APIStatusError:
+    """Map a non-2xx response to the typed error hierarchy."""
+    status = response.status_code
+    body: dict[str, Any] = {}
+    raw_text = ""
+    try:
+        decoded = response.json()
+        if isinstance(decoded, dict):
+            body = decoded
+        else:
+            raw_text = response.text
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+        raw_text = response.text
+    code = body.get("code") if isinstance(body.get("code"), str) else None
+    message = body.get("message") if isinstance(body.get("message"), str) else None
+    if message is None and isinstance(body.get("error"), str):
+        message = body["error"]
+    if code is None and message and message.replace("_", "").isalnum() and message.isupper():
+        code = message  # older servers put a code in `error`
+    issues = (
+        [_issue_text(i) for i in body.get("issues") or [] if i]
+        if isinstance(body.get("issues"), list)
+        else []
+    )
+    if message is None:
+        snippet = " ".join(raw_text.split())[:200]
+        message = f"HTTP {status}" + (f": {snippet}" if snippet else "")
+    hint: str | None = None
+    if code in SCOPE_CODE_HINTS:
+        plain, hint = SCOPE_CODE_HINTS[code]
+        message = f"{plain} ({message})" if message != code else plain
+    elif status == 401:
+        hint = "run `osmosis login` (or check OSMOSIS_TOKEN)"
+        if code == "TOKEN_EXPIRED":
+            message = "your login has expired"
+        elif code == "TOKEN_REVOKED":
+            message = "your token was revoked"
+    elif status == 403:
+        hint = "ask a workspace admin for access, or pick another workspace"
+    elif status == 426:
+        detail = body.get("message") or body.get("status")
+        message = "this osmosis-client is too old for the platform" + (
+            f": {detail}" if detail else ""
+        )
+        hint = "upgrade osmosis-client: pip install -U osmosis-client"
+    elif status == 429:
+        hint = "the platform is rate limiting requests; wait a minute and try again"
+    elif status >= 500 or status == 408:
+        hint = ambiguous_hint or "the platform is having trouble; try again later"
+    cls = status_error_class(status)
+    if status == 426:
+        cls = UpgradeRequiredError
+    elif status == 401:
+        cls = AuthenticationError
+    return cls(
+        message,
+        status_code=status,
+        code=code,
+        hint=hint,
+        body=body,
+        issues=issues,
+        retry_after=response.headers.get("Retry-After"),
+    )
+
+
+def decode_json(response: httpx.Response) -> Any:
+    """The JSON body of a 2xx response; anything else is a ``ProtocolError``."""
+    if response.status_code == 204 or not response.content:
+        return None
+    try:
+        return response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+        snippet = " ".join(response.text.split())[:200]
+        raise ProtocolError(
+            f"the platform sent a response that is not JSON: {snippet!r}",
+            hint="check --platform-url points at the Osmosis platform",
+        ) from None

@@ -1,0 +1,458 @@
+"""Eval configs (``configs/eval/*.toml``): load, validate every value, report all problems.
+
+The same :class:`EvalConfig` serves ``eval submit`` (``[local]`` ignored) and the
+local runner. Problems come as ``FILE:LINE:COL: key: message``; unknown keys get
+a "did you mean" suggestion. Nothing here touches the network or runs user code.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
+
+from osmosis_client.errors import ConfigError, Problem
+
+SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+SECRET_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+HEX_SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
+BRANCH = re.compile(r"^(?!/)(?!.*\.\.)(?!.*//)[^\s~^:?*\[\\]+(?<![/.])$")
+
+Number = StrictInt | StrictFloat
+PositiveNumber = Annotated[Number, Field(gt=0)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Experiment(_Section):
+    rollout: StrictStr
+    entrypoint: StrictStr
+    model_path: Annotated[StrictStr, Field(min_length=1)]
+    dataset: Annotated[StrictStr, Field(min_length=1)]
+    commit_sha: StrictStr | None = None
+    branch: StrictStr | None = None
+
+
+class Evaluation(_Section):
+    limit: Annotated[StrictInt, Field(ge=1)] | None = None
+    n: Annotated[StrictInt, Field(ge=1)] = 1
+    batch_size: Annotated[StrictInt, Field(ge=1)] = 1
+    pass_threshold: Number = 1.0
+    agent_workflow_timeout_s: PositiveNumber = 450
+    grader_timeout_s: PositiveNumber = 150
+
+
+class Secrets(_Section):
+    required: list[StrictStr] = Field(default_factory=list)
+
+
+class Local(_Section):
+    dataset_file: StrictStr | None = None
+    base_url: StrictStr | None = None
+    api_key_env: StrictStr | None = None
+    seed: Annotated[StrictInt, Field(ge=0)] = 0
+    sampling: dict[str, Any] = Field(default_factory=dict)
+
+
+class EvalConfig(_Section):
+    """A validated eval config. ``path`` and ``root`` say where it came from."""
+
+    experiment: Experiment
+    evaluation: Evaluation = Field(default_factory=Evaluation)
+    advanced: dict[str, Any] = Field(default_factory=dict)
+    env: dict[str, StrictStr] = Field(default_factory=dict)
+    secrets: Secrets = Field(default_factory=Secrets)
+    local: Local = Field(default_factory=Local)
+    path: Path | None = Field(default=None, exclude=True)
+    root: Path | None = Field(default=None, exclude=True)
+
+    @property
+    def name(self) -> str:
+        return self.path.stem if self.path else self.experiment.rollout
+
+    @property
+    def rollout_dir(self) -> Path:
+        return (self.root or Path.cwd()) / "rollouts" / self.experiment.rollout
+
+    @property
+    def entrypoint_path(self) -> Path:
+        return self.rollout_dir / self.experiment.entrypoint
+
+    def to_submit_payload(self, commit_sha: str | None) -> dict[str, Any]:
+        """The ``POST /api/cli/eval-runs`` body: unset keys and empty sections omitted."""
+        exp = self.experiment
+        experiment: dict[str, Any] = {
+            "rollout": exp.rollout,
+            "entrypoint": exp.entrypoint,
+            "model_path": exp.model_path,
+            "dataset": exp.dataset,
+        }
+        if commit_sha:
+            experiment["commit_sha"] = commit_sha
+        elif exp.branch:
+            experiment["branch"] = exp.branch
+        payload: dict[str, Any] = {"experiment_config": experiment}
+        evaluation = self.evaluation.model_dump(include=self.evaluation.model_fields_set)
+        if evaluation:
+            payload["evaluation_config"] = evaluation
+        if self.advanced:
+            payload["advanced_config"] = dict(self.advanced)
+        if self.env:
+            payload["env_config"] = dict(self.env)
+        if self.secrets.required:
+            payload["secrets"] = {"required": list(self.secrets.required)}
+        return payload
+
+
+_SECTIONS: dict[str, type[BaseModel]] = {
+    "experiment": Experiment,
+    "evaluation": Evaluation,
+    "secrets": Secrets,
+    "local": Local,
+}
+_FREE_SECTIONS = {"advanced", "env"}
+_TOP_KEYS = [*_SECTIONS, *_FREE_SECTIONS]
+
+
+# ------------------------------------------------------------------ positions
+
+
+_KEY_RE = re.compile(
+    r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*="""
+)
+_TABLE_RE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?")
+
+
+def _split_key(raw: str) -> tuple[str, ...]:
+    parts = re.findall(r"""[A-Za-z0-9_-]+|"[^"]*"|'[^']*'""", raw)
+    return tuple(p.strip("\"'") for p in parts)
+
+
+def locate_keys(text: str) -> dict[tuple[str, ...], tuple[int, int]]:
+    """Map each key path to its (line, column), both 1-based, by scanning the source."""
+    positions: dict[tuple[str, ...], tuple[int, int]] = {}
+    table: tuple[str, ...] = ()
+    for lineno, line in enumerate(text.splitlines(), 1):
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        col = len(line) - len(stripped) + 1
+        if stripped.startswith("["):
+            match = _TABLE_RE.match(line)
+            if match:
+                table = _split_key(match.group(1))
+                positions.setdefault(table, (lineno, col))
+            continue
+        match = _KEY_RE.match(line)
+        if match:
+            path = table + _split_key(match.group(1))
+            positions.setdefault(path, (lineno, col))
+    return positions
+
+
+class _Collector:
+    def __init__(self, file: str, positions: Mapping[tuple[str, ...], tuple[int, int]]) -> None:
+        self.file = file
+        self.positions = positions
+        self.problems: list[Problem] = []
+
+    def add(self, path: Iterable[str | int], message: str) -> None:
+        keys = tuple(str(p) for p in path if not isinstance(p, int))
+        line = col = None
+        for n in range(len(keys), 0, -1):
+            if keys[:n] in self.positions:
+                line, col = self.positions[keys[:n]]
+                break
+        self.problems.append(Problem(self.file, line, col, ".".join(keys), message))
+
+
+def _suggest(word: str, options: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _pydantic_message(err: Mapping[str, Any]) -> str:
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    if kind == "missing":
+        return "is required"
+    if kind in ("int_type", "int_parsing"):
+        return "must be an integer"
+    if kind in ("float_type", "float_parsing"):
+        return "must be a number"
+    if kind in ("string_type",):
+        return "must be a string"
+    if kind in ("list_type",):
+        return "must be an array"
+    if kind in ("dict_type", "model_type"):
+        return "must be a table"
+    if kind == "greater_than_equal":
+        return f"must be >= {ctx.get('ge')}"
+    if kind == "greater_than":
+        return f"must be > {ctx.get('gt')}"
+    if kind == "string_too_short":
+        return "must not be empty"
+    return str(err["msg"])
+
+
+# ----------------------------------------------------------------- validation
+
+
+def _find_root(config_path: Path) -> Path:
+    """The project root: the nearest ancestor holding ``rollouts/`` (or ``.git``)."""
+    start = config_path.resolve().parent
+    for candidate in (start, *start.parents):
+        if (candidate / "rollouts").is_dir():
+            return candidate
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return Path.cwd()
+
+
+def _check_structure(data: Mapping[str, Any], out: _Collector) -> None:
+    for key, value in data.items():
+        if key not in _TOP_KEYS:
+            out.add([key], f"unknown section{_suggest(key, _TOP_KEYS)}")
+            continue
+        if not isinstance(value, dict):
+            out.add([key], "must be a table")
+            continue
+        model = _SECTIONS.get(key)
+        if model is None:
+            continue
+        fields = list(model.model_fields)
+        for sub in value:
+            if sub not in fields:
+                out.add([key, sub], f"unknown key{_suggest(sub, fields)}")
+    if "experiment" not in data:
+        out.add(["experiment"], "the [experiment] section is required")
+
+
+def _check_types(data: Mapping[str, Any], out: _Collector) -> None:
+    for section, model in _SECTIONS.items():
+        value = data.get(section)
+        if not isinstance(value, dict):
+            continue
+        known = {k: v for k, v in value.items() if k in model.model_fields}
+        try:
+            model.model_validate(known)
+        except ValidationError as exc:
+            for err in exc.errors():
+                out.add([section, *err["loc"]], _pydantic_message(err))
+    env = data.get("env")
+    if isinstance(env, dict):
+        for key, value in env.items():
+            if not isinstance(value, str):
+                out.add(["env", key], "must be a string")
+
+
+def _is_finite_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_rules(data: Mapping[str, Any], root: Path, out: _Collector) -> None:
+    exp = data.get("experiment")
+    if isinstance(exp, dict):
+        rollout = exp.get("rollout")
+        if isinstance(rollout, str):
+            if not SAFE_SEGMENT.match(rollout) or rollout in (".", ".."):
+                out.add(
+                    ["experiment", "rollout"],
+                    "must be a single folder name (letters, digits, '.', '_', '-')",
+                )
+            elif not (root / "rollouts" / rollout).is_dir():
+                out.add(["experiment", "rollout"], f"rollouts/{rollout}/ does not exist")
+            else:
+                entry = exp.get("entrypoint")
+                if isinstance(entry, str):
+                    _check_entrypoint(root / "rollouts" / rollout, entry, out)
+        for key in ("model_path", "dataset"):
+            value = exp.get(key)
+            if isinstance(value, str) and value and (value != value.strip() or "\n" in value):
+                out.add(["experiment", key], "must not contain surrounding spaces or newlines")
+        sha, branch = exp.get("commit_sha"), exp.get("branch")
+        if sha is not None and branch is not None:
+            out.add(["experiment", "commit_sha"], "set commit_sha or branch, not both")
+        if isinstance(sha, str) and not HEX_SHA.match(sha):
+            out.add(["experiment", "commit_sha"], "must be 7 to 40 hexadecimal characters")
+        if isinstance(branch, str) and not BRANCH.match(branch):
+            out.add(["experiment", "branch"], "is not a valid git branch name")
+    evaluation = data.get("evaluation")
+    if isinstance(evaluation, dict):
+        for key in ("pass_threshold", "agent_workflow_timeout_s", "grader_timeout_s"):
+            value = evaluation.get(key)
+            if isinstance(value, float) and not math.isfinite(value):
+                out.add(["evaluation", key], "must be a finite number")
+    env = data.get("env")
+    env_keys = set(env) if isinstance(env, dict) else set()
+    for key in env_keys:
+        if not ENV_NAME.match(key):
+            out.add(["env", key], "must match ^[A-Z_][A-Z0-9_]*$ (upper-case letters, digits, _)")
+        elif key.startswith("OSMOSIS_"):
+            out.add(["env", key], "names starting with OSMOSIS_ are reserved")
+    secrets = data.get("secrets")
+    required = secrets.get("required") if isinstance(secrets, dict) else None
+    if isinstance(required, list):
+        seen: set[str] = set()
+        for name in required:
+            if not isinstance(name, str):
+                continue
+            if not SECRET_NAME.match(name):
+                out.add(["secrets", "required"], f"{name!r} must match ^[A-Z][A-Z0-9_]*$")
+            if name in seen:
+                out.add(["secrets", "required"], f"{name!r} is listed twice")
+            seen.add(name)
+            if name in env_keys:
+                out.add(["secrets", "required"], f"{name!r} is also set in [env]")
+    local = data.get("local")
+    if isinstance(local, dict):
+        key_env = local.get("api_key_env")
+        if isinstance(key_env, str) and not ENV_NAME.match(key_env):
+            out.add(
+                ["local", "api_key_env"],
+                "must be the NAME of an environment variable, not a key",
+            )
+        base_url = local.get("base_url")
+        if isinstance(base_url, str) and not re.match(r"^https?://[^\s/]+", base_url):
+            out.add(["local", "base_url"], "must be an http(s) URL")
+
+
+def _check_entrypoint(folder: Path, entry: str, out: _Collector) -> None:
+    parts = Path(entry).parts
+    if not entry or Path(entry).is_absolute() or ".." in parts or "\\" in entry:
+        out.add(["experiment", "entrypoint"], "must be a relative path inside the rollout folder")
+    elif not entry.endswith(".py"):
+        out.add(["experiment", "entrypoint"], "must be a .py file")
+    elif not (folder / entry).is_file():
+        out.add(["experiment", "entrypoint"], f"{folder.name}/{entry} does not exist")
+
+
+def _last_mention(text: str, message: str) -> tuple[int | None, int | None]:
+    """Where a key named in a tomlkit message (e.g. a duplicate) last appears."""
+    match = re.search(r'"([^"]+)"', message)
+    if not match:
+        return None, None
+    key = match.group(1).split(".")[-1]
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
+    found: tuple[int | None, int | None] = (None, None)
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            found = (lineno, len(line) - len(line.lstrip()) + 1)
+    return found
+
+
+def parse_config(text: str, *, path: Path, root: Path | None = None) -> EvalConfig:
+    """Validate TOML ``text``; raise :class:`ConfigError` listing every problem."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError, TOMLKitError
+
+    shown = str(path)
+    try:
+        document = tomlkit.parse(text)
+    except TOMLKitError as exc:
+        message = str(exc).split(" at line ")[0]
+        line: int | None
+        col: int | None
+        if isinstance(exc, ParseError):
+            line, col = exc.line, exc.col + 1
+        else:
+            line, col = _last_mention(text, message)
+        problem = Problem(shown, line, col, "", f"invalid TOML: {message}")
+        raise ConfigError(
+            f"{shown} is not valid TOML", [problem], hint="fix the syntax at the position shown"
+        ) from None
+    data: dict[str, Any] = document.unwrap()
+    root = root or _find_root(path)
+    out = _Collector(shown, locate_keys(text))
+    _check_structure(data, out)
+    _check_types(data, out)
+    _check_rules(data, root, out)
+    if out.problems:
+        count = len(out.problems)
+        raise ConfigError(
+            f"{shown} has {count} problem{'s' if count > 1 else ''}",
+            out.problems,
+            hint="fix the keys listed below (see docs/config.md)",
+        )
+    return EvalConfig.model_validate({**data, "path": path, "root": root})
+
+
+def load_config(path: str | Path, *, root: Path | None = None) -> EvalConfig:
+    """Read and validate an eval config file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"config file {path} does not exist",
+            hint="check the path, or create one with `osmosis eval init NAME`",
+        ) from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path} is a directory, not a config file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    return parse_config(text, path=path, root=root)
+
+
+TEMPLATE = """\
+# Eval config for `osmosis eval submit` (hosted) and `osmosis eval run` (local).
+# Every key is documented in docs/config.md.
+
+[experiment]
+rollout = "{name}"               # folder under rollouts/
+entrypoint = "main.py"           # file under rollouts/{name}/
+model_path = "openai/gpt-5-mini" # provider/model, or a served model name
+dataset = "{name}"               # platform dataset name (locally: data/{name}.jsonl)
+# commit_sha = "abc1234"         # pin a synced revision (default: your pushed HEAD)
+# branch = "main"                # or a branch; not together with commit_sha
+
+[evaluation]
+# limit = 200                    # first N rows; omitted: a seeded random 10% sample
+# n = 1                          # attempts per row
+# batch_size = 1                 # attempts in flight at once
+# pass_threshold = 1.0           # an attempt passes when its score >= this
+# agent_workflow_timeout_s = 450
+# grader_timeout_s = 150
+
+# [env]                          # plain values passed to the rollout
+# MY_SETTING = "value"
+
+# [secrets]                      # names the platform provides; never values
+# required = ["OPENAI_API_KEY"]
+
+# [local]                        # used only by `osmosis eval run`
+# dataset_file = "data/{name}.jsonl"
+# base_url = "http://localhost:8000/v1"
+# api_key_env = "OPENAI_API_KEY"
+# seed = 0
+"""
+
+
+def render_template(name: str) -> str:
+    if not SAFE_SEGMENT.match(name):
+        from osmosis_client.errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"invalid config name {name!r}",
+            hint="use letters, digits, '.', '_' and '-' only",
+        )
+    return TEMPLATE.format(name=name)

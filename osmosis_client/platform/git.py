@@ -1,0 +1,198 @@
+"""The local git repository: HEAD, dirtiness, whether HEAD is pushed, the origin's repo path.
+
+Uses gitpython (imported lazily). Never fetches, never runs the user's code.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from osmosis_client.errors import InvalidInputError
+
+_SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?(?P<host>[^:/\s]+):(?!//)(?P<path>.+)$")
+
+
+def repo_path_from_url(url: str) -> str | None:
+    """``owner/repo`` (or ``group/sub/repo``) from a remote URL, lower-cased.
+
+    Accepts https, ssh (``ssh://git@host:22/owner/repo.git``) and scp-style
+    (``git@host:owner/repo.git``); credentials, port and ``.git`` are stripped.
+    """
+    url = url.strip()
+    if not url:
+        return None
+    if "://" in url:
+        parts = urlsplit(url)
+        if parts.scheme == "file":
+            return None
+        path = parts.path
+    else:
+        match = _SCP_LIKE.match(url)
+        if not match:
+            return None
+        path = match.group("path")
+    path = path.strip("/")
+    if path.endswith(".git"):
+        path = path[:-4]
+    path = path.strip("/")
+    if "/" not in path:
+        return None
+    return path.lower()
+
+
+@dataclass(frozen=True)
+class RepoState:
+    """What submit needs to know about the working copy."""
+
+    root: Path
+    head_sha: str
+    branch: str | None  # None when HEAD is detached (the normal CI checkout)
+    dirty_files: list[str] = field(default_factory=list)
+    origin_url: str | None = None
+    origin_repo: str | None = None
+
+    @property
+    def detached(self) -> bool:
+        return self.branch is None
+
+
+def _open(path: Path) -> Any:
+    try:
+        import git
+    except ImportError as exc:  # pragma: no cover - git binary missing
+        raise InvalidInputError(
+            f"git is not available ({exc})", hint="install git to submit eval runs"
+        ) from None
+    try:
+        return git.Repo(path, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise InvalidInputError(
+            f"{path} is not inside a git repository",
+            hint="submit from a clone of the repository synced to the platform",
+            code="NOT_A_REPO",
+        ) from None
+
+
+def inspect_repo(path: Path) -> RepoState:
+    """HEAD, branch, dirty files (tracked changes, untracked under rollouts/) and origin."""
+    repo = _open(path if path.is_dir() else path.parent)
+    root = Path(repo.working_tree_dir or path)
+    try:
+        head = repo.head.commit.hexsha
+    except ValueError:
+        raise InvalidInputError(
+            "the repository has no commits yet", hint="commit and push your rollout first"
+        ) from None
+    branch = None if repo.head.is_detached else repo.active_branch.name
+    dirty: list[str] = []
+    status = repo.git.status("--porcelain", "--untracked-files=all")
+    for line in status.splitlines():
+        code, name = line[:2], line[3:]
+        if code == "??":
+            if name.startswith("rollouts/"):
+                dirty.append(name)
+        elif name:
+            dirty.append(name.split(" -> ")[-1])
+    origin_url = _origin_url(repo)
+    return RepoState(
+        root=root,
+        head_sha=head,
+        branch=branch,
+        dirty_files=dirty,
+        origin_url=origin_url,
+        origin_repo=repo_path_from_url(origin_url) if origin_url else None,
+    )
+
+
+def _origin_url(repo: Any) -> str | None:
+    try:
+        return str(repo.remotes.origin.url)
+    except (AttributeError, IndexError, ValueError):
+        return None
+
+
+def origin_repo(path: Path) -> str | None:
+    """The origin's repo path for ``path``'s repository, or None (no repo, no origin)."""
+    try:
+        url = _origin_url(_open(path))
+    except InvalidInputError:
+        return None
+    return repo_path_from_url(url) if url else None
+
+
+def is_pushed(root: Path, sha: str) -> bool:
+    """Whether ``sha`` is contained in any remote-tracking branch (local refs only)."""
+    repo = _open(root)
+    refs = repo.git.for_each_ref("--contains", sha, "refs/remotes", format="%(refname)")
+    return any(ref and not ref.endswith("/HEAD") for ref in refs.splitlines())
+
+
+def resolve_commit(root: Path, sha: str) -> str | None:
+    """The full SHA of a (possibly abbreviated) commit that exists locally, else None."""
+    import git
+
+    repo = _open(root)
+    try:
+        commit = repo.commit(sha)
+    except (git.BadName, ValueError, git.GitCommandError):
+        return None
+    return str(commit.hexsha) if commit.hexsha.startswith(sha.lower()) else None
+
+
+@dataclass(frozen=True)
+class Pin:
+    """What a submit pins: a full commit SHA, or a branch the platform resolves."""
+
+    commit_sha: str | None
+    branch: str | None
+    warnings: list[str] = field(default_factory=list)
+
+
+def plan_pin(
+    state: RepoState,
+    *,
+    commit_sha: str | None,
+    branch: str | None,
+    yes: bool,
+    allow_dirty: bool,
+    allow_unpushed: bool,
+) -> Pin:
+    """Apply eval-config.md's pinning rules; raises ``InvalidInputError`` (exit 2)."""
+    warnings: list[str] = []
+    if commit_sha:
+        full = resolve_commit(state.root, commit_sha)
+        if full is None:
+            raise InvalidInputError(
+                f"commit {commit_sha} does not exist in this repository",
+                hint="check experiment.commit_sha, or fetch the commit first",
+            )
+        pin = Pin(commit_sha=full, branch=None, warnings=warnings)
+    elif branch:
+        return Pin(commit_sha=None, branch=branch, warnings=warnings)
+    else:
+        if not allow_unpushed and not is_pushed(state.root, state.head_sha):
+            raise InvalidInputError(
+                f"HEAD {state.head_sha[:12]} is not on any remote branch, so the platform "
+                "cannot run it",
+                hint="push first (git push), or pass --allow-unpushed",
+                code="UNPUSHED",
+            )
+        pin = Pin(commit_sha=state.head_sha, branch=None, warnings=warnings)
+    if state.dirty_files:
+        shown = ", ".join(state.dirty_files[:5]) + (" …" if len(state.dirty_files) > 5 else "")
+        if yes and not allow_dirty:
+            raise InvalidInputError(
+                f"the working tree has uncommitted changes ({shown}); the platform runs the "
+                "pinned commit without them",
+                hint="commit and push them, or pass --allow-dirty",
+                code="DIRTY_TREE",
+            )
+        warnings.append(
+            f"uncommitted changes are not part of the run ({shown}); the platform runs "
+            f"commit {pin.commit_sha[:12] if pin.commit_sha else pin.branch}"
+        )
+    return pin

@@ -1,0 +1,33 @@
+"""The resource pattern: a resource method builds a :class:`Call` (request + parser);
+the client executes it. Sync and async resources differ only in ``await``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from osmosis_client.platform._transport import RequestOptions
+
+if TYPE_CHECKING:
+    from osmosis_client.platform._client import AsyncClient, Client
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """A request and how to turn its JSON body into a typed result."""
+
+    options: RequestOptions
+    parse: Callable[[Any], T]
+
+
+class SyncResource:
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+
+class AsyncResource:
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client

@@ -1,0 +1,91 @@
+"""Environment variables, the platform URL and the config directory: one place.
+
+Kept free of heavy imports: the CLI reads it while it starts.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from osmosis_client.errors import InsecureURLError, InvalidInputError
+
+DEFAULT_PLATFORM_URL = "https://platform.osmosis.ai"
+
+ENV_PLATFORM_URL = "OSMOSIS_PLATFORM_URL"
+ENV_TOKEN = "OSMOSIS_TOKEN"
+ENV_WORKSPACE = "OSMOSIS_WORKSPACE"
+ENV_CONFIG_DIR = "OSMOSIS_CONFIG_DIR"
+ENV_TOKEN_STORE = "OSMOSIS_TOKEN_STORE"
+ENV_ALLOW_INSECURE = "OSMOSIS_ALLOW_INSECURE"
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$OSMOSIS_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/osmosis``, else ``~/.config/osmosis``."""
+    env = os.environ if env is None else env
+    if env.get(ENV_CONFIG_DIR):
+        return Path(env[ENV_CONFIG_DIR]).expanduser()
+    if env.get("XDG_CONFIG_HOME"):
+        return Path(env["XDG_CONFIG_HOME"]).expanduser() / "osmosis"
+    return Path.home() / ".config" / "osmosis"
+
+
+def is_loopback_host(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def normalize_platform_url(url: str, *, allow_insecure: bool = False) -> str:
+    """Lower-case scheme and host, drop the default port and trailing ``/``.
+
+    Plain ``http://`` is refused unless the host is loopback or ``allow_insecure``.
+    """
+    raw = url.strip()
+    parts = urlsplit(raw)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidInputError(
+            f"invalid platform URL {raw!r}",
+            hint="use a URL like https://platform.osmosis.ai",
+            code="INVALID_URL",
+        )
+    if parts.username or parts.password:
+        raise InvalidInputError(
+            "the platform URL must not contain credentials",
+            hint="remove the user:password@ part",
+            code="INVALID_URL",
+        )
+    host = parts.hostname.lower()
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidInputError(
+            f"invalid port in platform URL {raw!r}", code="INVALID_URL"
+        ) from exc
+    if scheme == "http" and not allow_insecure and not is_loopback_host(host):
+        raise InsecureURLError(
+            f"refusing plain http to {host}: tokens would travel unencrypted",
+            hint=f"use https, or set {ENV_ALLOW_INSECURE}=1 if you really mean it",
+        )
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != _DEFAULT_PORTS[scheme]:
+        netloc += f":{port}"
+    path = parts.path.rstrip("/")
+    return urlunsplit((scheme, netloc, path, "", ""))
+
+
+def resolve_platform_url(explicit: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """The platform URL from ``--platform-url``, ``OSMOSIS_PLATFORM_URL`` or the default."""
+    env = os.environ if env is None else env
+    url = explicit or env.get(ENV_PLATFORM_URL) or DEFAULT_PLATFORM_URL
+    return normalize_platform_url(url, allow_insecure=env.get(ENV_ALLOW_INSECURE) == "1")

@@ -1,0 +1,295 @@
+"""eval submit / list / info / stop / init through the CLI, --json and human."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+import respx
+
+from tests.gitrepo import git, make_project
+from tests.osmosis_cli.conftest import Invoke
+from tests.osmosis_client.platform.test_eval_runs import CREATED, detail, pages, row
+
+CONFIG = "configs/eval/demo.toml"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = make_project(tmp_path)
+    monkeypatch.chdir(path)
+    monkeypatch.setenv("OSMOSIS_TOKEN", "ci-token-secret")
+    monkeypatch.setenv("OSMOSIS_WORKSPACE", "acme")
+    return path
+
+
+@pytest.fixture
+def api(router: respx.MockRouter) -> respx.MockRouter:
+    router.get("/api/cli/workspaces").respond(
+        200,
+        json={
+            "workspaces": [
+                {"id": "w1", "name": "acme", "connected_repo": {"repo_full_name": "Org/Demo"}}
+            ]
+        },
+    )
+    return router
+
+
+def test_submit_json_pins_head_once(invoke: Invoke, project: Path, api: respx.MockRouter) -> None:
+    create = api.post("/api/cli/eval-runs").respond(201, json=CREATED)
+    result = invoke("eval", "submit", CONFIG, "--yes", "--json")
+    assert result.exit_code == 0, result.stderr
+    head = git(project, "rev-parse", "HEAD")
+    assert result.json() == {
+        "id": "r1",
+        "name": "demo-abc",
+        "status": "pending",
+        "platform_url": "https://platform.test/runs/r1",
+        "commit_sha": head,
+        "workspace": "acme",
+    }
+    body = json.loads(create.calls.last.request.read())
+    assert body["experiment_config"]["commit_sha"] == head
+    assert body["evaluation_config"] == {"limit": 10, "n": 2}
+    assert body["secrets"] == {"required": ["OPENAI_API_KEY"]}
+    assert create.call_count == 1
+    assert "ci-token-secret" not in result.stdout + result.stderr
+
+
+def test_submit_without_yes_and_no_tty_exits_2_before_any_request(
+    invoke: Invoke, project: Path, api: respx.MockRouter
+) -> None:
+    create = api.post("/api/cli/eval-runs")
+    result = invoke("eval", "submit", CONFIG)
+    assert result.exit_code == 2
+    assert "--yes" in result.stderr
+    assert not create.called and not api.routes[0].called
+
+
+def test_submit_broken_config_lists_problems(invoke: Invoke, project: Path) -> None:
+    (project / CONFIG).write_text('[experiment]\nrollout = "../x"\n[evaluation]\nn = 0\n')
+    result = invoke("eval", "submit", CONFIG, "--yes")
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("error: configs/eval/demo.toml has ")
+    assert any("configs/eval/demo.toml:2:1: experiment.rollout:" in line for line in lines)
+    assert any("configs/eval/demo.toml:4:1: evaluation.n: must be >= 1" in line for line in lines)
+    assert "Traceback" not in result.stderr
+
+
+def test_submit_broken_config_json_error(invoke: Invoke, project: Path) -> None:
+    (project / CONFIG).write_text("[experiment\n")
+    result = invoke("eval", "submit", CONFIG, "--yes", "--json")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    error = json.loads(result.stderr)["error"]
+    assert error["code"] == "INVALID_CONFIG"
+    assert error["problems"][0].startswith("configs/eval/demo.toml:1:")
+
+
+def test_missing_config_file(invoke: Invoke, project: Path) -> None:
+    result = invoke("eval", "submit", "configs/eval/nope.toml", "--yes")
+    assert result.exit_code == 2
+    assert "does not exist" in result.stderr
+
+
+def test_submit_unpushed_and_dirty(invoke: Invoke, project: Path, api: respx.MockRouter) -> None:
+    api.post("/api/cli/eval-runs").respond(201, json=CREATED)
+    (project / "rollouts" / "demo" / "main.py").write_text("# dirty\n")
+    dirty = invoke("eval", "submit", CONFIG, "--yes")
+    assert dirty.exit_code == 2
+    assert "--allow-dirty" in dirty.stderr
+    ok = invoke("eval", "submit", CONFIG, "--yes", "--allow-dirty")
+    assert ok.exit_code == 0
+    assert "warning: uncommitted changes" in ok.stderr
+    git(project, "commit", "-qam", "local")
+    unpushed = invoke("eval", "submit", CONFIG, "--yes")
+    assert unpushed.exit_code == 2
+    assert "push first" in unpushed.stderr
+
+
+def test_submit_refuses_other_repository(
+    invoke: Invoke, project: Path, router: respx.MockRouter
+) -> None:
+    router.get("/api/cli/workspaces").respond(
+        200,
+        json={
+            "workspaces": [
+                {"id": "w1", "name": "acme", "connected_repo": {"repo_full_name": "someone/else"}}
+            ]
+        },
+    )
+    create = router.post("/api/cli/eval-runs")
+    result = invoke("eval", "submit", CONFIG, "--yes")
+    assert result.exit_code == 2
+    assert "someone/else" in result.stderr and "org/demo" in result.stderr
+    assert not create.called
+
+
+def test_submit_with_git_scope_when_no_workspace(
+    invoke: Invoke, project: Path, router: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OSMOSIS_WORKSPACE")
+    create = router.post("/api/cli/eval-runs").respond(201, json=CREATED)
+    result = invoke("eval", "submit", CONFIG, "--yes", "--json")
+    assert result.exit_code == 0, result.stderr
+    headers = create.calls.last.request.headers
+    assert headers["X-Osmosis-Git"] == "org/demo"
+    assert "X-Osmosis-Workspace" not in headers
+
+
+@pytest.mark.parametrize(
+    ("final", "gate", "code"),
+    [
+        ("finished", "0.8", 0),
+        ("finished", "0.9", 0),
+        ("finished", "0.95", 4),
+        ("failed", None, 4),
+        ("stopped", None, 4),
+    ],
+)
+def test_submit_wait_gates_exit_code(
+    invoke: Invoke, project: Path, api: respx.MockRouter, final: str, gate: str | None, code: int
+) -> None:
+    api.post("/api/cli/eval-runs").respond(201, json=CREATED)
+    api.get("/api/cli/eval-runs/demo-abc").mock(
+        side_effect=[
+            httpx.Response(200, json=detail("running", None)),
+            httpx.Response(200, json=detail(final, 0.9)),
+        ]
+    )
+    api.get("/api/cli/eval-runs/demo-abc/metrics").respond(
+        200, json={"overview": {"total_samples": 20, "completed_samples": 5, "pass_rate": 0.8}}
+    )
+    args = ["eval", "submit", CONFIG, "--yes", "--json"]
+    args += ["--min-pass-rate", gate] if gate else ["--wait"]
+    result = invoke(*args)
+    assert result.exit_code == code, result.stderr
+    doc = result.json()  # the final <run> is printed even on exit 4
+    assert doc["status"] == final
+    assert doc["results"]["pass_rate"] == 0.9
+
+
+def test_submit_wait_timeout_exits_1_naming_run(
+    invoke: Invoke, project: Path, api: respx.MockRouter
+) -> None:
+    api.post("/api/cli/eval-runs").respond(201, json=CREATED)
+    api.get("/api/cli/eval-runs/demo-abc").respond(200, json=detail("pending", None))
+    # --timeout 0 gives up right after the first poll; the run is left running
+    result = invoke("eval", "submit", CONFIG, "--yes", "--wait", "--timeout", "0")
+    assert result.exit_code == 1
+    assert "demo-abc" in result.stderr and "still pending" in result.stderr
+    assert "osmosis eval info demo-abc --watch" in result.stderr
+
+
+def test_submit_human_output(invoke: Invoke, project: Path, api: respx.MockRouter) -> None:
+    api.post("/api/cli/eval-runs").respond(201, json=CREATED)
+    result = invoke("eval", "submit", CONFIG, "--yes")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == "demo-abc"
+    assert "Workspace:  acme" in result.stderr
+    assert "Secrets:    OPENAI_API_KEY" in result.stderr
+    assert "Submitted demo-abc (r1)" in result.stderr
+
+
+def test_list_json_all_pages(invoke: Invoke, project: Path, router: respx.MockRouter) -> None:
+    router.get("/api/cli/eval-runs").mock(side_effect=pages([row(1), row(2)], [row(3)]))
+    doc = invoke("eval", "list", "--all", "--json").json()
+    assert [r["name"] for r in doc["eval_runs"]] == ["run-1", "run-2", "run-3"]
+    assert doc["has_more"] is False and doc["total_count"] == 3
+    assert doc["eval_runs"][0]["model"] == "openai/gpt-5-mini"
+
+
+def test_list_limit_and_human_table(
+    invoke: Invoke, project: Path, router: respx.MockRouter
+) -> None:
+    route = router.get("/api/cli/eval-runs").respond(
+        200,
+        json={"eval_runs": [row(1), row(2)], "total_count": 9, "has_more": True, "next_offset": 2},
+    )
+    doc = invoke("eval", "list", "--limit", "2", "--json").json()
+    assert doc["has_more"] is True and doc["next_offset"] == 2
+    assert route.calls.last.request.url.params["limit"] == "2"
+    human = invoke("eval", "list", "--limit", "2", "--status", "finished")
+    lines = human.stdout.splitlines()
+    assert lines[0] == "NAME\tSTATUS\tMODEL\tDATASET\tSCORE\tPASS RATE\tCREATED"
+    assert lines[1].split("\t")[:6] == [
+        "run-1",
+        "finished",
+        "openai/gpt-5-mini",
+        "d",
+        "0.600",
+        "50.0%",
+    ]
+    assert route.calls.last.request.url.params["status"] == "finished"
+
+
+def test_info_json_and_human(invoke: Invoke, project: Path, router: respx.MockRouter) -> None:
+    router.get("/api/cli/eval-runs/demo-abc").respond(200, json=detail("finished"))
+    doc = invoke("eval", "info", "demo-abc", "--json").json()
+    assert doc["results"]["reward_stats"]["pass_at_k"]["3"] == 0.99
+    human = invoke("eval", "info", "demo-abc").stdout
+    assert "pass@k:" in human and "@1=0.900" in human and "@3=0.990" in human
+    assert not list(project.glob("*.json"))  # read-only: writes no files
+
+
+def test_info_missing_run_exits_1(invoke: Invoke, project: Path, router: respx.MockRouter) -> None:
+    router.get("/api/cli/eval-runs/ghost").respond(
+        404, json={"code": "NOT_FOUND", "message": "no such run"}
+    )
+    result = invoke("eval", "info", "ghost")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: no such run")
+
+
+def test_stop_json_and_conflict(invoke: Invoke, project: Path, router: respx.MockRouter) -> None:
+    router.post("/api/cli/eval-runs/demo-abc/stop").respond(200, json={})
+    router.get("/api/cli/eval-runs/demo-abc").respond(200, json=detail("stopped", None))
+    assert invoke("eval", "stop", "demo-abc", "--json").exit_code == 2  # needs --yes without TTY
+    doc = invoke("eval", "stop", "demo-abc", "--yes", "--json").json()
+    assert doc["status"] == "stopped"
+    router.post("/api/cli/eval-runs/demo-abc/stop").respond(409, json={"code": "CONFLICT"})
+    router.get("/api/cli/eval-runs/demo-abc").respond(200, json=detail("finished"))
+    conflict = invoke("eval", "stop", "demo-abc", "--yes")
+    assert conflict.exit_code == 1
+    assert "already finished" in conflict.stderr
+
+
+def test_init_writes_template_once(invoke: Invoke, project: Path) -> None:
+    result = invoke("eval", "init", "newone")
+    assert result.exit_code == 0
+    text = (project / "configs/eval/newone.toml").read_text()
+    assert 'rollout = "newone"' in text
+    again = invoke("eval", "init", "newone")
+    assert again.exit_code == 2
+    assert "already exists" in again.stderr
+    assert invoke("eval", "init", "../evil").exit_code == 2
+
+
+def test_info_watch_follows_until_terminal(
+    invoke: Invoke, project: Path, router: respx.MockRouter
+) -> None:
+    router.get("/api/cli/eval-runs/demo-abc").mock(
+        side_effect=[
+            httpx.Response(200, json=detail("pending", None)),
+            httpx.Response(200, json=detail("running", None)),
+            httpx.Response(200, json=detail("finished")),
+        ]
+    )
+    router.get("/api/cli/eval-runs/demo-abc/metrics").respond(
+        200, json={"overview": {"total_samples": 20, "completed_samples": 7, "pass_rate": 0.5}}
+    )
+    result = invoke("eval", "info", "demo-abc", "--watch")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        "demo-abc: pending",
+        "demo-abc: running 7/20 pass rate 50.0%",
+        "demo-abc: finished pass rate 90.0%",
+    ]
+    lines = result.stdout.splitlines()
+    assert "Status:     finished" in lines
+    assert "Reward:     mean 0.800" in lines
+    assert not any("None" in line for line in lines)

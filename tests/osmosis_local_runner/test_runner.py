@@ -1,0 +1,295 @@
+"""Runner semantics: limit, sampling, n, sliding window, timeouts, isolation, stop, resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from osmosis_client.errors import InvalidInputError
+from osmosis_client.llm.providers import resolve_target
+from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext, GraderContext
+from osmosis_local_runner.discovery import EvalFn
+from osmosis_local_runner.journal import journal_path
+from osmosis_local_runner.runner import Runner, RunSpec
+
+
+def dataset(tmp_path: Path, rows: int = 10) -> Path:
+    path = tmp_path / "data.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"user_prompt": f"What is {i} + {i}?", "ground_truth": str(2 * i), "i": i})
+            + "\n"
+            for i in range(rows)
+        )
+    )
+    return path
+
+
+class Calc(AgentWorkflow):
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, int]] = []
+
+    async def run(self, ctx: AgentWorkflowContext) -> None:
+        self.calls.append((ctx.row_index, ctx.run_index))
+        await ctx.chat(ctx.prompt, seed=ctx.run_index)
+
+
+async def exact(ctx: GraderContext) -> float:
+    return 1.0 if ctx.solution_str == ctx.ground_truth else 0.0
+
+
+GRADER = EvalFn("grader", exact, "grader", True)
+
+
+def make_spec(tmp_path: Path, workflow: Any, **kw: Any) -> RunSpec:
+    opts: dict[str, Any] = {
+        "model": resolve_target(kw.pop("model", "mock/calculator"), env={}),
+        "dataset": kw.pop("data", None) or dataset(tmp_path),
+        "workflow": workflow,
+        "eval_fns": [GRADER],
+        "output": tmp_path / "out" / "results.json",
+        **kw,
+    }
+    return RunSpec(**opts)
+
+
+def run(spec: RunSpec, **kw: Any) -> dict[str, Any]:
+    return asyncio.run(Runner(spec, **kw).run()).document
+
+
+def attempts(doc: dict[str, Any]) -> list[tuple[int, int]]:
+    return [(row["row_index"], r["run_index"]) for row in doc["rows"] for r in row["runs"]]
+
+
+def test_limit_and_n(tmp_path: Path) -> None:
+    workflow = Calc()
+    doc = run(make_spec(tmp_path, workflow, limit=3, n=2, batch_size=4))
+    assert attempts(doc) == [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)]
+    assert sorted(workflow.calls) == attempts(doc)
+    summary = doc["summary"]
+    assert summary["status"] == "finished"
+    assert (summary["total_rows"], summary["total_runs"], summary["errored_runs"]) == (3, 6, 0)
+    assert summary["eval_fns"]["grader"]["mean"] == 1.0
+    assert summary["eval_fns"]["grader"]["pass_at_1"] == 1.0
+    assert summary["total_tokens"] > 0
+    assert doc["rows"][0]["runs"][0]["tokens"] > 0
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert saved == doc
+
+
+def test_sample_is_reproducible_and_recorded(tmp_path: Path) -> None:
+    data = dataset(tmp_path, 40)
+    a = run(make_spec(tmp_path / "a", Calc(), data=data, sample=True, seed=5))
+    b = run(make_spec(tmp_path / "b", Calc(), data=data, sample=True, seed=5))
+    c = run(make_spec(tmp_path / "c", Calc(), data=data, sample=True, seed=6))
+    rows = lambda d: [r["row_index"] for r in d["rows"]]  # noqa: E731
+    assert rows(a) == rows(b) != rows(c)
+    assert len(rows(a)) == 4
+    assert a["config"]["seed"] == 5 and a["config"]["sampled"] is True
+
+
+def test_window_never_exceeds_batch_size_and_reaches_it(tmp_path: Path) -> None:
+    state = {"now": 0, "max": 0}
+
+    class Gated(AgentWorkflow):
+        async def run(self, ctx: AgentWorkflowContext) -> list[dict[str, Any]]:
+            state["now"] += 1
+            state["max"] = max(state["max"], state["now"])
+            for _ in range(3):  # let the others start: no real time passes
+                await asyncio.sleep(0)
+            state["now"] -= 1
+            return [{"role": "assistant", "content": "0"}]
+
+    runner = Runner(make_spec(tmp_path, Gated(), data=dataset(tmp_path, 30), batch_size=4))
+    result = asyncio.run(runner.run())
+    assert state["max"] == 4
+    assert result.stats.max_in_flight == 4
+
+
+def test_slow_attempt_does_not_hold_the_window(tmp_path: Path) -> None:
+    finished: list[int] = []
+    release = {}
+
+    class OneSlow(AgentWorkflow):
+        async def run(self, ctx: AgentWorkflowContext) -> list[dict[str, Any]]:
+            if ctx.row_index == 0:
+                release["event"] = asyncio.Event()
+                await release["event"].wait()
+            finished.append(ctx.row_index)
+            if len(finished) == 9:
+                release["event"].set()  # everything else got through meanwhile
+            return [{"role": "assistant", "content": "x"}]
+
+    run(make_spec(tmp_path, OneSlow(), batch_size=2))
+    assert finished[-1] == 0
+    assert sorted(finished) == list(range(10))
+
+
+def test_workflow_and_grader_timeouts_mark_only_that_attempt(tmp_path: Path) -> None:
+    class SlowOnRowOne(AgentWorkflow):
+        async def run(self, ctx: AgentWorkflowContext) -> list[dict[str, Any]]:
+            if ctx.row_index == 1:
+                await asyncio.sleep(30)
+            return [{"role": "assistant", "content": str(2 * ctx.metadata["i"])}]
+
+    async def slow_grader(ctx: GraderContext) -> float:
+        if ctx.row_index == 2:
+            await asyncio.sleep(30)
+        return 1.0
+
+    spec = make_spec(
+        tmp_path,
+        SlowOnRowOne(),
+        limit=4,
+        batch_size=4,
+        agent_workflow_timeout_s=0.05,
+        grader_timeout_s=0.05,
+    )
+    spec.eval_fns = [EvalFn("grader", slow_grader, "grader", True)]
+    doc = run(spec)
+    runs = {row["row_index"]: row["runs"][0] for row in doc["rows"]}
+    assert runs[1]["success"] is False and "workflow timed out" in runs[1]["error"]
+    assert runs[2]["success"] is False and "grader timed out" in runs[2]["error"]
+    assert runs[0]["success"] and runs[3]["success"]
+    assert runs[1]["scores"] == {"grader": 0.0}
+    assert doc["summary"]["errored_runs"] == 2
+    assert doc["summary"]["eval_fns"]["grader"]["pass_at_1"] == 0.5
+
+
+def test_errors_in_user_code_are_isolated(tmp_path: Path) -> None:
+    class Flaky(AgentWorkflow):
+        def run(self, ctx: AgentWorkflowContext) -> Any:  # sync is accepted too
+            if ctx.row_index == 3:
+                raise RuntimeError("boom on row 3")
+            if ctx.row_index == 4:
+                return "not a list"
+            return [{"role": "assistant", "content": str(2 * ctx.metadata["i"])}]
+
+    def grader(ctx: GraderContext) -> float:
+        if ctx.row_index == 5:
+            raise KeyError("missing")
+        if ctx.row_index == 6:
+            return float("nan")
+        if ctx.row_index == 7:
+            ctx.set_reward(0.25)
+            return None  # type: ignore[return-value]
+        return 1.0
+
+    spec = make_spec(tmp_path, Flaky(), batch_size=3)
+    spec.eval_fns = [EvalFn("grader", grader, "grader", False)]
+    doc = run(spec)
+    runs = {row["row_index"]: row["runs"][0] for row in doc["rows"]}
+    assert runs[3]["error"] == "workflow: RuntimeError: boom on row 3"
+    assert "must return a list" in runs[4]["error"]
+    assert runs[5]["error"].startswith("grader: KeyError")
+    assert "finite" in runs[6]["error"]
+    assert runs[7]["scores"] == {"grader": 0.25} and runs[7]["success"]
+    assert doc["summary"]["errored_runs"] == 4
+    assert doc["summary"]["status"] == "finished"
+
+
+def test_eval_fns_simple_and_full_modes(tmp_path: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    def simple(
+        solution_str: str, ground_truth: str, extra_info: dict[str, Any] | None = None
+    ) -> float:
+        seen["extra"] = extra_info
+        return 1.0 if solution_str == ground_truth else 0.0
+
+    async def full(
+        messages: list[dict[str, Any]], ground_truth: str, metadata: dict[str, Any]
+    ) -> float:
+        seen["roles"] = [m["role"] for m in messages]
+        raise ValueError("full mode fails")
+
+    spec = make_spec(tmp_path, Calc(), limit=1)
+    spec.eval_fns = [
+        EvalFn("m:simple", simple, "simple", False),
+        EvalFn("m:full", full, "full", True),
+    ]
+    doc = run(spec)
+    run0 = doc["rows"][0]["runs"][0]
+    assert run0["scores"] == {"m:simple": 1.0, "m:full": 0.0}
+    assert run0["success"] is False and run0["error"].startswith("eval fn m:full: ValueError")
+    assert seen["extra"] == {"i": 0}
+    assert seen["roles"] == ["user", "assistant"]
+
+
+def test_interrupt_keeps_finished_and_marks_stopped(tmp_path: Path) -> None:
+    holder: dict[str, Runner] = {}
+
+    class StopsAfterFive(AgentWorkflow):
+        async def run(self, ctx: AgentWorkflowContext) -> list[dict[str, Any]]:
+            if ctx.row_index == 5:
+                holder["runner"].interrupt()
+                await asyncio.sleep(30)  # in flight: must be cancelled
+            return [{"role": "assistant", "content": str(2 * ctx.metadata["i"])}]
+
+    runner = Runner(make_spec(tmp_path, StopsAfterFive(), batch_size=1))
+    holder["runner"] = runner
+    doc = asyncio.run(runner.run()).document
+    assert doc["summary"]["status"] == "stopped"
+    assert attempts(doc) == [(i, 0) for i in range(5)]
+    assert (
+        json.loads((tmp_path / "out" / "results.json").read_text())["summary"]["status"]
+        == "stopped"
+    )
+
+
+def test_resume_redoes_only_unfinished(tmp_path: Path) -> None:
+    holder: dict[str, Any] = {}
+
+    class Interrupting(Calc):
+        async def run(self, ctx: AgentWorkflowContext) -> None:
+            if len(self.calls) == 7 and holder.get("stop"):
+                holder["runner"].interrupt()
+                await asyncio.sleep(30)
+            await super().run(ctx)
+
+    first = Interrupting()
+    holder["stop"] = True
+    runner = Runner(make_spec(tmp_path, first, n=2, batch_size=1))
+    holder["runner"] = runner
+    partial = asyncio.run(runner.run()).document
+    done_first = set(attempts(partial))
+    assert len(done_first) == 7
+
+    second = Calc()
+    full = run(make_spec(tmp_path, second, n=2, batch_size=3, resume=True))
+    assert full["summary"]["status"] == "finished"
+    assert sorted(attempts(full)) == [(r, k) for r in range(10) for k in range(2)]
+    assert not done_first & set(second.calls)  # nothing finished was redone
+    assert len(second.calls) == 13
+    lines = journal_path(tmp_path / "out" / "results.json").read_text().splitlines()[1:]
+    keys = [(json.loads(x)["row_index"], json.loads(x)["run_index"]) for x in lines]
+    assert len(keys) == len(set(keys)) == 20
+
+
+def test_resume_refuses_changed_settings(tmp_path: Path) -> None:
+    run(make_spec(tmp_path, Calc(), n=2, limit=2))
+    with pytest.raises(InvalidInputError) as info:
+        run(make_spec(tmp_path, Calc(), n=3, limit=2, pass_threshold=0.5, resume=True))
+    assert "n: 2 → 3" in info.value.message
+    assert "pass_threshold: 1.0 → 0.5" in info.value.message
+
+
+def test_fresh_run_never_overwrites_a_journal(tmp_path: Path) -> None:
+    run(make_spec(tmp_path, Calc(), limit=1))
+    with pytest.raises(InvalidInputError) as info:
+        run(make_spec(tmp_path, Calc(), limit=1))
+    assert "exists from an earlier run" in info.value.message
+    assert "--resume" in (info.value.hint or "")
+
+
+def test_progress_reports_counts(tmp_path: Path) -> None:
+    seen: list[tuple[int, int]] = []
+    record: Callable[[Any], None] = lambda p: seen.append((p.done, p.total))  # noqa: E731
+    run(make_spec(tmp_path, Calc(), limit=4, n=2), on_progress=record)
+    assert seen[-1] == (8, 8)
+    assert [d for d, _ in seen] == list(range(1, 9))
