@@ -1,18 +1,27 @@
-"""The one retry policy: which failures are retried and how long to wait.
+"""The one retry policy and the one retry loop.
 
-Used by the platform transport and by the model-endpoint client alike:
+:class:`RetryPolicy` says which failures are retried and how long to wait:
 exponential backoff with full jitter (base 0.5 s, cap 30 s), ``Retry-After``
 in seconds or as an HTTP date honoured, at most ``max_retries`` retries and,
-optionally, at most ``max_elapsed`` seconds in all.
+optionally, at most ``max_elapsed`` seconds in all. :func:`retry_plan` is the
+loop itself, written once as a plan (see ``_plan.py``) and driven by the
+platform transport (httpx, sync or async) and the model client (aiohttp) alike.
 """
 
 from __future__ import annotations
 
+import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from typing import Any, Generic, TypeVar
+
+logger = logging.getLogger("osmosis_client")
+
+S = TypeVar("S")
+R = TypeVar("R")
 
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
@@ -109,3 +118,61 @@ class RetryState:
         if delay is not None:
             self.retries += 1
         return delay
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failed try, as a classifier reports it to :func:`retry_plan`."""
+
+    error: Exception  # raised when we give up
+    status: int | None = None  # None: no response (connection or read error)
+    retry_after: str | None = None
+    retryable: bool = True
+
+
+@dataclass(frozen=True)
+class Success(Generic[R]):
+    value: R
+
+
+def retry_plan(
+    step: S,
+    policy: RetryPolicy,
+    classify: Callable[[Any], Success[R] | Failure],
+    *,
+    monotonic: Callable[[], float] = time.monotonic,
+    describe: str = "request",
+) -> Generator[S | float, Any, R]:
+    """Yield ``step`` (to perform) or a float (to sleep) until a try succeeds or we give up.
+
+    The driver sends back each try's outcome (a result or the caught exception);
+    ``classify`` turns it into :class:`Success` or :class:`Failure`.
+    """
+    state = RetryState(policy, monotonic)
+    while True:
+        started = monotonic()
+        outcome = yield step
+        verdict = classify(outcome)
+        took = (monotonic() - started) * 1000
+        if isinstance(verdict, Success):
+            logger.debug("%s -> %s (%.0f ms)", describe, _label(outcome), took)
+            return verdict.value
+        logger.debug("%s -> %s (%.0f ms)", describe, _label(outcome), took)
+        delay = (
+            state.delay_after(status=verdict.status, retry_after=verdict.retry_after)
+            if verdict.retryable
+            else None
+        )
+        if delay is None:
+            raise verdict.error
+        logger.debug("%s: retry %d in %.2fs", describe, state.retries, delay)
+        yield delay
+
+
+def _label(outcome: Any) -> str:
+    status = getattr(outcome, "status_code", None) or getattr(outcome, "status", None)
+    if isinstance(status, int):
+        return str(status)
+    if isinstance(outcome, tuple) and outcome and isinstance(outcome[0], int):
+        return str(outcome[0])
+    return type(outcome).__name__

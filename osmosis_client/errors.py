@@ -1,8 +1,10 @@
 """Every error the SDK raises, rooted in :class:`OsmosisError`.
 
 Each error carries a stable ``code`` (for scripts and ``--json``), a message for
-humans and an optional ``hint`` saying how to fix it. The CLI maps the classes
-to exit codes in one place (``cli/errors.py``).
+humans, an optional ``hint`` saying how to fix it in SDK terms, and ``data`` (the
+facts behind it: which variable, which model, which run). The SDK never names a
+CLI flag; the CLI turns codes and data into flag-level hints
+(``osmosis_cli/hints.py``) and maps classes to exit codes (``osmosis_cli/errors.py``).
 
     OsmosisError
     ├── InvalidInputError            bad input the user can fix locally
@@ -16,8 +18,8 @@ to exit codes in one place (``cli/errors.py``).
     ├── ProtocolError                the platform answered something we cannot parse
     ├── ModelEndpointError           a model endpoint (OpenAI-compatible) failed
     │   ├── EndpointUnreachableError no answer from the endpoint
-    │   ├── ProviderRequestError     the provider answered with an error
-    │   └── ModelNotFoundError       the endpoint does not serve that model
+    │   └── ProviderRequestError     the provider answered with an error
+    │       └── ModelNotFoundError   (also an InvalidInputError) no such model there
     ├── MissingAPIKeyError           (an InvalidInputError) the key's env var is unset
     ├── APIConnectionError           no HTTP response (DNS, refused, reset)
     │   └── APITimeoutError
@@ -34,7 +36,7 @@ to exit codes in one place (``cli/errors.py``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,15 +46,28 @@ class OsmosisError(Exception):
 
     code: str = "ERROR"
 
-    def __init__(self, message: str, *, hint: str | None = None, code: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        code: str | None = None,
+        data: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.data: dict[str, Any] = dict(data or {})
         if code is not None:
             self.code = code
 
     def __str__(self) -> str:
         return self.message
+
+    @property
+    def detail(self) -> str:
+        """What went wrong, as the published SDK's errors expose it."""
+        return str(self.data.get("detail") or self.message)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``{"code", "message", "hint"}`` shape of cli.md's ``--json`` errors."""
@@ -89,9 +104,15 @@ class ConfigError(InvalidInputError):
     code = "INVALID_CONFIG"
 
     def __init__(
-        self, message: str, problems: Sequence[Problem] = (), *, hint: str | None = None
+        self,
+        message: str,
+        problems: Sequence[Problem] = (),
+        *,
+        hint: str | None = None,
+        code: str | None = None,
+        data: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(message, hint=hint)
+        super().__init__(message, hint=hint, code=code, data=data)
         self.problems = list(problems)
 
     def to_dict(self) -> dict[str, Any]:
@@ -145,17 +166,34 @@ class ProviderRequestError(ModelEndpointError):
 
     code = "PROVIDER_ERROR"
 
-    def __init__(self, message: str, *, status_code: int | None = None, hint: str | None = None):
-        super().__init__(message, hint=hint)
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        hint: str | None = None,
+        code: str | None = None,
+        data: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint, code=code, data=data)
         self.status_code = status_code
 
 
-class ModelNotFoundError(ModelEndpointError, InvalidInputError):
+class ModelNotFoundError(ProviderRequestError, InvalidInputError):
+    """The endpoint does not serve the model (a ``ProviderRequestError``; exit 2 in the CLI)."""
+
     code = "MODEL_NOT_FOUND"
 
 
 class MissingAPIKeyError(InvalidInputError):
+    """The variable that should hold an API key is unset (``data["env_var"]`` names it)."""
+
     code = "MISSING_API_KEY"
+
+    @property
+    def env_var(self) -> str | None:
+        value = self.data.get("env_var")
+        return value if isinstance(value, str) else None
 
 
 class APIConnectionError(OsmosisError):
@@ -181,8 +219,9 @@ class APIStatusError(OsmosisError):
         body: dict[str, Any] | None = None,
         issues: Sequence[str] = (),
         retry_after: str | None = None,
+        data: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(message, hint=hint, code=code)
+        super().__init__(message, hint=hint, code=code, data=data)
         self.status_code = status_code
         self.retry_after = retry_after
         self.body = body or {}

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from . import context
+from ._typer import Command
 from .context import AppState, state
 from .errors import current_output, handle_errors
 
@@ -21,9 +22,9 @@ if TYPE_CHECKING:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("login")(login)
-    app.command("logout")(logout)
-    app.command("whoami")(whoami)
+    app.command("login", cls=Command)(login)
+    app.command("logout", cls=Command)(logout)
+    app.command("whoami", cls=Command)(whoami)
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]

@@ -58,18 +58,22 @@ _current: list[Output] = []
 def handle_errors(fn: F) -> F:
     """Wrap a command: build its Output, render any error as one line, exit with its code.
 
-    The command's ``json_output`` keyword (if any) selects JSON errors.
+    The command's ``json_output`` keyword (if any) selects JSON errors; the root's
+    ``-v`` turns on debug logs and tracebacks.
     """
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         ctx = kwargs.get("ctx")
-        root = ctx.find_root() if isinstance(ctx, typer.Context) else None
-        verbose = bool(root and getattr(root.obj, "verbose", False))
-        out = Output(json_mode=bool(kwargs.get("json_output")), verbose=verbose)
+        find_root = getattr(ctx, "find_root", None)
+        root = find_root() if callable(find_root) else None
+        verbose = bool(root is not None and getattr(root.obj, "verbose", False))
+        command = getattr(ctx, "command_path", None) or "osmosis"
+        out = Output(json_mode=bool(kwargs.get("json_output")), verbose=verbose, command=command)
         _current.append(out)
         handler = _StderrHandler(out)
         log = logging.getLogger("osmosis_client")
+        previous_level = log.level
         log.addHandler(handler)
         log.setLevel(logging.DEBUG if verbose else logging.INFO)
         try:
@@ -84,6 +88,7 @@ def handle_errors(fn: F) -> F:
             raise typer.Exit(EXIT_INTERRUPTED) from None
         finally:
             log.removeHandler(handler)
+            log.setLevel(previous_level)
             _current.pop()
 
     return wrapper  # type: ignore[return-value]

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from osmosis_client.errors import InvalidInputError, WorkspaceRequiredError
+
+from ._typer import Command
 from .context import AppState, state
 from .errors import EvaluationNotPassed, current_output, handle_errors
+from .output import ConfirmationRequired
 
 if TYPE_CHECKING:
     from osmosis_client import Client
-    from osmosis_client.platform.models import EvalRun, RunMetrics
+    from osmosis_client.platform.eval_config import EvalConfig
+    from osmosis_client.platform.git import Pin, RepoState
+    from osmosis_client.platform.models import CreatedRun, EvalRun, RunMetrics
 
     from .output import Output
 
@@ -21,11 +27,11 @@ YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confir
 
 
 def register(app: typer.Typer) -> None:
-    app.command("submit")(submit)
-    app.command("list")(list_runs)
-    app.command("info")(info)
-    app.command("stop")(stop)
-    app.command("init")(init)
+    app.command("submit", cls=Command)(submit)
+    app.command("list", cls=Command)(list_runs)
+    app.command("info", cls=Command)(info)
+    app.command("stop", cls=Command)(stop)
+    app.command("init", cls=Command)(init)
 
 
 def _scoped_client(app_state: AppState) -> tuple[Client, str | None]:
@@ -68,71 +74,121 @@ def submit(
     json_output: JsonOpt = False,
 ) -> None:
     """Submit a hosted eval run pinned to your pushed commit."""
-    import uuid
-
-    from osmosis_client.errors import InvalidInputError
     from osmosis_client.platform.eval_config import load_config
-    from osmosis_client.platform.git import inspect_repo, plan_pin
 
     app_state = state(ctx)
     out = current_output()
     config = load_config(config_path)
     if not yes and not out.interactive:
-        from .output import ConfirmationRequired
-
         raise ConfirmationRequired(
             "submitting needs confirmation but stdin is not a terminal",
             hint="pass --yes to submit non-interactively",
         )
-    repo = inspect_repo(config_path.resolve().parent)
-    exp = config.experiment
-    pin = plan_pin(
-        repo,
-        commit_sha=exp.commit_sha,
-        branch=exp.branch,
-        yes=yes,
-        allow_dirty=allow_dirty,
-        allow_unpushed=allow_unpushed,
-    )
-    for warning in pin.warnings:
-        out.warn(warning)
+    repo, pin = _pin(out, config_path, config, yes, allow_dirty, allow_unpushed)
     auth = app_state.resolve()
     git_repo = None if auth.workspace else repo.origin_repo
     with app_state.client(auth, git_repo=git_repo) as client:
-        if auth.workspace:
-            _check_connected_repo(client, auth.workspace, repo.origin_repo)
-        elif not git_repo:
-            from osmosis_client.errors import WorkspaceRequiredError
-
-            raise WorkspaceRequiredError(
-                "no workspace selected and the repository has no origin remote",
-                hint="log in and pick a workspace, or set OSMOSIS_WORKSPACE",
-            )
-        where = auth.workspace or f"the workspace connected to {git_repo}"
-        _summary(out, config_path, exp.model_path, exp.dataset, where, pin, config)
+        where = _scope(client, auth.workspace, repo.origin_repo)
+        _summary(out, config_path, where, pin, config)
         if not out.confirm("Submit this eval run?", yes=yes):
             raise InvalidInputError("submission cancelled", code="CANCELLED")
-        created = client.eval_runs.create(config, pin.commit_sha or "", str(uuid.uuid4()))
-        out.info(f"Submitted {created.name} ({created.id})")
-        if created.platform_url:
-            out.info(f"  {created.platform_url}")
+        created = _create(client, out, config, pin)
         if not (wait or min_pass_rate is not None):
-            if out.json_mode:
-                out.emit_json(
-                    {
-                        "id": created.id,
-                        "name": created.name,
-                        "status": created.status,
-                        "platform_url": created.platform_url,
-                        "commit_sha": pin.commit_sha,
-                        "workspace": auth.workspace,
-                    }
-                )
-            else:
-                out.print(created.name)
+            _report_created(out, created, pin, auth.workspace)
             return
         final = _wait(client, out, created.name, timeout)
     _gate(out, final, min_pass_rate)
+
+
+def pin_problems(
+    pin: Pin, *, yes: bool, allow_dirty: bool, allow_unpushed: bool
+) -> tuple[InvalidInputError | None, list[str]]:
+    """eval-config.md's rules for what a submit may pin: (refusal, warnings).
+
+    An unpushed HEAD is refused unless ``--allow-unpushed``; a dirty tree is a warning,
+    or — with ``--yes``, where nobody reads warnings — refused unless ``--allow-dirty``.
+    """
+    if pin.unpushed and not allow_unpushed:
+        return InvalidInputError(
+            f"HEAD {pin.label} is not on any remote branch, so the platform cannot run it",
+            hint="push first (git push), or pass --allow-unpushed",
+            code="UNPUSHED",
+        ), []
+    if not pin.dirty_files:
+        return None, []
+    shown = ", ".join(pin.dirty_files[:5]) + (" …" if len(pin.dirty_files) > 5 else "")
+    if yes and not allow_dirty:
+        return InvalidInputError(
+            f"the working tree has uncommitted changes ({shown}); the platform runs the "
+            "pinned commit without them",
+            hint="commit and push them, or pass --allow-dirty",
+            code="DIRTY_TREE",
+        ), []
+    return None, [
+        f"uncommitted changes are not part of the run ({shown}); the platform runs {pin.label}"
+    ]
+
+
+def _pin(
+    out: Output,
+    config_path: Path,
+    config: EvalConfig,
+    yes: bool,
+    allow_dirty: bool,
+    allow_unpushed: bool,
+) -> tuple[RepoState, Pin]:
+    from osmosis_client.platform.git import inspect_repo, plan_pin
+
+    repo = inspect_repo(config_path.resolve().parent)
+    exp = config.experiment
+    pin = plan_pin(repo, commit_sha=exp.commit_sha, branch=exp.branch)
+    refusal, warnings = pin_problems(
+        pin, yes=yes, allow_dirty=allow_dirty, allow_unpushed=allow_unpushed
+    )
+    if refusal is not None:
+        raise refusal
+    for warning in warnings:
+        out.warn(warning)
+    return repo, pin
+
+
+def _scope(client: Client, workspace: str | None, origin: str | None) -> str:
+    """Where the run will land; refuses a workspace connected to another repository."""
+    if workspace:
+        _check_connected_repo(client, workspace, origin)
+        return workspace
+    if not origin:
+        raise WorkspaceRequiredError(
+            "no workspace selected and the repository has no origin remote",
+            hint="pick a workspace with `osmosis workspace switch NAME`, or set OSMOSIS_WORKSPACE",
+        )
+    return f"the workspace connected to {origin}"
+
+
+def _create(client: Client, out: Output, config: EvalConfig, pin: Pin) -> CreatedRun:
+    import uuid
+
+    created = client.eval_runs.create(config, pin.commit_sha or "", str(uuid.uuid4()))
+    out.info(f"Submitted {created.name} ({created.id})")
+    if created.platform_url:
+        out.info(f"  {created.platform_url}")
+    return created
+
+
+def _report_created(out: Output, created: CreatedRun, pin: Pin, workspace: str | None) -> None:
+    if out.json_mode:
+        out.emit_json(
+            {
+                "id": created.id,
+                "name": created.name,
+                "status": created.status,
+                "platform_url": created.platform_url,
+                "commit_sha": pin.commit_sha,
+                "workspace": workspace,
+            }
+        )
+    else:
+        out.print(created.name)
 
 
 def _check_connected_repo(client: Client, workspace: str, origin: str | None) -> None:
@@ -152,15 +208,14 @@ def _check_connected_repo(client: Client, workspace: str, origin: str | None) ->
         )
 
 
-def _summary(
-    out: Output, path: Path, model: str, dataset: str, where: str, pin: Any, config: Any
-) -> None:
+def _summary(out: Output, path: Path, where: str, pin: Pin, config: EvalConfig) -> None:
+    exp = config.experiment
     out.info(f"Workspace:  {where}")
     out.info(f"Config:     {path}")
-    out.info(f"Rollout:    {config.experiment.rollout}/{config.experiment.entrypoint}")
-    out.info(f"Model:      {model}")
-    out.info(f"Dataset:    {dataset}")
-    out.info(f"Commit:     {pin.commit_sha or 'branch ' + str(pin.branch)}")
+    out.info(f"Rollout:    {exp.rollout}/{exp.entrypoint}")
+    out.info(f"Model:      {exp.model_path}")
+    out.info(f"Dataset:    {exp.dataset}")
+    out.info(f"Commit:     {pin.commit_sha or f'branch {pin.branch}'}")
     if config.secrets.required:
         out.info(f"Secrets:    {', '.join(config.secrets.required)} (provided by the platform)")
 

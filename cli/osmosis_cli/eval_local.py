@@ -1,62 +1,91 @@
-"""``osmosis eval run CONFIG`` and the seed form ``osmosis eval -m … -d … --eval-fn …``."""
+"""``osmosis eval run CONFIG`` and the seed form ``osmosis eval -m … -d … --eval-fn …``
+(registered as ``osmosis eval seed``)."""
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
-import time
+import secrets
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .errors import EXIT_INTERRUPTED, current_output, handle_errors
+from ._typer import SEED_COMMAND, Command
+from .errors import EXIT_FAILED, EXIT_INTERRUPTED, current_output, handle_errors
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.runner import Progress, RunResult, RunSpec
+    from osmosis_local_runner.runner import Progress, RunPlan, RunResult, RunSpec
 
     from .output import Output
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the results document on stdout.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
-LimitOpt = Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N rows.")]
-NOpt = Annotated[int | None, typer.Option("--n", min=1, help="Attempts per row.")]
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit", min=1, metavar="N", help="Only the first N rows.")
+]
+NOpt = Annotated[int | None, typer.Option("--n", min=1, metavar="N", help="Attempts per row.")]
 BatchOpt = Annotated[
-    int | None, typer.Option("--batch-size", min=1, help="Attempts in flight at once.")
+    int | None,
+    typer.Option("--batch-size", min=1, metavar="N", help="Attempts in flight at once."),
 ]
 ThresholdOpt = Annotated[
-    float | None, typer.Option("--pass-threshold", help="An attempt passes when score >= X.")
+    float | None,
+    typer.Option("--pass-threshold", metavar="X", help="An attempt passes when score >= X."),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", metavar="MODEL", help="provider/model, a served name, or mock/…"),
 ]
 BaseUrlOpt = Annotated[
-    str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint, e.g. vLLM.")
+    str | None,
+    typer.Option("--base-url", metavar="URL", help="OpenAI-compatible endpoint, e.g. vLLM."),
 ]
 KeyEnvOpt = Annotated[
-    str | None, typer.Option("--api-key-env", help="NAME of the env var holding the key.")
+    str | None,
+    typer.Option("--api-key-env", metavar="NAME", help="NAME of the env var holding the key."),
 ]
 OutOpt = Annotated[
-    Path | None, typer.Option("-o", "--output", help="Results file (journal beside it).")
+    Path | None,
+    typer.Option("-o", "--output", metavar="PATH", help="Results file (journal beside it)."),
 ]
 ResumeOpt = Annotated[bool, typer.Option("--resume", help="Continue the run recorded at -o PATH.")]
-
-PLAIN_PROGRESS_EVERY = 5.0
+MaxErrorRateOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-error-rate",
+        min=0.0,
+        max=1.0,
+        metavar="X",
+        help="Exit 1 when more than this fraction of attempts errored (always: all of them).",
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
-    app.command("run")(run_config)
+    app.command("run", cls=Command)(run_config)
+    app.command(SEED_COMMAND, cls=Command)(seed)
+
+
+def default_results_path(stem: str) -> Path:
+    """``.osmosis/evals/<stem>-<UTC timestamp>-<random>.json``: unique even for runs
+    started in the same second."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return Path(".osmosis") / "evals" / f"{stem}-{stamp}-{secrets.token_hex(2)}.json"
 
 
 def results_path(output: Path | None, stem: str, *, resume: bool) -> Path:
-    """``-o`` as given, else ``.osmosis/evals/<stem>-<UTC timestamp>.json``; ``--resume``
-    needs the ``-o`` of the run it continues."""
+    """``-o`` as given, else a fresh default path; ``--resume`` needs the ``-o`` of the run
+    it continues."""
     if output is not None:
         return output
     if resume:
         from osmosis_client.errors import InvalidInputError
 
         raise InvalidInputError("--resume needs -o PATH", hint="pass the -o of the run to continue")
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return Path(".osmosis") / "evals" / f"{stem}-{stamp}.json"
+    return default_results_path(stem)
 
 
 # --------------------------------------------------------------- eval run
@@ -65,29 +94,31 @@ def results_path(output: Path | None, stem: str, *, resume: bool) -> Path:
 @handle_errors
 def run_config(
     ctx: typer.Context,
-    config_path: Annotated[Path, typer.Argument(metavar="CONFIG", help="configs/eval/NAME.toml")],
+    config_path: Annotated[
+        Path, typer.Argument(metavar="CONFIG", help="configs/eval/NAME.toml", show_default=False)
+    ],
     limit: LimitOpt = None,
     n: NOpt = None,
     batch_size: BatchOpt = None,
     pass_threshold: ThresholdOpt = None,
     dataset: Annotated[
-        Path | None, typer.Option("--dataset", help="Local dataset file (overrides the TOML).")
+        Path | None,
+        typer.Option("--dataset", metavar="FILE", help="Local dataset file (overrides the TOML)."),
     ] = None,
-    model: Annotated[
-        str | None, typer.Option("--model", help="Model (overrides the TOML).")
-    ] = None,
+    model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     seed: Annotated[
-        int | None, typer.Option("--seed", min=0, help="Seed of the 10% sample.")
+        int | None, typer.Option("--seed", min=0, metavar="S", help="Seed of the 10% sample.")
     ] = None,
     api_key_env: KeyEnvOpt = None,
     output: OutOpt = None,
     resume: ResumeOpt = False,
+    max_error_rate: MaxErrorRateOpt = None,
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Run an eval config offline against a model endpoint (no login needed)."""
-    from osmosis_client.llm.providers import resolve_target
+    from osmosis_client.llm.providers import ModelSpec
     from osmosis_client.platform.eval_config import load_config
     from osmosis_local_runner.dataset import find_dataset
     from osmosis_local_runner.discovery import load_rollout
@@ -103,17 +134,16 @@ def run_config(
         dataset_path = root / local.dataset_file
     else:
         dataset_path = find_dataset(root, exp.dataset)
-    target = resolve_target(
-        model or exp.model_path,
-        base_url=base_url or local.base_url,
-        api_key_env=api_key_env or local.api_key_env,
-    )
-    os.environ.update(config.env)
-    workflow, grader = load_rollout(config.entrypoint_path, root)
+    os.environ.update(config.env)  # the rollout may read [env] when it is imported
+    rollout, grader = load_rollout(config.entrypoint_path, root)
     spec = RunSpec(
-        model=target,
+        model=ModelSpec(
+            model or exp.model_path,
+            base_url=base_url or local.base_url,
+            api_key_env=api_key_env or local.api_key_env,
+        ),
         dataset=dataset_path,
-        workflow=workflow,
+        rollout=rollout,
         eval_fns=[grader],
         output=results_path(output, config.name, resume=resume),
         n=n or ev.n,
@@ -132,23 +162,26 @@ def run_config(
         },
         resume=resume,
     )
-    execute(spec, out, quiet=quiet)
+    execute(spec, out, quiet=quiet, max_error_rate=max_error_rate)
 
 
 # ------------------------------------------------------------- seed form
 
 
-def seed_form(
+@handle_errors
+def seed(
     ctx: typer.Context,
     module: Annotated[
-        str | None, typer.Option("-m", "--module", help="MODULE:ATTR of the agent workflow.")
+        str | None,
+        typer.Option("-m", "--module", metavar="MODULE:ATTR", help="The agent workflow."),
     ] = None,
-    dataset: Annotated[Path | None, typer.Option("-d", "--dataset", help="Dataset file.")] = None,
-    model: Annotated[
-        str | None, typer.Option("--model", help="provider/model or served name.")
+    dataset: Annotated[
+        Path | None, typer.Option("-d", "--dataset", metavar="FILE", help="Dataset file.")
     ] = None,
+    model: ModelOpt = None,
     eval_fn: Annotated[
-        list[str] | None, typer.Option("--eval-fn", help="MODULE:FN (repeatable).")
+        list[str] | None,
+        typer.Option("--eval-fn", metavar="MODULE:FN", help="An eval function (repeatable)."),
     ] = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
@@ -158,59 +191,23 @@ def seed_form(
     limit: LimitOpt = None,
     output: OutOpt = None,
     resume: ResumeOpt = False,
+    max_error_rate: MaxErrorRateOpt = None,
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
+    stray: Annotated[list[str] | None, typer.Argument(hidden=True, metavar="")] = None,
 ) -> None:
-    """Submit and follow hosted eval runs; run evals locally.
+    """The seed form: osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN.
 
-    Seed form: osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN
+    Runs a workflow over every row of a dataset (unless --limit) and scores each
+    attempt with the eval functions.
     """
-    if ctx.invoked_subcommand is not None:
-        return
-    _seed_form(
-        ctx=ctx,
-        module=module,
-        dataset=dataset,
-        model=model,
-        eval_fn=eval_fn or [],
-        base_url=base_url,
-        api_key_env=api_key_env,
-        n=n,
-        batch_size=batch_size,
-        pass_threshold=pass_threshold,
-        limit=limit,
-        output=output,
-        resume=resume,
-        json_output=json_output,
-        quiet=quiet,
-    )
-
-
-@handle_errors
-def _seed_form(
-    ctx: typer.Context,
-    *,
-    module: str | None,
-    dataset: Path | None,
-    model: str | None,
-    eval_fn: list[str],
-    base_url: str | None,
-    api_key_env: str | None,
-    n: int | None,
-    batch_size: int | None,
-    pass_threshold: float | None,
-    limit: int | None,
-    output: Path | None,
-    resume: bool,
-    json_output: bool,
-    quiet: bool,
-) -> None:
     from osmosis_client.errors import InvalidInputError
-    from osmosis_client.llm.providers import resolve_target
-    from osmosis_local_runner.discovery import as_workflow, load_attr, load_eval_fn
+    from osmosis_client.llm.providers import ModelSpec
+    from osmosis_local_runner.discovery import load_eval_fn, load_workflow, object_digest
     from osmosis_local_runner.runner import RunSpec
 
     out = current_output()
+    _refuse_stray(stray)
     missing = [
         flag
         for flag, value in (
@@ -221,23 +218,20 @@ def _seed_form(
         )
         if not value
     ]
-    if missing:
+    if missing or module is None or dataset is None or model is None:
         raise InvalidInputError(
             f"missing {', '.join(missing)}",
             hint="osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN",
         )
-    assert module and dataset and model
-    target = resolve_target(model, base_url=base_url, api_key_env=api_key_env)
-    workflow_value, where = load_attr(module)
-    workflow = as_workflow(workflow_value, where)
-    fns = [load_eval_fn(spec) for spec in eval_fn]
+    rollout = load_workflow(module)
+    fns = [load_eval_fn(spec) for spec in eval_fn or []]
     names = [fn.name for fn in fns]
     if len(set(names)) != len(names):
         raise InvalidInputError("the same --eval-fn is given twice")
     spec = RunSpec(
-        model=target,
+        model=ModelSpec(model, base_url=base_url, api_key_env=api_key_env),
         dataset=dataset,
-        workflow=workflow,
+        rollout=rollout,
         eval_fns=fns,
         output=results_path(output, dataset.stem, resume=resume),
         n=n or 1,
@@ -246,22 +240,55 @@ def _seed_form(
         limit=limit,
         sample=False,
         resume=resume,
+        fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
     )
-    execute(spec, out, quiet=quiet)
+    execute(spec, out, quiet=quiet, max_error_rate=max_error_rate)
+
+
+def _refuse_stray(stray: list[str] | None) -> None:
+    """``osmosis eval --limit 2 run CONFIG``: options go after the subcommand."""
+    if not stray:
+        return
+    from osmosis_client.errors import InvalidInputError
+
+    from .main import eval_app
+
+    commands = {c.name for c in eval_app.registered_commands if c.name}
+    if stray[0] in commands:
+        raise InvalidInputError(
+            f"options before the subcommand {stray[0]!r} are not allowed",
+            hint=f"put them after it: osmosis eval {stray[0]} … --option",
+            code="USAGE",
+        )
+    raise InvalidInputError(
+        f"unexpected argument {stray[0]!r}",
+        hint="the seed form takes only options; see `osmosis eval seed --help`",
+        code="USAGE",
+    )
 
 
 # ------------------------------------------------------------- execution
 
 
-def execute(spec: RunSpec, out: Output, *, quiet: bool) -> None:
-    """Run with progress, Ctrl-C handling and the final summary; exits 130 when stopped."""
+def execute(spec: RunSpec, out: Output, *, quiet: bool, max_error_rate: float | None) -> None:
+    """Plan, run with progress and Ctrl-C handling, report; exit 130 when stopped and 1
+    when every attempt (or more than ``--max-error-rate``) errored."""
     import asyncio
     import signal
 
+    from osmosis_local_runner.results import error_verdict
     from osmosis_local_runner.runner import Runner
 
-    display = _ProgressDisplay(out, quiet=quiet)
+    for name, value in (("--pass-threshold", spec.pass_threshold),):
+        if not math.isfinite(value):
+            from osmosis_client.errors import InvalidInputError
+
+            raise InvalidInputError(f"{name} must be a finite number, got {value}")
+    fns = [fn.name for fn in spec.eval_fns] or ["grader"]
+    display = _RunDisplay(out, fns, quiet=quiet)
     runner = Runner(spec, on_progress=display.update)
+    plan = runner.prepare()
+    _show_plan(out, plan, spec)
 
     async def main() -> RunResult:
         loop = asyncio.get_running_loop()
@@ -281,8 +308,67 @@ def execute(spec: RunSpec, out: Output, *, quiet: bool) -> None:
 
     result = asyncio.run(main())
     _report(out, result)
-    if result.document["summary"]["status"] == "stopped":
+    summary = result.document["summary"]
+    if summary["status"] == "stopped":
         raise typer.Exit(EXIT_INTERRUPTED)
+    verdict = error_verdict(summary, max_error_rate)
+    if verdict is not None:
+        out.stderr.write(f"error: {verdict} — see the errors above and in {result.output}\n")
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _show_plan(out: Output, plan: RunPlan, spec: RunSpec) -> None:
+    if plan.sampled:
+        share = plan.selected_rows / plan.total_rows
+        out.info(
+            f"sampling {plan.selected_rows:,} of {plan.total_rows:,} rows ({share:.0%}, seed "
+            f"{plan.seed}) — set limit (or --limit) to change"
+        )
+    rows = f"{plan.selected_rows:,} rows × {spec.n} = {plan.attempts:,} attempts"
+    if plan.resumed:
+        rows += f" ({plan.resumed:,} already done)"
+    out.info(f"Plan: {rows}, {spec.batch_size} in flight")
+    out.info(f"  rollout: {plan.rollout}")
+    out.info(f"  model:   {plan.model}")
+    out.info(f"  results: {plan.output}")
+
+
+def _short(fn: str) -> str:
+    return fn.rsplit(":", 1)[-1]
+
+
+def progress_stats(progress: Progress, fns: list[str]) -> str:
+    """``12.3/s  pass 80.0%  errors 1  tokens 1,234`` — each eval fn's pass rate labelled."""
+    rates = []
+    for fn in fns[:3]:
+        rate = progress.pass_rate(fn)
+        shown = "-" if rate is None else f"{rate:.1%}"
+        rates.append(f"pass {shown}" if len(fns) == 1 else f"pass[{_short(fn)}] {shown}")
+    if len(fns) > 3:
+        rates.append(f"(+{len(fns) - 3} fns)")
+    return (
+        f"{progress.rate:.1f}/s  {'  '.join(rates)}  errors {progress.errors}  "
+        f"tokens {progress.tokens:,}"
+    )
+
+
+class _RunDisplay:
+    def __init__(self, out: Output, fns: list[str], *, quiet: bool) -> None:
+        from .progress import ProgressDisplay
+
+        self.fns = fns
+        self.display = ProgressDisplay(out, label="attempts", quiet=quiet)
+
+    def start(self, progress: Progress) -> None:
+        self.display.start(progress.total)
+
+    def update(self, progress: Progress) -> None:
+        self.display.update(
+            progress.done, progress.total, progress_stats(progress, self.fns), eta=progress.eta
+        )
+
+    def stop(self, progress: Progress) -> None:
+        self.display.stop(progress.done, progress.total, progress_stats(progress, self.fns))
 
 
 def _report(out: Output, result: RunResult) -> None:
@@ -296,15 +382,14 @@ def _report(out: Output, result: RunResult) -> None:
         {int(k.split("_")[-1]) for stats in fns.values() for k in stats if k.startswith("pass_at_")}
     )
     columns = ["eval fn", "mean", "std", "min", "max", *[f"pass@{k}" for k in ks]]
-    rows = []
-    for name, stats in fns.items():
-        rows.append(
-            [
-                name,
-                *(_fmt(stats[key]) for key in ("mean", "std", "min", "max")),
-                *(_fmt(stats.get(f"pass_at_{k}")) for k in ks),
-            ]
-        )
+    rows = [
+        [
+            name,
+            *(_fmt(stats[key]) for key in ("mean", "std", "min", "max")),
+            *(_fmt(stats.get(f"pass_at_{k}")) for k in ks),
+        ]
+        for name, stats in fns.items()
+    ]
     out.table(columns, rows)
     seconds = summary["total_duration_ms"] / 1000
     out.print(
@@ -315,87 +400,31 @@ def _report(out: Output, result: RunResult) -> None:
     out.info(f"Results written to {result.output}")
     if summary["status"] == "stopped":
         out.info(f"Resume with: --resume -o {result.output}")
+    _report_errors(out, doc, result.output)
+
+
+def _report_errors(out: Output, doc: dict[str, Any], path: Path) -> None:
+    from osmosis_client._redact import safe_text
+
     errors = [
         (row["row_index"], run["run_index"], run["error"])
         for row in doc["rows"]
         for run in row["runs"]
         if run["error"]
     ]
-    for row_index, run_index, error in errors[:3]:
-        out.info(f"  row {row_index} run {run_index}: {error}")
-    if len(errors) > 3:
-        out.info(f"  … {len(errors) - 3} more errors in {result.output}")
+    fn_errors = [
+        (row["row_index"], run["run_index"], f"{fn}: {message}")
+        for row in doc["rows"]
+        for run in row["runs"]
+        for fn, message in (run.get("fn_errors") or {}).items()
+    ]
+    shown = (errors + fn_errors)[:3]
+    for row_index, run_index, error in shown:
+        out.info(f"  row {row_index} run {run_index}: {safe_text(error)}")
+    more = len(errors) + len(fn_errors) - len(shown)
+    if more > 0:
+        out.info(f"  … {more} more errors in {path}")
 
 
 def _fmt(value: Any) -> str:
     return "" if value is None else f"{value:.3f}"
-
-
-class _ProgressDisplay:
-    """A rich bar on a TTY, plain periodic lines otherwise, nothing with --quiet."""
-
-    def __init__(self, out: Output, *, quiet: bool) -> None:
-        self.out = out
-        self.quiet = quiet
-        self.rich = not quiet and out.stderr_is_tty
-        self._bar: Any = None
-        self._task: Any = None
-        self._last = 0.0
-
-    def start(self, progress: Progress) -> None:
-        if self.quiet:
-            return
-        if self.rich:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-            )
-
-            self._bar = Progress(
-                TextColumn("[bold]eval"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[stats]}"),
-                TimeRemainingColumn(),
-                console=self.out.err_console,
-                transient=False,
-            )
-            self._task = self._bar.add_task("eval", total=progress.total, stats="")
-            self._bar.start()
-        self.update(progress, force=True)
-
-    def update(self, progress: Progress, force: bool = False) -> None:
-        if self.quiet:
-            return
-        now = time.monotonic()
-        every = 0.1 if self.rich else PLAIN_PROGRESS_EVERY
-        if not force and now - self._last < every:
-            return
-        self._last = now
-        rate = progress.pass_rate
-        stats = (
-            f"{progress.rate:.1f}/s  pass {'-' if rate is None else f'{rate:.1%}'}  "
-            f"errors {progress.errors}  tokens {progress.tokens:,}"
-        )
-        if self._bar is not None:
-            self._bar.update(self._task, completed=progress.done, total=progress.total, stats=stats)
-        elif not force or progress.done:
-            eta = progress.eta
-            self.out.stderr.write(
-                f"progress: {progress.done}/{progress.total} attempts, {stats}"
-                + (f", ETA {eta:.0f}s" if eta is not None else "")
-                + "\n"
-            )
-            self.out.stderr.flush()
-
-    def stop(self, progress: Progress | None = None) -> None:
-        if self._bar is not None:
-            if progress is not None:
-                self.update(progress, force=True)
-            self._bar.stop()
-        elif progress is not None and not self.quiet and progress.done:
-            self._last = 0.0
-            self.update(progress, force=False)  # a final plain line

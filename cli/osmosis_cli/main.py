@@ -1,11 +1,15 @@
 """``osmosis``: the typer app, global options and the entry point.
 
-Start-up imports only typer and our light modules; everything heavy (httpx,
-pydantic, keyring, rich) is imported inside the commands that use it.
+Start-up imports only typer's core and our light modules; everything heavy
+(httpx, pydantic, keyring, rich, aiohttp) is imported inside the commands that
+use it. The global ``--platform-url URL`` is read here, before typer parses:
+typer coerces every non-flag option through pydantic, which ``--help`` and
+usage errors should not pay for.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Annotated, Any
 
@@ -14,12 +18,20 @@ import typer
 from osmosis_client._version import __version__
 
 from . import auth, eval_hosted, eval_local, rubric, workspace
+from ._typer import EvalGroup, Group
 from .context import AppState
 from .errors import EXIT_INTERRUPTED, EXIT_INVALID
 
+PLATFORM_URL_FLAG = "--platform-url"
+
 app = typer.Typer(
     name="osmosis",
+    cls=Group,
     help="Osmosis: log in, submit and follow hosted eval runs, and run evals locally.",
+    epilog=(
+        "Global option (before COMMAND): --platform-url URL — the platform's base URL "
+        "(default: $OSMOSIS_PLATFORM_URL or https://platform.osmosis.ai)."
+    ),
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -37,16 +49,9 @@ def _version(value: bool) -> None:
 @app.callback()
 def root(
     ctx: typer.Context,
-    platform_url: Annotated[
-        str | None,
-        typer.Option(
-            "--platform-url",
-            help="Platform base URL (default: $OSMOSIS_PLATFORM_URL or https://platform.osmosis.ai).",
-            show_default=False,
-        ),
-    ] = None,
     verbose: Annotated[
-        bool, typer.Option("-v", "--verbose", help="Debug output and tracebacks.")
+        bool,
+        typer.Option("-v", "--verbose", help="Debug logs (HTTP, retries, scheduling), tracebacks."),
     ] = False,
     version: Annotated[
         bool,
@@ -55,50 +60,103 @@ def root(
         ),
     ] = False,
 ) -> None:
-    ctx.obj = AppState(platform_url_option=platform_url, verbose=verbose)
+    if not isinstance(ctx.obj, AppState):
+        ctx.obj = AppState()
+    ctx.obj.verbose = verbose
 
 
 auth.register(app)
 app.add_typer(workspace.app, name="workspace")
 
-eval_app = typer.Typer(no_args_is_help=True, invoke_without_command=True)
-eval_app.callback()(eval_local.seed_form)
+eval_app = typer.Typer(
+    cls=EvalGroup,
+    no_args_is_help=True,
+    help=(
+        "Submit and follow hosted eval runs; run evals locally.\n\n"
+        "Seed form: osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN "
+        "[OPTIONS] (its options: `osmosis eval seed --help`)."
+    ),
+)
 eval_hosted.register(eval_app)
 eval_local.register(eval_app)
 rubric.register(app, eval_app)
 app.add_typer(eval_app, name="eval")
 
 
+def split_global_options(argv: list[str]) -> tuple[list[str], AppState]:
+    """Take ``--platform-url URL`` (or ``=URL``) from before the command name."""
+    state = AppState()
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("-"):
+            rest.extend(argv[i:])
+            break
+        if arg == PLATFORM_URL_FLAG:
+            if i + 1 >= len(argv):
+                raise _UsageError(f"option {PLATFORM_URL_FLAG} requires a URL")
+            state.platform_url_option = argv[i + 1]
+            i += 2
+            continue
+        if arg.startswith(PLATFORM_URL_FLAG + "="):
+            state.platform_url_option = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+        i += 1
+    return rest, state
+
+
+class _UsageError(Exception):
+    exit_code = EXIT_INVALID
+
+    def format_message(self) -> str:
+        return str(self)
+
+
 def _is_click_exception(exc: BaseException) -> bool:
     return hasattr(exc, "exit_code") and hasattr(exc, "format_message")
 
 
+def _usage_error(exc: BaseException, argv: list[str]) -> int:
+    """One ``error:`` line (or the ``--json`` error document) for a usage error."""
+    if type(exc).__name__ == "NoArgsIsHelpError":  # bare `osmosis eval`: show the help
+        sys.stderr.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
+        return EXIT_INVALID
+    message = exc.format_message()  # type: ignore[attr-defined]
+    command = getattr(getattr(exc, "ctx", None), "command_path", None) or "osmosis"
+    hint = f"see `{command} --help`"
+    if "--json" in argv:
+        document = {"error": {"code": "USAGE", "message": message, "hint": hint}}
+        sys.stderr.write(json.dumps(document) + "\n")
+    else:
+        sys.stderr.write(f"error: {message} — {hint}\n")
+    code = getattr(exc, "exit_code", EXIT_INVALID)
+    return code if isinstance(code, int) and code else EXIT_INVALID
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Console-script entry point: usage errors become one ``error:`` line and exit 2."""
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        code = app(args=argv, prog_name="osmosis", standalone_mode=False)
+        rest, state = split_global_options(args)
+        code = app(args=rest, obj=state, prog_name="osmosis", standalone_mode=False)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:
-        if type(exc).__name__ == "Abort":  # typer.Abort: Ctrl-C / EOF at a prompt
+        if type(exc).__name__ == "Abort":  # Ctrl-C / EOF at a prompt
             sys.stderr.write("aborted\n")
             sys.exit(EXIT_INTERRUPTED)
         if not _is_click_exception(exc):
-            if "-v" in sys.argv or "--verbose" in sys.argv:
+            if "-v" in args or "--verbose" in args:
                 raise
             sys.stderr.write(
                 f"error: internal error ({type(exc).__name__}: {exc}) — "
                 "rerun with -v and report it\n"
             )
             sys.exit(1)
-        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `osmosis`: show the help
-            sys.stderr.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
-            sys.exit(EXIT_INVALID)
-        message = exc.format_message()  # type: ignore[attr-defined]
-        command = getattr(getattr(exc, "ctx", None), "command_path", "osmosis")
-        sys.stderr.write(f"error: {message} — see `{command} --help`\n")
-        sys.exit(getattr(exc, "exit_code", EXIT_INVALID))
+        sys.exit(_usage_error(exc, args))
     sys.exit(code if isinstance(code, int) else 0)
 
 

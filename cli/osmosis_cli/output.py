@@ -35,8 +35,10 @@ class Output:
         stderr: IO[str] | None = None,
         stdin: IO[str] | None = None,
         verbose: bool = False,
+        command: str = "osmosis",
     ) -> None:
         self.json_mode = json_mode
+        self.command = command
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
         self.stdin = stdin or sys.stdin
@@ -120,12 +122,16 @@ class Output:
         self.stderr.flush()
 
     def error(self, exc: OsmosisError) -> None:
+        from .hints import hint_for
+
+        hint = hint_for(exc, self.command)
         if self.json_mode:
-            self.stderr.write(json.dumps({"error": exc.to_dict()}) + "\n")
+            document = {**exc.to_dict(), "hint": hint}
+            self.stderr.write(json.dumps({"error": document}) + "\n")
         else:
             line = f"error: {exc.message}"
-            if exc.hint:
-                line += f" — {exc.hint}"
+            if hint:
+                line += f" — {hint}"
             self.stderr.write(line + "\n")
             for problem in getattr(exc, "problems", ()) or getattr(exc, "issues", ()):
                 self.stderr.write(f"  {problem}\n")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ._typer import Command
 from .errors import EXIT_FAILED, current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -24,9 +25,9 @@ OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="Result f
 
 
 def register(app: typer.Typer, eval_app: typer.Typer) -> None:
-    eval_app.command("rubric")(eval_rubric)
-    app.command("eval-rubric")(eval_rubric_config)
-    app.command("preview")(preview)
+    eval_app.command("rubric", cls=Command)(eval_rubric)
+    app.command("eval-rubric", cls=Command)(eval_rubric_config)
+    app.command("preview", cls=Command)(preview)
 
 
 @handle_errors

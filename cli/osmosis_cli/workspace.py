@@ -7,15 +7,16 @@ from typing import Annotated, Any
 
 import typer
 
+from ._typer import Command, Group
 from .context import state
 from .errors import current_output, handle_errors
 
-app = typer.Typer(help="List, show and switch workspaces.", no_args_is_help=True)
+app = typer.Typer(cls=Group, help="List, show and switch workspaces.", no_args_is_help=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 
 
-@app.command("list")
+@app.command("list", cls=Command)
 @handle_errors
 def list_(
     ctx: typer.Context,
@@ -78,7 +79,7 @@ def list_(
     )
 
 
-@app.command("current")
+@app.command("current", cls=Command)
 @handle_errors
 def current(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     """The workspace commands act in."""
@@ -105,7 +106,7 @@ def current(ctx: typer.Context, json_output: JsonOpt = False) -> None:
     out.print(f"{doc['name']}{role} on {doc['platform_url']}")
 
 
-@app.command("switch")
+@app.command("switch", cls=Command)
 @handle_errors
 def switch(
     ctx: typer.Context, name: Annotated[str, typer.Argument(help="Workspace name or id.")]

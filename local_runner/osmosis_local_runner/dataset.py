@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 import random
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,13 +28,14 @@ SAMPLE_FRACTION = 0.1
 class Row:
     """One dataset row, as the runner needs it."""
 
-    index: int  # 0-based position in the file
+    index: int  # 0-based position in the file: with the run index, the attempt's key
     line: int  # where it starts (1-based; parquet: the row number)
     user_prompt: str
     system_prompt: str | None
-    ground_truth: str | None
-    metadata: dict[str, Any]
-    key: str  # content hash: resume key with the run index
+    ground_truth: str | None  # `ground_truth`, else the 0.3 SDK's `label` column
+    metadata: dict[str, Any]  # the other columns, plus the keys of a `metadata` column
+    digest: str  # content hash: a changed dataset is detected on resume; compare pairs by it
+    data: dict[str, Any]  # the whole row, as decoded
 
     def prompt(self) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = []
@@ -51,9 +52,10 @@ class DatasetInfo:
     fingerprint: str  # sha256 of the file's bytes
 
 
-def _row_key(data: dict[str, Any]) -> str:
-    raw = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(raw.encode()).hexdigest()[:20]
+def row_digest(data: Mapping[str, Any]) -> str:
+    """A short hash of the row's content (key order and whitespace do not matter)."""
+    raw = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.blake2b(raw.encode(), digest_size=10).hexdigest()
 
 
 def _text(value: Any, *, optional: bool) -> str | None:
@@ -66,8 +68,23 @@ def _text(value: Any, *, optional: bool) -> str | None:
     return str(value)
 
 
-def check_row(data: Any) -> tuple[str, str | None, str | None]:
-    """(user_prompt, system_prompt, ground_truth) of a decoded row; ``ValueError`` if bad."""
+def _metadata_column(value: Any) -> dict[str, Any]:
+    """The ``metadata`` column: an object, or a string holding a JSON object."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValueError("metadata must be an object or a JSON object string") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"metadata must be an object, got {type(value).__name__}")
+    return value
+
+
+def check_row(data: Any) -> tuple[str, str | None, str | None, dict[str, Any]]:
+    """(user_prompt, system_prompt, ground_truth, metadata column) of a decoded row;
+    ``ValueError`` if bad."""
     if not isinstance(data, dict):
         raise ValueError(f"a row must be an object, got {type(data).__name__}")
     prompt = data.get("user_prompt")
@@ -79,21 +96,23 @@ def check_row(data: Any) -> tuple[str, str | None, str | None]:
         system = _text(data.get("system_prompt"), optional=True)
     except ValueError as exc:
         raise ValueError(f"system_prompt {exc}") from None
+    column = "ground_truth" if data.get("ground_truth") not in (None, "") else "label"
     try:
-        truth = _text(data.get("ground_truth"), optional=True)
+        truth = _text(data.get(column), optional=True)
     except ValueError as exc:
-        raise ValueError(f"ground_truth {exc}") from None
-    return prompt, system, truth
+        raise ValueError(f"{column} {exc}") from None
+    return prompt, system, truth, _metadata_column(data.get("metadata"))
 
 
-_RESERVED = frozenset({"user_prompt", "system_prompt", "ground_truth"})
+_RESERVED = frozenset({"user_prompt", "system_prompt", "ground_truth", "metadata"})
 
 
 def make_row(index: int, line: int, data: Any) -> Row:
     """A validated row with its metadata and content hash."""
-    prompt, system, truth = check_row(data)
+    prompt, system, truth, extra = check_row(data)
     metadata = {k: v for k, v in data.items() if k not in _RESERVED}
-    return Row(index, line, prompt, system, truth, metadata, _row_key(data))
+    metadata.update(extra)
+    return Row(index, line, prompt, system, truth, metadata, row_digest(data), data)
 
 
 class Dataset:
@@ -164,7 +183,7 @@ class Dataset:
                 return
 
     def _csv(self) -> Iterator[tuple[int, Any]]:
-        with self.path.open(newline="", encoding="utf-8") as handle:
+        with self.path.open(newline="", encoding="utf-8-sig") as handle:  # a BOM is not data
             reader = csv.DictReader(handle)
             start = 2
             try:
@@ -213,7 +232,7 @@ class Dataset:
             raise ConfigError(
                 f"dataset {shown} has invalid rows{more}",
                 problems,
-                hint="each row needs a non-empty user_prompt (see docs/local-runs.md)",
+                hint="each row needs a non-empty user_prompt",
             )
         if count == 0:
             raise InvalidInputError(f"dataset {shown} has no rows", hint="add rows to it")
@@ -269,5 +288,6 @@ def find_dataset(root: Path, name: str) -> Path:
             return candidate
     raise InvalidInputError(
         f"no local file for dataset {name!r} (looked for data/{name}.jsonl|json|parquet|csv)",
-        hint="set [local].dataset_file in the config, or pass --dataset FILE",
+        hint="set [local].dataset_file in the config",
+        code="DATASET_NOT_FOUND",
     )

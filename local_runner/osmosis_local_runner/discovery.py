@@ -6,6 +6,7 @@ Everything is checked before the run starts; a problem is an
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -19,7 +20,13 @@ from typing import Any, Literal
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.rollout import AgentWorkflow, Grader
 
+from .kinds.native import NativeRollout
+
 EvalMode = Literal["simple", "full"]
+
+
+#: how to call an eval fn: (first argument, ground truth, the dataset row) → (args, kwargs)
+Binder = Callable[[Any, "str | None", "dict[str, Any]"], "tuple[tuple[Any, ...], dict[str, Any]]"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,14 @@ class EvalFn:
     fn: Callable[..., Any]
     mode: EvalMode | Literal["grader"]
     is_async: bool
+    bind: Binder | None = None  # None: fn(first, ground_truth, row) positionally
+
+    def arguments(
+        self, first: Any, ground_truth: str | None, row: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if self.bind is None:
+            return (first, ground_truth, row), {}
+        return self.bind(first, ground_truth, row)
 
 
 def _import_error(what: str, exc: BaseException) -> InvalidInputError:
@@ -136,12 +151,61 @@ class _FunctionWorkflow:
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.run = fn
+        self.__name__ = getattr(fn, "__name__", "run")
 
 
-def load_rollout(entrypoint: Path, root: Path) -> tuple[Any, EvalFn]:
+def source_digest(*paths: Path) -> str:
+    """A short digest of source files (a directory: its ``*.py`` and lock/project files),
+    so ``--resume`` notices changed code."""
+    digest = hashlib.blake2b(digest_size=10)
+    for path in paths:
+        files = (
+            sorted(
+                f
+                for f in path.rglob("*")
+                if f.is_file()
+                and (f.suffix == ".py" or f.name in ("pyproject.toml", "uv.lock"))
+                and not any(part.startswith(".") or part == "__pycache__" for part in f.parts)
+            )
+            if path.is_dir()
+            else [path]
+        )
+        for file in files:
+            try:
+                digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())
+                digest.update(file.read_bytes())
+            except OSError:
+                continue
+    return digest.hexdigest()
+
+
+def object_digest(obj: Any) -> str:
+    """The digest of the file that defines ``obj`` ("" when it has none)."""
+    try:
+        source = inspect.getsourcefile(inspect.unwrap(obj) if callable(obj) else type(obj))
+    except (TypeError, OSError):
+        source = None
+    if source is None and not callable(obj):
+        try:
+            source = inspect.getsourcefile(type(obj))
+        except (TypeError, OSError):
+            source = None
+    return source_digest(Path(source)) if source else ""
+
+
+def load_workflow(spec: str, *, cwd: Path | None = None) -> NativeRollout:
+    """``-m MODULE:ATTR``: an ``AgentWorkflow`` (class or instance) or a ``run(ctx)`` function."""
+    value, where = load_attr(spec, cwd=cwd)
+    workflow = as_workflow(value, where)
+    return NativeRollout(workflow, source=where, digest=object_digest(value))
+
+
+def load_rollout(entrypoint: Path, root: Path) -> tuple[NativeRollout, EvalFn]:
     """The workflow and grader of a rollout entrypoint (``workflow``/``grader`` win)."""
     module = import_file(entrypoint, extra_paths=(root,))
-    where = str(entrypoint)
+    where = (
+        str(entrypoint.relative_to(root)) if entrypoint.is_relative_to(root) else str(entrypoint)
+    )
     workflow_value = getattr(module, "workflow", None) or _single(
         module, AgentWorkflow, "AgentWorkflow", where
     )
@@ -150,7 +214,8 @@ def load_rollout(entrypoint: Path, root: Path) -> tuple[Any, EvalFn]:
     grader = _instantiate(grader_value, Grader, "grader")
     _check_method(grader, "grade", f"grader from {where}:")
     grade = grader.grade
-    return workflow, EvalFn("grader", grade, "grader", inspect.iscoroutinefunction(grade))
+    rollout = NativeRollout(workflow, source=where, digest=source_digest(entrypoint.parent))
+    return rollout, EvalFn("grader", grade, "grader", inspect.iscoroutinefunction(grade))
 
 
 def _single(module: ModuleType, base: type, label: str, where: str) -> type:
@@ -165,13 +230,13 @@ def _single(module: ModuleType, base: type, label: str, where: str) -> type:
     if len(found) == 1:
         return found[0]
     names = ", ".join(sorted(v.__name__ for v in found))
+    attr = "workflow" if base is AgentWorkflow else "grader"
     if not found:
         raise InvalidInputError(
             f"{where} defines no {label} subclass",
-            hint=f"define one, or set a module attribute `{label.lower()}`",
+            hint=f"define one, or set a module attribute `{attr} = …`",
             code="BAD_ROLLOUT",
         )
-    attr = "workflow" if base is AgentWorkflow else "grader"
     raise InvalidInputError(
         f"{where} defines several {label} subclasses ({names})",
         hint=f"name the one to use with a module attribute `{attr} = …`",
@@ -179,14 +244,22 @@ def _single(module: ModuleType, base: type, label: str, where: str) -> type:
     )
 
 
+def _parameters(fn: Callable[..., Any], name: str) -> list[inspect.Parameter]:
+    try:
+        return list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        raise InvalidInputError(
+            f"eval fn {name} has no inspectable signature", code="BAD_EVAL_FN"
+        ) from None
+
+
 def eval_mode(fn: Callable[..., Any], name: str) -> EvalMode:
     """Simple (``solution_str`` first) or full (``messages`` first); anything else is exit 2."""
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"eval fn {name} has no inspectable signature") from None
-    if not params:
-        raise InvalidInputError(f"eval fn {name} takes no parameters", code="BAD_EVAL_FN")
+    params = _parameters(fn, name)
+    if not params or params[0].kind in (params[0].VAR_POSITIONAL, params[0].VAR_KEYWORD):
+        raise InvalidInputError(
+            f"eval fn {name} takes no named first parameter", code="BAD_EVAL_FN"
+        )
     first = params[0].name
     if first == "solution_str":
         return "simple"
@@ -200,18 +273,94 @@ def eval_mode(fn: Callable[..., Any], name: str) -> EvalMode:
     )
 
 
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def make_binder(fn: Callable[..., Any], mode: EvalMode, name: str) -> Binder:
+    """Pass an eval fn only what it can take.
+
+    After the first argument, a parameter named ``ground_truth`` gets the ground
+    truth and one named ``extra_info`` (simple mode) or ``metadata`` (full mode) the
+    dataset row; unnamed positional slots get them in that order; ``**kwargs``
+    receives whichever is not taken yet. Any other parameter without a default is
+    an error before the run starts.
+    """
+    row_name = "extra_info" if mode == "simple" else "metadata"
+    params = _parameters(fn, name)[1:]
+    plan: list[tuple[str, str]] = []  # (how, what): how ∈ {"pos", "kw:NAME"}
+    taken: set[str] = set()
+    order = ["ground_truth", "row"]
+    by_keyword = False  # once a defaulted slot is skipped, later ones go by name
+    for param in params:
+        what = {"ground_truth": "ground_truth", row_name: "row"}.get(param.name)
+        if param.kind in _POSITIONAL and not by_keyword:
+            if what is None and order and param.default is param.empty:
+                what = order[0]  # e.g. fn(solution_str, gt, info)
+            if what is None or what in taken:
+                if param.default is param.empty:
+                    raise InvalidInputError(
+                        f"eval fn {name} needs parameter {param.name!r}, which the runner "
+                        "does not provide",
+                        hint=f"give it a default, or name it ground_truth / {row_name}",
+                        code="BAD_EVAL_FN",
+                    )
+                by_keyword = True  # this slot keeps its default
+                continue
+            plan.append(("pos", what))
+        elif param.kind is param.KEYWORD_ONLY or (
+            by_keyword and param.kind is param.POSITIONAL_OR_KEYWORD
+        ):
+            if what is None or what in taken:
+                if param.default is param.empty:
+                    raise InvalidInputError(
+                        f"eval fn {name} needs keyword {param.name!r}, which the runner "
+                        "does not provide",
+                        code="BAD_EVAL_FN",
+                    )
+                continue
+            plan.append((f"kw:{param.name}", what))
+        elif param.kind is param.VAR_KEYWORD:
+            plan.extend(
+                (f"kw:{'ground_truth' if w == 'ground_truth' else row_name}", w)
+                for w in ("ground_truth", "row")
+                if w not in taken
+            )
+            taken.update(("ground_truth", "row"))
+            continue
+        else:
+            continue  # *args: nothing more to pass positionally
+        taken.add(what)
+        if what in order:
+            order.remove(what)
+
+    def bind(
+        first: Any, ground_truth: str | None, row: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        values = {"ground_truth": ground_truth, "row": row}
+        args: list[Any] = [first]
+        kwargs: dict[str, Any] = {}
+        for how, what in plan:
+            if how == "pos":
+                args.append(values[what])
+            else:
+                kwargs[how[3:]] = values[what]
+        return tuple(args), kwargs
+
+    return bind
+
+
 def load_eval_fn(spec: str, *, cwd: Path | None = None) -> EvalFn:
     value, name = load_attr(spec, cwd=cwd)
     if inspect.isclass(value):
         raise InvalidInputError(
-            f"{spec} is a class; --eval-fn needs a function", code="BAD_EVAL_FN"
+            f"{spec} is a class; an eval fn must be a function", code="BAD_EVAL_FN"
         )
     if not callable(value):
         raise InvalidInputError(f"{spec} is not a function", code="BAD_EVAL_FN")
     mode = eval_mode(value, spec)
     target = inspect.unwrap(value)
     is_async = inspect.iscoroutinefunction(value) or inspect.iscoroutinefunction(target)
-    return EvalFn(name, value, mode, is_async)
+    return EvalFn(name, value, mode, is_async, make_binder(value, mode, spec))
 
 
 def is_async_method(obj: Any, method: str) -> bool:

@@ -1,27 +1,30 @@
 """The journal: one JSON line per finished attempt, so a killed run loses nothing finished.
 
 ``PATH.journal.jsonl`` starts with a header holding the run's fingerprint (model,
-dataset, n, thresholds, timeouts…); ``--resume`` refuses when it differs.
-Attempts that finish in the same event-loop turn are appended with one
-unbuffered ``write`` at the end of that turn — from then on they survive
-SIGKILL (an attempt counts as finished once it is written) — and fsynced in
-batches, at most ``FSYNC_INTERVAL`` seconds apart.
+dataset, n, thresholds, timeouts, sources…); ``--resume`` refuses when it differs.
+Attempts are keyed by (row index, run index); each line also carries the row's
+content digest, so a changed row is noticed. Attempts that finish in the same
+event-loop turn are appended with one unbuffered ``write`` at the end of that
+turn — from then on they survive SIGKILL — and fsynced in batches, at most
+``FSYNC_INTERVAL`` seconds apart. The file is locked while a run appends to it,
+so two runs never write one journal.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import threading
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 
-JOURNAL_VERSION = 1
+JOURNAL_VERSION = 2
 FSYNC_INTERVAL = 0.2
 
 
@@ -29,19 +32,26 @@ FSYNC_INTERVAL = 0.2
 class AttemptRecord:
     """The outcome of one attempt (also the journal line)."""
 
-    row_key: str
     row_index: int
     run_index: int
+    row_digest: str
     success: bool
     scores: dict[str, float]
     duration_ms: int
     tokens: int
     error: str | None
+    #: eval fn name → what it raised (that fn scored 0; the others kept their scores)
+    fn_errors: dict[str, str] = field(default_factory=dict)
+    #: further per-run keys of the results document (answer, messages, rollout_id, …)
+    extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "row_key": self.row_key,
-            "row_index": self.row_index,
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.row_index, self.run_index
+
+    def run_json(self) -> dict[str, Any]:
+        """The attempt as a run of the results document."""
+        data: dict[str, Any] = {
             "run_index": self.run_index,
             "success": self.success,
             "scores": self.scores,
@@ -49,6 +59,34 @@ class AttemptRecord:
             "tokens": self.tokens,
             "error": self.error,
         }
+        if self.fn_errors:
+            data["fn_errors"] = self.fn_errors
+        data.update(self.extra)
+        return data
+
+    def to_json(self) -> dict[str, Any]:
+        """The journal line."""
+        return {
+            "row_index": self.row_index,
+            "run_index": self.run_index,
+            "row_digest": self.row_digest,
+            "success": self.success,
+            "scores": self.scores,
+            "duration_ms": self.duration_ms,
+            "tokens": self.tokens,
+            "error": self.error,
+            "fn_errors": self.fn_errors,
+            "extra": self.extra,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AttemptRecord:
+        record = cls(**data)
+        if not isinstance(record.row_index, int) or not isinstance(record.run_index, int):
+            raise TypeError("row_index and run_index must be integers")
+        if not isinstance(record.scores, dict):
+            raise TypeError("scores must be an object")
+        return record
 
 
 def journal_path(results_path: Path) -> Path:
@@ -56,66 +94,119 @@ def journal_path(results_path: Path) -> Path:
 
 
 def fingerprint_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    def shown(value: Any) -> str:
+        text = repr(value)
+        return text if len(text) <= 60 else text[:57] + "…"
+
     return [
-        f"{key}: {old.get(key)!r} → {new.get(key)!r}"
+        f"{key}: {shown(old.get(key))} → {shown(new.get(key))}"
         for key in sorted(set(old) | set(new))
         if old.get(key) != new.get(key)
     ]
 
 
-def read_journal(path: Path) -> tuple[dict[str, Any], Iterator[AttemptRecord]]:
-    """The header's fingerprint and the finished attempts (a torn last line is skipped)."""
-    handle = path.open("rb")
-    first = handle.readline()
-    try:
-        header = json.loads(first)
-        fingerprint = header["fingerprint"]
-        if header.get("journal") != JOURNAL_VERSION or not isinstance(fingerprint, dict):
-            raise ValueError
-    except (ValueError, KeyError, TypeError):
-        handle.close()
-        raise InvalidInputError(
-            f"{path} is not a journal of this version", hint="start a new run with another -o"
-        ) from None
+@dataclass
+class JournalContents:
+    fingerprint: dict[str, Any]
+    records: list[AttemptRecord]
+    #: where the last complete line ends: a torn tail after it is cut off on resume
+    valid_bytes: int
 
-    def records() -> Iterator[AttemptRecord]:
-        with handle:
-            for raw in handle:
-                try:
-                    data = json.loads(raw)
-                    yield AttemptRecord(**data)
-                except (ValueError, TypeError):
-                    continue  # a line torn by a kill mid-write
 
-    return fingerprint, records()
+def read_journal(path: Path) -> JournalContents:
+    """The header's fingerprint and the finished attempts (a torn last line is dropped)."""
+    with path.open("rb") as handle:
+        first = handle.readline()
+        try:
+            header = json.loads(first)
+            fingerprint = header["fingerprint"]
+            if header.get("journal") != JOURNAL_VERSION or not isinstance(fingerprint, dict):
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
+            raise InvalidInputError(
+                f"{path} is not a journal of this version of osmosis-client",
+                hint="start a new run with another results path",
+                code="BAD_JOURNAL",
+            ) from None
+        records: list[AttemptRecord] = []
+        valid = len(first) if first.endswith(b"\n") else 0
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                break  # torn by a kill mid-write: not finished, so not kept
+            try:
+                records.append(AttemptRecord.from_json(json.loads(raw)))
+            except (ValueError, TypeError, RecursionError):
+                break  # a damaged line: keep what came before it
+            valid += len(raw)
+    return JournalContents(fingerprint, records, valid)
+
+
+class JournalError(InvalidInputError):
+    code = "JOURNAL_LOCKED"
 
 
 class Journal:
-    """Appends attempt records; ``close`` fsyncs what is left."""
+    """Appends attempt records; ``close`` fsyncs what is left.
 
-    def __init__(self, path: Path, fingerprint: Mapping[str, Any], *, resume: bool) -> None:
+    A write that fails (disk full, read-only directory) is remembered in ``failure``
+    and reported through ``on_failure``: the run stops, and everything written
+    before it stays resumable.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        fingerprint: Mapping[str, Any],
+        *,
+        resume_from: int | None = None,
+        on_failure: Callable[[OSError], None] | None = None,
+    ) -> None:
         self.path = path
+        self.failure: OSError | None = None
+        self._on_failure = on_failure
         path.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-        if not resume:
+        flags = os.O_WRONLY | os.O_CREAT
+        if resume_from is None:
             flags |= os.O_EXCL
         try:
-            self._fd = os.open(path, flags, 0o644)
+            self._fd = os.open(path, flags, 0o600)
         except FileExistsError:
             raise InvalidInputError(
                 f"{path} exists from an earlier run",
-                hint="pass --resume to continue it, or choose another -o",
+                hint="resume it, or choose another results path",
+                code="RESULTS_EXIST",
             ) from None
-        if not resume or os.fstat(self._fd).st_size == 0:
+        self._lock_or_refuse()
+        if resume_from is not None:
+            os.ftruncate(self._fd, resume_from)  # drop a torn tail
+        os.lseek(self._fd, 0, os.SEEK_END)
+        if os.fstat(self._fd).st_size == 0:
             header = {"journal": JOURNAL_VERSION, "fingerprint": dict(fingerprint)}
             os.write(self._fd, (json.dumps(header) + "\n").encode())
             os.fsync(self._fd)
+        #: where this invocation's records start (see ``discard_this_run``)
+        self.start = os.lseek(self._fd, 0, os.SEEK_END)
+        self.created = resume_from is None
         self._dirty = False
         self._pending: list[str] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._syncer = threading.Thread(target=self._sync_loop, name="journal-fsync", daemon=True)
         self._syncer.start()
+
+    def _lock_or_refuse(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self._fd)
+            raise JournalError(
+                f"{self.path} is in use by another run",
+                hint="wait for that run to finish (or stop it) before resuming",
+            ) from None
 
     def append(self, record: AttemptRecord) -> None:
         """Queue a record; it is written at the end of this event-loop turn (or now,
@@ -128,13 +219,24 @@ class Journal:
                 self.flush()
 
     def flush(self) -> None:
-        if self._pending and self._fd >= 0:
-            data = ("\n".join(self._pending) + "\n").encode()
-            self._pending.clear()
+        if not self._pending or self._fd < 0 or self.failure is not None:
+            return
+        data = ("\n".join(self._pending) + "\n").encode()
+        self._pending.clear()
+        try:
             while data:
                 written = os.write(self._fd, data)
                 data = data[written:]
-            self._dirty = True
+        except OSError as exc:
+            self._fail(exc)
+            return
+        self._dirty = True
+
+    def _fail(self, exc: OSError) -> None:
+        if self.failure is None:
+            self.failure = exc
+            if self._on_failure is not None:
+                self._on_failure(exc)
 
     def _sync_loop(self) -> None:
         while not self._stop.wait(FSYNC_INTERVAL):
@@ -144,12 +246,29 @@ class Journal:
         with self._lock:
             if self._dirty and self._fd >= 0:
                 self._dirty = False
-                os.fsync(self._fd)
+                try:
+                    os.fsync(self._fd)
+                except OSError as exc:
+                    self.failure = self.failure or exc
+
+    def discard_this_run(self) -> None:
+        """Forget what this invocation wrote (e.g. the endpoint turned out unusable):
+        a fresh journal is removed, a resumed one cut back to where it was."""
+        self._pending.clear()
+        with self._lock:
+            if self._fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, self.start)
+        if self.created:
+            self.close()
+            with contextlib.suppress(OSError):
+                self.path.unlink()
 
     def close(self) -> None:
         self.flush()
         self._stop.set()
-        self._syncer.join()
+        if self._syncer.is_alive():
+            self._syncer.join()
         self._sync()
         with self._lock:
             if self._fd >= 0:

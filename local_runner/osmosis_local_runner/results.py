@@ -1,4 +1,5 @@
-"""The results document of cli.md: built from attempt records, written atomically."""
+"""The results document of cli.md: built from attempt records, written atomically (0600:
+it holds prompts and model outputs)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from osmosis_client._fs import atomic_write
 from .journal import AttemptRecord
 from .scoring import describe, ks_for, mean_pass_at_k
 
-_ROW_KEYS = frozenset({"row_key", "row_index"})  # row-level in the document
+RESULTS_MODE = 0o600
 
 
 def passed(record: AttemptRecord, fn: str, threshold: float) -> bool:
-    """Errored attempts never pass, whatever their (zero) score."""
-    return record.success and record.scores.get(fn, 0.0) >= threshold
+    """Errored attempts never pass, nor does an eval fn that raised, whatever the score."""
+    return record.success and fn not in record.fn_errors and record.scores.get(fn, 0.0) >= threshold
 
 
 def summarize(
@@ -27,6 +28,8 @@ def summarize(
     n: int,
     pass_threshold: float,
 ) -> dict[str, Any]:
+    """Totals, and per eval fn: mean, std, min, max and pass@k — every statistic of a fn
+    from the same per-attempt scores."""
     per_fn: dict[str, Any] = {}
     for fn in eval_fns:
         scores = [r.scores.get(fn, 0.0) for runs in rows.values() for r in runs]
@@ -66,17 +69,36 @@ def build_document(
         "rows": [
             {
                 "row_index": index,
-                "runs": [
-                    {k: v for k, v in r.to_json().items() if k not in _ROW_KEYS}
-                    for r in sorted(rows[index], key=lambda r: r.run_index)
-                ],
+                "row_digest": rows[index][0].row_digest,
+                "runs": [r.run_json() for r in sorted(rows[index], key=lambda r: r.run_index)],
             }
             for index in sorted(rows)
         ],
     }
 
 
+def error_verdict(summary: Mapping[str, Any], max_error_rate: float | None) -> str | None:
+    """Why a finished run counts as failed (every attempt errored, or more than
+    ``max_error_rate`` of them), or None."""
+    total, errored = summary.get("total_runs") or 0, summary.get("errored_runs") or 0
+    if not total:
+        return None
+    if errored == total:
+        return f"every attempt errored ({errored} of {total})"
+    if max_error_rate is not None and errored / total > max_error_rate:
+        return (
+            f"{errored} of {total} attempts errored ({errored / total:.1%}), "
+            f"above --max-error-rate {max_error_rate:g}"
+        )
+    return None
+
+
+def dump_document(document: Mapping[str, Any]) -> bytes:
+    """Strict JSON (no NaN/Infinity); indented unless the document is large."""
+    indent = 2 if len(document.get("rows", ())) <= 5000 else None
+    return (json.dumps(document, indent=indent, allow_nan=False) + "\n").encode()
+
+
 def write_document(path: Path, document: Mapping[str, Any]) -> None:
     """All or nothing: temp file + fsync + rename."""
-    indent = 2 if len(document.get("rows", ())) <= 5000 else None
-    atomic_write(path, (json.dumps(document, indent=indent) + "\n").encode())
+    atomic_write(path, dump_document(document), mode=RESULTS_MODE)

@@ -1,33 +1,31 @@
-"""``run(spec)``: one offline evaluation with the platform's semantics.
+"""``Runner``: one offline evaluation with the platform's semantics.
 
-validate dataset → choose rows → open journal (or resume it) → probe the model →
-slide a window of ``batch_size`` attempts over rows × ``n`` → results document.
+``prepare()`` (no model call, nothing written): validate the dataset → choose rows →
+check a journal to resume → resolve the model and its key → a :class:`RunPlan`.
+``run()``: open the journal → start the rollout kind → slide a window of
+``batch_size`` attempts over rows × ``n`` (the endpoint probe rides along with the
+first wave) → grade → journal → the results document.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import inspect
+import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from osmosis_client.errors import InvalidInputError
+from osmosis_client._redact import redact_url
+from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.llm.client import ModelClient
-from osmosis_client.llm.providers import ModelTarget
-from osmosis_client.rollout import (
-    AgentWorkflowContext,
-    GraderContext,
-    check_score,
-    last_assistant_content,
-)
+from osmosis_client.llm.providers import ModelSpec, ModelTarget
+from osmosis_client.rollout import last_assistant_content
 
 from .dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
-from .discovery import EvalFn, is_async_method
+from .discovery import EvalFn
+from .grading import grade
 from .journal import (
     AttemptRecord,
     Journal,
@@ -35,19 +33,27 @@ from .journal import (
     journal_path,
     read_journal,
 )
+from .kinds import Outcome, RolloutKind, RunEnv
+from .kinds.native import NativeRollout
 from .results import build_document, passed, write_document
-from .scheduler import WindowStats, run_window, with_timeout
+from .scheduler import WindowStats, run_window
+
+logger = logging.getLogger("osmosis_client.runner")
+
+RETRY_BASE_DELAY = 1.0
+RETRY_MAX_DELAY = 30.0
 
 
 @dataclass
 class RunSpec:
     """Everything one local run needs (flags already merged over the TOML)."""
 
-    model: ModelTarget
+    model: ModelTarget | ModelSpec
     dataset: Path
-    workflow: Any
-    eval_fns: list[EvalFn]
-    output: Path
+    workflow: Any = None  # shorthand for rollout=NativeRollout(workflow)
+    eval_fns: list[EvalFn] = field(default_factory=list)
+    output: Path = Path("results.json")
+    rollout: RolloutKind | None = None
     n: int = 1
     batch_size: int = 1
     pass_threshold: float = 1.0
@@ -60,6 +66,18 @@ class RunSpec:
     workflow_config: dict[str, Any] = field(default_factory=dict)
     resume: bool = False
     probe: bool = True
+    transcripts: bool = True  # keep each attempt's final messages in the document
+    max_retries: int = 0  # whole-attempt retries of transient infrastructure errors
+    #: extra keys that resume must match (e.g. digests of the eval fns' sources)
+    fingerprint_extra: dict[str, Any] = field(default_factory=dict)
+
+    def rollout_kind(self) -> RolloutKind:
+        if self.rollout is not None:
+            return self.rollout
+        if self.workflow is None:
+            raise InvalidInputError("nothing to run: give a workflow or a rollout")
+        self.rollout = NativeRollout(self.workflow)
+        return self.rollout
 
 
 @dataclass
@@ -68,10 +86,10 @@ class Progress:
 
     total: int = 0
     done: int = 0
-    passed: int = 0
     errors: int = 0
     tokens: int = 0
     resumed: int = 0
+    passed: dict[str, int] = field(default_factory=dict)  # per eval fn
     started_at: float = field(default_factory=time.monotonic)
 
     @property
@@ -83,14 +101,38 @@ class Progress:
         fresh = self.done - self.resumed
         return fresh / self.elapsed if self.elapsed > 0 else 0.0
 
-    @property
-    def pass_rate(self) -> float | None:
-        return self.passed / self.done if self.done else None
+    def pass_rate(self, fn: str) -> float | None:
+        return self.passed.get(fn, 0) / self.done if self.done else None
 
     @property
     def eta(self) -> float | None:
         rate = self.rate
         return (self.total - self.done) / rate if rate > 0 else None
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What ``run()`` will do, known before any model call."""
+
+    total_rows: int
+    selected_rows: int
+    attempts: int  # selected rows × n
+    resumed: int  # attempts already in the journal
+    sampled: bool  # a seeded random sample (no limit given)
+    seed: int
+    limit: int | None
+    rollout: str  # the rollout kind's description
+    model: str
+    output: Path
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    plan: RunPlan
+    info: DatasetInfo
+    selected: Any  # the chosen row indices (a Container)
+    target: ModelTarget
+    fingerprint: dict[str, Any]
 
 
 @dataclass
@@ -100,11 +142,19 @@ class RunResult:
     stats: WindowStats
 
 
-def fingerprint(spec: RunSpec, info: DatasetInfo) -> dict[str, Any]:
+class RunAborted(OsmosisError):
+    """The run stopped for a reason that is not the rollouts' fault (exit 1)."""
+
+    code = "RUN_ABORTED"
+
+
+def fingerprint(
+    spec: RunSpec, info: DatasetInfo, target: ModelTarget | ModelSpec, kind: RolloutKind
+) -> dict[str, Any]:
     """What a resumed run must share with the run it continues."""
     return {
-        "model": spec.model.model_path,
-        "base_url": spec.model.base_url,
+        "model": target.model_path,
+        "base_url": redact_url(target.base_url) if target.base_url else None,
         "dataset": str(info.path.resolve()),
         "dataset_sha256": info.fingerprint,
         "n": spec.n,
@@ -115,6 +165,9 @@ def fingerprint(spec: RunSpec, info: DatasetInfo) -> dict[str, Any]:
         "limit": spec.limit,
         "sample": spec.sample,
         "seed": spec.seed,
+        "sampling": dict(spec.sampling),
+        **kind.fingerprint(),
+        **spec.fingerprint_extra,
     }
 
 
@@ -129,52 +182,80 @@ class Runner:
         self.spec = spec
         self.on_progress = on_progress
         self.progress = Progress()
+        self.kind = spec.rollout_kind()
+        self.fn_names = [fn.name for fn in spec.eval_fns] or ["grader"]
         self._client = model_client
         self._records: dict[int, list[AttemptRecord]] = {}
-        self._workflow_async = is_async_method(spec.workflow, "run")
-        self._executor: ThreadPoolExecutor | None = None
+        self._done: set[tuple[int, int]] = set()
         self._journal: Journal | None = None
-        self._api_key = spec.model.api_key.get_secret_value() if spec.model.api_key else None
         self._window: asyncio.Future[WindowStats] | None = None
         self._stop = asyncio.Event()
-        self._first_fn = spec.eval_fns[0].name if spec.eval_fns else ""
+        self._fatal: OsmosisError | None = None  # stops the run; results are kept
+        self._unusable: OsmosisError | None = None  # the endpoint probe failed: nothing kept
+        self._succeeded = 0  # attempts of this invocation that finished without error
+        self._prepared: _Prepared | None = None
+        self._resume_from: int | None = None
 
     # ------------------------------------------------------------ preparing
 
-    def prepare(self) -> tuple[DatasetInfo, Any, set[tuple[str, int]], dict[str, Any]]:
-        """Validate the dataset and any journal to resume, before any model call."""
+    def prepare(self) -> RunPlan:
+        """Validate everything that needs no model call; cheap checks before key checks."""
+        return self._prepare().plan
+
+    def _prepare(self) -> _Prepared:
+        if self._prepared is not None:
+            return self._prepared
         spec = self.spec
         info = Dataset(spec.dataset).validate()
         selected = select_rows(info.total_rows, spec.limit, sample=spec.sample, seed=spec.seed)
-        done: set[tuple[str, int]] = set()
-        path = journal_path(spec.output)
-        current = fingerprint(spec, info)
-        if spec.resume:
-            if not path.exists():
+        current = fingerprint(spec, info, spec.model, self.kind)
+        self._check_journal(current)
+        target = spec.model.resolve() if isinstance(spec.model, ModelSpec) else spec.model
+        selected_rows = count_selected(info.total_rows, selected)
+        self.progress.total = selected_rows * spec.n
+        plan = RunPlan(
+            total_rows=info.total_rows,
+            selected_rows=selected_rows,
+            attempts=self.progress.total,
+            resumed=self.progress.resumed,
+            sampled=spec.sample and spec.limit is None,
+            seed=spec.seed,
+            limit=spec.limit,
+            rollout=self.kind.describe(),
+            model=target.describe(),
+            output=spec.output,
+        )
+        self._prepared = _Prepared(plan, info, selected, target, current)
+        return self._prepared
+
+    def _check_journal(self, current: dict[str, Any]) -> None:
+        path = journal_path(self.spec.output)
+        if not self.spec.resume:
+            if path.exists():
                 raise InvalidInputError(
-                    f"nothing to resume: {path} does not exist",
-                    hint="--resume needs the -o of the run it continues",
+                    f"{path} exists from an earlier run",
+                    hint="resume it, or choose another results path",
+                    code="RESULTS_EXIST",
                 )
-            previous, records = read_journal(path)
-            diffs = fingerprint_differences(previous, current)
-            if diffs:
-                raise InvalidInputError(
-                    "cannot resume: the run changed (" + "; ".join(diffs) + ")",
-                    hint="rerun with the original settings, or start a new run with another -o",
-                    code="RESUME_MISMATCH",
-                )
-            for record in records:
-                if (record.row_key, record.run_index) in done:
-                    continue
-                done.add((record.row_key, record.run_index))
-                self._keep(record, resumed=True)
-        elif path.exists():
+            return
+        if not path.exists():
             raise InvalidInputError(
-                f"{path} exists from an earlier run",
-                hint="pass --resume to continue it, or choose another -o",
+                f"nothing to resume: {path} does not exist",
+                hint="resume with the results path of the run it continues",
+                code="NOTHING_TO_RESUME",
             )
-        self.progress.total = count_selected(info.total_rows, selected) * spec.n
-        return info, selected, done, current
+        contents = read_journal(path)
+        diffs = fingerprint_differences(contents.fingerprint, current)
+        if diffs:
+            raise InvalidInputError(
+                "cannot resume: the run changed (" + "; ".join(diffs) + ")",
+                hint="rerun with the original settings, or start a new run with another -o",
+                code="RESUME_MISMATCH",
+            )
+        for record in contents.records:
+            if record.key not in self._done:
+                self._keep(record, resumed=True)
+        self._resume_from = contents.valid_bytes
 
     def interrupt(self) -> None:
         """Stop cleanly (Ctrl-C): cancel in-flight attempts, keep everything finished."""
@@ -182,214 +263,228 @@ class Runner:
         if self._window is not None:
             self._window.cancel()
 
+    def _abort(self, error: OsmosisError) -> None:
+        if self._fatal is None:
+            self._fatal = error
+        self.interrupt()
+
+    # ------------------------------------------------------------ running
+
     async def run(self) -> RunResult:
+        prepared = self._prepare()
+        plan, info, target = prepared.plan, prepared.info, prepared.target
         spec = self.spec
-        info, selected, done, current = self.prepare()
         own_client = self._client is None
         client = self._client or ModelClient(
-            spec.model, concurrency=spec.batch_size, default_params=spec.sampling
+            target, concurrency=spec.batch_size, default_params=spec.sampling
         )
         self._client = client
-        try:
-            if spec.probe and not spec.model.is_mock:
-                await client.probe()  # fail fast, before any file is written
-            return await self._run_window(info, selected, done, current)
-        finally:
-            if own_client:
-                await client.aclose()
-
-    async def _run_window(
-        self,
-        info: DatasetInfo,
-        selected: Any,
-        done: set[tuple[str, int]],
-        current: dict[str, Any],
-    ) -> RunResult:
-        spec = self.spec
+        env = RunEnv(
+            chat=client.chat,
+            model=target.model,
+            base_url=target.base_url,
+            api_key=target.api_key.get_secret_value() if target.api_key else None,
+            sampling=spec.sampling,
+            workflow_config=spec.workflow_config,
+            agent_timeout=spec.agent_workflow_timeout_s,
+            run_dir=spec.output.parent,
+        )
         started = time.monotonic()
+        self._journal = Journal(
+            journal_path(spec.output),
+            prepared.fingerprint,
+            resume_from=self._resume_from,
+            on_failure=self._journal_failed,
+        )
         status = "stopped"
         stats = WindowStats()
-        self._journal = Journal(journal_path(spec.output), current, resume=spec.resume)
-        self._executor = ThreadPoolExecutor(
-            max_workers=min(32, max(2, spec.batch_size)), thread_name_prefix="osmosis-user"
-        )
         try:
-            attempts = self._attempts(Dataset(spec.dataset), selected, done)
-            self._window = asyncio.ensure_future(
-                run_window(attempts, spec.batch_size, self._execute, self._stop, stats)
-            )
-            try:
-                await self._window
-            except asyncio.CancelledError:
-                if not self._stop.is_set():
-                    raise  # cancelled from outside: propagate after saving below
-            if not self._stop.is_set():
-                status = "finished"
+            await self.kind.start(env)
+            probe = self._start_probe(client, target)
+            status = await self._run_window(prepared.selected, stats)
+            if probe is not None:
+                await asyncio.gather(probe, return_exceptions=True)
         finally:
+            await self.kind.stop()
+            if self._unusable is not None:
+                self._journal.discard_this_run()
             self._journal.close()
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            document = self._document(info, status, started)
-            write_document(spec.output, document)
+            if own_client:
+                await client.aclose()
+        if self._unusable is not None:
+            raise self._unusable
+        document = self._document(info, plan, target, status, started)
+        write_document(spec.output, document)
+        if self._fatal is not None:
+            raise self._fatal
         return RunResult(document, spec.output, stats)
 
-    def _attempts(
-        self, dataset: Dataset, selected: Any, done: set[tuple[str, int]]
-    ) -> Iterator[tuple[Row, int]]:
+    def _start_probe(self, client: ModelClient, target: ModelTarget) -> asyncio.Future[Any] | None:
+        """Check the endpoint and key alongside the first wave (no latency added): if it
+        fails before any attempt succeeded, the run is abandoned and nothing is kept."""
+        if not self.spec.probe or target.is_mock:
+            return None
+
+        def done(task: asyncio.Future[Any]) -> None:
+            if task.cancelled() or self._succeeded:
+                return
+            exc = task.exception()
+            if isinstance(exc, OsmosisError):
+                self._unusable = exc
+                self.interrupt()
+
+        probe = asyncio.ensure_future(client.probe())
+        probe.add_done_callback(done)
+        return probe
+
+    async def _run_window(self, selected: Any, stats: WindowStats) -> str:
+        spec = self.spec
+        self._window = asyncio.ensure_future(
+            run_window(
+                self._attempts(Dataset(spec.dataset), selected),
+                spec.batch_size,
+                self._execute,
+                self._stop,
+                stats,
+            )
+        )
+        try:
+            await self._window
+        except asyncio.CancelledError:
+            if not self._stop.is_set():
+                raise  # cancelled from outside: propagate after saving
+        return "stopped" if self._stop.is_set() else "finished"
+
+    def _attempts(self, dataset: Dataset, selected: Any) -> Iterator[tuple[Row, int]]:
         for row in dataset.rows(selected):
             for run_index in range(self.spec.n):
-                if (row.key, run_index) not in done:
+                if (row.index, run_index) not in self._done:
                     yield row, run_index
 
-    def _document(self, info: DatasetInfo, status: str, started: float) -> dict[str, Any]:
+    def _journal_failed(self, exc: OSError) -> None:
+        self._abort(
+            RunAborted(
+                f"cannot write the journal ({exc.strerror or exc}); the run stopped",
+                hint=f"free space or fix permissions, then resume with --resume -o "
+                f"{self.spec.output}",
+                code="JOURNAL_WRITE_FAILED",
+            )
+        )
+
+    # ------------------------------------------------------------ attempts
+
+    async def _execute(self, item: tuple[Row, int]) -> None:
+        row, run_index = item
+        started = time.perf_counter()
+        outcome = await self._rollout_with_retries(row, run_index)
+        record = await self._record(row, run_index, outcome, started)
+        if self._journal is not None:
+            self._journal.append(record)
+        self._keep(record)
+        if record.success:
+            self._succeeded += 1
+        if self.on_progress is not None:
+            self.on_progress(self.progress)
+
+    async def _rollout_with_retries(self, row: Row, run_index: int) -> Outcome:
+        retries = 0
+        while True:
+            outcome = await self.kind.run(row, run_index)
+            if not outcome.transient or retries >= self.spec.max_retries:
+                if retries:
+                    outcome.extra["retries"] = retries
+                return outcome
+            delay = min(RETRY_MAX_DELAY, RETRY_BASE_DELAY * 2**retries)
+            logger.debug(
+                "row %d run %d: transient error, retry %d in %.1fs (%s)",
+                row.index,
+                run_index,
+                retries + 1,
+                delay,
+                outcome.error,
+            )
+            retries += 1
+            await asyncio.sleep(delay)
+
+    async def _record(
+        self, row: Row, run_index: int, outcome: Outcome, started: float
+    ) -> AttemptRecord:
         spec = self.spec
-        config = {
-            "model": spec.model.model_path,
-            "n_runs": spec.n,
-            "pass_threshold": spec.pass_threshold,
-            "eval_fns": [fn.name for fn in spec.eval_fns],
-            "limit": spec.limit,
-            "batch_size": spec.batch_size,
-            "seed": spec.seed,
-            "dataset": str(spec.dataset),
-            "sampled": spec.sample and spec.limit is None,
-            "total_dataset_rows": info.total_rows,
-            "base_url": spec.model.base_url,
-            "agent_workflow_timeout_s": spec.agent_workflow_timeout_s,
-            "grader_timeout_s": spec.grader_timeout_s,
-        }
-        return build_document(
-            config,
-            self._records,
-            [fn.name for fn in spec.eval_fns],
-            n=spec.n,
-            pass_threshold=spec.pass_threshold,
-            duration_ms=int((time.monotonic() - started) * 1000),
-            status=status,
+        error = outcome.error
+        fn_errors: dict[str, str] = {}
+        if error is not None:
+            scores = {name: 0.0 for name in self.fn_names}
+        elif outcome.scores is not None:
+            scores = outcome.scores
+        else:
+            grades = await grade(
+                spec.eval_fns,
+                outcome.messages,
+                row,
+                run_index,
+                timeout=spec.grader_timeout_s,
+            )
+            scores, fn_errors, error = grades.scores, grades.fn_errors, grades.error
+        extra = dict(outcome.extra)
+        extra["answer"] = last_assistant_content(outcome.messages)
+        if spec.transcripts:
+            extra["messages"] = outcome.messages
+        return AttemptRecord(
+            row_index=row.index,
+            run_index=run_index,
+            row_digest=row.digest,
+            success=error is None,
+            scores=scores,
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            tokens=outcome.tokens,
+            error=error,
+            fn_errors=fn_errors,
+            extra=extra,
         )
 
     def _keep(self, record: AttemptRecord, *, resumed: bool = False) -> None:
+        self._done.add(record.key)
         self._records.setdefault(record.row_index, []).append(record)
         p = self.progress
         p.done += 1
         p.resumed += resumed
         p.tokens += record.tokens
         p.errors += not record.success
-        p.passed += passed(record, self._first_fn, self.spec.pass_threshold)
+        for fn in self.fn_names:
+            if passed(record, fn, self.spec.pass_threshold):
+                p.passed[fn] = p.passed.get(fn, 0) + 1
 
-    async def _execute(self, item: tuple[Row, int]) -> None:
-        row, run_index = item
-        record = await self._attempt(row, run_index)
-        assert self._journal is not None
-        self._journal.append(record)
-        self._keep(record)
-        if self.on_progress is not None:
-            self.on_progress(self.progress)
+    # ------------------------------------------------------------ results
 
-    # ------------------------------------------------------------ attempts
-
-    async def _chat(
-        self, messages: Sequence[dict[str, Any]], params: dict[str, Any]
-    ) -> tuple[dict[str, Any], int]:
-        assert self._client is not None
-        return await self._client.chat(messages, params)
-
-    async def _call(self, fn: Callable[..., Any], is_async: bool, *args: Any) -> Any:
-        """Await async user code; run sync user code in a worker thread."""
-        if is_async:
-            result = await fn(*args)
-        else:
-            loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(self._executor, functools.partial(fn, *args))
-        if inspect.isawaitable(result):
-            result = await result
-        return result
-
-    async def _attempt(self, row: Row, run_index: int) -> AttemptRecord:
+    def _document(
+        self, info: DatasetInfo, plan: RunPlan, target: ModelTarget, status: str, started: float
+    ) -> dict[str, Any]:
         spec = self.spec
-        started = time.perf_counter()
-        ctx = AgentWorkflowContext(
-            prompt=row.prompt(),
-            metadata=row.metadata,
-            config=spec.workflow_config,
-            row_index=row.index,
-            run_index=run_index,
-            chat=self._chat,
-            model=spec.model.model,
-            base_url=spec.model.base_url,
-            api_key=self._api_key,
+        config = {
+            "model": target.model_path,
+            "n_runs": spec.n,
+            "pass_threshold": spec.pass_threshold,
+            "eval_fns": self.fn_names,
+            "limit": spec.limit,
+            "batch_size": spec.batch_size,
+            "seed": spec.seed,
+            "dataset": str(spec.dataset),
+            "sampled": plan.sampled,
+            "total_dataset_rows": info.total_rows,
+            "base_url": redact_url(target.base_url) if target.base_url else None,
+            "agent_workflow_timeout_s": spec.agent_workflow_timeout_s,
+            "grader_timeout_s": spec.grader_timeout_s,
+            "rollout_mode": self.kind.name,
+        }
+        return build_document(
+            config,
+            self._records,
+            self.fn_names,
+            n=spec.n,
+            pass_threshold=spec.pass_threshold,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            status=status,
         )
-        error: str | None = None
-        scores: dict[str, float] = {}
-        messages: list[dict[str, Any]] = []
-        try:
-            out = await with_timeout(
-                self._call(spec.workflow.run, self._workflow_async, ctx),
-                spec.agent_workflow_timeout_s,
-            )
-            messages = ctx.messages if out is None else out
-            if not isinstance(messages, list):
-                raise TypeError(
-                    f"run() must return a list of messages or None, not {type(out).__name__}"
-                )
-        except TimeoutError:
-            error = f"workflow timed out after {spec.agent_workflow_timeout_s:g}s"
-        except Exception as exc:
-            error = f"workflow: {type(exc).__name__}: {exc}"
-        if error is not None:
-            scores = {fn.name: 0.0 for fn in spec.eval_fns}
-        else:
-            for fn in spec.eval_fns:
-                try:
-                    scores[fn.name] = await with_timeout(
-                        self._score(fn, messages, row, run_index), spec.grader_timeout_s
-                    )
-                except TimeoutError:
-                    scores[fn.name] = 0.0
-                    error = error or f"{_stage(fn)} timed out after {spec.grader_timeout_s:g}s"
-                except Exception as exc:
-                    scores[fn.name] = 0.0
-                    error = error or f"{_stage(fn)}: {type(exc).__name__}: {exc}"
-        return AttemptRecord(
-            row_key=row.key,
-            row_index=row.index,
-            run_index=run_index,
-            success=error is None,
-            scores=scores,
-            duration_ms=int((time.perf_counter() - started) * 1000),
-            tokens=ctx.tokens,
-            error=error[:1000] if error else None,
-        )
-
-    async def _score(
-        self, fn: EvalFn, messages: list[dict[str, Any]], row: Row, run_index: int
-    ) -> float:
-        if fn.mode == "grader":
-            gctx = GraderContext(
-                messages=messages,
-                ground_truth=row.ground_truth,
-                metadata=row.metadata,
-                row_index=row.index,
-                run_index=run_index,
-            )
-            value = await self._call(fn.fn, fn.is_async, gctx)
-            if value is None:
-                value = gctx.reward
-            if value is None:
-                raise ValueError("grade() returned no score and did not call ctx.set_reward()")
-            return check_score(value)
-        if fn.mode == "simple":
-            args: tuple[Any, ...] = (
-                last_assistant_content(messages),
-                row.ground_truth,
-                dict(row.metadata),
-            )
-        else:
-            args = (messages, row.ground_truth, dict(row.metadata))
-        return check_score(await self._call(fn.fn, fn.is_async, *args))
-
-
-def _stage(fn: EvalFn) -> str:
-    return "grader" if fn.mode == "grader" else f"eval fn {fn.name}"
 
 
 async def run(spec: RunSpec, *, on_progress: Callable[[Progress], None] | None = None) -> RunResult:

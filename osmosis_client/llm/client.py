@@ -15,7 +15,9 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from osmosis_client._retry import RetryPolicy, RetryState
+from osmosis_client._plan import drive_async
+from osmosis_client._redact import redact_url
+from osmosis_client._retry import Failure, RetryPolicy, Success, retry_plan
 from osmosis_client._version import __version__
 from osmosis_client.errors import (
     EndpointUnreachableError,
@@ -129,46 +131,65 @@ class ModelClient:
 
         session = self._session_or_new()
         body = json.dumps(payload).encode()
-        retry = RetryState(policy, self._monotonic)
-        while True:
-            try:
-                async with session.post(self._url, data=body) as response:
-                    status = response.status
-                    raw = await response.read()
-                    retry_after = None if status < 300 else response.headers.get("Retry-After")
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-                delay = retry.delay_after()
-                if delay is None:
-                    raise EndpointUnreachableError(
-                        f"cannot reach the model endpoint {self.target.base_url} "
-                        f"({type(exc).__name__})",
-                        hint="check --base-url and that the server is running",
-                    ) from None
-            else:
-                if status < 300:
-                    return _decode(raw, self.target)
-                delay = retry.delay_after(status=status, retry_after=retry_after)
-                if delay is None:
-                    raise self._status_error(status, raw)
-            await self._sleep(delay)
 
-    def _status_error(self, status: int, raw: bytes) -> Exception:
+        async def send(data: bytes) -> tuple[int, bytes, str | None]:
+            async with session.post(self._url, data=data) as response:
+                raw = await response.read()
+                retry_after = None if response.status < 300 else response.headers.get("Retry-After")
+                return response.status, raw, retry_after
+
+        def classify(outcome: Any) -> Success[dict[str, Any]] | Failure:
+            if isinstance(outcome, BaseException):
+                return Failure(self._unreachable(outcome))
+            status, raw, retry_after = outcome
+            if status < 300:
+                return Success(_decode(raw, self.target))
+            return Failure(self._status_error(status, raw), status=status, retry_after=retry_after)
+
+        plan = retry_plan(
+            body,
+            policy,
+            classify,
+            monotonic=self._monotonic,
+            describe=f"POST {redact_url(self._url)}",
+        )
+        return await drive_async(
+            plan, send, self._sleep, (aiohttp.ClientError, asyncio.TimeoutError, OSError)
+        )
+
+    def _unreachable(self, exc: BaseException) -> EndpointUnreachableError:
+        where = redact_url(self.target.base_url or "")
+        return EndpointUnreachableError(
+            f"cannot reach the model endpoint {where} ({type(exc).__name__})",
+            hint="check the base URL and that the server is running",
+            data={"endpoint": where},
+        )
+
+    def _status_error(self, status: int, raw: bytes) -> ProviderRequestError:
         detail = _error_detail(raw)
-        where = self.target.base_url
+        where = redact_url(self.target.base_url or "")
+        data = {"endpoint": where, "model": self.target.model, "detail": detail}
         if status in (401, 403):
             var = self.target.key_env
             return ProviderRequestError(
                 f"the model endpoint {where} rejected the request ({status}: {detail})",
                 status_code=status,
-                hint=f"check the key in {var}" if var else "pass --api-key-env NAME",
+                hint=f"check the key in {var}" if var else "give the API key's variable name",
+                code="PROVIDER_AUTH",
+                data={**data, "key_env": var},
             )
         if status == 404:
             return ModelNotFoundError(
                 f"model {self.target.model!r} not found at {where} ({detail})",
-                hint="check --model against the models the endpoint serves, and --base-url",
+                status_code=status,
+                hint="check the model name against the models the endpoint serves, "
+                "and the base URL",
+                data=data,
             )
         return ProviderRequestError(
-            f"the model endpoint {where} answered {status}: {detail}", status_code=status
+            f"the model endpoint {where} answered {status}: {detail}",
+            status_code=status,
+            data=data,
         )
 
 
@@ -193,10 +214,13 @@ def _decode(raw: bytes, target: ModelTarget) -> dict[str, Any]:
         data = json.loads(raw)
     except ValueError:
         raise ProviderRequestError(
-            f"the model endpoint {target.base_url} sent a response that is not JSON"
+            f"the model endpoint {redact_url(target.base_url or '')} sent a response "
+            "that is not JSON"
         ) from None
     if not isinstance(data, dict):
-        raise ProviderRequestError(f"the model endpoint {target.base_url} sent unexpected JSON")
+        raise ProviderRequestError(
+            f"the model endpoint {redact_url(target.base_url or '')} sent unexpected JSON"
+        )
     return data
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from pydantic import SecretStr
 
+from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError, MissingAPIKeyError
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -69,6 +70,26 @@ class ModelTarget:
         return f"{self.model} at {self.base_url}"
 
 
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model as the user named it; :meth:`resolve` checks keys, so call it late
+    (after the cheaper checks of a run)."""
+
+    model_path: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api_key: SecretStr | None = None
+
+    def resolve(self, env: Mapping[str, str] | None = None) -> ModelTarget:
+        return resolve_target(
+            self.model_path,
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            api_key=self.api_key.get_secret_value() if self.api_key else None,
+            env=env,
+        )
+
+
 def split_model_path(model_path: str) -> tuple[str | None, str]:
     """``"openai/gpt-5-mini"`` → ``("openai", "gpt-5-mini")``; others keep their name."""
     prefix, sep, rest = model_path.partition("/")
@@ -94,7 +115,9 @@ def resolve_target(
     env = os.environ if env is None else env
     model_path = model_path.strip()
     if not model_path:
-        raise InvalidInputError("no model given", hint="pass --model provider/model")
+        raise InvalidInputError(
+            "no model given", hint="name a model as provider/model", code="NO_MODEL"
+        )
     provider_name, model = split_model_path(model_path)
     if provider_name == MOCK_PROVIDER and not base_url:
         from osmosis_client.llm.mock import parse_mock_model
@@ -106,7 +129,9 @@ def resolve_target(
         url = base_url.rstrip("/")
         if not re.match(r"^https?://[^\s/]+", url):
             raise InvalidInputError(
-                f"invalid base URL {base_url!r}", hint="use e.g. http://localhost:8000/v1"
+                f"invalid base URL {redact_url(base_url)!r}",
+                hint="use e.g. http://localhost:8000/v1",
+                code="INVALID_URL",
             )
         default_key_env = provider.key_env if provider and url == provider.base_url else None
     elif provider is not None:
@@ -116,15 +141,18 @@ def resolve_target(
         known = ", ".join(sorted(PROVIDERS))
         raise InvalidInputError(
             f"don't know where to reach model {model_path!r}",
-            hint=f"use provider/model ({known}, mock) or pass --base-url for your server",
+            hint=f"use provider/model ({known}, mock), or give the base URL of your server",
+            code="UNKNOWN_MODEL_ROUTE",
+            data={"providers": known},
         )
     if api_key:
         return ModelTarget(model_path, model, provider_name, url, SecretStr(api_key), api_key_env)
     key_env = api_key_env or default_key_env
     if api_key_env is not None and not _ENV_NAME.match(api_key_env):
         raise InvalidInputError(
-            f"--api-key-env must name an environment variable, got {api_key_env[:4]}…",
-            hint="pass the variable's NAME (e.g. OPENAI_API_KEY), never the key itself",
+            f"the key variable must name an environment variable, got {api_key_env[:4]}…",
+            hint="give the variable's NAME (e.g. OPENAI_API_KEY), never the key itself",
+            code="INVALID_KEY_ENV",
         )
     key: SecretStr | None = None
     if key_env:
@@ -132,7 +160,8 @@ def resolve_target(
         if not value:
             raise MissingAPIKeyError(
                 f"the API key variable {key_env} is not set",
-                hint=f"export {key_env}=… (or choose another with --api-key-env)",
+                hint=f"export {key_env}=…",
+                data={"env_var": key_env, "model": model_path},
             )
         key = SecretStr(value)
     return ModelTarget(model_path, model, provider_name, url, key, key_env)

@@ -20,7 +20,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import SecretStr
 
-from osmosis_client._retry import RetryPolicy, RetryState
+from osmosis_client._retry import Failure, RetryPolicy, Success, retry_plan
 from osmosis_client._version import __version__
 from osmosis_client.errors import (
     APIConnectionError,
@@ -39,6 +39,7 @@ DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 USER_AGENT = f"osmosis-client/{__version__} python/{platform.python_version()}"
 
 Scope = Literal["none", "git", "required"]
+NO_RETRY = RetryPolicy(max_retries=0)
 Step = httpx.Request | float
 Outcome = httpx.Response | httpx.TransportError | None
 Plan = Generator[Step, Outcome, httpx.Response]
@@ -50,16 +51,15 @@ SCOPE_CODE_HINTS = {
     ),
     "WORKSPACE_SCOPE_HEADER_ACCESS_DENIED": (
         "your account is not a member of the selected workspace",
-        "run `osmosis workspace list --remote` and `osmosis workspace switch NAME`",
+        "list your workspaces and pick one you belong to",
     ),
     "GIT_SCOPE_HEADER_REQUIRED": (
         "the platform needs to know which workspace to use",
-        "log in and pick a workspace, or set OSMOSIS_WORKSPACE",
+        "pick a workspace, or set OSMOSIS_WORKSPACE",
     ),
     "GIT_REPOSITORY_NOT_CONNECTED": (
         "no workspace is connected to this git repository",
-        "connect the repository on the platform, or pick a workspace with "
-        "`osmosis workspace switch NAME`",
+        "connect the repository on the platform, or pick a workspace",
     ),
     "GIT_REPOSITORY_ACCESS_DENIED": (
         "you have no access to the workspace connected to this git repository",
@@ -67,9 +67,7 @@ SCOPE_CODE_HINTS = {
     ),
 }
 
-AMBIGUOUS_CREATE_HINT = (
-    "the run may have been created — check `osmosis eval list` before resubmitting"
-)
+AMBIGUOUS_CREATE_HINT = "the run may have been created — list your runs before resubmitting"
 
 
 def encode_segment(value: str) -> str:
@@ -116,10 +114,7 @@ class Transport:
             if self.token is None:
                 from osmosis_client.errors import NotAuthenticatedError
 
-                raise NotAuthenticatedError(
-                    "not logged in",
-                    hint="run `osmosis login`, or set OSMOSIS_TOKEN",
-                )
+                raise NotAuthenticatedError("not logged in", hint="log in, or set OSMOSIS_TOKEN")
             headers["Authorization"] = f"Bearer {self.token.get_secret_value()}"
         if options.scope == "required":
             if self.workspace:
@@ -129,7 +124,7 @@ class Transport:
             else:
                 raise WorkspaceRequiredError(
                     "no workspace selected and no git origin to pick one from",
-                    hint="log in and pick a workspace, or set OSMOSIS_WORKSPACE",
+                    hint="pick a workspace, or set OSMOSIS_WORKSPACE",
                 )
         elif options.scope == "git" and self.git_repo:
             headers["X-Osmosis-Git"] = self.git_repo
@@ -150,28 +145,27 @@ class Transport:
     def plan(self, options: RequestOptions) -> Plan:
         """The retry loop: yields requests and sleeps, returns the final 2xx response."""
         request = self.build_request(options)
-        retry = RetryState(self.retry_policy, self.monotonic)
-        while True:
-            outcome = yield request
+        policy = self.retry_policy if options.retry else NO_RETRY
+
+        def classify(outcome: Any) -> Success[httpx.Response] | Failure:
             if isinstance(outcome, httpx.Response):
-                logger.debug("%s %s -> %s", request.method, request.url.path, outcome.status_code)
                 if outcome.is_success:
                     self._note_version_status(outcome)
-                    return outcome
-                status, retry_after = outcome.status_code, outcome.headers.get("Retry-After")
-                delay = retry.delay_after(status=status, retry_after=retry_after)
-                if delay is None or not options.retry:
-                    raise self.status_error(outcome, options)
-            else:
-                assert isinstance(outcome, httpx.TransportError)
-                logger.debug(
-                    "%s %s -> %s", request.method, request.url.path, type(outcome).__name__
+                    return Success(outcome)
+                return Failure(
+                    self.status_error(outcome, options),
+                    status=outcome.status_code,
+                    retry_after=outcome.headers.get("Retry-After"),
                 )
-                delay = retry.delay_after()
-                if delay is None or not options.retry:
-                    raise self.connection_error(outcome, options)
-            logger.debug("retry %d in %.2fs", retry.retries, delay)
-            yield delay
+            return Failure(self.connection_error(outcome, options))
+
+        return retry_plan(
+            request,
+            policy,
+            classify,
+            monotonic=self.monotonic,
+            describe=f"{request.method} {request.url.copy_with(query=None)}",
+        )
 
     def _note_version_status(self, response: httpx.Response) -> None:
         status = response.headers.get("X-Osmosis-Version-Status")
@@ -186,16 +180,19 @@ class Transport:
         self, exc: httpx.TransportError, options: RequestOptions
     ) -> APIConnectionError:
         host = httpx.URL(self.base_url).host
+        data = {"maybe_created": options.ambiguous_hint is not None}
         if isinstance(exc, httpx.TimeoutException):
             error: APIConnectionError = APITimeoutError(
                 f"the platform at {host} did not answer in time",
                 hint=options.ambiguous_hint or "check your network and try again",
+                data=data,
             )
         else:
             error = APIConnectionError(
                 f"cannot reach the platform at {host} ({type(exc).__name__})",
                 hint=options.ambiguous_hint
-                or "check your network and --platform-url / OSMOSIS_PLATFORM_URL",
+                or "check your network and the platform URL (OSMOSIS_PLATFORM_URL)",
+                data=data,
             )
         error.__cause__ = None
         return error
@@ -250,7 +247,7 @@ def error_from_response(
         plain, hint = SCOPE_CODE_HINTS[code]
         message = f"{plain} ({message})" if message != code else plain
     elif status == 401:
-        hint = "run `osmosis login` (or check OSMOSIS_TOKEN)"
+        hint = "log in again (or check OSMOSIS_TOKEN)"
         if code == "TOKEN_EXPIRED":
             message = "your login has expired"
         elif code == "TOKEN_REVOKED":
@@ -267,6 +264,8 @@ def error_from_response(
         hint = "the platform is rate limiting requests; wait a minute and try again"
     elif status >= 500 or status == 408:
         hint = ambiguous_hint or "the platform is having trouble; try again later"
+    # a create that failed this way may still have happened on the platform
+    maybe_created = ambiguous_hint is not None and (status >= 500 or status in (408, 429))
     cls = status_error_class(status)
     if status == 426:
         cls = UpgradeRequiredError
@@ -280,6 +279,7 @@ def error_from_response(
         body=body,
         issues=issues,
         retry_after=response.headers.get("Retry-After"),
+        data={"maybe_created": maybe_created} if maybe_created else None,
     )
 
 
@@ -293,5 +293,6 @@ def decode_json(response: httpx.Response) -> Any:
         snippet = " ".join(response.text.split())[:200]
         raise ProtocolError(
             f"the platform sent a response that is not JSON: {snippet!r}",
-            hint="check --platform-url points at the Osmosis platform",
+            hint="check that the platform URL (OSMOSIS_PLATFORM_URL) is the Osmosis platform",
+            data={"not_json": True},
         ) from None

@@ -238,6 +238,7 @@ class CredentialStore:
                 raise NotAuthenticatedError(
                     f"cannot read the stored token from the OS keyring ({exc})",
                     hint="unlock the keyring, or log in again with OSMOSIS_TOKEN_STORE=file",
+                    code="KEYRING_UNAVAILABLE",
                 ) from None
         else:
             value = self._read_json(self.tokens_path, "token file").get(account)
@@ -291,7 +292,8 @@ class CredentialStore:
         if not plat:
             raise NotAuthenticatedError(
                 f"not logged in to {platform}",
-                hint="run `osmosis login`, or set OSMOSIS_TOKEN",
+                hint=f"log in, or set {ENV_TOKEN}",
+                data={"platform": platform},
             )
         plat = self._platform(data, platform)
         name = wanted or plat.get("active")
@@ -304,7 +306,8 @@ class CredentialStore:
                 if key is None:
                     raise NotAuthenticatedError(
                         f"not logged in to workspace {name!r}",
-                        hint=f"run `osmosis login --workspace {name}`",
+                        hint=f"log in to workspace {name}",
+                        data={"workspace": name},
                     )
             else:
                 entry = _entry(raw.get("name", name), raw)
@@ -313,14 +316,14 @@ class CredentialStore:
             key = plat.get("default_token")
             if key is None:
                 raise NotAuthenticatedError(
-                    f"not logged in to {platform}", hint="run `osmosis login`"
+                    f"not logged in to {platform}", hint="log in", data={"platform": platform}
                 )
         info = plat["tokens"].get(key) or {}
         source = info.get("store", "keyring")
         token = self._get_token(platform, key, source)
         if token is None:
             raise NotAuthenticatedError(
-                "the stored token is missing", hint="run `osmosis login` again"
+                "the stored token is missing", hint="log in again", data={"relogin": True}
             )
         user = User.model_validate(info["user"]) if isinstance(info.get("user"), dict) else None
         return ResolvedAuth(
@@ -384,7 +387,9 @@ class CredentialStore:
         data = self._load()
         plat = self._platform(data, platform)
         if token_key not in plat["tokens"]:
-            raise CredentialStoreError("that token is not stored", hint="run `osmosis login`")
+            raise CredentialStoreError(
+                "that token is not stored", hint="log in again", code="TOKEN_NOT_STORED"
+            )
         _put_workspace(plat, workspace, token_key)
         plat["active"] = workspace.name
         self._save(data)
@@ -491,7 +496,8 @@ def _lookup(plat: Mapping[str, Any], name: str) -> dict[str, Any]:
     if raw is None:
         raise NotAuthenticatedError(
             f"not logged in to workspace {name!r}",
-            hint=f"run `osmosis login --workspace {name}` (see `osmosis workspace list`)",
+            hint=f"log in to workspace {name}",
+            data={"workspace": name},
         )
     return dict(raw) if not isinstance(raw, dict) else raw
 

@@ -90,7 +90,7 @@ def poll(
             elif reason == "access_denied":
                 raise DeviceFlowError(
                     "the login was denied in the browser",
-                    hint="run `osmosis login` again and approve the request",
+                    hint="log in again and approve the request",
                     code="ACCESS_DENIED",
                 ) from None
             else:
@@ -112,13 +112,14 @@ def _check_expiry(grant: TokenGrant, now: datetime) -> None:
     if grant.expires_at is not None and grant.expires_at <= now:
         raise ProtocolError(
             "the platform issued a token that has already expired",
-            hint="check your clock, then run `osmosis login` again",
+            hint="check your clock, then log in again",
+            code="TOKEN_ALREADY_EXPIRED",
         )
 
 
 def _expired() -> DeviceFlowError:
     return DeviceFlowError(
         "the login code expired before it was approved",
-        hint="run `osmosis login` again and approve it sooner",
+        hint="log in again and approve it sooner",
         code="EXPIRED_TOKEN",
     )

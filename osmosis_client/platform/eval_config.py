@@ -389,7 +389,7 @@ def parse_config(text: str, *, path: Path, root: Path | None = None) -> EvalConf
         raise ConfigError(
             f"{shown} has {count} problem{'s' if count > 1 else ''}",
             out.problems,
-            hint="fix the keys listed below (see docs/config.md)",
+            hint="fix the keys listed below",
         )
     return EvalConfig.model_validate({**data, "path": path, "root": root})
 
@@ -401,8 +401,7 @@ def load_config(path: str | Path, *, root: Path | None = None) -> EvalConfig:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(
-            f"config file {path} does not exist",
-            hint="check the path, or create one with `osmosis eval init NAME`",
+            f"config file {path} does not exist", hint="check the path", code="CONFIG_NOT_FOUND"
         ) from None
     except IsADirectoryError:
         raise ConfigError(f"{path} is a directory, not a config file") from None

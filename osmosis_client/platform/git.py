@@ -145,54 +145,35 @@ def resolve_commit(root: Path, sha: str) -> str | None:
 
 @dataclass(frozen=True)
 class Pin:
-    """What a submit pins: a full commit SHA, or a branch the platform resolves."""
+    """What a submit pins — a full commit SHA, or a branch the platform resolves — and the
+    facts a caller weighs before submitting it."""
 
     commit_sha: str | None
     branch: str | None
-    warnings: list[str] = field(default_factory=list)
+    #: HEAD was pinned but no remote-tracking branch contains it (the platform cannot run it)
+    unpushed: bool = False
+    #: tracked changes, and untracked files under rollouts/, that the run will not include
+    dirty_files: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return self.commit_sha[:12] if self.commit_sha else f"branch {self.branch}"
 
 
-def plan_pin(
-    state: RepoState,
-    *,
-    commit_sha: str | None,
-    branch: str | None,
-    yes: bool,
-    allow_dirty: bool,
-    allow_unpushed: bool,
-) -> Pin:
-    """Apply eval-config.md's pinning rules; raises ``InvalidInputError`` (exit 2)."""
-    warnings: list[str] = []
+def plan_pin(state: RepoState, *, commit_sha: str | None, branch: str | None) -> Pin:
+    """Apply eval-config.md's pinning rules: ``commit_sha`` (must exist locally), else
+    ``branch``, else HEAD. Never fetches; the caller decides what unpushed or dirty means."""
+    dirty = tuple(state.dirty_files)
     if commit_sha:
         full = resolve_commit(state.root, commit_sha)
         if full is None:
             raise InvalidInputError(
                 f"commit {commit_sha} does not exist in this repository",
                 hint="check experiment.commit_sha, or fetch the commit first",
+                code="UNKNOWN_COMMIT",
             )
-        pin = Pin(commit_sha=full, branch=None, warnings=warnings)
-    elif branch:
-        return Pin(commit_sha=None, branch=branch, warnings=warnings)
-    else:
-        if not allow_unpushed and not is_pushed(state.root, state.head_sha):
-            raise InvalidInputError(
-                f"HEAD {state.head_sha[:12]} is not on any remote branch, so the platform "
-                "cannot run it",
-                hint="push first (git push), or pass --allow-unpushed",
-                code="UNPUSHED",
-            )
-        pin = Pin(commit_sha=state.head_sha, branch=None, warnings=warnings)
-    if state.dirty_files:
-        shown = ", ".join(state.dirty_files[:5]) + (" …" if len(state.dirty_files) > 5 else "")
-        if yes and not allow_dirty:
-            raise InvalidInputError(
-                f"the working tree has uncommitted changes ({shown}); the platform runs the "
-                "pinned commit without them",
-                hint="commit and push them, or pass --allow-dirty",
-                code="DIRTY_TREE",
-            )
-        warnings.append(
-            f"uncommitted changes are not part of the run ({shown}); the platform runs "
-            f"commit {pin.commit_sha[:12] if pin.commit_sha else pin.branch}"
-        )
-    return pin
+        return Pin(commit_sha=full, branch=None, dirty_files=dirty)
+    if branch:
+        return Pin(commit_sha=None, branch=branch)
+    unpushed = not is_pushed(state.root, state.head_sha)
+    return Pin(commit_sha=state.head_sha, branch=None, unpushed=unpushed, dirty_files=dirty)

@@ -100,7 +100,11 @@ def _read(path: Path) -> Any:
 
 def load_rubric_config(path: Path) -> RubricConfig:
     if not path.is_file():
-        raise ConfigError(f"rubric config {path} does not exist", hint="pass --config PATH")
+        raise ConfigError(
+            f"rubric config {path} does not exist",
+            hint="check the path",
+            code="RUBRIC_CONFIG_NOT_FOUND",
+        )
     data = _read(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a mapping with `rubrics`")
@@ -130,5 +134,6 @@ def find_rubric_config(near: Path) -> Path:
             return candidate
     raise ConfigError(
         f"no rubric config next to {near} (looked for {', '.join(RUBRIC_CONFIG_NAMES)})",
-        hint="pass --config PATH",
+        hint="name the rubric config file",
+        code="RUBRIC_CONFIG_NOT_FOUND",
     )

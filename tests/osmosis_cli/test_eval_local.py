@@ -169,8 +169,11 @@ def test_bad_seed_form_inputs_exit_with_one_line(
     result = invoke("eval", *flat, "-o", "bad.json")
     assert result.exit_code == code, result.stderr
     assert fragment in result.stderr
-    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ")
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and result.stderr.splitlines()[-1] == errors[0]
+    assert "Traceback" not in result.stderr
     assert not (quickstart / "bad.json").exists()
+    assert not (quickstart / "bad.json.journal.jsonl").exists()
 
 
 def test_bad_dataset_row_reported_before_any_model_call(invoke: Invoke, quickstart: Path) -> None:

@@ -48,7 +48,7 @@ def test_formats_load_the_same_rows(tmp_path: Path, fmt: str) -> None:
         {"role": "user", "content": "What is 2*3?"},
     ]
     assert rows[0].index == 0 and rows[2].index == 2
-    assert len({r.key for r in rows}) == 3
+    assert len({r.digest for r in rows}) == 3
 
 
 def test_parquet_when_pyarrow_present(tmp_path: Path) -> None:

@@ -28,8 +28,9 @@ class G(Grader):
     def grade(self, ctx): return 1.0
 """,
     )
-    workflow, grader = load_rollout(path, tmp_path)
-    assert type(workflow).__name__ == "W"
+    rollout_, grader = load_rollout(path, tmp_path)
+    assert type(rollout_.workflow).__name__ == "W"
+    assert "W from rollouts/r/" in rollout_.describe()
     assert grader.name == "grader" and grader.mode == "grader" and not grader.is_async
 
 
@@ -47,8 +48,8 @@ workflow = W2()
 grader = G
 """,
     )
-    workflow, grader = load_rollout(path, tmp_path)
-    assert type(workflow).__name__ == "W2"
+    rollout_, grader = load_rollout(path, tmp_path)
+    assert type(rollout_.workflow).__name__ == "W2"
     assert grader.is_async
 
 

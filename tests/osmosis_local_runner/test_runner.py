@@ -215,10 +215,16 @@ def test_eval_fns_simple_and_full_modes(tmp_path: Path) -> None:
     ]
     doc = run(spec)
     run0 = doc["rows"][0]["runs"][0]
+    # cli.md: a raising eval fn scores 0 and lands in fn_errors; the others keep their
+    # scores and `success` reflects the rollout only
     assert run0["scores"] == {"m:simple": 1.0, "m:full": 0.0}
-    assert run0["success"] is False and run0["error"].startswith("eval fn m:full: ValueError")
-    assert seen["extra"] == {"i": 0}
+    assert run0["success"] is True and run0["error"] is None
+    assert run0["fn_errors"] == {"m:full": "ValueError: full mode fails"}
+    assert seen["extra"] == {"user_prompt": "What is 0 + 0?", "ground_truth": "0", "i": 0}
     assert seen["roles"] == ["user", "assistant"]
+    stats = doc["summary"]["eval_fns"]
+    assert stats["m:simple"]["mean"] == 1.0 and stats["m:simple"]["pass_at_1"] == 1.0
+    assert stats["m:full"]["mean"] == 0.0 and stats["m:full"]["pass_at_1"] == 0.0
 
 
 def test_interrupt_keeps_finished_and_marks_stopped(tmp_path: Path) -> None:
@@ -284,7 +290,7 @@ def test_fresh_run_never_overwrites_a_journal(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError) as info:
         run(make_spec(tmp_path, Calc(), limit=1))
     assert "exists from an earlier run" in info.value.message
-    assert "--resume" in (info.value.hint or "")
+    assert info.value.code == "RESULTS_EXIST"
 
 
 def test_progress_reports_counts(tmp_path: Path) -> None:

@@ -46,7 +46,8 @@ class WaitTimeout(OsmosisError):
     def __init__(self, run: EvalRun, timeout: float) -> None:
         super().__init__(
             f"run {run.name} is still {run.status} after {timeout:g}s",
-            hint=f"it keeps running; follow it with `osmosis eval info {run.name} --watch`",
+            hint="it keeps running; wait for it again, or stop it",
+            data={"run": run.name},
         )
         self.run = run
 

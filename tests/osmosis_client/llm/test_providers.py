@@ -49,6 +49,7 @@ def test_api_key_env_must_be_a_name_not_a_key() -> None:
 def test_unknown_model_without_base_url_and_mock() -> None:
     with pytest.raises(InvalidInputError) as info:
         resolve_target("llama3", env={})
-    assert "--base-url" in (info.value.hint or "")
+    assert info.value.code == "UNKNOWN_MODEL_ROUTE"
+    assert "base URL" in (info.value.hint or "") and "--" not in (info.value.hint or "")
     mock = resolve_target("mock/echo", env={})
     assert mock.is_mock and mock.base_url is None

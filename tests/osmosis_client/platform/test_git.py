@@ -31,14 +31,7 @@ def test_origin_repo_path(url: str, expected: str | None) -> None:
 
 def pin(project: Path, **kw: object):  # type: ignore[no-untyped-def]
     state = inspect_repo(project)
-    opts = {
-        "commit_sha": None,
-        "branch": None,
-        "yes": False,
-        "allow_dirty": False,
-        "allow_unpushed": False,
-        **kw,
-    }
+    opts = {"commit_sha": None, "branch": None, **kw}
     return state, plan_pin(state, **opts)  # type: ignore[arg-type]
 
 
@@ -47,38 +40,31 @@ def test_pushed_clean_head_is_pinned(tmp_path: Path) -> None:
     state, result = pin(project)
     assert result.commit_sha == git(project, "rev-parse", "HEAD")
     assert len(result.commit_sha or "") == 40
-    assert result.warnings == []
+    assert (result.unpushed, result.dirty_files) == (False, ())
     assert state.origin_repo == "org/demo"
     assert state.branch == "main"
 
 
-def test_unpushed_head_refused_unless_allowed(tmp_path: Path) -> None:
+def test_unpushed_head_is_reported_not_refused(tmp_path: Path) -> None:
     project = make_project(tmp_path, push=False)
-    with pytest.raises(InvalidInputError) as info:
-        pin(project)
-    assert "push first" in (info.value.hint or "")
-    _, result = pin(project, allow_unpushed=True)
-    assert result.commit_sha
+    _, result = pin(project)
+    assert result.unpushed
+    assert result.commit_sha == git(project, "rev-parse", "HEAD")
 
 
 def test_new_local_commit_is_unpushed(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     (project / "rollouts" / "demo" / "main.py").write_text("# changed\n")
     git(project, "commit", "-qam", "local only")
-    with pytest.raises(InvalidInputError):
-        pin(project)
+    assert pin(project)[1].unpushed
 
 
-def test_dirty_tree_warns_and_errors_with_yes(tmp_path: Path) -> None:
+def test_dirty_files_are_reported(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     (project / "rollouts" / "demo" / "main.py").write_text("# edited\n")
     _, result = pin(project)
-    assert "rollouts/demo/main.py" in result.warnings[0]
-    with pytest.raises(InvalidInputError) as info:
-        pin(project, yes=True)
-    assert info.value.code == "DIRTY_TREE"
-    _, allowed = pin(project, yes=True, allow_dirty=True)
-    assert allowed.warnings
+    assert result.dirty_files == ("rollouts/demo/main.py",)
+    assert not result.unpushed
 
 
 def test_untracked_files_count_only_under_rollouts(tmp_path: Path) -> None:
@@ -102,8 +88,9 @@ def test_pinned_commit_must_exist_and_is_expanded(tmp_path: Path) -> None:
     head = git(project, "rev-parse", "HEAD")
     _, result = pin(project, commit_sha=head[:8])
     assert result.commit_sha == head
-    with pytest.raises(InvalidInputError):
+    with pytest.raises(InvalidInputError) as info:
         pin(project, commit_sha="deadbeef")
+    assert info.value.code == "UNKNOWN_COMMIT"
 
 
 def test_branch_pin_sends_branch(tmp_path: Path) -> None:

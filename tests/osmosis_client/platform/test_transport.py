@@ -264,7 +264,7 @@ def test_token_never_in_repr_or_errors(make_api: MakeApi, router: respx.MockRout
         api.call(lambda c: c.workspaces.list())
     assert "tok-very-secret" not in json.dumps(info.value.to_dict())
     assert info.value.message == "your login has expired"
-    assert "osmosis login" in (info.value.hint or "")
+    assert "log in" in (info.value.hint or "")
 
 
 def test_path_segments_are_percent_encoded(make_api: MakeApi, router: respx.MockRouter) -> None:

@@ -1,0 +1,114 @@
+"""Flag-level hints: the SDK's errors carry a stable code and data (which variable,
+which workspace, which run); this table says which command or flag fixes them.
+
+``hint_for(error, command)`` is what the CLI prints after the error's message; an
+error without an entry here keeps the SDK's own (flag-free) hint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from osmosis_client.errors import OsmosisError
+
+Hint = Callable[[OsmosisError, str], "str | None"]
+
+LOGIN = "run `osmosis login`, or set OSMOSIS_TOKEN"
+SWITCH = "`osmosis workspace switch NAME`"
+
+
+def _not_authenticated(exc: OsmosisError, command: str) -> str:
+    workspace = exc.data.get("workspace")
+    if workspace:
+        return f"run `osmosis login --workspace {workspace}` (see `osmosis workspace list`)"
+    if exc.data.get("relogin"):
+        return "run `osmosis login` again"
+    return LOGIN
+
+
+def _missing_key(exc: OsmosisError, command: str) -> str:
+    var = exc.data.get("env_var") or "THE_VARIABLE"
+    return f"export {var}=… (or name another variable with --api-key-env)"
+
+
+def _provider_auth(exc: OsmosisError, command: str) -> str | None:
+    var = exc.data.get("key_env")
+    return f"check the key in {var}" if var else "pass --api-key-env NAME"
+
+
+def _model_not_found(exc: OsmosisError, command: str) -> str | None:
+    if "endpoint" not in exc.data:
+        return exc.hint  # e.g. an unknown mock/… behaviour lists the known ones
+    return "check --model against the models the endpoint serves, and --base-url"
+
+
+def _rubric_config(exc: OsmosisError, command: str) -> str:
+    if command.endswith("preview"):
+        return "check --path"
+    return "pass --config PATH"
+
+
+def _connection(exc: OsmosisError, command: str) -> str:
+    return "check your network and --platform-url / OSMOSIS_PLATFORM_URL"
+
+
+_BY_CODE: dict[str, Hint] = {
+    "TOKEN_MISSING": _not_authenticated,
+    "KEYRING_UNAVAILABLE": lambda e, c: (
+        "unlock the keyring, or log in again with `OSMOSIS_TOKEN_STORE=file osmosis login`"
+    ),
+    "TOKEN_NOT_STORED": lambda e, c: "run `osmosis login`",
+    "TOKEN_INVALID": lambda e, c: "run `osmosis login` (or check OSMOSIS_TOKEN)",
+    "TOKEN_EXPIRED": lambda e, c: "run `osmosis login` (or check OSMOSIS_TOKEN)",
+    "TOKEN_REVOKED": lambda e, c: "run `osmosis login` (or check OSMOSIS_TOKEN)",
+    "TOKEN_ALREADY_EXPIRED": lambda e, c: "check your clock, then run `osmosis login` again",
+    "ACCESS_DENIED": lambda e, c: "run `osmosis login` again and approve the request",
+    "EXPIRED_TOKEN": lambda e, c: "run `osmosis login` again and approve it sooner",
+    "WORKSPACE_REQUIRED": lambda e, c: (
+        f"pick a workspace with {SWITCH} (after `osmosis login`), or set OSMOSIS_WORKSPACE"
+    ),
+    "WORKSPACE_SCOPE_HEADER_ACCESS_DENIED": lambda e, c: (
+        f"run `osmosis workspace list --remote` and {SWITCH}"
+    ),
+    "GIT_SCOPE_HEADER_REQUIRED": lambda e, c: f"run {SWITCH}, or set OSMOSIS_WORKSPACE",
+    "GIT_REPOSITORY_NOT_CONNECTED": lambda e, c: (
+        f"connect the repository on the platform, or pick a workspace with {SWITCH}"
+    ),
+    "CONNECTION": _connection,
+    "WAIT_TIMEOUT": lambda e, c: (
+        f"it keeps running; follow it with `osmosis eval info {e.data.get('run', 'NAME')} --watch`"
+    ),
+    "CONFIG_NOT_FOUND": lambda e, c: "check the path, or create one with `osmosis eval init NAME`",
+    "MISSING_API_KEY": _missing_key,
+    "PROVIDER_AUTH": _provider_auth,
+    "MODEL_NOT_FOUND": _model_not_found,
+    "ENDPOINT_UNREACHABLE": lambda e, c: "check --base-url and that the server is running",
+    "NO_MODEL": lambda e, c: "pass --model provider/model",
+    "UNKNOWN_MODEL_ROUTE": lambda e, c: (
+        f"use provider/model ({e.data.get('providers', '…')}, mock) or pass --base-url "
+        "for your server"
+    ),
+    "INVALID_KEY_ENV": lambda e, c: (
+        "pass the variable's NAME to --api-key-env (e.g. OPENAI_API_KEY), never the key itself"
+    ),
+    "RUBRIC_CONFIG_NOT_FOUND": _rubric_config,
+    "DATASET_NOT_FOUND": lambda e, c: (
+        "set [local].dataset_file in the config, or pass --dataset FILE"
+    ),
+    "NOTHING_TO_RESUME": lambda e, c: "--resume needs the -o of the run it continues",
+    "RESULTS_EXIST": lambda e, c: "pass --resume to continue it, or choose another -o",
+}
+
+MAYBE_CREATED = "the run may have been created — check `osmosis eval list` before resubmitting"
+
+
+def hint_for(exc: OsmosisError, command: str = "osmosis") -> str | None:
+    """The hint to print after ``exc``'s message when it ends ``command``."""
+    if exc.data.get("maybe_created"):
+        return MAYBE_CREATED
+    if exc.data.get("not_json"):
+        return "check --platform-url / OSMOSIS_PLATFORM_URL points at the Osmosis platform"
+    fn = _BY_CODE.get(exc.code)
+    if fn is None:
+        return exc.hint
+    return fn(exc, command)

@@ -1,0 +1,88 @@
+"""Scoring one attempt: the rollout's grader or the ``--eval-fn`` functions.
+
+cli.md's semantics: an exception or timeout in the grader fails the attempt
+(``success: false``, every score 0); an exception in one eval fn scores that fn 0
+and is recorded in ``fn_errors`` — the other eval fns keep their scores and
+``success`` reflects the rollout only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from osmosis_client.rollout import GraderContext, check_score, last_assistant_content
+
+from .dataset import Row
+from .discovery import EvalFn
+from .scheduler import with_timeout
+from .user_code import MAX_ERROR_TEXT, call, error_text
+
+
+@dataclass
+class Grades:
+    scores: dict[str, float] = field(default_factory=dict)
+    fn_errors: dict[str, str] = field(default_factory=dict)
+    error: str | None = None  # the grader failed: the attempt errored
+
+
+def stage_of(fn: EvalFn) -> str:
+    return "grader" if fn.mode == "grader" else f"eval fn {fn.name}"
+
+
+def zero_scores(eval_fns: Sequence[EvalFn]) -> dict[str, float]:
+    return {fn.name: 0.0 for fn in eval_fns}
+
+
+async def grade(
+    eval_fns: Sequence[EvalFn],
+    messages: list[dict[str, Any]],
+    row: Row,
+    run_index: int,
+    *,
+    timeout: float | None,
+) -> Grades:
+    grades = Grades()
+    for fn in eval_fns:
+        scoring = _score(fn, messages, row, run_index)
+        try:
+            grades.scores[fn.name] = await (
+                scoring if timeout is None else with_timeout(scoring, timeout)
+            )
+        except TimeoutError:
+            grades.scores[fn.name] = 0.0
+            problem = f"{stage_of(fn)} timed out after {timeout:g}s"
+            if fn.mode == "grader":
+                grades.error = grades.error or problem
+            else:
+                grades.fn_errors[fn.name] = problem
+        except Exception as exc:
+            grades.scores[fn.name] = 0.0
+            if fn.mode == "grader":
+                grades.error = grades.error or error_text("grader", exc)
+            else:
+                grades.fn_errors[fn.name] = f"{type(exc).__name__}: {exc}"[:MAX_ERROR_TEXT]
+    if grades.error is not None:
+        grades.scores = zero_scores(eval_fns)
+    return grades
+
+
+async def _score(fn: EvalFn, messages: list[dict[str, Any]], row: Row, run_index: int) -> float:
+    if fn.mode == "grader":
+        ctx = GraderContext(
+            messages=messages,
+            ground_truth=row.ground_truth,
+            metadata=row.metadata,
+            row_index=row.index,
+            run_index=run_index,
+        )
+        value = await call(fn.fn, ctx, is_async=fn.is_async)
+        if value is None:
+            value = ctx.reward
+        if value is None:
+            raise ValueError("grade() returned no score and did not call ctx.set_reward()")
+        return check_score(value)
+    first: Any = last_assistant_content(messages) if fn.mode == "simple" else messages
+    args, kwargs = fn.arguments(first, row.ground_truth, dict(row.data))
+    return check_score(await call(fn.fn, *args, is_async=fn.is_async, **kwargs))

@@ -1,0 +1,67 @@
+"""Rollout kinds: how one attempt of a row is produced.
+
+Every kind implements :class:`RolloutKind`; the runner owns everything around it
+(rows, the sliding window, timeouts' bookkeeping, grading with eval fns, the
+journal, statistics and the results document), so each kind is small:
+
+- ``native``: osmosis-client's in-process ``AgentWorkflow`` (+ ``Grader``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..dataset import Row
+
+Message = dict[str, Any]
+#: the runner's model call: (messages, params) → (assistant message, tokens used)
+ChatFn = Callable[[Sequence[Message], dict[str, Any]], Awaitable[tuple[Message, int]]]
+
+
+@dataclass
+class Outcome:
+    """What one attempt's rollout produced."""
+
+    messages: list[Message]
+    tokens: int = 0
+    #: the stage's error ("workflow: RuntimeError: …", "workflow timed out after 450s")
+    error: str | None = None
+    #: scores when the rollout graded itself (server mode); None: the runner grades
+    scores: dict[str, float] | None = None
+    #: a transient infrastructure failure (connection reset, 5xx, a crashed server):
+    #: the attempt may be retried (``--max-retries``); a wrong answer never is
+    transient: bool = False
+    #: extra per-run keys of the results document
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunEnv:
+    """What a rollout kind gets from the runner."""
+
+    chat: ChatFn
+    model: str  # the name sent to the endpoint
+    base_url: str | None
+    api_key: str | None
+    sampling: Mapping[str, Any]
+    workflow_config: Mapping[str, Any]
+    agent_timeout: float | None
+    run_dir: Any = None  # Path of the run's directory (server artifacts, logs)
+
+
+class RolloutKind(Protocol):
+    name: str
+
+    def describe(self) -> str:
+        """One line for the plan: what runs, and why this kind was chosen."""
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What a resumed run must share (e.g. a digest of the rollout's sources)."""
+
+    async def start(self, env: RunEnv) -> None: ...
+
+    async def run(self, row: Row, run_index: int) -> Outcome: ...
+
+    async def stop(self) -> None: ...

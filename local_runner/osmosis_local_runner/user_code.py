@@ -1,0 +1,106 @@
+"""Calling user code (workflows, graders, eval fns, agent loops): hostile by default.
+
+User code may print, exit, hang, raise anything or return garbage; one attempt
+fails, never the run:
+
+- async code runs on the event loop under the attempt's timeout;
+- sync code runs in a fresh daemon thread, so a call that never returns is
+  abandoned when its timeout fires (the thread finishes, or not, in the background);
+- ``SystemExit``, ``KeyboardInterrupt``, ``GeneratorExit`` and a ``CancelledError``
+  that user code raised itself (not our own cancellation) become
+  :class:`UserCodeError` — an ordinary error of that attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .scheduler import with_timeout
+
+MAX_ERROR_TEXT = 1000
+
+#: raised *by user code* — never by a real Ctrl-C, which the CLI handles as a signal
+_ESCAPES = (SystemExit, KeyboardInterrupt, GeneratorExit)
+
+
+class UserCodeError(Exception):
+    """User code ended an attempt by raising something that is not an ``Exception``."""
+
+
+def error_text(stage: str, exc: BaseException) -> str:
+    """``"workflow: RuntimeError: boom"`` (at most 1000 characters)."""
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return f"{stage}: {detail}"[:MAX_ERROR_TEXT]
+
+
+def describe_escape(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({exc.code!r})"
+    return f"raised {type(exc).__name__}" + (f": {exc}" if str(exc) else "")
+
+
+def _being_cancelled() -> bool:
+    """Whether the running task has a real cancellation pending (ours, or a timeout's)."""
+    if sys.version_info >= (3, 11):
+        task = asyncio.current_task()
+        return task is None or task.cancelling() > 0
+    return True  # 3.10 cannot tell: every CancelledError counts as real
+
+
+async def call(fn: Callable[..., Any], *args: Any, is_async: bool, **kwargs: Any) -> Any:
+    """Call ``fn`` (awaiting its result if it is awaitable); escapes become errors."""
+    try:
+        if is_async:
+            result = fn(*args, **kwargs)
+        else:
+            result = await in_thread(fn, *args, **kwargs)
+        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+            result = await result
+        return result
+    except asyncio.CancelledError:
+        if _being_cancelled():
+            raise
+        raise UserCodeError("raised CancelledError") from None
+    except _ESCAPES as exc:
+        raise UserCodeError(describe_escape(exc)) from None
+
+
+async def call_with_timeout(
+    fn: Callable[..., Any], *args: Any, is_async: bool, timeout: float | None, **kwargs: Any
+) -> Any:
+    """:func:`call` under a deadline; ``TimeoutError`` when it passes."""
+    if timeout is None:
+        return await call(fn, *args, is_async=is_async, **kwargs)
+    return await with_timeout(call(fn, *args, is_async=is_async, **kwargs), timeout)
+
+
+def in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> asyncio.Future[Any]:
+    """Run sync ``fn`` in a fresh daemon thread; cancelling the future abandons it."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if future.done():
+            return  # timed out or cancelled meanwhile: nobody waits for it
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def target() -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, fn(*args, **kwargs))
+        except _ESCAPES as exc:
+            outcome = (False, UserCodeError(describe_escape(exc)))
+        except BaseException as exc:
+            outcome = (False, exc)
+        with contextlib.suppress(RuntimeError):  # the loop is gone: the run is over
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=target, name="osmosis-user-code", daemon=True).start()
+    return future
