@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 HELP_FLAGS = ("-h", "--help")
 #: the hidden name the seed form (``osmosis eval -m … -d …``) is registered under
@@ -29,11 +29,23 @@ def _cheap_help(option: Any) -> Any:
     return option
 
 
+def _no_type(ctx: Any) -> None:
+    return None
+
+
 class Command(TyperCommand):
-    """A command whose usage line reads ``osmosis eval run [OPTIONS] CONFIG``."""
+    """A command whose usage line reads ``osmosis eval run [OPTIONS] CONFIG`` and whose
+    arguments are listed by their metavar alone (no ``<path>`` type labels)."""
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return [_plain(p) for p in super().collect_usage_pieces(ctx)]
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:
+            if isinstance(param, TyperArgument) and param.metavar:
+                param.display_type_rich = _no_type  # type: ignore[method-assign]
+        return params
 
     def get_help_option(self, ctx: Any) -> Any:
         return _cheap_help(super().get_help_option(ctx))

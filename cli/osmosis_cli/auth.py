@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -15,8 +16,10 @@ from .context import AppState, state
 from .errors import current_output, handle_errors
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from osmosis_client import Client
-    from osmosis_client.platform.models import TokenGrant, Workspace
+    from osmosis_client.platform.models import TokenGrant, User, Workspace
 
     from .output import Output
 
@@ -34,7 +37,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document o
 def login(
     ctx: typer.Context,
     workspace: Annotated[
-        str | None, typer.Option("--workspace", "-w", help="Workspace to use after login.")
+        str | None,
+        typer.Option("--workspace", "-w", metavar="NAME", help="Workspace to use after login."),
     ] = None,
     no_browser: Annotated[
         bool, typer.Option("--no-browser", help="Do not open a browser; just print the URL.")
@@ -45,8 +49,9 @@ def login(
     ] = False,
 ) -> None:
     """Log in with a device code (or a token on stdin) and pick a workspace."""
+    from pydantic import SecretStr
+
     from osmosis_client.errors import InvalidInputError
-    from osmosis_client.platform import device_flow
     from osmosis_client.platform.settings import ENV_TOKEN
 
     app_state = state(ctx)
@@ -55,45 +60,24 @@ def login(
     if os.environ.get(ENV_TOKEN):
         out.warn(f"{ENV_TOKEN} is set: it overrides the login you are about to store")
     with app_state.client() as client:
-        grant: TokenGrant | None = None
-        if with_token:
-            token = sys.stdin.readline().strip()
-            if not token:
-                raise InvalidInputError(
-                    "no token on stdin", hint="pipe it in: `osmosis login --with-token < token.txt`"
-                )
-            client.set_token(token)
-            verified = client.auth.verify()
-            user, token_id, expires_at = verified.user, verified.token_id, verified.expires_at
-        else:
-            authorization = device_flow.start(client, workspace=workspace)
-            out.info(f"First copy your one-time code: {authorization.user_code}")
-            out.info(f"Then open {authorization.url} to approve this device.")
-            if out.interactive and not no_browser:
-                import webbrowser
-
-                with contextlib.suppress(Exception):
-                    webbrowser.open(authorization.url)
-            out.info("Waiting for approval…")
-            grant = device_flow.poll(client, authorization, sleep=lambda s: context.SLEEP(s))
-            client.set_token(grant.token)
-            token = grant.token.get_secret_value()
-            user, token_id, expires_at = grant.user, grant.token_id, grant.expiry()
+        login = (
+            _token_login(client)
+            if with_token
+            else _device_login(client, out, workspace, no_browser)
+        )
         workspaces = client.workspaces.list()
-        picked, unknown = _pick_workspace(out, workspaces, workspace, grant)
-        from pydantic import SecretStr
-
+        picked, unknown = _pick_workspace(out, workspaces, workspace, login.grant)
         app_state.store().save_login(
             platform,
-            token=SecretStr(token),
-            user=user,
-            token_id=token_id,
-            expires_at=expires_at,
+            token=SecretStr(login.token),
+            user=login.user,
+            token_id=login.token_id,
+            expires_at=login.expires_at,
             workspace=picked,
         )
-    out.info(f"Logged in to {platform} as {user.email}")
+    out.info(f"Logged in to {platform} as {login.user.email}")
+    names = ", ".join(w.name for w in workspaces) or "none"
     if unknown:
-        names = ", ".join(w.name for w in workspaces) or "none"
         raise InvalidInputError(
             f"you are not a member of workspace {workspace!r} (yours: {names})",
             hint="the login was kept; run `osmosis workspace switch NAME`",
@@ -101,8 +85,53 @@ def login(
     if picked is not None:
         out.info(f"Active workspace: {picked.name}")
     else:
-        names = ", ".join(w.name for w in workspaces) or "none"
         out.info(f"No workspace selected (yours: {names}): run `osmosis workspace switch NAME`")
+
+
+@dataclass
+class _Login:
+    token: str
+    user: User
+    token_id: str | None
+    expires_at: datetime | None
+    grant: TokenGrant | None = None
+
+
+def _token_login(client: Client) -> _Login:
+    """``--with-token``: a token read from stdin, checked with the platform."""
+    from osmosis_client.errors import InvalidInputError
+
+    token = sys.stdin.readline().strip()
+    if not token:
+        raise InvalidInputError(
+            "no token on stdin", hint="pipe it in: `osmosis login --with-token < token.txt`"
+        )
+    if not token.isascii() or not token.isprintable() or any(c.isspace() for c in token):
+        raise InvalidInputError(
+            "the token on stdin is not a token (it has spaces or non-ASCII characters)",
+            hint="paste the token exactly as the platform shows it",
+        )
+    client.set_token(token)
+    verified = client.auth.verify()
+    return _Login(token, verified.user, verified.token_id, verified.expires_at)
+
+
+def _device_login(client: Client, out: Output, workspace: str | None, no_browser: bool) -> _Login:
+    """The device flow: show the code, open a browser on a TTY, wait for approval."""
+    from osmosis_client.platform import device_flow
+
+    authorization = device_flow.start(client, workspace=workspace)
+    out.info(f"First copy your one-time code: {authorization.user_code}")
+    out.info(f"Then open {authorization.url} to approve this device.")
+    if out.interactive and not no_browser:
+        import webbrowser
+
+        with contextlib.suppress(Exception):
+            webbrowser.open(authorization.url)
+    out.info("Waiting for approval…")
+    grant = device_flow.poll(client, authorization, sleep=lambda s: context.SLEEP(s))
+    client.set_token(grant.token)
+    return _Login(grant.token.get_secret_value(), grant.user, grant.token_id, grant.expiry(), grant)
 
 
 def _pick_workspace(
@@ -125,7 +154,8 @@ def _pick_workspace(
 def logout(
     ctx: typer.Context,
     workspace: Annotated[
-        str | None, typer.Option("--workspace", "-w", help="Log out of this workspace.")
+        str | None,
+        typer.Option("--workspace", "-w", metavar="NAME", help="Log out of this workspace."),
     ] = None,
     all_: Annotated[
         bool, typer.Option("--all", help="Log out of every workspace on this platform.")

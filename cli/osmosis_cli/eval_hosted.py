@@ -60,7 +60,12 @@ def submit(
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the run to finish.")] = False,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", min=0, help="Stop waiting after SECONDS (the run goes on)."),
+        typer.Option(
+            "--timeout",
+            min=0,
+            metavar="SECONDS",
+            help="Stop waiting after SECONDS (the run goes on).",
+        ),
     ] = None,
     min_pass_rate: Annotated[
         float | None,
@@ -68,6 +73,7 @@ def submit(
             "--min-pass-rate",
             min=0.0,
             max=1.0,
+            metavar="X",
             help="Exit 4 below this pass rate (implies --wait).",
         ),
     ] = None,
@@ -268,47 +274,62 @@ def _gate(out: Output, run: EvalRun, min_pass_rate: float | None) -> None:
 @handle_errors
 def list_runs(
     ctx: typer.Context,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="How many runs to show.")] = 20,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, metavar="N", help="How many runs to show.")
+    ] = 20,
     all_: Annotated[bool, typer.Option("--all", help="Every run (follows all pages).")] = False,
     status: Annotated[
         str | None,
-        typer.Option("--status", help="pending, running, finished, failed or stopped."),
+        typer.Option(
+            "--status", metavar="STATUS", help="pending, running, finished, failed or stopped."
+        ),
     ] = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Recent eval runs of the workspace."""
-    from osmosis_client.platform.resources.eval_runs import PAGE_LIMIT, next_offset
+    from osmosis_client.platform.models import RUN_STATUSES
+    from osmosis_client.platform.resources.eval_runs import PAGE_LIMIT
 
-    app_state = state(ctx)
+    if status is not None and status not in RUN_STATUSES:
+        raise InvalidInputError(
+            f"unknown status {status!r}",
+            hint="use one of " + ", ".join(s for s in RUN_STATUSES if s != "queued"),
+            code="USAGE",
+        )
     out = current_output()
-    client, _ = _scoped_client(app_state)
+    client, _ = _scoped_client(state(ctx))
     runs: list[EvalRun] = []
+    total: int | None = None
+    offset: int | None = None
     with client:
-        offset: int | None = 0
-        total = None
-        has_more = False
-        while offset is not None:
-            want = PAGE_LIMIT if all_ else min(PAGE_LIMIT, limit - len(runs))
-            page = client.eval_runs.list(want, offset, status)
+        for page in client.eval_runs.pages(status, PAGE_LIMIT if all_ else min(PAGE_LIMIT, limit)):
             total = page.total_count
             runs.extend(page.eval_runs)
-            offset = next_offset(page)
-            has_more = offset is not None
+            offset = page.next_offset if page.has_more else None
             if not all_ and len(runs) >= limit:
                 break
     if not all_ and len(runs) > limit:
-        runs = runs[:limit]
+        runs, offset = runs[:limit], limit  # offsets count runs from the newest
     doc = {
         "eval_runs": [r.to_json() for r in runs],
         "total_count": total,
-        "has_more": False if all_ else has_more,
+        "has_more": False if all_ else offset is not None,
         "next_offset": None if all_ else offset,
     }
     if out.json_mode:
         out.emit_json(doc)
         return
+    _render_list(out, runs, status)
+    if doc["has_more"]:
+        out.info(f"… more runs: use --limit {limit * 2} or --all")
+
+
+def _render_list(out: Output, runs: list[EvalRun], status: str | None) -> None:
     if not runs:
-        out.info("No eval runs yet: submit one with `osmosis eval submit CONFIG`.")
+        if status:
+            out.info(f"No {status} eval runs.")
+        else:
+            out.info("No eval runs yet: submit one with `osmosis eval submit CONFIG`.")
         return
     out.table(
         ["name", "status", "model", "dataset", "score", "pass rate", "created"],
@@ -324,9 +345,8 @@ def list_runs(
             ]
             for r in runs
         ],
+        keep=("name",),  # the key users pass to `eval info`: never truncated
     )
-    if doc["has_more"]:
-        out.info(f"… more runs: use --limit {limit * 2} or --all")
 
 
 def _num(value: float | None) -> str:
@@ -349,7 +369,7 @@ def _when(value: str | None) -> str:
 @handle_errors
 def info(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME_OR_ID")],
+    name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
     watch: Annotated[bool, typer.Option("--watch", help="Follow until the run ends.")] = False,
     json_output: JsonOpt = False,
 ) -> None:
@@ -422,7 +442,7 @@ def _render_run(out: Output, run: EvalRun) -> None:
 @handle_errors
 def stop(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME_OR_ID")],
+    name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
     yes: YesOpt = False,
     json_output: JsonOpt = False,
 ) -> None:
@@ -456,22 +476,33 @@ def stop(
 @handle_errors
 def init(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Config name (also the default rollout name).")],
+    name: Annotated[
+        str,
+        typer.Argument(metavar="NAME", help="The evaluation's name (config, rollout, dataset)."),
+    ],
+    example: Annotated[
+        str | None,
+        typer.Option(
+            "--example",
+            metavar="EXAMPLE",
+            help="Copy a bundled example workspace into ./NAME instead (e.g. quickstart).",
+        ),
+    ] = None,
 ) -> None:
-    """Write configs/eval/NAME.toml, a commented template (never overwrites)."""
-    import tomlkit
-
-    from osmosis_client._fs import atomic_write
-    from osmosis_client.errors import InvalidInputError
-    from osmosis_client.platform.eval_config import render_template
+    """Scaffold a runnable evaluation (config, rollout stub, sample data, mock model)."""
+    from .scaffold import copy_example, example_configs, scaffold
 
     out = current_output()
-    text = render_template(name)
-    tomlkit.parse(text)  # the template is valid TOML
-    target = Path("configs") / "eval" / f"{name}.toml"
-    if target.exists():
-        raise InvalidInputError(
-            f"{target} already exists", hint="pick another name or edit the existing file"
-        )
-    atomic_write(target, text.encode())
-    out.info(f"Wrote {target}: fill in [experiment], then `osmosis eval submit {target}`")
+    if example is not None:
+        folder = copy_example(example, name, Path.cwd())
+        out.info(f"Wrote the {example} example to {folder}/")
+        for config in example_configs(folder):
+            out.info(f"Run it: cd {name} && osmosis eval run {config.relative_to(folder)}")
+        return
+    written = scaffold(name, Path.cwd())
+    for path in written:
+        out.info(f"Wrote {path.relative_to(Path.cwd())}")
+    out.info(
+        f"Run it offline: osmosis eval run configs/eval/{name}.toml "
+        "(then point model_path at a real model)"
+    )

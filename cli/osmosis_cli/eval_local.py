@@ -313,7 +313,11 @@ def execute(spec: RunSpec, out: Output, *, quiet: bool, max_error_rate: float | 
         raise typer.Exit(EXIT_INTERRUPTED)
     verdict = error_verdict(summary, max_error_rate)
     if verdict is not None:
-        out.stderr.write(f"error: {verdict} — see the errors above and in {result.output}\n")
+        from osmosis_client.errors import OsmosisError
+
+        out.error(
+            OsmosisError(verdict, hint=f"see the errors in {result.output}", code="RUN_FAILED")
+        )
         raise typer.Exit(EXIT_FAILED)
 
 

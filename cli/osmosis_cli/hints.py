@@ -95,6 +95,9 @@ _BY_CODE: dict[str, Hint] = {
     "DATASET_NOT_FOUND": lambda e, c: (
         "set [local].dataset_file in the config, or pass --dataset FILE"
     ),
+    "JOURNAL_WRITE_FAILED": lambda e, c: (
+        f"free space or fix permissions, then resume with --resume -o {e.data.get('results')}"
+    ),
     "NOTHING_TO_RESUME": lambda e, c: "--resume needs the -o of the run it continues",
     "RESULTS_EXIST": lambda e, c: "pass --resume to continue it, or choose another -o",
 }

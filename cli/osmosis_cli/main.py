@@ -131,6 +131,7 @@ def _usage_error(exc: BaseException, argv: list[str]) -> int:
         sys.stderr.write(json.dumps(document) + "\n")
     else:
         sys.stderr.write(f"error: {message} — {hint}\n")
+    sys.stderr.flush()
     code = getattr(exc, "exit_code", EXIT_INVALID)
     return code if isinstance(code, int) and code else EXIT_INVALID
 

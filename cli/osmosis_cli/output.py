@@ -143,7 +143,10 @@ class Output:
         rows: Iterable[Sequence[str]],
         *,
         title: str | None = None,
+        keep: Sequence[str] = (),
     ) -> None:
+        """A table; on a terminal, columns named in ``keep`` are never truncated (the
+        others shrink and fold instead)."""
         if self.json_mode:
             return
         rows = list(rows)
@@ -157,8 +160,12 @@ class Output:
         from rich.table import Table
 
         table = Table(title=title, show_edge=False, header_style="bold", box=None, pad_edge=False)
-        for column in columns:
-            table.add_column(column.upper())
+        for i, column in enumerate(columns):
+            if column in keep:
+                widest = max([len(column), *(len(row[i]) for row in rows)])
+                table.add_column(column.upper(), no_wrap=True, min_width=widest)
+            else:
+                table.add_column(column.upper(), overflow="fold")
         for row in rows:
             table.add_row(*row)
         self.console.print(table)

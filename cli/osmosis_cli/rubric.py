@@ -12,16 +12,31 @@ from ._typer import Command
 from .errors import EXIT_FAILED, current_output, handle_errors
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.rubric_eval import RubricRecord
+    from osmosis_local_runner.rubric_eval import RubricProgress, RubricRecord
 
     from .output import Output
 
 
 DataOpt = Annotated[
-    Path, typer.Option("-d", "--data", help="JSONL dataset (solution_str per line).")
+    Path,
+    typer.Option("-d", "--data", metavar="FILE", help="JSONL dataset (solution_str per line)."),
 ]
-NumberOpt = Annotated[int, typer.Option("-n", "--number", min=1, help="Judge requests per record.")]
-OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="Result file or directory.")]
+NumberOpt = Annotated[
+    int, typer.Option("-n", "--number", min=1, metavar="N", help="Judge requests per record.")
+]
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="Result file or directory (default: .osmosis/rubrics/).",
+    ),
+]
+ConcurrencyOpt = Annotated[
+    int, typer.Option("--concurrency", min=1, metavar="N", help="Judge calls in flight.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result document.")]
 
 
 def register(app: typer.Typer, eval_app: typer.Typer) -> None:
@@ -34,25 +49,30 @@ def register(app: typer.Typer, eval_app: typer.Typer) -> None:
 def eval_rubric(
     ctx: typer.Context,
     data: DataOpt,
-    rubric: Annotated[str, typer.Option("-r", "--rubric", help="Rubric text, or @FILE.")],
-    model: Annotated[str, typer.Option("--model", help="Judge: provider/model.")],
+    rubric: Annotated[
+        str, typer.Option("-r", "--rubric", metavar="TEXT|@FILE", help="Rubric text, or @FILE.")
+    ],
+    model: Annotated[
+        str, typer.Option("--model", metavar="PROVIDER/MODEL", help="The judge model.")
+    ],
     base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")
+        str | None,
+        typer.Option("--base-url", metavar="URL", help="OpenAI-compatible endpoint."),
     ] = None,
     api_key_env: Annotated[
-        str | None, typer.Option("--api-key-env", help="NAME of the key variable.")
+        str | None,
+        typer.Option("--api-key-env", metavar="NAME", help="NAME of the key variable."),
     ] = None,
     n: NumberOpt = 1,
     output: OutputOpt = None,
-    score_min: Annotated[float, typer.Option("--score-min")] = 0.0,
-    score_max: Annotated[float, typer.Option("--score-max")] = 1.0,
+    score_min: Annotated[float, typer.Option("--score-min", metavar="X")] = 0.0,
+    score_max: Annotated[float, typer.Option("--score-max", metavar="X")] = 1.0,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=0.1, help="Seconds per judge call.")
+        float,
+        typer.Option("--timeout", min=0.1, metavar="SECONDS", help="Seconds per judge call."),
     ] = 60.0,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Judge calls in flight.")
-    ] = 8,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the result document.")] = False,
+    concurrency: ConcurrencyOpt = 8,
+    json_output: JsonOpt = False,
 ) -> None:
     """Score every solution in a JSONL file with a judge model and a rubric."""
     from osmosis_client.errors import InvalidInputError
@@ -84,13 +104,18 @@ def eval_rubric(
 @handle_errors
 def eval_rubric_config(
     ctx: typer.Context,
-    rubric_id: Annotated[str, typer.Option("--rubric", help="Rubric id in the config.")],
+    rubric_id: Annotated[
+        str, typer.Option("--rubric", metavar="ID", help="Rubric id in the config.")
+    ],
     data: DataOpt,
     config: Annotated[
-        Path | None, typer.Option("--config", help="rubric_configs.yaml|toml")
+        Path | None,
+        typer.Option("--config", metavar="FILE", help="rubric_configs.yaml|toml"),
     ] = None,
     n: NumberOpt = 1,
     output: OutputOpt = None,
+    concurrency: ConcurrencyOpt = 8,
+    json_output: JsonOpt = False,
 ) -> None:
     """Evaluate a JSONL dataset against a rubric from a config file."""
     from osmosis_client.rewards.rubric_config import find_rubric_config, load_rubric_config
@@ -110,7 +135,7 @@ def eval_rubric_config(
         entry.rubric,
         entry.judge_info(),
         n=n,
-        concurrency=8,
+        concurrency=concurrency,
         output=output,
         rubric_id=rubric_id,
     )
@@ -145,55 +170,58 @@ def _execute(
 
     from osmosis_local_runner.rubric_eval import resolve_output, run_rubric_eval, write_result
 
+    from .progress import ProgressDisplay
+
     path = resolve_output(output, rubric_id)
-    show = not out.json_mode and out.stderr_is_tty
+    display = ProgressDisplay(out, label="judgements")
 
-    def on_progress(p: Any) -> None:
-        if show:
-            out.stderr.write(f"\rjudged {p.done}/{p.total} ({p.errors} errors)")
-            out.stderr.flush()
+    def on_progress(p: RubricProgress) -> None:
+        display.update(p.done, p.total, f"{p.errors} errors")
 
-    document: dict[str, Any] | None = None
-    try:
-        document, failure = asyncio.run(
-            run_rubric_eval(
-                records, rubric, model_info, n=n, concurrency=concurrency, on_progress=on_progress
-            )
+    display.start(len(records) * n)
+    document, failure = asyncio.run(
+        run_rubric_eval(
+            records, rubric, model_info, n=n, concurrency=concurrency, on_progress=on_progress
         )
-    finally:
-        if show:
-            out.stderr.write("\n")
+    )
+    done = sum(len(r["runs"]) for r in document["records"])
+    errors = sum(1 for r in document["records"] for run in r["runs"] if run["error"])
+    display.stop(done, len(records) * n, f"{errors} errors")
     write_result(path, document)
     if out.json_mode:
         out.emit_json(document)
     else:
-        for record in document["records"]:
-            label = record["conversation_id"] or f"line {record['line']}"
-            for i, run in enumerate(record["runs"], 1):
-                verdict = (
-                    f"{run['score']:.3f}" if run["error"] is None else f"error: {run['error']}"
-                )
-                out.print(
-                    f"{label} [run {i}] {verdict}"
-                    + (f" — {run['explanation']}" if run["explanation"] else "")
-                )
-        stats = document["stats"]
-        if stats["count"]:
-            out.print(
-                f"average {stats['average']:.3f}  variance {stats['variance']:.4f}  "
-                f"std {stats['std']:.3f}  min {stats['min']:.3f}  max {stats['max']:.3f}  "
-                f"({stats['count']} runs)"
-            )
+        _print_judgements(out, document)
     out.info(f"Results written to {path}")
     if failure is not None:
         out.error(failure)
         raise typer.Exit(EXIT_FAILED)
 
 
+def _print_judgements(out: Output, document: dict[str, Any]) -> None:
+    from osmosis_client._redact import safe_text
+
+    for record in document["records"]:
+        label = record["conversation_id"] or f"line {record['line']}"
+        for i, run in enumerate(record["runs"], 1):
+            verdict = f"{run['score']:.3f}" if run["error"] is None else f"error: {run['error']}"
+            explanation = f" — {run['explanation']}" if run["explanation"] else ""
+            out.print(safe_text(f"{label} [run {i}] {verdict}{explanation}"))
+    stats = document["stats"]
+    if stats["count"]:
+        out.print(
+            f"average {stats['average']:.3f}  variance {stats['variance']:.4f}  "
+            f"std {stats['std']:.3f}  min {stats['min']:.3f}  max {stats['max']:.3f}  "
+            f"({stats['count']} runs)"
+        )
+
+
 @handle_errors
 def preview(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Option("--path", help="A rubric config or a JSONL dataset.")],
+    path: Annotated[
+        Path, typer.Option("--path", metavar="FILE", help="A rubric config or a JSONL dataset.")
+    ],
 ) -> None:
     """Validate and pretty-print a rubric config or a JSONL dataset."""
     from osmosis_client.errors import InvalidInputError

@@ -109,7 +109,8 @@ def current(ctx: typer.Context, json_output: JsonOpt = False) -> None:
 @app.command("switch", cls=Command)
 @handle_errors
 def switch(
-    ctx: typer.Context, name: Annotated[str, typer.Argument(help="Workspace name or id.")]
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Workspace name or id.")],
 ) -> None:
     """Make NAME the active workspace (no new login needed if your user belongs to it)."""
     from osmosis_client.errors import InvalidInputError
@@ -140,7 +141,10 @@ def switch(
                 f"you are not a member of workspace {name!r} (yours: {names})",
                 hint="check the name with `osmosis workspace list --remote`",
             )
-        assert auth.token_key is not None
+        if auth.token_key is None:  # the token did not come from the store
+            raise InvalidInputError(
+                "there is no stored login to switch", hint="run `osmosis login` first"
+            )
         store.add_workspace(platform, found, auth.token_key)
         entry = store.set_active(platform, found.name)
     out.info(f"Active workspace: {entry.name}")

@@ -361,7 +361,3 @@ def load_eval_fn(spec: str, *, cwd: Path | None = None) -> EvalFn:
     target = inspect.unwrap(value)
     is_async = inspect.iscoroutinefunction(value) or inspect.iscoroutinefunction(target)
     return EvalFn(name, value, mode, is_async, make_binder(value, mode, spec))
-
-
-def is_async_method(obj: Any, method: str) -> bool:
-    return inspect.iscoroutinefunction(getattr(obj, method))

@@ -88,7 +88,7 @@ def error_verdict(summary: Mapping[str, Any], max_error_rate: float | None) -> s
     if max_error_rate is not None and errored / total > max_error_rate:
         return (
             f"{errored} of {total} attempts errored ({errored / total:.1%}), "
-            f"above --max-error-rate {max_error_rate:g}"
+            f"above the maximum error rate {max_error_rate:g}"
         )
     return None
 

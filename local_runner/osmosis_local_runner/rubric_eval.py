@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from osmosis_client.errors import (
 from osmosis_client.llm.client import ModelClient
 from osmosis_client.rewards.rubric import RubricResult, aevaluate_rubric, resolve_judge
 
+from .scheduler import run_window
 from .scoring import describe
 
 
@@ -130,49 +133,24 @@ async def run_rubric_eval(
     runs: dict[int, list[dict[str, Any] | None]] = {i: [None] * n for i in range(len(records))}
     progress = RubricProgress(total=len(records) * n)
     fatal: list[OsmosisError] = []
-    queue = iter([(i, k) for i in range(len(records)) for k in range(n)])
+    stop = asyncio.Event()
     timeout = float(model_info.get("timeout") or 60.0)
 
     async with ModelClient(target, concurrency=concurrency, request_timeout=timeout) as client:
 
-        async def worker() -> None:
-            for index, k in queue:
-                if fatal:
-                    return
-                record = records[index]
-                entry: dict[str, Any]
-                try:
-                    result = await aevaluate_rubric(
-                        rubric,
-                        record.solution_str,
-                        model_info,
-                        record.ground_truth,
-                        record.original_input,
-                        record.metadata,
-                        return_details=True,
-                        client=client,
-                    )
-                    assert isinstance(result, RubricResult)
-                    entry = {
-                        "score": result.score,
-                        "explanation": result.explanation,
-                        "error": None,
-                    }
-                except (EndpointUnreachableError, ProviderRequestError) as exc:
-                    status = getattr(exc, "status_code", None)
-                    entry = {"score": None, "explanation": None, "error": exc.message}
-                    if isinstance(exc, EndpointUnreachableError) or status is not None:
-                        fatal.append(exc)  # the provider is failing: stop, keep what is done
-                except OsmosisError as exc:
-                    entry = {"score": None, "explanation": None, "error": exc.message}
-                    fatal.append(exc)
-                runs[index][k] = entry
-                progress.done += 1
-                progress.errors += entry["error"] is not None
-                if on_progress is not None:
-                    on_progress(progress)
+        async def judge(item: tuple[int, int]) -> None:
+            index, k = item
+            entry = await _judge_one(records[index], rubric, model_info, client, fatal)
+            if fatal:
+                stop.set()  # the provider is failing: stop, keep what is done
+            runs[index][k] = entry
+            progress.done += 1
+            progress.errors += entry["error"] is not None
+            if on_progress is not None:
+                on_progress(progress)
 
-        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+        items = ((i, k) for i in range(len(records)) for k in range(n))
+        await run_window(items, concurrency, judge, stop)
 
     scores = [r["score"] for rs in runs.values() for r in rs if r and r["error"] is None]
     document = {
@@ -192,15 +170,46 @@ async def run_rubric_eval(
     return document, (fatal[0] if fatal else None)
 
 
+async def _judge_one(
+    record: RubricRecord,
+    rubric: str,
+    model_info: Mapping[str, Any],
+    client: ModelClient,
+    fatal: list[OsmosisError],
+) -> dict[str, Any]:
+    try:
+        result = await aevaluate_rubric(
+            rubric,
+            record.solution_str,
+            model_info,
+            record.ground_truth,
+            record.original_input,
+            record.metadata,
+            return_details=True,
+            client=client,
+        )
+    except (EndpointUnreachableError, ProviderRequestError) as exc:
+        if isinstance(exc, EndpointUnreachableError) or exc.status_code is not None:
+            fatal.append(exc)
+        return {"score": None, "explanation": None, "error": exc.message}
+    except OsmosisError as exc:
+        fatal.append(exc)
+        return {"score": None, "explanation": None, "error": exc.message}
+    if not isinstance(result, RubricResult):  # return_details=True always gives one
+        return {"score": float(result), "explanation": None, "error": None}
+    return {"score": result.score, "explanation": result.explanation, "error": None}
+
+
 def default_result_path(rubric_id: str | None) -> Path:
-    """``$XDG_CACHE_HOME/osmosis/eval_result/<rubric>/rubric_eval_result_<unix ms>.json``."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = base / "osmosis" / "eval_result" / (rubric_id or "rubric")
-    return folder / f"rubric_eval_result_{int(time.time() * 1000)}.json"
+    """``.osmosis/rubrics/<rubric>-<UTC timestamp>-<random>.json`` (beside eval results)."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    name = f"{rubric_id or 'rubric'}-{stamp}-{secrets.token_hex(2)}.json"
+    return Path(".osmosis") / "rubrics" / name
 
 
 def resolve_output(output: Path | None, rubric_id: str | None) -> Path:
-    """A directory gets ``rubric_eval_result_<ts>.json`` inside it; a file path is used as is."""
+    """No ``-o``: the default path; a directory: ``rubric_eval_result_<unix ms>.json`` inside
+    it (the published SDK's name); a file path: as is."""
     if output is None:
         return default_result_path(rubric_id)
     if output.is_dir() or str(output).endswith(os.sep):

@@ -287,7 +287,6 @@ class Runner:
             sampling=spec.sampling,
             workflow_config=spec.workflow_config,
             agent_timeout=spec.agent_workflow_timeout_s,
-            run_dir=spec.output.parent,
         )
         started = time.monotonic()
         self._journal = Journal(
@@ -365,9 +364,9 @@ class Runner:
         self._abort(
             RunAborted(
                 f"cannot write the journal ({exc.strerror or exc}); the run stopped",
-                hint=f"free space or fix permissions, then resume with --resume -o "
-                f"{self.spec.output}",
+                hint="free space or fix permissions, then resume the run",
                 code="JOURNAL_WRITE_FAILED",
+                data={"results": str(self.spec.output)},
             )
         )
 

@@ -112,7 +112,6 @@ def resolve_target(
     unset is an error) > the provider's variable, only when calling the provider's
     own URL. With a custom ``base_url`` and no key variable, no key is sent.
     """
-    env = os.environ if env is None else env
     model_path = model_path.strip()
     if not model_path:
         raise InvalidInputError(
@@ -124,7 +123,18 @@ def resolve_target(
 
         parse_mock_model(model)  # an unknown behaviour fails before the run starts
         return ModelTarget(model_path, model, MOCK_PROVIDER, None, None, None)
-    provider = PROVIDERS.get(provider_name or "")
+    url, default_key_env = _endpoint(model_path, PROVIDERS.get(provider_name or ""), base_url)
+    if api_key:
+        return ModelTarget(model_path, model, provider_name, url, SecretStr(api_key), api_key_env)
+    key_env = api_key_env or default_key_env
+    key = _key_from_env(key_env, api_key_env, model_path, os.environ if env is None else env)
+    return ModelTarget(model_path, model, provider_name, url, key, key_env)
+
+
+def _endpoint(
+    model_path: str, provider: Provider | None, base_url: str | None
+) -> tuple[str, str | None]:
+    """(base URL, the provider's key variable when calling the provider's own URL)."""
     if base_url:
         url = base_url.rstrip("/")
         if not re.match(r"^https?://[^\s/]+", url):
@@ -133,35 +143,34 @@ def resolve_target(
                 hint="use e.g. http://localhost:8000/v1",
                 code="INVALID_URL",
             )
-        default_key_env = provider.key_env if provider and url == provider.base_url else None
-    elif provider is not None:
-        url = provider.base_url
-        default_key_env = provider.key_env
-    else:
-        known = ", ".join(sorted(PROVIDERS))
+        return url, provider.key_env if provider and url == provider.base_url else None
+    if provider is not None:
+        return provider.base_url, provider.key_env
+    known = ", ".join(sorted(PROVIDERS))
+    raise InvalidInputError(
+        f"don't know where to reach model {model_path!r}",
+        hint=f"use provider/model ({known}, mock), or give the base URL of your server",
+        code="UNKNOWN_MODEL_ROUTE",
+        data={"providers": known},
+    )
+
+
+def _key_from_env(
+    key_env: str | None, named: str | None, model_path: str, env: Mapping[str, str]
+) -> SecretStr | None:
+    if named is not None and not _ENV_NAME.match(named):
         raise InvalidInputError(
-            f"don't know where to reach model {model_path!r}",
-            hint=f"use provider/model ({known}, mock), or give the base URL of your server",
-            code="UNKNOWN_MODEL_ROUTE",
-            data={"providers": known},
-        )
-    if api_key:
-        return ModelTarget(model_path, model, provider_name, url, SecretStr(api_key), api_key_env)
-    key_env = api_key_env or default_key_env
-    if api_key_env is not None and not _ENV_NAME.match(api_key_env):
-        raise InvalidInputError(
-            f"the key variable must name an environment variable, got {api_key_env[:4]}…",
+            f"the key variable must name an environment variable, got {named[:4]}…",
             hint="give the variable's NAME (e.g. OPENAI_API_KEY), never the key itself",
             code="INVALID_KEY_ENV",
         )
-    key: SecretStr | None = None
-    if key_env:
-        value = env.get(key_env)
-        if not value:
-            raise MissingAPIKeyError(
-                f"the API key variable {key_env} is not set",
-                hint=f"export {key_env}=…",
-                data={"env_var": key_env, "model": model_path},
-            )
-        key = SecretStr(value)
-    return ModelTarget(model_path, model, provider_name, url, key, key_env)
+    if not key_env:
+        return None
+    value = env.get(key_env)
+    if not value:
+        raise MissingAPIKeyError(
+            f"the API key variable {key_env} is not set",
+            hint=f"export {key_env}=…",
+            data={"env_var": key_env, "model": model_path},
+        )
+    return SecretStr(value)

@@ -20,6 +20,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import SecretStr
 
+from osmosis_client._redact import safe_text
 from osmosis_client._retry import Failure, RetryPolicy, Success, retry_plan
 from osmosis_client._version import __version__
 from osmosis_client.errors import (
@@ -218,52 +219,8 @@ def error_from_response(
 ) -> APIStatusError:
     """Map a non-2xx response to the typed error hierarchy."""
     status = response.status_code
-    body: dict[str, Any] = {}
-    raw_text = ""
-    try:
-        decoded = response.json()
-        if isinstance(decoded, dict):
-            body = decoded
-        else:
-            raw_text = response.text
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
-        raw_text = response.text
-    code = body.get("code") if isinstance(body.get("code"), str) else None
-    message = body.get("message") if isinstance(body.get("message"), str) else None
-    if message is None and isinstance(body.get("error"), str):
-        message = body["error"]
-    if code is None and message and message.replace("_", "").isalnum() and message.isupper():
-        code = message  # older servers put a code in `error`
-    issues = (
-        [_issue_text(i) for i in body.get("issues") or [] if i]
-        if isinstance(body.get("issues"), list)
-        else []
-    )
-    if message is None:
-        snippet = " ".join(raw_text.split())[:200]
-        message = f"HTTP {status}" + (f": {snippet}" if snippet else "")
-    hint: str | None = None
-    if code in SCOPE_CODE_HINTS:
-        plain, hint = SCOPE_CODE_HINTS[code]
-        message = f"{plain} ({message})" if message != code else plain
-    elif status == 401:
-        hint = "log in again (or check OSMOSIS_TOKEN)"
-        if code == "TOKEN_EXPIRED":
-            message = "your login has expired"
-        elif code == "TOKEN_REVOKED":
-            message = "your token was revoked"
-    elif status == 403:
-        hint = "ask a workspace admin for access, or pick another workspace"
-    elif status == 426:
-        detail = body.get("message") or body.get("status")
-        message = "this osmosis-client is too old for the platform" + (
-            f": {detail}" if detail else ""
-        )
-        hint = "upgrade osmosis-client: pip install -U osmosis-client"
-    elif status == 429:
-        hint = "the platform is rate limiting requests; wait a minute and try again"
-    elif status >= 500 or status == 408:
-        hint = ambiguous_hint or "the platform is having trouble; try again later"
+    body, code, message, issues = _error_fields(response)
+    message, hint = _explain(status, code, message, body, ambiguous_hint)
     # a create that failed this way may still have happened on the platform
     maybe_created = ambiguous_hint is not None and (status >= 500 or status in (408, 429))
     cls = status_error_class(status)
@@ -281,6 +238,69 @@ def error_from_response(
         retry_after=response.headers.get("Retry-After"),
         data={"maybe_created": maybe_created} if maybe_created else None,
     )
+
+
+def _error_fields(response: httpx.Response) -> tuple[dict[str, Any], str | None, str, list[str]]:
+    """(body, code, message, issues) of an error response; text a server sent is made
+    safe to print (no terminal control sequences)."""
+    body: dict[str, Any] = {}
+    raw_text = ""
+    try:
+        decoded = response.json()
+        if isinstance(decoded, dict):
+            body = decoded
+        else:
+            raw_text = response.text
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError, RecursionError):
+        raw_text = response.text
+    code = body.get("code") if isinstance(body.get("code"), str) else None
+    message = body.get("message") if isinstance(body.get("message"), str) else None
+    if message is None and isinstance(body.get("error"), str):
+        message = body["error"]
+    if code is None and message and message.replace("_", "").isalnum() and message.isupper():
+        code = message  # older servers put a code in `error`
+    issues = (
+        [safe_text(_issue_text(i))[:300] for i in body.get("issues") or [] if i][:20]
+        if isinstance(body.get("issues"), list)
+        else []
+    )
+    if message is None:
+        snippet = " ".join(raw_text.split())[:200]
+        message = f"HTTP {response.status_code}" + (f": {snippet}" if snippet else "")
+    return body, safe_text(code)[:100] if code else None, safe_text(message)[:1000], issues
+
+
+def _explain(
+    status: int,
+    code: str | None,
+    message: str,
+    body: Mapping[str, Any],
+    ambiguous_hint: str | None,
+) -> tuple[str, str | None]:
+    """A plain-words message and an SDK-level hint for a status or a known code."""
+    if code in SCOPE_CODE_HINTS:
+        plain, hint = SCOPE_CODE_HINTS[code]
+        return (f"{plain} ({message})" if message != code else plain), hint
+    if status == 401:
+        if code == "TOKEN_EXPIRED":
+            message = "your login has expired"
+        elif code == "TOKEN_REVOKED":
+            message = "your token was revoked"
+        return message, "log in again (or check OSMOSIS_TOKEN)"
+    if status == 403:
+        return message, "ask a workspace admin for access, or pick another workspace"
+    if status == 426:
+        detail = body.get("message") or body.get("status")
+        shown = f": {safe_text(str(detail))[:300]}" if detail else ""
+        return (
+            f"this osmosis-client is too old for the platform{shown}",
+            "upgrade osmosis-client: pip install -U osmosis-client",
+        )
+    if status == 429:
+        return message, "the platform is rate limiting requests; wait a minute and try again"
+    if status >= 500 or status == 408:
+        return message, ambiguous_hint or "the platform is having trouble; try again later"
+    return message, None
 
 
 def decode_json(response: httpx.Response) -> Any:

@@ -116,7 +116,6 @@ class CredentialStore:
         self.tokens_path = self.directory / "secrets" / "tokens.json"
         self._keyring_backend = keyring_backend
         self._keyring_timeout = keyring_timeout
-        self._keyring_checked = False
         self._keyring_warned = False
 
     # ------------------------------------------------------------------ files
@@ -272,11 +271,6 @@ class CredentialStore:
         plat = self._load()["platforms"].get(platform) or {}
         active = plat.get("active")
         return active if isinstance(active, str) else None
-
-    def token_info(self, platform: str, key: str) -> dict[str, Any]:
-        plat = self._load()["platforms"].get(platform) or {}
-        info = (plat.get("tokens") or {}).get(key)
-        return dict(info) if isinstance(info, dict) else {}
 
     def resolve(self, platform: str, *, workspace: str | None = None) -> ResolvedAuth:
         """The token and workspace to use: ``OSMOSIS_TOKEN`` first, then the store.

@@ -263,43 +263,49 @@ def _check_types(data: Mapping[str, Any], out: _Collector) -> None:
                 out.add(["env", key], "must be a string")
 
 
-def _is_finite_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _check_rules(data: Mapping[str, Any], root: Path, out: _Collector) -> None:
-    exp = data.get("experiment")
-    if isinstance(exp, dict):
-        rollout = exp.get("rollout")
-        if isinstance(rollout, str):
-            if not SAFE_SEGMENT.match(rollout) or rollout in (".", ".."):
-                out.add(
-                    ["experiment", "rollout"],
-                    "must be a single folder name (letters, digits, '.', '_', '-')",
-                )
-            elif not (root / "rollouts" / rollout).is_dir():
-                out.add(["experiment", "rollout"], f"rollouts/{rollout}/ does not exist")
-            else:
-                entry = exp.get("entrypoint")
-                if isinstance(entry, str):
-                    _check_entrypoint(root / "rollouts" / rollout, entry, out)
-        for key in ("model_path", "dataset"):
-            value = exp.get(key)
-            if isinstance(value, str) and value and (value != value.strip() or "\n" in value):
-                out.add(["experiment", key], "must not contain surrounding spaces or newlines")
-        sha, branch = exp.get("commit_sha"), exp.get("branch")
-        if sha is not None and branch is not None:
-            out.add(["experiment", "commit_sha"], "set commit_sha or branch, not both")
-        if isinstance(sha, str) and not HEX_SHA.match(sha):
-            out.add(["experiment", "commit_sha"], "must be 7 to 40 hexadecimal characters")
-        if isinstance(branch, str) and not BRANCH.match(branch):
-            out.add(["experiment", "branch"], "is not a valid git branch name")
-    evaluation = data.get("evaluation")
-    if isinstance(evaluation, dict):
-        for key in ("pass_threshold", "agent_workflow_timeout_s", "grader_timeout_s"):
-            value = evaluation.get(key)
-            if isinstance(value, float) and not math.isfinite(value):
-                out.add(["evaluation", key], "must be a finite number")
+    if isinstance(data.get("experiment"), dict):
+        _check_experiment(data["experiment"], root, out)
+    if isinstance(data.get("evaluation"), dict):
+        _check_evaluation(data["evaluation"], ["evaluation"], out)
+    _check_env_and_secrets(data, out)
+    if isinstance(data.get("local"), dict):
+        _check_local(data["local"], out)
+
+
+def _check_experiment(exp: Mapping[str, Any], root: Path, out: _Collector) -> None:
+    rollout = exp.get("rollout")
+    if isinstance(rollout, str):
+        if not SAFE_SEGMENT.match(rollout) or rollout in (".", ".."):
+            out.add(
+                ["experiment", "rollout"],
+                "must be a single folder name (letters, digits, '.', '_', '-')",
+            )
+        elif not (root / "rollouts" / rollout).is_dir():
+            out.add(["experiment", "rollout"], f"rollouts/{rollout}/ does not exist")
+        elif isinstance(exp.get("entrypoint"), str):
+            _check_entrypoint(root / "rollouts" / rollout, exp["entrypoint"], out)
+    for key in ("model_path", "dataset"):
+        value = exp.get(key)
+        if isinstance(value, str) and value and (value != value.strip() or "\n" in value):
+            out.add(["experiment", key], "must not contain surrounding spaces or newlines")
+    sha, branch = exp.get("commit_sha"), exp.get("branch")
+    if sha is not None and branch is not None:
+        out.add(["experiment", "commit_sha"], "set commit_sha or branch, not both")
+    if isinstance(sha, str) and not HEX_SHA.match(sha):
+        out.add(["experiment", "commit_sha"], "must be 7 to 40 hexadecimal characters")
+    if isinstance(branch, str) and not BRANCH.match(branch):
+        out.add(["experiment", "branch"], "is not a valid git branch name")
+
+
+def _check_evaluation(evaluation: Mapping[str, Any], where: list[str], out: _Collector) -> None:
+    for key in ("pass_threshold", "agent_workflow_timeout_s", "grader_timeout_s"):
+        value = evaluation.get(key)
+        if isinstance(value, float) and not math.isfinite(value):
+            out.add([*where, key], "must be a finite number")
+
+
+def _check_env_and_secrets(data: Mapping[str, Any], out: _Collector) -> None:
     env = data.get("env")
     env_keys = set(env) if isinstance(env, dict) else set()
     for key in env_keys:
@@ -309,29 +315,28 @@ def _check_rules(data: Mapping[str, Any], root: Path, out: _Collector) -> None:
             out.add(["env", key], "names starting with OSMOSIS_ are reserved")
     secrets = data.get("secrets")
     required = secrets.get("required") if isinstance(secrets, dict) else None
-    if isinstance(required, list):
-        seen: set[str] = set()
-        for name in required:
-            if not isinstance(name, str):
-                continue
-            if not SECRET_NAME.match(name):
-                out.add(["secrets", "required"], f"{name!r} must match ^[A-Z][A-Z0-9_]*$")
-            if name in seen:
-                out.add(["secrets", "required"], f"{name!r} is listed twice")
-            seen.add(name)
-            if name in env_keys:
-                out.add(["secrets", "required"], f"{name!r} is also set in [env]")
-    local = data.get("local")
-    if isinstance(local, dict):
-        key_env = local.get("api_key_env")
-        if isinstance(key_env, str) and not ENV_NAME.match(key_env):
-            out.add(
-                ["local", "api_key_env"],
-                "must be the NAME of an environment variable, not a key",
-            )
-        base_url = local.get("base_url")
-        if isinstance(base_url, str) and not re.match(r"^https?://[^\s/]+", base_url):
-            out.add(["local", "base_url"], "must be an http(s) URL")
+    if not isinstance(required, list):
+        return
+    seen: set[str] = set()
+    for name in required:
+        if not isinstance(name, str):
+            continue
+        if not SECRET_NAME.match(name):
+            out.add(["secrets", "required"], f"{name!r} must match ^[A-Z][A-Z0-9_]*$")
+        if name in seen:
+            out.add(["secrets", "required"], f"{name!r} is listed twice")
+        seen.add(name)
+        if name in env_keys:
+            out.add(["secrets", "required"], f"{name!r} is also set in [env]")
+
+
+def _check_local(local: Mapping[str, Any], out: _Collector) -> None:
+    key_env = local.get("api_key_env")
+    if isinstance(key_env, str) and not ENV_NAME.match(key_env):
+        out.add(["local", "api_key_env"], "must be the NAME of an environment variable, not a key")
+    base_url = local.get("base_url")
+    if isinstance(base_url, str) and not re.match(r"^https?://[^\s/]+", base_url):
+        out.add(["local", "base_url"], "must be an http(s) URL")
 
 
 def _check_entrypoint(folder: Path, entry: str, out: _Collector) -> None:
@@ -410,48 +415,3 @@ def load_config(path: str | Path, *, root: Path | None = None) -> EvalConfig:
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     return parse_config(text, path=path, root=root)
-
-
-TEMPLATE = """\
-# Eval config for `osmosis eval submit` (hosted) and `osmosis eval run` (local).
-# Every key is documented in docs/config.md.
-
-[experiment]
-rollout = "{name}"               # folder under rollouts/
-entrypoint = "main.py"           # file under rollouts/{name}/
-model_path = "openai/gpt-5-mini" # provider/model, or a served model name
-dataset = "{name}"               # platform dataset name (locally: data/{name}.jsonl)
-# commit_sha = "abc1234"         # pin a synced revision (default: your pushed HEAD)
-# branch = "main"                # or a branch; not together with commit_sha
-
-[evaluation]
-# limit = 200                    # first N rows; omitted: a seeded random 10% sample
-# n = 1                          # attempts per row
-# batch_size = 1                 # attempts in flight at once
-# pass_threshold = 1.0           # an attempt passes when its score >= this
-# agent_workflow_timeout_s = 450
-# grader_timeout_s = 150
-
-# [env]                          # plain values passed to the rollout
-# MY_SETTING = "value"
-
-# [secrets]                      # names the platform provides; never values
-# required = ["OPENAI_API_KEY"]
-
-# [local]                        # used only by `osmosis eval run`
-# dataset_file = "data/{name}.jsonl"
-# base_url = "http://localhost:8000/v1"
-# api_key_env = "OPENAI_API_KEY"
-# seed = 0
-"""
-
-
-def render_template(name: str) -> str:
-    if not SAFE_SEGMENT.match(name):
-        from osmosis_client.errors import InvalidInputError
-
-        raise InvalidInputError(
-            f"invalid config name {name!r}",
-            hint="use letters, digits, '.', '_' and '-' only",
-        )
-    return TEMPLATE.format(name=name)

@@ -136,6 +136,8 @@ class VerifyResult(WireModel):
 # --------------------------------------------------------------------- eval runs
 
 TERMINAL_STATUSES = frozenset({"finished", "failed", "stopped"})
+#: every status the platform reports (``queued`` is an older name of ``pending``)
+RUN_STATUSES = ("pending", "queued", "running", "finished", "failed", "stopped")
 
 
 class RewardStats(WireModel):

@@ -9,7 +9,7 @@ import pytest
 import respx
 from typer.testing import CliRunner
 
-from osmosis_cli.main import app
+from osmosis_cli.main import main
 from tests.conftest import PLATFORM
 
 
@@ -28,11 +28,18 @@ Invoke = Callable[..., Result]
 
 @pytest.fixture
 def invoke() -> Invoke:
+    """Run the CLI through its real entry point (global options, usage errors, exits)."""
     runner = CliRunner()
 
     def run(*args: str, input: str | None = None) -> Result:
-        result = runner.invoke(app, list(args), input=input, catch_exceptions=False)
-        return Result(result.exit_code, result.stdout, result.stderr)
+        with runner.isolation(input=input) as (stdout, stderr, _):
+            try:
+                main(list(args))
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            out, err = stdout.getvalue().decode(), stderr.getvalue().decode()
+        return Result(code, out, err)
 
     return run
 

@@ -258,15 +258,39 @@ def test_stop_json_and_conflict(invoke: Invoke, project: Path, router: respx.Moc
     assert "already finished" in conflict.stderr
 
 
-def test_init_writes_template_once(invoke: Invoke, project: Path) -> None:
-    result = invoke("eval", "init", "newone")
-    assert result.exit_code == 0
-    text = (project / "configs/eval/newone.toml").read_text()
-    assert 'rollout = "newone"' in text
-    again = invoke("eval", "init", "newone")
-    assert again.exit_code == 2
-    assert "already exists" in again.stderr
+def test_init_scaffolds_a_runnable_evaluation_once(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = invoke("eval", "init", "my-eval")
+    assert result.exit_code == 0, result.stderr
+    for path in ("configs/eval/my-eval.toml", "rollouts/my-eval/main.py", "data/my-eval.jsonl"):
+        assert (tmp_path / path).is_file(), path
+    assert 'model_path = "mock/calculator"' in (tmp_path / "configs/eval/my-eval.toml").read_text()
+    first = invoke("eval", "run", "configs/eval/my-eval.toml", "--json")
+    assert first.exit_code == 0, first.stderr  # runs at the first try, offline
+    summary = first.json()["summary"]
+    assert summary["total_runs"] == 5 and summary["errored_runs"] == 0
+    assert summary["eval_fns"]["grader"]["mean"] == 1.0
+    again = invoke("eval", "init", "my-eval")
+    assert again.exit_code == 2 and "already exist" in again.stderr
     assert invoke("eval", "init", "../evil").exit_code == 2
+
+
+def test_init_example_copies_a_bundled_workspace(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = invoke("eval", "init", "demo", "--example", "quickstart")
+    assert result.exit_code == 0, result.stderr
+    assert "cd demo && osmosis eval run configs/eval/quickstart.toml" in result.stderr
+    monkeypatch.chdir(tmp_path / "demo")
+    run = invoke("eval", "run", "configs/eval/quickstart.toml", "--json")
+    assert run.exit_code == 0, run.stderr
+    assert run.json()["summary"]["total_runs"] == 60
+    unknown = invoke("eval", "init", "x", "--example", "nope")
+    assert unknown.exit_code == 2 and "quickstart" in unknown.stderr
 
 
 def test_info_watch_follows_until_terminal(
@@ -293,3 +317,50 @@ def test_info_watch_follows_until_terminal(
     assert "Status:     finished" in lines
     assert "Reward:     mean 0.800" in lines
     assert not any("None" in line for line in lines)
+
+
+def test_list_rejects_an_unknown_status(
+    invoke: Invoke, project: Path, router: respx.MockRouter
+) -> None:
+    route = router.get("/api/cli/eval-runs").respond(200, json={"eval_runs": [row(1)]})
+    result = invoke("eval", "list", "--status", "bogus")
+    assert result.exit_code == 2
+    assert "unknown status 'bogus'" in result.stderr and "pending, running" in result.stderr
+    assert not route.called
+
+
+def test_list_limit_spanning_pages_keeps_an_exact_next_offset(
+    invoke: Invoke, project: Path, router: respx.MockRouter
+) -> None:
+    first = [row(i) for i in range(50)]
+    second = [row(i) for i in range(50, 100)]
+    route = router.get("/api/cli/eval-runs").mock(side_effect=pages(first, second, [row(100)]))
+    doc = invoke("eval", "list", "--limit", "70", "--json").json()
+    assert len(doc["eval_runs"]) == 70 and doc["eval_runs"][-1]["name"] == "run-69"
+    assert doc["has_more"] is True and doc["next_offset"] == 70
+    assert route.call_count == 2
+
+
+def test_list_never_truncates_names_on_a_narrow_terminal(
+    project: Path, router: respx.MockRouter
+) -> None:
+    import io
+
+    from osmosis_cli.eval_hosted import _render_list
+    from osmosis_cli.output import Output
+    from osmosis_client.platform.models import run_from_row
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    long = {**row(1), "name": "calculator-qwen3-8b-ablation-temperature-0-7-20261123-abcdef"}
+    long["model"] = {"name": "openrouter/qwen/qwen3-8b-instruct-with-a-long-name"}
+    out = Output(stdout=Tty(), stderr=io.StringIO())
+    out.console.width = 80
+    _render_list(out, [run_from_row(long)], None)
+    from osmosis_client._redact import safe_text
+
+    text = safe_text(out.stdout.getvalue())  # type: ignore[attr-defined]  # no colour codes
+    assert long["name"] in text
+    assert max(len(line) for line in text.splitlines()) <= 80

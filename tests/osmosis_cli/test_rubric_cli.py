@@ -55,8 +55,9 @@ def test_rubric_from_file_and_default_output(invoke: Invoke, rubrics: Path, tmp_
         "eval", "rubric", "-d", "sample_data.jsonl", "-r", "@rubric.txt", "--model", "mock/judge"
     )
     assert result.exit_code == 0, result.stderr
-    written = list((tmp_path / "cache" / "osmosis" / "eval_result" / "rubric").glob("*.json"))
-    assert len(written) == 1
+    written = list((rubrics / ".osmosis" / "rubrics").glob("rubric-*.json"))
+    assert len(written) == 1  # beside eval results (./.osmosis/), never in a cache dir
+    assert not (tmp_path / "cache").exists()
     assert json.loads(written[0].read_text())["rubric"] == "Mention the policy."
     assert "average" in result.stdout
 
@@ -79,6 +80,35 @@ def test_eval_rubric_config_skips_other_rubrics(invoke: Invoke, rubrics: Path) -
     assert [r["conversation_id"] for r in doc["records"]] == ["ticket-001", "ticket-002"]
     unknown = invoke("eval-rubric", "--rubric", "nope", "--data", "sample_data.jsonl")
     assert unknown.exit_code == 2 and "support_followup" in unknown.stderr
+
+
+def test_both_rubric_commands_share_json_and_concurrency(invoke: Invoke, rubrics: Path) -> None:
+    result = invoke(
+        "eval-rubric",
+        "--rubric",
+        "support_followup",
+        "--data",
+        "sample_data.jsonl",
+        "--concurrency",
+        "1",
+        "--json",
+    )
+    assert result.exit_code == 0, result.stderr
+    doc = result.json()  # stdout holds exactly the document
+    assert [r["conversation_id"] for r in doc["records"]] == ["ticket-001", "ticket-002"]
+    (written,) = list((rubrics / ".osmosis" / "rubrics").glob("support_followup-*.json"))
+    assert json.loads(written.read_text()) == doc
+
+
+def test_missing_rubric_config_hint_names_the_commands_own_flag(
+    invoke: Invoke, rubrics: Path
+) -> None:
+    preview = invoke("preview", "--path", "nowhere.yaml")
+    assert preview.exit_code == 2 and "check --path" in preview.stderr
+    config = invoke(
+        "eval-rubric", "--rubric", "x", "--data", "sample_data.jsonl", "--config", "no.yaml"
+    )
+    assert config.exit_code == 2 and "pass --config PATH" in config.stderr
 
 
 def test_provider_failure_part_way_still_writes_results(

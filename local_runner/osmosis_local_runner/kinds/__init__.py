@@ -48,7 +48,6 @@ class RunEnv:
     sampling: Mapping[str, Any]
     workflow_config: Mapping[str, Any]
     agent_timeout: float | None
-    run_dir: Any = None  # Path of the run's directory (server artifacts, logs)
 
 
 class RolloutKind(Protocol):

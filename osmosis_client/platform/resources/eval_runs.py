@@ -175,13 +175,20 @@ class EvalRuns(SyncResource):
         """One page of runs, newest first (at most 50 per page)."""
         return self._client._execute(_list(limit, offset, status))
 
-    def iter_all(self, status: str | None = None) -> Iterator[EvalRun]:
-        """Every run, following ``next_offset`` page by page."""
+    def pages(
+        self, status: str | None = None, page_size: int = PAGE_LIMIT
+    ) -> Iterator[EvalRunPage]:
+        """Pages of runs, newest first, following ``next_offset`` until the last one."""
         offset: int | None = 0
         while offset is not None:
-            page = self.list(PAGE_LIMIT, offset, status)
-            yield from page.eval_runs
+            page = self.list(page_size, offset, status)
+            yield page
             offset = next_offset(page)
+
+    def iter_all(self, status: str | None = None) -> Iterator[EvalRun]:
+        """Every run, page by page."""
+        for page in self.pages(status):
+            yield from page.eval_runs
 
     def get(self, name_or_id: str) -> EvalRun:
         return self._client._execute(_get(name_or_id))
@@ -221,13 +228,19 @@ class AsyncEvalRuns(AsyncResource):
     ) -> EvalRunPage:
         return await self._client._execute(_list(limit, offset, status))
 
-    async def iter_all(self, status: str | None = None) -> AsyncIterator[EvalRun]:
+    async def pages(
+        self, status: str | None = None, page_size: int = PAGE_LIMIT
+    ) -> AsyncIterator[EvalRunPage]:
         offset: int | None = 0
         while offset is not None:
-            page = await self.list(PAGE_LIMIT, offset, status)
+            page = await self.list(page_size, offset, status)
+            yield page
+            offset = next_offset(page)
+
+    async def iter_all(self, status: str | None = None) -> AsyncIterator[EvalRun]:
+        async for page in self.pages(status):
             for run in page.eval_runs:
                 yield run
-            offset = next_offset(page)
 
     async def get(self, name_or_id: str) -> EvalRun:
         return await self._client._execute(_get(name_or_id))

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from osmosis_cli.scaffold import CONFIG
 from osmosis_client.errors import ConfigError
-from osmosis_client.platform.eval_config import locate_keys, parse_config, render_template
+from osmosis_client.platform.eval_config import locate_keys, parse_config
 
 GOOD = """\
 [experiment]
@@ -237,5 +238,5 @@ def test_locate_keys_handles_quoted_and_dotted_keys() -> None:
 
 
 def test_template_is_valid_once_rollout_exists(root: Path) -> None:
-    config = parse_config(render_template("demo"), path=Path("demo.toml"), root=root)
+    config = parse_config(CONFIG.format(name="demo"), path=Path("demo.toml"), root=root)
     assert config.experiment.rollout == "demo"

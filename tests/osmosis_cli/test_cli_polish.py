@@ -1,0 +1,184 @@
+"""What a user notices at the terminal: readable help, usage errors, verdicts, hints."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+
+from osmosis_cli.hints import hint_for
+from osmosis_cli.main import app
+from osmosis_client.errors import (
+    MissingAPIKeyError,
+    NotAuthenticatedError,
+    OsmosisError,
+    ProviderRequestError,
+)
+from tests.osmosis_cli.conftest import Invoke
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+
+
+def command_paths() -> list[list[str]]:
+    paths: list[list[str]] = []
+
+    def walk(command: Any, prefix: list[str]) -> None:
+        paths.append(prefix)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*prefix, name])
+
+    walk(typer.main.get_command(app), [])
+    return paths
+
+
+@pytest.mark.parametrize("path", command_paths(), ids=lambda p: " ".join(p) or "osmosis")
+def test_every_help_page_has_readable_metavars(invoke: Invoke, path: list[str]) -> None:
+    result = invoke(*path, "--help")
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout
+    assert not re.search(r"<[a-z][a-z \[\]]*>", text), text  # e.g. <int range>, <list[str]>
+    usage = text.splitlines()[0]
+    assert "{" not in usage and "}" not in usage, usage
+
+
+def test_usage_error_with_json_prints_the_error_document(invoke: Invoke) -> None:
+    result = invoke("eval", "run", "x.toml", "--json", "--bogus")
+    assert result.exit_code == 2 and result.stdout == ""
+    error = json.loads(result.stderr)["error"]
+    assert error["code"] == "USAGE" and "--bogus" in error["message"]
+    assert error["hint"] == "see `osmosis eval run --help`"
+    human = invoke("eval", "run", "x.toml", "--bogus")
+    assert human.stderr.startswith("error: ") and human.stderr.count("\n") == 1
+
+
+def test_flags_before_a_subcommand_are_an_error(invoke: Invoke) -> None:
+    result = invoke("eval", "--limit", "2", "run", "configs/eval/x.toml")
+    assert result.exit_code == 2
+    assert "options before the subcommand 'run'" in result.stderr
+    seed_with_sub = invoke("eval", "-m", "x:y", "run", "c.toml")
+    assert seed_with_sub.exit_code == 2 and "'run'" in seed_with_sub.stderr
+
+
+def test_global_platform_url_is_read_before_the_command(invoke: Invoke) -> None:
+    result = invoke("--platform-url", "http://evil.example", "whoami")
+    assert result.exit_code == 2 and "refusing plain http" in result.stderr
+    assert invoke("--platform-url").exit_code == 2
+
+
+@pytest.fixture
+def quickstart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    project = tmp_path / "quickstart"
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".osmosis"))
+    monkeypatch.chdir(project)
+    return project
+
+
+def write_rollout(project: Path, body: str) -> None:
+    (project / "rollouts" / "calculator" / "main.py").write_text(
+        "from osmosis_client.rollout import AgentWorkflow, Grader\n" + body
+    )
+
+
+def test_a_run_where_every_attempt_errored_exits_1(invoke: Invoke, quickstart: Path) -> None:
+    write_rollout(
+        quickstart,
+        "class W(AgentWorkflow):\n    async def run(self, ctx):\n        raise RuntimeError('x')\n"
+        "class G(Grader):\n    async def grade(self, ctx):\n        return 1.0\n",
+    )
+    result = invoke("eval", "run", "configs/eval/quickstart.toml", "--json", "-o", "r.json")
+    assert result.exit_code == 1
+    doc = result.json()  # the verdict still comes with its document
+    assert doc["summary"]["errored_runs"] == doc["summary"]["total_runs"] == 60
+    assert "every attempt errored (60 of 60)" in result.stderr
+
+
+def test_max_error_rate_fails_above_the_fraction(invoke: Invoke, quickstart: Path) -> None:
+    write_rollout(
+        quickstart,
+        "class W(AgentWorkflow):\n    async def run(self, ctx):\n"
+        "        if ctx.row_index % 4 == 0:\n            raise RuntimeError('x')\n"
+        "        return [*ctx.prompt, await ctx.chat(ctx.prompt)]\n"
+        "class G(Grader):\n    async def grade(self, ctx):\n        return 1.0\n",
+    )
+    args = ["eval", "run", "configs/eval/quickstart.toml", "-q"]
+    ok = invoke(*args, "-o", "a.json", "--max-error-rate", "0.3")
+    assert ok.exit_code == 0, ok.stderr  # 25 % errored
+    bad = invoke(*args, "-o", "b.json", "--max-error-rate", "0.2")
+    assert bad.exit_code == 1 and "above the maximum error rate 0.2" in bad.stderr
+    assert invoke(*args, "-o", "c.json").exit_code == 0  # without the flag: only "all" fails
+
+
+def test_sampling_is_said_on_the_first_line(invoke: Invoke, quickstart: Path) -> None:
+    config = quickstart / "configs" / "eval" / "quickstart.toml"
+    config.write_text(config.read_text().replace("limit = 20\n", ""))
+    result = invoke("eval", "run", str(config), "-q", "-o", "s.json")
+    assert result.exit_code == 0, result.stderr
+    first = result.stderr.splitlines()[0]
+    assert first == "sampling 5 of 50 rows (10%, seed 0) — set limit (or --limit) to change"
+
+
+def test_rollout_discovery_hint_names_the_attribute_the_loader_reads(
+    invoke: Invoke, quickstart: Path
+) -> None:
+    write_rollout(
+        quickstart, "class G(Grader):\n    async def grade(self, ctx):\n        return 1\n"
+    )
+    result = invoke("eval", "run", "configs/eval/quickstart.toml")
+    assert result.exit_code == 2
+    assert "defines no AgentWorkflow subclass" in result.stderr
+    assert "`workflow = …`" in result.stderr and "agentworkflow" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("error", "command", "expected"),
+    [
+        (
+            MissingAPIKeyError("x", data={"env_var": "OPENAI_API_KEY"}),
+            "osmosis eval run",
+            "export OPENAI_API_KEY=… (or name another variable with --api-key-env)",
+        ),
+        (
+            NotAuthenticatedError("x", data={"workspace": "acme"}),
+            "osmosis whoami",
+            "run `osmosis login --workspace acme` (see `osmosis workspace list`)",
+        ),
+        (NotAuthenticatedError("x"), "osmosis whoami", "run `osmosis login`, or set OSMOSIS_TOKEN"),
+        (
+            ProviderRequestError("x", code="PROVIDER_AUTH", data={"key_env": None}),
+            "osmosis eval run",
+            "pass --api-key-env NAME",
+        ),
+        (
+            OsmosisError("x", code="TIMEOUT", data={"maybe_created": True}),
+            "osmosis eval submit",
+            "the run may have been created — check `osmosis eval list` before resubmitting",
+        ),
+        (OsmosisError("x", code="RUBRIC_CONFIG_NOT_FOUND"), "osmosis preview", "check --path"),
+        (
+            OsmosisError("x", code="RUBRIC_CONFIG_NOT_FOUND"),
+            "osmosis eval-rubric",
+            "pass --config PATH",
+        ),
+        (OsmosisError("x", hint="sdk hint", code="SOMETHING_ELSE"), "osmosis", "sdk hint"),
+    ],
+)
+def test_cli_turns_error_data_into_flag_level_hints(
+    error: OsmosisError, command: str, expected: str
+) -> None:
+    assert hint_for(error, command) == expected
+
+
+def test_sdk_hints_never_name_cli_flags_or_commands() -> None:
+    root = Path(__file__).resolve().parents[2]
+    offenders = []
+    for folder in ("osmosis_client", "local_runner"):
+        for path in (root / folder).rglob("*.py"):
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if "hint=" in line and re.search(r"--[a-z]|`osmosis |docs/", line):
+                    offenders.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    assert offenders == []
