@@ -142,7 +142,7 @@ def runner_rate(
             eval_fns=[EvalFn("grader", grade, "grader", True)],
             output=out,
             batch_size=batch,
-            probe=False,
+            probe=True,  # as the CLI does: the endpoint probe rides along with the first wave
         )
         marks: dict[int, float] = {}
         total = sum(1 for _ in data.open())

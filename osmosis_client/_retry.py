@@ -142,13 +142,26 @@ def retry_plan(
     *,
     monotonic: Callable[[], float] = time.monotonic,
     describe: str = "request",
+    after: Failure | None = None,
 ) -> Generator[S | float, Any, R]:
     """Yield ``step`` (to perform) or a float (to sleep) until a try succeeds or we give up.
 
     The driver sends back each try's outcome (a result or the caught exception);
-    ``classify`` turns it into :class:`Success` or :class:`Failure`.
+    ``classify`` turns it into :class:`Success` or :class:`Failure`. ``after``: the
+    failure of a first try the caller already made (a fast path that skips the plan
+    when the first try succeeds).
     """
     state = RetryState(policy, monotonic)
+    if after is not None:
+        delay = (
+            state.delay_after(status=after.status, retry_after=after.retry_after)
+            if after.retryable
+            else None
+        )
+        if delay is None:
+            raise after.error
+        logger.debug("%s: retry %d in %.2fs", describe, state.retries, delay)
+        yield delay
     while True:
         started = monotonic()
         outcome = yield step

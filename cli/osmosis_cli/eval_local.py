@@ -306,6 +306,10 @@ def execute(spec: RunSpec, out: Output, *, quiet: bool, max_error_rate: float | 
         finally:
             display.stop(runner.progress)
 
+    import gc
+
+    gc.collect()
+    gc.freeze()  # start-up objects never move again: the run's collections stay short
     result = asyncio.run(main())
     _report(out, result)
     summary = result.document["summary"]

@@ -148,7 +148,7 @@ class Dataset:
                 if not raw.strip():
                     continue
                 try:
-                    yield lineno, json.loads(raw)
+                    yield lineno, json.loads(raw.decode("utf-8"))  # str: no encoding sniffing
                 except (ValueError, UnicodeDecodeError) as exc:
                     yield lineno, ValueError(f"invalid JSON: {_short(exc)}")
 

@@ -36,7 +36,7 @@ from .journal import (
 from .kinds import Outcome, RolloutKind, RunEnv
 from .kinds.native import NativeRollout
 from .results import build_document, passed, write_document
-from .scheduler import WindowStats, run_window
+from .scheduler import ReadAhead, WindowStats, run_window
 
 logger = logging.getLogger("osmosis_client.runner")
 
@@ -276,7 +276,9 @@ class Runner:
         spec = self.spec
         own_client = self._client is None
         client = self._client or ModelClient(
-            target, concurrency=spec.batch_size, default_params=spec.sampling
+            target,
+            concurrency=spec.batch_size + 1,  # + the probe's own connection
+            default_params=spec.sampling,
         )
         self._client = client
         env = RunEnv(
@@ -340,7 +342,7 @@ class Runner:
         spec = self.spec
         self._window = asyncio.ensure_future(
             run_window(
-                self._attempts(Dataset(spec.dataset), selected),
+                ReadAhead(self._attempts(Dataset(spec.dataset), selected), spec.batch_size),
                 spec.batch_size,
                 self._execute,
                 self._stop,
@@ -352,6 +354,8 @@ class Runner:
         except asyncio.CancelledError:
             if not self._stop.is_set():
                 raise  # cancelled from outside: propagate after saving
+        finally:
+            await asyncio.sleep(0)  # let the last attempts' bookkeeping run
         return "stopped" if self._stop.is_set() else "finished"
 
     def _attempts(self, dataset: Dataset, selected: Any) -> Iterator[tuple[Row, int]]:
@@ -377,6 +381,11 @@ class Runner:
         started = time.perf_counter()
         outcome = await self._rollout_with_retries(row, run_index)
         record = await self._record(row, run_index, outcome, started)
+        # the attempt is over: its bookkeeping runs after the other ready callbacks, so
+        # when many replies arrive together the next requests leave first
+        asyncio.get_running_loop().call_soon(self._finish, record)
+
+    def _finish(self, record: AttemptRecord) -> None:
         if self._journal is not None:
             self._journal.append(record)
         self._keep(record)

@@ -7,10 +7,13 @@ Attempts are pulled lazily from an iterator, so nothing is created up front.
 from __future__ import annotations
 
 import asyncio
+import collections
+import heapq
 import sys
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -58,17 +61,144 @@ async def run_window(
     return stats
 
 
-if sys.version_info >= (3, 11):
+class ReadAhead(Generic[T]):
+    """An iterator that prepares up to ``size`` items ahead while the event loop is idle.
 
-    async def with_timeout(awaitable: Awaitable[Any], seconds: float) -> Any:
-        """Await with a deadline; raises ``TimeoutError``."""
-        async with asyncio.timeout(seconds):
-            return await awaitable
+    When many replies arrive together, the attempts that follow them need their next
+    items at once: items prepared during the wait (a timer runs only after the ready
+    callbacks) keep that work off the burst.
+    """
 
-else:  # pragma: no cover - Python 3.10
+    def __init__(self, items: Iterator[T], size: int, delay: float = 0.001) -> None:
+        self._items = items
+        self._size = max(1, size)
+        self._delay = delay
+        self._buffer: collections.deque[T] = collections.deque()
+        self._exhausted = False
+        self._scheduled = False
 
-    async def with_timeout(awaitable: Awaitable[Any], seconds: float) -> Any:
+    def __iter__(self) -> ReadAhead[T]:
+        return self
+
+    def __next__(self) -> T:
+        if self._buffer:
+            item = self._buffer.popleft()
+        elif self._exhausted:
+            raise StopIteration
+        else:
+            try:
+                item = next(self._items)
+            except StopIteration:
+                self._exhausted = True
+                raise
+        self._schedule()
+        return item
+
+    def _schedule(self) -> None:
+        if self._scheduled or self._exhausted:
+            return
         try:
-            return await asyncio.wait_for(awaitable, seconds)
-        except asyncio.TimeoutError:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._scheduled = True
+        loop.call_later(self._delay, self._fill)
+
+    def _fill(self) -> None:
+        self._scheduled = False
+        while len(self._buffer) < self._size and not self._exhausted:
+            try:
+                self._buffer.append(next(self._items))
+            except StopIteration:
+                self._exhausted = True
+
+
+class Deadlines:
+    """Timeouts for many tasks, checked by one timer on the event loop.
+
+    Entering a limit is a heap push, where ``asyncio.timeout`` schedules and
+    reschedules a timer handle per use: per attempt that difference is most of the
+    runner's own overhead. Precision is ``TICK`` (timeouts here are seconds long).
+    When a limit passes, its task is cancelled; the cancellation surfaces inside the
+    ``with`` block and leaves it as ``TimeoutError``.
+    """
+
+    TICK = 0.05
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._heap: list[tuple[float, int, _Limit]] = []
+        self._ticking = False
+        self._count = 0
+
+    def limit(self, seconds: float) -> _Limit:
+        return _Limit(self, seconds)
+
+    def _add(self, entry: _Limit) -> None:
+        self._count += 1
+        heapq.heappush(self._heap, (entry.when, self._count, entry))
+        if not self._ticking:
+            self._ticking = True
+            self._loop.call_later(self.TICK, self._check)
+
+    def _check(self) -> None:
+        now = self._loop.time()
+        heap = self._heap
+        while heap and (heap[0][2].done or heap[0][0] <= now):
+            _, _, entry = heapq.heappop(heap)
+            if not entry.done and entry.task is not None and not entry.task.done():
+                entry.fired = True
+                entry.task.cancel()
+        if heap:
+            self._loop.call_later(self.TICK, self._check)
+        else:
+            self._ticking = False
+
+
+class _Limit:
+    __slots__ = ("done", "fired", "owner", "seconds", "task", "when")
+
+    def __init__(self, owner: Deadlines, seconds: float) -> None:
+        self.owner = owner
+        self.seconds = seconds
+        self.done = False
+        self.fired = False
+        self.task: asyncio.Task[Any] | None = None
+        self.when = 0.0
+
+    def __enter__(self) -> _Limit:
+        self.task = asyncio.current_task()
+        self.when = self.owner._loop.time() + self.seconds
+        self.owner._add(self)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> bool:
+        self.done = True
+        if not self.fired:
+            return False
+        if sys.version_info >= (3, 11) and self.task is not None:
+            if self.task.uncancel() > 0:
+                return False  # cancelled from outside as well: let that win
+        if kind is not None and issubclass(kind, asyncio.CancelledError):
             raise TimeoutError from None
+        return False
+
+
+_deadlines: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Deadlines] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def deadline(seconds: float) -> _Limit:
+    """``with deadline(s): await …`` — ``TimeoutError`` once ``s`` seconds have passed."""
+    loop = asyncio.get_running_loop()
+    owner = _deadlines.get(loop)
+    if owner is None:
+        owner = _deadlines[loop] = Deadlines(loop)
+    return owner.limit(seconds)
+
+
+async def with_timeout(awaitable: Awaitable[Any], seconds: float) -> Any:
+    """Await with a deadline; raises ``TimeoutError``."""
+    with deadline(seconds):
+        return await awaitable

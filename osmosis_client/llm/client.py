@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,8 @@ from osmosis_client.llm.providers import ModelTarget
 
 if TYPE_CHECKING:
     import aiohttp
+
+logger = logging.getLogger("osmosis_client")
 
 Message = dict[str, Any]
 DEFAULT_REQUEST_TIMEOUT = 600.0
@@ -146,16 +149,20 @@ class ModelClient:
                 return Success(_decode(raw, self.target))
             return Failure(self._status_error(status, raw), status=status, retry_after=retry_after)
 
+        errors = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
+        describe = f"POST {redact_url(self._url)}"
+        try:  # the first try outside the plan: the common success costs no plan machinery
+            first: Any = await send(body)
+        except errors as exc:
+            first = exc
+        verdict = classify(first)
+        if isinstance(verdict, Success):
+            return verdict.value
+        logger.debug("%s -> %s", describe, _status_label(first))
         plan = retry_plan(
-            body,
-            policy,
-            classify,
-            monotonic=self._monotonic,
-            describe=f"POST {redact_url(self._url)}",
+            body, policy, classify, monotonic=self._monotonic, describe=describe, after=verdict
         )
-        return await drive_async(
-            plan, send, self._sleep, (aiohttp.ClientError, asyncio.TimeoutError, OSError)
-        )
+        return await drive_async(plan, send, self._sleep, errors)
 
     def _unreachable(self, exc: BaseException) -> EndpointUnreachableError:
         where = redact_url(self.target.base_url or "")
@@ -191,6 +198,10 @@ class ModelClient:
             status_code=status,
             data=data,
         )
+
+
+def _status_label(outcome: Any) -> str:
+    return str(outcome[0]) if isinstance(outcome, tuple) else type(outcome).__name__
 
 
 def _error_detail(raw: bytes) -> str:
