@@ -77,6 +77,25 @@ async def raw_aiohttp(url: str, n: int) -> float:
         return await _load(n, CONCURRENCY, one)
 
 
+async def cold_aiohttp(url: str, n: int) -> float:
+    """Attempts/s of a bare aiohttp loop doing one whole job from a cold session (no
+    warm-up): the fair baseline for a short run measured end to end."""
+    import aiohttp
+
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "What is 1 + 1?"}]})
+    started = time.perf_counter()
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=CONCURRENCY)) as s:
+
+        async def one() -> None:
+            async with s.post(
+                f"{url}/chat/completions", data=body, headers={"Content-Type": "application/json"}
+            ) as r:
+                await r.read()
+
+        await _load(n, CONCURRENCY, one)
+    return n / (time.perf_counter() - started)
+
+
 async def raw_httpx(url: str, n: int) -> float:
     import httpx
 
@@ -157,7 +176,7 @@ def runner_rate(
         elapsed = time.perf_counter() - started
     finally:
         journal_mod.Journal.append = original  # type: ignore[method-assign]
-    summary = result.document["summary"]
+    summary = result.summary
     assert summary["errored_runs"] == 0, summary
     steady = (last - first) / (marks[last] - marks[first])
     return steady, summary["total_runs"] / elapsed
@@ -224,9 +243,17 @@ def main() -> None:
     slow = Stub(latency=0.2)
     try:
         data_slow = make_dataset(tmp / "slow.jsonl", CONCURRENCY * 20)
+        data_short = make_dataset(tmp / "short.jsonl", CONCURRENCY * 10)
+        asyncio.run(raw_aiohttp(slow.url, CONCURRENCY * 2))  # warm the stub
         rate_slow, rate_slow_e2e = runner_rate(slow.url, data_slow, tmp / "slow.json")
         results["runner_200ms_e2e"] = rate_slow_e2e
         results["raw_200ms"] = asyncio.run(raw_aiohttp(slow.url, CONCURRENCY * 20))
+        shorts, colds = [], []
+        for i in range(TRIALS):  # interleaved, each a whole job from a cold start
+            colds.append(asyncio.run(cold_aiohttp(slow.url, CONCURRENCY * 10)))
+            shorts.append(runner_rate(slow.url, data_short, tmp / f"short{i}.json")[1])
+        results["runner_short_e2e"] = statistics.median(shorts)
+        results["cold_short"] = statistics.median(colds)
     finally:
         slow.close()
     results["runner_200ms"] = rate_slow
@@ -261,6 +288,7 @@ def main() -> None:
     osmosis = str(Path(sys.executable).parent / "osmosis")
     results["python_startup_ms"] = command_ms([sys.executable, "-c", "pass"])
     results["help_ms"] = command_ms([osmosis, "--help"])
+    results["eval_help_ms"] = command_ms([osmosis, "eval", "--help"])
     results["import_httpx_ms"] = command_ms(
         [sys.executable, "-c", "import httpx, pydantic, rich.console"]
     )
@@ -312,13 +340,25 @@ per command make speed irrelevant. Both share one `RetryPolicy`.
 | ideal: batch_size / latency | {r["ideal_200ms"]:.0f} | 1.00 | |
 | bare aiohttp loop against the same stub | {r["raw_200ms"]:.0f} | {r["raw_200ms"] / r["ideal_200ms"]:.2f} | |
 | osmosis local runner (steady state) | {r["runner_200ms"]:.0f} | {r["runner_200ms"] / r["ideal_200ms"]:.2f} | >= 0.95 |
-| osmosis local runner, end to end | {r["runner_200ms_e2e"]:.0f} | {r["runner_200ms_e2e"] / r["ideal_200ms"]:.2f} | |
+| osmosis local runner, end to end ({CONCURRENCY * 20} rows) | {r["runner_200ms_e2e"]:.0f} | {r["runner_200ms_e2e"] / r["ideal_200ms"]:.2f} | |
+| bare aiohttp loop, one cold {CONCURRENCY * 10}-request job | {r["cold_short"]:.0f} | {r["cold_short"] / r["ideal_200ms"]:.2f} | |
+| osmosis local runner, end to end, short run ({CONCURRENCY * 10} rows, probe included) | {r["runner_short_e2e"]:.0f} | {r["runner_short_e2e"] / r["ideal_200ms"]:.2f} | >= 0.95 |
 
 Against a bare aiohttp loop at the same latency the runner reaches
-{r["runner_200ms"] / r["raw_200ms"]:.2f}. The stub answers each request after exactly
-200 ms, so a window's attempts finish together; the remaining gap to the ideal
-is the loopback round trip and the stub's own handling (a request measured end
-to end takes ~204 ms), which no client on this machine can remove.
+{r["runner_200ms"] / r["raw_200ms"]:.2f} (steady state) and, on the short run measured end to
+end, {r["runner_short_e2e"] / r["cold_short"]:.2f} of a bare loop doing the same job cold. The stub
+answers each request after exactly 200 ms, so a window's attempts finish together: every
+wave pays the loopback round trip and the stub's own handling (~5 ms), and the first wave
+also opens {CONCURRENCY} connections — a bare loop pays the same, so its ratio is the ceiling
+on this machine.
+
+What brought the short run from 0.83 to this: the endpoint probe no longer runs before
+the first wave but alongside it (a failed probe still abandons the run before anything is
+kept); per-stage `asyncio.timeout`s were replaced by one shared deadline checker; a model
+call that succeeds at the first try skips the retry plan's machinery; an attempt's
+bookkeeping (journal line, progress) is deferred so the next requests leave first; rows
+are parsed ahead while the loop is idle; the results document is written one row per line
+by the C JSON encoder; the CLI freezes start-up objects out of the garbage collector.
 
 ## Memory at 100 k rows (mock model, batch_size 64, n = 1)
 
@@ -336,8 +376,16 @@ is the results themselves (one compact record per attempt).
 | what | median ms |
 |---|---:|
 | `python -c pass` (baseline) | {r["python_startup_ms"]:.0f} |
-| `osmosis --help` | {r["help_ms"]:.0f} (target: well under 150) |
+| `osmosis --help` | {r["help_ms"]:.0f} (target <= 120) |
+| `osmosis eval --help` | {r["eval_help_ms"]:.0f} (target <= 150) |
 | importing httpx + pydantic + rich.console (avoided at start-up) | {r["import_httpx_ms"]:.0f} |
+
+Typer coerces every non-flag option through pydantic, including its own `--help`
+flag (which defaults to `None`): `osmosis eval --help` used to import pydantic for
+that reason alone. Our command classes give `--help` a `False` default, and the one
+global option that takes a value (`--platform-url`) is read by the entry point before
+typer parses, so help pages and usage errors import neither pydantic nor anything heavy
+(a test asserts it for every help page).
 """
     (ROOT / "docs" / "benchmarks.md").write_text(text)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -18,12 +19,18 @@ def ensure_private_dir(path: Path) -> None:
 
 def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     """Write via a temp file in the same directory + fsync + rename: all or nothing."""
+    atomic_write_chunks(path, (data,), mode=mode)
+
+
+def atomic_write_chunks(path: Path, chunks: Iterable[bytes], *, mode: int = 0o644) -> None:
+    """:func:`atomic_write` for data produced piece by piece (never all in memory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        with os.fdopen(fd, "wb", buffering=1 << 20) as handle:
+            for chunk in chunks:
+                handle.write(chunk)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -312,7 +312,7 @@ def execute(spec: RunSpec, out: Output, *, quiet: bool, max_error_rate: float | 
     gc.freeze()  # start-up objects never move again: the run's collections stay short
     result = asyncio.run(main())
     _report(out, result)
-    summary = result.document["summary"]
+    summary = result.summary
     if summary["status"] == "stopped":
         raise typer.Exit(EXIT_INTERRUPTED)
     verdict = error_verdict(summary, max_error_rate)
@@ -380,10 +380,9 @@ class _RunDisplay:
 
 
 def _report(out: Output, result: RunResult) -> None:
-    doc = result.document
-    summary = doc["summary"]
+    summary = result.summary
     if out.json_mode:
-        out.emit_json(doc)
+        out.emit_file(result.output)  # the document as written, byte for byte
         return
     fns = summary["eval_fns"]
     ks = sorted(
@@ -408,30 +407,17 @@ def _report(out: Output, result: RunResult) -> None:
     out.info(f"Results written to {result.output}")
     if summary["status"] == "stopped":
         out.info(f"Resume with: --resume -o {result.output}")
-    _report_errors(out, doc, result.output)
+    _report_errors(out, result)
 
 
-def _report_errors(out: Output, doc: dict[str, Any], path: Path) -> None:
+def _report_errors(out: Output, result: RunResult) -> None:
     from osmosis_client._redact import safe_text
 
-    errors = [
-        (row["row_index"], run["run_index"], run["error"])
-        for row in doc["rows"]
-        for run in row["runs"]
-        if run["error"]
-    ]
-    fn_errors = [
-        (row["row_index"], run["run_index"], f"{fn}: {message}")
-        for row in doc["rows"]
-        for run in row["runs"]
-        for fn, message in (run.get("fn_errors") or {}).items()
-    ]
-    shown = (errors + fn_errors)[:3]
-    for row_index, run_index, error in shown:
+    errors = list(result.errors())
+    for row_index, run_index, error in errors[:3]:
         out.info(f"  row {row_index} run {run_index}: {safe_text(error)}")
-    more = len(errors) + len(fn_errors) - len(shown)
-    if more > 0:
-        out.info(f"  … {more} more errors in {path}")
+    if len(errors) > 3:
+        out.info(f"  … {len(errors) - 3} more errors in {result.output}")
 
 
 def _fmt(value: Any) -> str:

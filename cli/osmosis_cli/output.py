@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError, OsmosisError
@@ -101,6 +102,13 @@ class Output:
     def emit_json(self, document: Any) -> None:
         """The one JSON document of a ``--json`` command."""
         self.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+        self.stdout.flush()
+
+    def emit_file(self, path: Path) -> None:
+        """A JSON document already written to ``path`` (streamed, never loaded whole)."""
+        with path.open("r", encoding="utf-8") as handle:
+            for chunk in iter(lambda: handle.read(1 << 16), ""):
+                self.stdout.write(chunk)
         self.stdout.flush()
 
     def print(self, text: str = "") -> None:

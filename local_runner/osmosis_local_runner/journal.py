@@ -18,7 +18,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +26,25 @@ from osmosis_client.errors import InvalidInputError
 
 JOURNAL_VERSION = 2
 FSYNC_INTERVAL = 0.2
+MAX_PENDING = 256  # lines: written at once beyond this, whatever the loop does
+
+
+_ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False).encode
+
+
+def compact(value: Any) -> str:
+    """Compact, strict JSON text."""
+    return _ENCODE(value)
 
 
 @dataclass(slots=True)
 class AttemptRecord:
-    """The outcome of one attempt (also the journal line)."""
+    """The outcome of one attempt (also the journal line).
+
+    The final conversation is kept as compact JSON text (``transcript``) and spliced
+    into the journal line and the results document unparsed: a 100 k-row run keeps
+    one short string per attempt instead of a tree of dicts.
+    """
 
     row_index: int
     run_index: int
@@ -41,16 +55,19 @@ class AttemptRecord:
     tokens: int
     error: str | None
     #: eval fn name → what it raised (that fn scored 0; the others kept their scores)
-    fn_errors: dict[str, str] = field(default_factory=dict)
-    #: further per-run keys of the results document (answer, messages, rollout_id, …)
-    extra: dict[str, Any] = field(default_factory=dict)
+    fn_errors: dict[str, str] | None = None
+    #: the text of the last assistant message
+    answer: str | None = None
+    #: further small per-run keys of the results document (rollout_id, retries, …)
+    extra: dict[str, Any] | None = None
+    #: the final messages as compact JSON text (None with --no-transcripts)
+    transcript: str | None = None
 
     @property
     def key(self) -> tuple[int, int]:
         return self.row_index, self.run_index
 
-    def run_json(self) -> dict[str, Any]:
-        """The attempt as a run of the results document."""
+    def _fields(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "run_index": self.run_index,
             "success": self.success,
@@ -61,32 +78,74 @@ class AttemptRecord:
         }
         if self.fn_errors:
             data["fn_errors"] = self.fn_errors
-        data.update(self.extra)
+        if self.answer is not None:
+            data["answer"] = self.answer
+        if self.extra:
+            data.update(self.extra)
         return data
 
-    def to_json(self) -> dict[str, Any]:
-        """The journal line."""
-        return {
+    def run_json(self) -> dict[str, Any]:
+        """The attempt as a run of the results document (the transcript parsed)."""
+        data = self._fields()
+        if self.transcript is not None:
+            data["messages"] = json.loads(self.transcript)
+        return data
+
+    def run_text(self) -> str:
+        """The same run as JSON text, the transcript spliced in unparsed."""
+        return _splice(compact(self._fields()), self.transcript)
+
+    def journal_line(self) -> str:
+        head = {
             "row_index": self.row_index,
-            "run_index": self.run_index,
             "row_digest": self.row_digest,
-            "success": self.success,
-            "scores": self.scores,
-            "duration_ms": self.duration_ms,
-            "tokens": self.tokens,
-            "error": self.error,
-            "fn_errors": self.fn_errors,
-            "extra": self.extra,
+            **self._fields(),
         }
+        return _splice(compact(head), self.transcript)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AttemptRecord:
-        record = cls(**data)
+        """A record from a journal line (or a results document's run plus its row)."""
+        known = {
+            "row_index",
+            "row_digest",
+            "run_index",
+            "success",
+            "scores",
+            "duration_ms",
+            "tokens",
+            "error",
+            "fn_errors",
+            "answer",
+            "messages",
+        }
+        messages = data.get("messages")
+        record = cls(
+            row_index=data["row_index"],
+            run_index=data["run_index"],
+            row_digest=data.get("row_digest", ""),
+            success=data["success"],
+            scores=data["scores"],
+            duration_ms=data.get("duration_ms", 0),
+            tokens=data.get("tokens", 0),
+            error=data.get("error"),
+            fn_errors=data.get("fn_errors") or None,
+            answer=data.get("answer"),
+            extra={k: v for k, v in data.items() if k not in known} or None,
+            transcript=compact(messages) if isinstance(messages, list) else None,
+        )
         if not isinstance(record.row_index, int) or not isinstance(record.run_index, int):
             raise TypeError("row_index and run_index must be integers")
-        if not isinstance(record.scores, dict):
-            raise TypeError("scores must be an object")
+        if not isinstance(record.scores, dict) or not isinstance(record.success, bool):
+            raise TypeError("scores must be an object and success a boolean")
         return record
+
+
+def _splice(text: str, transcript: str | None) -> str:
+    """``{…}`` + ``"messages": <transcript>`` → one JSON object, without re-encoding."""
+    if transcript is None:
+        return text
+    return f'{text[:-1]},"messages":{transcript}}}'
 
 
 def journal_path(results_path: Path) -> Path:
@@ -211,8 +270,10 @@ class Journal:
     def append(self, record: AttemptRecord) -> None:
         """Queue a record; it is written at the end of this event-loop turn (or now,
         outside a loop)."""
-        self._pending.append(json.dumps(record.to_json(), separators=(",", ":")))
-        if len(self._pending) == 1:
+        self._pending.append(record.journal_line())
+        if len(self._pending) >= MAX_PENDING:
+            self.flush()
+        elif len(self._pending) == 1:
             try:
                 asyncio.get_running_loop().call_soon(self.flush)
             except RuntimeError:

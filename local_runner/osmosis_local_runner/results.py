@@ -4,11 +4,11 @@ it holds prompts and model outputs)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from osmosis_client._fs import atomic_write
+from osmosis_client._fs import atomic_write_chunks
 
 from .journal import AttemptRecord
 from .scoring import describe, ks_for, mean_pass_at_k
@@ -18,7 +18,11 @@ RESULTS_MODE = 0o600
 
 def passed(record: AttemptRecord, fn: str, threshold: float) -> bool:
     """Errored attempts never pass, nor does an eval fn that raised, whatever the score."""
-    return record.success and fn not in record.fn_errors and record.scores.get(fn, 0.0) >= threshold
+    return (
+        record.success
+        and not (record.fn_errors and fn in record.fn_errors)
+        and record.scores.get(fn, 0.0) >= threshold
+    )
 
 
 def summarize(
@@ -50,7 +54,7 @@ def summarize(
     }
 
 
-def build_document(
+def document_head(
     config: Mapping[str, Any],
     rows: Mapping[int, Sequence[AttemptRecord]],
     eval_fns: Sequence[str],
@@ -60,12 +64,19 @@ def build_document(
     duration_ms: int,
     status: str,
 ) -> dict[str, Any]:
+    """The document's ``config`` and ``summary``."""
     summary = summarize(rows, eval_fns, n=n, pass_threshold=pass_threshold)
     summary["total_duration_ms"] = duration_ms
     summary["status"] = status
+    return {"config": dict(config), "summary": summary}
+
+
+def build_document(
+    head: Mapping[str, Any], rows: Mapping[int, Sequence[AttemptRecord]]
+) -> dict[str, Any]:
+    """The whole document as one object (small runs, tests; large runs are streamed)."""
     return {
-        "config": dict(config),
-        "summary": summary,
+        **head,
         "rows": [
             {
                 "row_index": index,
@@ -93,21 +104,27 @@ def error_verdict(summary: Mapping[str, Any], max_error_rate: float | None) -> s
     return None
 
 
-def dump_document(document: Mapping[str, Any]) -> bytes:
-    """Strict JSON (no NaN/Infinity): the head indented, then one row per line — readable,
-    grep-able, and written by the C encoder (``indent=`` would force the slow one)."""
-    encode = json.JSONEncoder(allow_nan=False, separators=(", ", ": ")).encode
-    head = {k: v for k, v in document.items() if k != "rows"}
+def document_chunks(
+    head: Mapping[str, Any], rows: Mapping[int, Sequence[AttemptRecord]]
+) -> Iterator[bytes]:
+    """The document as strict JSON (no NaN/Infinity), piece by piece: the head indented,
+    then one row per line — readable, grep-able, written by the C encoder, and never
+    held in memory whole."""
     parts = [
-        f"  {json.dumps(k)}: {json.dumps(v, indent=2, allow_nan=False)}" for k, v in head.items()
+        f"  {json.dumps(k)}: {json.dumps(v, indent=2, allow_nan=False)}".replace("\n", "\n  ")
+        for k, v in head.items()
     ]
-    text = "{\n" + ",\n".join(part.replace("\n", "\n  ") for part in parts)
-    if "rows" in document:
-        rows = ",\n    ".join(encode(row) for row in document["rows"])
-        text += ',\n  "rows": [\n    ' + rows + "\n  ]" if document["rows"] else ',\n  "rows": []'
-    return (text + "\n}\n").encode()
+    yield ("{\n" + ",\n".join(parts) + ',\n  "rows": [').encode()
+    for i, index in enumerate(sorted(rows)):
+        runs = ", ".join(r.run_text() for r in sorted(rows[index], key=lambda r: r.run_index))
+        digest = json.dumps(rows[index][0].row_digest)
+        line = f'{{"row_index": {index}, "row_digest": {digest}, "runs": [{runs}]}}'
+        yield (("\n    " if i == 0 else ",\n    ") + line).encode()
+    yield ("\n  ]\n}\n" if rows else "]\n}\n").encode()
 
 
-def write_document(path: Path, document: Mapping[str, Any]) -> None:
+def write_document(
+    path: Path, head: Mapping[str, Any], rows: Mapping[int, Sequence[AttemptRecord]]
+) -> None:
     """All or nothing: temp file + fsync + rename."""
-    atomic_write(path, dump_document(document), mode=RESULTS_MODE)
+    atomic_write_chunks(path, document_chunks(head, rows), mode=RESULTS_MODE)

@@ -10,6 +10,8 @@ first wave) → grade → journal → the results document.
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -29,13 +31,14 @@ from .grading import grade
 from .journal import (
     AttemptRecord,
     Journal,
+    compact,
     fingerprint_differences,
     journal_path,
     read_journal,
 )
 from .kinds import Outcome, RolloutKind, RunEnv
 from .kinds.native import NativeRollout
-from .results import build_document, passed, write_document
+from .results import document_head, passed, write_document
 from .scheduler import ReadAhead, WindowStats, run_window
 
 logger = logging.getLogger("osmosis_client.runner")
@@ -135,11 +138,44 @@ class _Prepared:
     fingerprint: dict[str, Any]
 
 
-@dataclass
 class RunResult:
-    document: dict[str, Any]
-    output: Path
-    stats: WindowStats
+    """A finished (or stopped) run: its summary in memory, the document on disk."""
+
+    def __init__(
+        self,
+        head: dict[str, Any],
+        output: Path,
+        stats: WindowStats,
+        records: dict[int, list[AttemptRecord]],
+    ) -> None:
+        self.head = head
+        self.output = output
+        self.stats = stats
+        self.records = records
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.head["summary"]  # type: ignore[no-any-return]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.head["config"]  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def document(self) -> dict[str, Any]:
+        """The whole results document (read back from the file: large runs never hold
+        it in memory unless asked)."""
+        return json.loads(self.output.read_bytes())  # type: ignore[no-any-return]
+
+    def errors(self) -> Iterator[tuple[int, int, str]]:
+        """(row, run, error) of errored attempts, then eval-fn errors, in row order."""
+        ordered = [r for index in sorted(self.records) for r in self.records[index]]
+        for r in ordered:
+            if r.error:
+                yield r.row_index, r.run_index, r.error
+        for r in ordered:
+            for fn, message in (r.fn_errors or {}).items():
+                yield r.row_index, r.run_index, f"{fn}: {message}"
 
 
 class RunAborted(OsmosisError):
@@ -314,11 +350,11 @@ class Runner:
                 await client.aclose()
         if self._unusable is not None:
             raise self._unusable
-        document = self._document(info, plan, target, status, started)
-        write_document(spec.output, document)
+        head = self._head(info, plan, target, status, started)
+        write_document(spec.output, head, self._records)
         if self._fatal is not None:
             raise self._fatal
-        return RunResult(document, spec.output, stats)
+        return RunResult(head, spec.output, stats, self._records)
 
     def _start_probe(self, client: ModelClient, target: ModelTarget) -> asyncio.Future[Any] | None:
         """Check the endpoint and key alongside the first wave (no latency added): if it
@@ -433,10 +469,13 @@ class Runner:
                 timeout=spec.grader_timeout_s,
             )
             scores, fn_errors, error = grades.scores, grades.fn_errors, grades.error
-        extra = dict(outcome.extra)
-        extra["answer"] = last_assistant_content(outcome.messages)
+        transcript = None
         if spec.transcripts:
-            extra["messages"] = outcome.messages
+            try:
+                transcript = compact(outcome.messages)
+            except (TypeError, ValueError, RecursionError) as exc:
+                error = error or f"workflow: the conversation is not JSON ({exc})"[:1000]
+                scores = {name: 0.0 for name in self.fn_names}
         return AttemptRecord(
             row_index=row.index,
             run_index=run_index,
@@ -446,12 +485,15 @@ class Runner:
             duration_ms=int((time.perf_counter() - started) * 1000),
             tokens=outcome.tokens,
             error=error,
-            fn_errors=fn_errors,
-            extra=extra,
+            fn_errors=fn_errors or None,
+            answer=last_assistant_content(outcome.messages),
+            extra=outcome.extra or None,
+            transcript=transcript,
         )
 
     def _keep(self, record: AttemptRecord, *, resumed: bool = False) -> None:
-        self._done.add(record.key)
+        if resumed:
+            self._done.add(record.key)  # only resumed attempts are ever looked up
         self._records.setdefault(record.row_index, []).append(record)
         p = self.progress
         p.done += 1
@@ -464,7 +506,7 @@ class Runner:
 
     # ------------------------------------------------------------ results
 
-    def _document(
+    def _head(
         self, info: DatasetInfo, plan: RunPlan, target: ModelTarget, status: str, started: float
     ) -> dict[str, Any]:
         spec = self.spec
@@ -484,7 +526,7 @@ class Runner:
             "grader_timeout_s": spec.grader_timeout_s,
             "rollout_mode": self.kind.name,
         }
-        return build_document(
+        return document_head(
             config,
             self._records,
             self.fn_names,

@@ -17,6 +17,8 @@ from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
+YIELD_EVERY = 8
+
 
 @dataclass
 class WindowStats:
@@ -39,6 +41,7 @@ async def run_window(
     stats = stats or WindowStats()
 
     async def worker() -> None:
+        done = 0
         for item in items:  # one shared iterator: each item goes to exactly one worker
             if stop is not None and stop.is_set():
                 return
@@ -49,6 +52,11 @@ async def run_window(
                 await execute(item)
             finally:
                 stats.in_flight -= 1
+            done += 1
+            if done % YIELD_EVERY == 0:
+                # attempts that never suspend (an instant model) must still let the loop
+                # turn: journal writes, progress and Ctrl-C run in its callbacks
+                await asyncio.sleep(0)
 
     workers = [asyncio.ensure_future(worker()) for _ in range(max(1, batch_size))]
     try:

@@ -88,3 +88,56 @@ def test_read_ahead_yields_every_item_once_in_order() -> None:
 
 def test_read_ahead_without_a_loop_is_a_plain_iterator() -> None:
     assert list(ReadAhead(iter(range(5)), 2)) == [0, 1, 2, 3, 4]
+
+
+def test_workers_whose_items_never_suspend_still_let_the_loop_turn() -> None:
+    from osmosis_local_runner.scheduler import run_window
+
+    ran: list[int] = []
+    seen_midway: list[int] = []
+
+    async def instant(item: int) -> None:  # never awaits anything that suspends
+        if item == 150:
+            seen_midway.append(len(ran))
+        asyncio.get_running_loop().call_soon(ran.append, item)
+
+    asyncio.run(run_window(iter(range(200)), 2, instant))
+    assert len(ran) == 200
+    assert seen_midway[0] > 100  # earlier callbacks ran while the window was going
+
+
+def test_journal_lines_reach_the_disk_during_an_instant_run(tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    from osmosis_client.llm.providers import resolve_target
+    from osmosis_client.rollout import AgentWorkflow
+    from osmosis_local_runner.discovery import EvalFn
+    from osmosis_local_runner.journal import journal_path
+    from osmosis_local_runner.runner import Runner, RunSpec
+
+    folder = Path(str(tmp_path))
+    data = folder / "d.jsonl"
+    data.write_text("".join(json.dumps({"user_prompt": f"{i} + 1"}) + "\n" for i in range(300)))
+    out = folder / "r.json"
+    lines_midway: list[int] = []
+
+    class Instant(AgentWorkflow):
+        async def run(self, ctx):  # type: ignore[no-untyped-def]
+            if ctx.row_index == 250:
+                lines_midway.append(len(journal_path(out).read_text().splitlines()))
+            return [*ctx.prompt, await ctx.chat(ctx.prompt)]
+
+    async def grade(ctx):  # type: ignore[no-untyped-def]
+        return 1.0
+
+    spec = RunSpec(
+        model=resolve_target("mock/calculator", env={}),
+        dataset=data,
+        workflow=Instant(),
+        eval_fns=[EvalFn("grader", grade, "grader", True)],
+        output=out,
+        batch_size=4,
+    )
+    asyncio.run(Runner(spec).run())
+    assert lines_midway[0] > 150  # header + most finished attempts already written
