@@ -41,8 +41,8 @@ async def run_window(
     stats = stats or WindowStats()
 
     async def worker() -> None:
-        done = 0
-        for item in items:  # one shared iterator: each item goes to exactly one worker
+        # one shared iterator: each item goes to exactly one worker
+        for done, item in enumerate(items, 1):
             if stop is not None and stop.is_set():
                 return
             stats.in_flight += 1
@@ -52,7 +52,6 @@ async def run_window(
                 await execute(item)
             finally:
                 stats.in_flight -= 1
-            done += 1
             if done % YIELD_EVERY == 0:
                 # attempts that never suspend (an instant model) must still let the loop
                 # turn: journal writes, progress and Ctrl-C run in its callbacks
