@@ -29,6 +29,12 @@ from osmosis_client.platform.settings import resolve_platform_url
 T = TypeVar("T")
 
 
+def _timeout(value: httpx.Timeout | float | None) -> httpx.Timeout:
+    if value is None:
+        return DEFAULT_TIMEOUT
+    return value if isinstance(value, httpx.Timeout) else httpx.Timeout(value)
+
+
 def _secret(token: str | SecretStr | None) -> SecretStr | None:
     if token is None or isinstance(token, SecretStr):
         return token
@@ -45,6 +51,7 @@ class _BaseClient:
         git_repo: str | None,
         max_retries: int,
         retry_policy: RetryPolicy | None,
+        timeout: httpx.Timeout | float | None,
     ) -> None:
         self._transport = Transport(
             base_url=resolve_platform_url(base_url),
@@ -52,6 +59,7 @@ class _BaseClient:
             workspace=workspace,
             git_repo=git_repo,
             retry_policy=retry_policy or RetryPolicy(max_retries=max_retries),
+            timeout=_timeout(timeout),
         )
 
     @property
@@ -106,8 +114,9 @@ class Client(_BaseClient):
             git_repo=git_repo,
             max_retries=max_retries,
             retry_policy=retry_policy,
+            timeout=timeout,
         )
-        self._http = http_client or httpx.Client(timeout=timeout or DEFAULT_TIMEOUT)
+        self._http = http_client or httpx.Client(timeout=self._transport.timeout)
         self._sleep = sleep
         self.auth = Auth(self)
         self.workspaces = Workspaces(self)
@@ -152,8 +161,9 @@ class AsyncClient(_BaseClient):
             git_repo=git_repo,
             max_retries=max_retries,
             retry_policy=retry_policy,
+            timeout=timeout,
         )
-        self._http = http_client or httpx.AsyncClient(timeout=timeout or DEFAULT_TIMEOUT)
+        self._http = http_client or httpx.AsyncClient(timeout=self._transport.timeout)
         self._sleep = sleep
         self.auth = AsyncAuth(self)
         self.workspaces = AsyncWorkspaces(self)

@@ -103,6 +103,7 @@ class Transport:
     git_repo: str | None = None
     retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
     monotonic: Callable[[], float] = time.monotonic
+    timeout: httpx.Timeout = field(default_factory=lambda: DEFAULT_TIMEOUT)
     _version_warned: bool = False
 
     def headers(self, options: RequestOptions) -> dict[str, str]:
@@ -141,6 +142,8 @@ class Transport:
             headers=self.headers(options),
             params=options.params,
             json=options.json,
+            # explicit: httpx before 0.28 sends a bare Request with no timeout at all
+            extensions={"timeout": self.timeout.as_dict()},
         )
 
     def plan(self, options: RequestOptions) -> Plan:

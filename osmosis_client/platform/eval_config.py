@@ -37,7 +37,9 @@ PositiveNumber = Annotated[Number, Field(gt=0)]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, protected_namespaces=()  # model_path
+    )
 
 
 class Experiment(_Section):

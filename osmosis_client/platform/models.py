@@ -26,7 +26,9 @@ DEFAULT_TOKEN_LIFETIME = timedelta(days=90)
 
 
 class WireModel(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+    model_config = ConfigDict(
+        extra="ignore", populate_by_name=True, frozen=True, protected_namespaces=()
+    )
 
 
 M = TypeVar("M", bound=BaseModel)

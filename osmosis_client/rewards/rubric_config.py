@@ -14,11 +14,11 @@ from osmosis_client.errors import ConfigError, Problem
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())  # model_info
 
 
 class JudgeModelInfo(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=())
 
     provider: str = Field(min_length=1)
     model: str = Field(min_length=1)

@@ -252,7 +252,8 @@ def test_slow_platform_times_out_then_recovers(platform: PlatformDouble) -> None
         base_url=platform.url, token=platform.state.token, timeout=0.3, sleep=lambda s: None
     ) as client:
         assert [w.name for w in client.workspaces.list()] == ["acme", "beta"]
-        platform.inject("GET", "/api/cli/workspaces", "slow", seconds=1.0, count=5)
+        # more slow answers than any retry budget (older httpcore re-sends once more)
+        platform.inject("GET", "/api/cli/workspaces", "slow", seconds=1.0, count=20)
         with pytest.raises(APITimeoutError):
             client.workspaces.list()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -101,7 +102,7 @@ def test_login_with_workspace_flag(invoke: Invoke, router: respx.MockRouter) -> 
     result = invoke("login", "--workspace", "beta")
     assert result.exit_code == 0
     sent = router.routes[0].calls.last.request.read()
-    assert b'"workspace":"beta"' in sent
+    assert json.loads(sent)["workspace"] == "beta"
     assert invoke("workspace", "current", "--json").json() == {
         "name": "beta",
         "id": "w2",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 
 import httpx
@@ -64,7 +65,7 @@ def test_start_sends_device_name_and_workspace(router: respx.MockRouter) -> None
         auth = device_flow.start(client, device_name="laptop", workspace="acme")
     assert auth.url == "https://x/device?code=U"
     sent = route.calls.last.request
-    assert sent.read() == b'{"deviceName":"laptop","workspace":"acme"}'
+    assert json.loads(sent.read()) == {"deviceName": "laptop", "workspace": "acme"}
     assert "Authorization" not in sent.headers
     assert "dev" not in repr(auth.device_code) or "**" in repr(auth.device_code)
 
@@ -80,7 +81,7 @@ def test_pending_then_success_sleeps_one_interval_before_each_poll(
     assert grant.user.email == "ada@example.com"
     assert clock.sleeps == [5, 5, 5]
     assert route.call_count == 3
-    assert route.calls.last.request.read() == b'{"device_code":"dev-code"}'
+    assert json.loads(route.calls.last.request.read()) == {"device_code": "dev-code"}
 
 
 def test_slow_down_adds_five_seconds_to_interval(

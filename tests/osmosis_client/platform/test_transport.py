@@ -9,7 +9,7 @@ import httpx
 import pytest
 import respx
 
-from osmosis_client import __version__
+from osmosis_client import AsyncClient, Client, __version__
 from osmosis_client.errors import (
     APIConnectionError,
     APITimeoutError,
@@ -24,6 +24,7 @@ from osmosis_client.errors import (
     UpgradeRequiredError,
     WorkspaceRequiredError,
 )
+from tests.conftest import PLATFORM
 from tests.osmosis_client.platform.conftest import Api
 
 WORKSPACES = {"workspaces": [{"id": "w1", "name": "acme", "role": "admin", "connected_repo": None}]}
@@ -274,3 +275,17 @@ def test_path_segments_are_percent_encoded(make_api: MakeApi, router: respx.Mock
         with pytest.raises(NotFoundError):
             api.call(lambda c, n=name: c.eval_runs.get(n))
         assert route.calls.last.request.url.raw_path.decode().endswith(f"/eval-runs/{encoded}")
+
+
+def test_every_request_carries_the_clients_timeout() -> None:
+    # httpx before 0.28 sends a bare Request with no timeout unless it carries one
+    from osmosis_client.platform._transport import RequestOptions
+
+    for kind in (Client, AsyncClient):
+        client = kind(base_url=PLATFORM, token="t", timeout=0.3)
+        request = client._transport.build_request(RequestOptions("GET", "/api/cli/workspaces"))
+        assert request.extensions["timeout"] == httpx.Timeout(0.3).as_dict()
+    default = Client(base_url=PLATFORM, token="t")._transport
+    assert (
+        default.build_request(RequestOptions("GET", "/x")).extensions["timeout"]["connect"] == 5.0
+    )
