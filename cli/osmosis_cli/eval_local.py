@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import secrets
 from datetime import datetime, timezone
 from pathlib import Path
@@ -118,51 +117,26 @@ def run_config(
     quiet: QuietOpt = False,
 ) -> None:
     """Run an eval config offline against a model endpoint (no login needed)."""
-    from osmosis_client.llm.providers import ModelSpec
     from osmosis_client.platform.eval_config import load_config
-    from osmosis_local_runner.dataset import find_dataset
-    from osmosis_local_runner.discovery import load_rollout
-    from osmosis_local_runner.runner import RunSpec
+    from osmosis_local_runner.specs import Overrides, config_spec
 
-    out = current_output()
     config = load_config(config_path)
-    root = config.root or Path.cwd()
-    exp, ev, local = config.experiment, config.evaluation, config.local
-    if dataset is not None:
-        dataset_path = dataset
-    elif local.dataset_file:
-        dataset_path = root / local.dataset_file
-    else:
-        dataset_path = find_dataset(root, exp.dataset)
-    os.environ.update(config.env)  # the rollout may read [env] when it is imported
-    rollout, grader = load_rollout(config.entrypoint_path, root)
-    spec = RunSpec(
-        model=ModelSpec(
-            model or exp.model_path,
-            base_url=base_url or local.base_url,
-            api_key_env=api_key_env or local.api_key_env,
-        ),
-        dataset=dataset_path,
-        rollout=rollout,
-        eval_fns=[grader],
+    flags = Overrides(
         output=results_path(output, config.name, resume=resume),
-        n=n or ev.n,
-        batch_size=batch_size or ev.batch_size,
-        pass_threshold=ev.pass_threshold if pass_threshold is None else pass_threshold,
-        limit=limit if limit is not None else ev.limit,
-        sample=True,
-        seed=local.seed if seed is None else seed,
-        agent_workflow_timeout_s=float(ev.agent_workflow_timeout_s),
-        grader_timeout_s=float(ev.grader_timeout_s),
-        sampling=dict(local.sampling),
-        workflow_config={
-            "env": dict(config.env),
-            "advanced": dict(config.advanced),
-            "sampling": dict(local.sampling),
-        },
+        limit=limit,
+        n=n,
+        batch_size=batch_size,
+        pass_threshold=pass_threshold,
+        dataset=dataset,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        seed=seed,
         resume=resume,
     )
-    execute(spec, out, quiet=quiet, max_error_rate=max_error_rate)
+    execute(
+        config_spec(config, flags), current_output(), quiet=quiet, max_error_rate=max_error_rate
+    )
 
 
 # ------------------------------------------------------------- seed form
@@ -202,47 +176,29 @@ def seed(
     attempt with the eval functions.
     """
     from osmosis_client.errors import InvalidInputError
-    from osmosis_client.llm.providers import ModelSpec
-    from osmosis_local_runner.discovery import load_eval_fn, load_workflow, object_digest
-    from osmosis_local_runner.runner import RunSpec
+    from osmosis_local_runner.specs import Overrides, seed_spec
 
-    out = current_output()
     _refuse_stray(stray)
-    missing = [
-        flag
-        for flag, value in (
-            ("-m", module),
-            ("-d", dataset),
-            ("--model", model),
-            ("--eval-fn", eval_fn),
-        )
-        if not value
-    ]
-    if missing or module is None or dataset is None or model is None:
+    given = {"-m": module, "-d": dataset, "--model": model, "--eval-fn": eval_fn}
+    missing = [flag for flag, value in given.items() if not value]
+    if missing or module is None or dataset is None:
         raise InvalidInputError(
             f"missing {', '.join(missing)}",
             hint="osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN",
         )
-    rollout = load_workflow(module)
-    fns = [load_eval_fn(spec) for spec in eval_fn or []]
-    names = [fn.name for fn in fns]
-    if len(set(names)) != len(names):
-        raise InvalidInputError("the same --eval-fn is given twice")
-    spec = RunSpec(
-        model=ModelSpec(model, base_url=base_url, api_key_env=api_key_env),
-        dataset=dataset,
-        rollout=rollout,
-        eval_fns=fns,
+    flags = Overrides(
         output=results_path(output, dataset.stem, resume=resume),
-        n=n or 1,
-        batch_size=batch_size or 1,
-        pass_threshold=1.0 if pass_threshold is None else pass_threshold,
         limit=limit,
-        sample=False,
+        n=n,
+        batch_size=batch_size,
+        pass_threshold=pass_threshold,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
         resume=resume,
-        fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
     )
-    execute(spec, out, quiet=quiet, max_error_rate=max_error_rate)
+    spec = seed_spec(module, dataset, eval_fn or [], flags)
+    execute(spec, current_output(), quiet=quiet, max_error_rate=max_error_rate)
 
 
 def _refuse_stray(stray: list[str] | None) -> None:

@@ -285,53 +285,7 @@ def make_binder(fn: Callable[..., Any], mode: EvalMode, name: str) -> Binder:
     receives whichever is not taken yet. Any other parameter without a default is
     an error before the run starts.
     """
-    row_name = "extra_info" if mode == "simple" else "metadata"
-    params = _parameters(fn, name)[1:]
-    plan: list[tuple[str, str]] = []  # (how, what): how ∈ {"pos", "kw:NAME"}
-    taken: set[str] = set()
-    order = ["ground_truth", "row"]
-    by_keyword = False  # once a defaulted slot is skipped, later ones go by name
-    for param in params:
-        what = {"ground_truth": "ground_truth", row_name: "row"}.get(param.name)
-        if param.kind in _POSITIONAL and not by_keyword:
-            if what is None and order and param.default is param.empty:
-                what = order[0]  # e.g. fn(solution_str, gt, info)
-            if what is None or what in taken:
-                if param.default is param.empty:
-                    raise InvalidInputError(
-                        f"eval fn {name} needs parameter {param.name!r}, which the runner "
-                        "does not provide",
-                        hint=f"give it a default, or name it ground_truth / {row_name}",
-                        code="BAD_EVAL_FN",
-                    )
-                by_keyword = True  # this slot keeps its default
-                continue
-            plan.append(("pos", what))
-        elif param.kind is param.KEYWORD_ONLY or (
-            by_keyword and param.kind is param.POSITIONAL_OR_KEYWORD
-        ):
-            if what is None or what in taken:
-                if param.default is param.empty:
-                    raise InvalidInputError(
-                        f"eval fn {name} needs keyword {param.name!r}, which the runner "
-                        "does not provide",
-                        code="BAD_EVAL_FN",
-                    )
-                continue
-            plan.append((f"kw:{param.name}", what))
-        elif param.kind is param.VAR_KEYWORD:
-            plan.extend(
-                (f"kw:{'ground_truth' if w == 'ground_truth' else row_name}", w)
-                for w in ("ground_truth", "row")
-                if w not in taken
-            )
-            taken.update(("ground_truth", "row"))
-            continue
-        else:
-            continue  # *args: nothing more to pass positionally
-        taken.add(what)
-        if what in order:
-            order.remove(what)
+    plan = _bind_plan(_parameters(fn, name)[1:], mode, name)
 
     def bind(
         first: Any, ground_truth: str | None, row: dict[str, Any]
@@ -347,6 +301,53 @@ def make_binder(fn: Callable[..., Any], mode: EvalMode, name: str) -> Binder:
         return tuple(args), kwargs
 
     return bind
+
+
+def _bind_plan(params: list[inspect.Parameter], mode: EvalMode, name: str) -> list[tuple[str, str]]:
+    """[(how, what)]: how is ``"pos"`` or ``"kw:NAME"``, what is ``ground_truth``/``row``."""
+    row_name = "extra_info" if mode == "simple" else "metadata"
+    plan: list[tuple[str, str]] = []
+    taken: set[str] = set()
+    order = ["ground_truth", "row"]
+    by_keyword = False  # once a defaulted slot is skipped, later ones go by name
+    for param in params:
+        what = {"ground_truth": "ground_truth", row_name: "row"}.get(param.name)
+        if param.kind is param.VAR_KEYWORD:
+            for w in ("ground_truth", "row"):
+                if w not in taken:
+                    plan.append((f"kw:{'ground_truth' if w == 'ground_truth' else row_name}", w))
+            taken.update(("ground_truth", "row"))
+            continue
+        if param.kind in _POSITIONAL and not by_keyword:
+            if what is None and order and param.default is param.empty:
+                what = order[0]  # e.g. fn(solution_str, gt, info)
+            if what is None or what in taken:
+                _needs_default(param, name, row_name)
+                by_keyword = True  # this slot keeps its default
+                continue
+            plan.append(("pos", what))
+        elif param.kind is param.KEYWORD_ONLY or (
+            by_keyword and param.kind is param.POSITIONAL_OR_KEYWORD
+        ):
+            if what is None or what in taken:
+                _needs_default(param, name, row_name)
+                continue
+            plan.append((f"kw:{param.name}", what))
+        else:
+            continue  # *args: nothing more to pass positionally
+        taken.add(what)
+        if what in order:
+            order.remove(what)
+    return plan
+
+
+def _needs_default(param: inspect.Parameter, name: str, row_name: str) -> None:
+    if param.default is param.empty:
+        raise InvalidInputError(
+            f"eval fn {name} needs parameter {param.name!r}, which the runner does not provide",
+            hint=f"give it a default, or name it ground_truth / {row_name}",
+            code="BAD_EVAL_FN",
+        )
 
 
 def load_eval_fn(spec: str, *, cwd: Path | None = None) -> EvalFn:

@@ -38,7 +38,10 @@ PositiveNumber = Annotated[Number, Field(gt=0)]
 
 class _Section(BaseModel):
     model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, protected_namespaces=()  # model_path
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        protected_namespaces=(),  # model_path
     )
 
 

@@ -364,3 +364,18 @@ def test_list_never_truncates_names_on_a_narrow_terminal(
     text = safe_text(out.stdout.getvalue())  # type: ignore[attr-defined]  # no colour codes
     assert long["name"] in text
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_pin_policy_is_the_clis() -> None:
+    from osmosis_cli.eval_hosted import pin_problems
+    from osmosis_client.platform.git import Pin
+
+    unpushed = Pin(commit_sha="a" * 40, branch=None, unpushed=True)
+    refusal, _ = pin_problems(unpushed, yes=True, allow_dirty=False, allow_unpushed=False)
+    assert refusal is not None and refusal.code == "UNPUSHED"
+    assert pin_problems(unpushed, yes=True, allow_dirty=False, allow_unpushed=True) == (None, [])
+    dirty = Pin(commit_sha="b" * 40, branch=None, dirty_files=("rollouts/x.py",))
+    refusal, warnings = pin_problems(dirty, yes=False, allow_dirty=False, allow_unpushed=False)
+    assert refusal is None and "rollouts/x.py" in warnings[0]
+    refusal, _ = pin_problems(dirty, yes=True, allow_dirty=False, allow_unpushed=False)
+    assert refusal is not None and refusal.code == "DIRTY_TREE"

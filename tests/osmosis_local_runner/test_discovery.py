@@ -106,3 +106,48 @@ def test_eval_fn_modes(tmp_path: Path) -> None:
 def test_bad_module_paths(tmp_path: Path, spec: str) -> None:
     with pytest.raises(InvalidInputError):
         load_attr(spec, cwd=tmp_path)
+
+
+def _fn(tmp_path: Path, source: str) -> object:
+    module = tmp_path / f"fns_{abs(hash(source))}.py"
+    module.write_text(source)
+    return load_eval_fn(f"{module}:fn", cwd=tmp_path)
+
+
+ROW = {"user_prompt": "q", "ground_truth": "4", "difficulty": "easy"}
+
+
+@pytest.mark.parametrize(
+    ("signature", "expected"),
+    [
+        ("def fn(solution_str, ground_truth, extra_info=None, **kw)", ("a", "4", ROW)),
+        ("def fn(solution_str, ground_truth, **kwargs)", ("a", "4", {"extra_info": ROW})),
+        ("def fn(solution_str, ground_truth)", ("a", "4")),
+        ("def fn(solution_str)", ("a",)),
+        ("def fn(solution_str, gt, info)", ("a", "4", ROW)),
+        (
+            "def fn(solution_str, *, extra_info, ground_truth=None)",
+            ("a", {"extra_info": ROW, "ground_truth": "4"}),
+        ),
+        ("def fn(solution_str, ground_truth, threshold=0.5)", ("a", "4")),
+        ("def fn(solution_str, threshold=0.5, extra_info=None)", ("a", {"extra_info": ROW})),
+        ("async def fn(solution_str, **kwargs)", ("a", {"ground_truth": "4", "extra_info": ROW})),
+        ("def fn(messages, ground_truth, metadata, **kw)", ("a", "4", ROW)),
+    ],
+)
+def test_eval_fns_get_only_what_they_can_take(
+    tmp_path: Path, signature: str, expected: tuple[object, ...]
+) -> None:
+    fn = _fn(tmp_path, f"{signature}:\n    return 1.0\n")
+    args, kwargs = fn.arguments("a", "4", ROW)  # type: ignore[attr-defined]
+    shown = (*args, kwargs) if kwargs else args
+    assert shown == expected
+
+
+def test_an_eval_fn_needing_an_unknown_parameter_is_refused_before_the_run(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        _fn(tmp_path, "def fn(solution_str, ground_truth, extra_info, tokenizer):\n    return 1\n")
+    assert "needs parameter 'tokenizer'" in info.value.message
+    assert info.value.code == "BAD_EVAL_FN"

@@ -1,0 +1,106 @@
+"""From what the user gave (an eval config, flags) to a :class:`RunSpec`.
+
+One place decides precedence — flags over the TOML over built-in defaults — so
+``eval run CONFIG``, the seed form and suite entries agree.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from osmosis_client.llm.providers import ModelSpec
+from osmosis_client.platform.eval_config import EvalConfig
+
+from .dataset import find_dataset
+from .discovery import load_eval_fn, load_rollout, load_workflow, object_digest
+from .runner import RunSpec
+
+
+@dataclass
+class Overrides:
+    """Flags of ``eval run`` / the seed form; ``None`` means "not given"."""
+
+    output: Path
+    limit: int | None = None
+    n: int | None = None
+    batch_size: int | None = None
+    pass_threshold: float | None = None
+    dataset: Path | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    seed: int | None = None
+    resume: bool = False
+
+
+def dataset_of(config: EvalConfig, given: Path | None) -> Path:
+    """``--dataset``, else ``[local].dataset_file``, else ``data/<dataset>.*``."""
+    root = config.root or Path.cwd()
+    if given is not None:
+        return given
+    if config.local.dataset_file:
+        return root / config.local.dataset_file
+    return find_dataset(root, config.experiment.dataset)
+
+
+def config_spec(config: EvalConfig, flags: Overrides) -> RunSpec:
+    """The run of an eval config, the platform's semantics: no limit → a 10 % sample."""
+    exp, ev, local = config.experiment, config.evaluation, config.local
+    dataset = dataset_of(config, flags.dataset)
+    os.environ.update(config.env)  # an in-process rollout may read [env] when imported
+    rollout, grader = load_rollout(config.entrypoint_path, config.root or Path.cwd())
+    return RunSpec(
+        model=ModelSpec(
+            flags.model or exp.model_path,
+            base_url=flags.base_url or local.base_url,
+            api_key_env=flags.api_key_env or local.api_key_env,
+        ),
+        dataset=dataset,
+        rollout=rollout,
+        eval_fns=[grader],
+        output=flags.output,
+        n=flags.n or ev.n,
+        batch_size=flags.batch_size or ev.batch_size,
+        pass_threshold=ev.pass_threshold if flags.pass_threshold is None else flags.pass_threshold,
+        limit=flags.limit if flags.limit is not None else ev.limit,
+        sample=True,
+        seed=local.seed if flags.seed is None else flags.seed,
+        agent_workflow_timeout_s=float(ev.agent_workflow_timeout_s),
+        grader_timeout_s=float(ev.grader_timeout_s),
+        sampling=dict(local.sampling),
+        workflow_config={
+            "env": dict(config.env),
+            "advanced": dict(config.advanced),
+            "sampling": dict(local.sampling),
+        },
+        resume=flags.resume,
+    )
+
+
+def seed_spec(module: str, dataset: Path, eval_fns: list[str], flags: Overrides) -> RunSpec:
+    """The seed form: every row (unless a limit), scored by the eval fns."""
+    from osmosis_client.errors import InvalidInputError
+
+    rollout = load_workflow(module)
+    fns = [load_eval_fn(spec) for spec in eval_fns]
+    names = [fn.name for fn in fns]
+    if len(set(names)) != len(names):
+        raise InvalidInputError("the same --eval-fn is given twice")
+    if flags.model is None:
+        raise InvalidInputError("no model given", code="NO_MODEL")
+    return RunSpec(
+        model=ModelSpec(flags.model, base_url=flags.base_url, api_key_env=flags.api_key_env),
+        dataset=dataset,
+        rollout=rollout,
+        eval_fns=fns,
+        output=flags.output,
+        n=flags.n or 1,
+        batch_size=flags.batch_size or 1,
+        pass_threshold=1.0 if flags.pass_threshold is None else flags.pass_threshold,
+        limit=flags.limit,
+        sample=False,
+        resume=flags.resume,
+        fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
+    )
