@@ -141,7 +141,8 @@ def runner_rate(
     from osmosis_client.rollout import AgentWorkflow
     from osmosis_local_runner import journal as journal_mod
     from osmosis_local_runner.discovery import EvalFn
-    from osmosis_local_runner.runner import Runner, RunSpec
+    from osmosis_local_runner.run_types import RunSpec
+    from osmosis_local_runner.runner import Runner
 
     class Workflow(AgentWorkflow):
         async def run(self, ctx: Any) -> None:

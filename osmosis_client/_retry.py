@@ -55,6 +55,7 @@ class RetryPolicy:
     max_delay: float = 30.0
     max_elapsed: float | None = None
     retry_statuses: frozenset[int] = RETRYABLE_STATUSES
+    jitter: bool = True  # False: exactly base * 2**n (a peer's documented schedule)
     rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
     wall_clock: Callable[[], float] = field(default=time.time, compare=False, repr=False)
 
@@ -64,7 +65,7 @@ class RetryPolicy:
     def backoff(self, retries_done: int) -> float:
         """Full jitter: uniform in [0, min(cap, base * 2**retries_done)]."""
         ceiling = min(self.max_delay, self.base_delay * (2**retries_done))
-        return self.rng.uniform(0.0, ceiling)
+        return self.rng.uniform(0.0, ceiling) if self.jitter else ceiling
 
     def next_delay(
         self,

@@ -16,7 +16,7 @@ from ._typer import SEED_COMMAND, Command
 from .errors import EXIT_FAILED, EXIT_INTERRUPTED, current_output, handle_errors
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.runner import Progress, RunPlan, RunResult, RunSpec
+    from osmosis_local_runner.run_types import Progress, RunPlan, RunResult, RunSpec
 
     from .output import Output
 

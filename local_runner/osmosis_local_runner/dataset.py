@@ -263,15 +263,20 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def select_rows(total: int, limit: int | None, *, sample: bool, seed: int) -> Container[int]:
+def select_rows(
+    total: int, limit: int | None, *, sample: bool, seed: int, offset: int = 0
+) -> Container[int]:
     """The platform's row choice: the first ``limit`` rows; else, with ``sample``, a
-    seeded random 10 % (at least one row); else every row."""
+    seeded random 10 % (at least one row); else every row. ``offset`` skips rows
+    first (row indices stay absolute)."""
+    start = min(offset, total)
     if limit is not None:
-        return range(min(limit, total))
+        return range(start, min(start + limit, total))
     if not sample:
-        return range(total)
-    size = max(1, math.ceil(total * SAMPLE_FRACTION))
-    return frozenset(random.Random(seed).sample(range(total), size))
+        return range(start, total)
+    pool = range(start, total)
+    size = max(1, math.ceil(len(pool) * SAMPLE_FRACTION)) if pool else 0
+    return frozenset(random.Random(seed).sample(pool, size))
 
 
 def count_selected(total: int, selected: Container[int]) -> int:

@@ -62,10 +62,12 @@ class AttemptRecord:
     extra: dict[str, Any] | None = None
     #: the final messages as compact JSON text (None with --no-transcripts)
     transcript: str | None = None
+    #: None for the run's model; "baseline" for --baseline-model attempts
+    model_tag: str | None = None
 
     @property
-    def key(self) -> tuple[int, int]:
-        return self.row_index, self.run_index
+    def key(self) -> tuple[int, int, str | None]:
+        return self.row_index, self.run_index, self.model_tag
 
     def _fields(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -80,6 +82,8 @@ class AttemptRecord:
             data["fn_errors"] = self.fn_errors
         if self.answer is not None:
             data["answer"] = self.answer
+        if self.model_tag is not None:
+            data["model_tag"] = self.model_tag
         if self.extra:
             data.update(self.extra)
         return data
@@ -118,6 +122,7 @@ class AttemptRecord:
             "fn_errors",
             "answer",
             "messages",
+            "model_tag",
         }
         messages = data.get("messages")
         record = cls(
@@ -133,6 +138,7 @@ class AttemptRecord:
             answer=data.get("answer"),
             extra={k: v for k, v in data.items() if k not in known} or None,
             transcript=compact(messages) if isinstance(messages, list) else None,
+            model_tag=data.get("model_tag"),
         )
         if not isinstance(record.row_index, int) or not isinstance(record.run_index, int):
             raise TypeError("row_index and run_index must be integers")

@@ -31,9 +31,16 @@ def summarize(
     *,
     n: int,
     pass_threshold: float,
+    model_tag: str | None = None,
 ) -> dict[str, Any]:
     """Totals, and per eval fn: mean, std, min, max and pass@k — every statistic of a fn
-    from the same per-attempt scores."""
+    from the same per-attempt scores. Only the attempts of ``model_tag`` (None: the
+    run's model) count."""
+    rows = {
+        index: kept
+        for index, runs in rows.items()
+        if (kept := [r for r in runs if r.model_tag == model_tag])
+    }
     per_fn: dict[str, Any] = {}
     for fn in eval_fns:
         scores = [r.scores.get(fn, 0.0) for runs in rows.values() for r in runs]
@@ -69,6 +76,34 @@ def document_head(
     summary["total_duration_ms"] = duration_ms
     summary["status"] = status
     return {"config": dict(config), "summary": summary}
+
+
+def model_summaries(
+    rows: Mapping[int, Sequence[AttemptRecord]],
+    eval_fns: Sequence[str],
+    models: Mapping[str | None, str],
+    *,
+    n: int,
+    pass_threshold: float,
+) -> list[dict[str, Any]]:
+    """``[{model, model_tag, total_runs, total_tokens, total_duration_ms, eval_fns}]`` —
+    one entry per model of a ``--baseline-model`` run (tags ``primary``, ``baseline``)."""
+    out = []
+    for tag, model in models.items():
+        summary = summarize(rows, eval_fns, n=n, pass_threshold=pass_threshold, model_tag=tag)
+        runs = [r for rs in rows.values() for r in rs if r.model_tag == tag]
+        out.append(
+            {
+                "model": model,
+                "model_tag": tag or "primary",
+                "total_runs": summary["total_runs"],
+                "errored_runs": summary["errored_runs"],
+                "total_tokens": summary["total_tokens"],
+                "total_duration_ms": sum(r.duration_ms for r in runs),
+                "eval_fns": summary["eval_fns"],
+            }
+        )
+    return out
 
 
 def build_document(

@@ -1,22 +1,19 @@
 """``Runner``: one offline evaluation with the platform's semantics.
 
 ``prepare()`` (no model call, nothing written): validate the dataset → choose rows →
-check a journal to resume → resolve the model and its key → a :class:`RunPlan`.
+check a journal to resume → resolve the model(s) and keys → a :class:`RunPlan`.
 ``run()``: open the journal → start the rollout kind → slide a window of
-``batch_size`` attempts over rows × ``n`` (the endpoint probe rides along with the
-first wave) → grade → journal → the results document.
+``batch_size`` attempts over rows × ``n`` (× the baseline model, if any; the
+endpoint probe rides along with the first wave) → grade → journal → the document.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import json
 import logging
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from osmosis_client._redact import redact_url
@@ -26,7 +23,6 @@ from osmosis_client.llm.providers import ModelSpec, ModelTarget
 from osmosis_client.rollout import last_assistant_content
 
 from .dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
-from .discovery import EvalFn
 from .grading import grade
 from .journal import (
     AttemptRecord,
@@ -36,97 +32,19 @@ from .journal import (
     journal_path,
     read_journal,
 )
-from .kinds import Outcome, RolloutKind, RunEnv
-from .kinds.native import NativeRollout
-from .results import document_head, passed, write_document
+from .kinds import Outcome, RunEnv
+from .results import document_head, model_summaries, passed, write_document
+from .run_types import Progress, RunAborted, RunPlan, RunResult, RunSpec, fingerprint
 from .scheduler import ReadAhead, WindowStats, run_window
 
 logger = logging.getLogger("osmosis_client.runner")
 
 RETRY_BASE_DELAY = 1.0
 RETRY_MAX_DELAY = 30.0
+BASELINE = "baseline"
 
-
-@dataclass
-class RunSpec:
-    """Everything one local run needs (flags already merged over the TOML)."""
-
-    model: ModelTarget | ModelSpec
-    dataset: Path
-    workflow: Any = None  # shorthand for rollout=NativeRollout(workflow)
-    eval_fns: list[EvalFn] = field(default_factory=list)
-    output: Path = Path("results.json")
-    rollout: RolloutKind | None = None
-    n: int = 1
-    batch_size: int = 1
-    pass_threshold: float = 1.0
-    limit: int | None = None
-    sample: bool = False  # TOML mode: no limit → seeded 10 % sample
-    seed: int = 0
-    agent_workflow_timeout_s: float = 450.0
-    grader_timeout_s: float = 150.0
-    sampling: dict[str, Any] = field(default_factory=dict)
-    workflow_config: dict[str, Any] = field(default_factory=dict)
-    resume: bool = False
-    probe: bool = True
-    transcripts: bool = True  # keep each attempt's final messages in the document
-    max_retries: int = 0  # whole-attempt retries of transient infrastructure errors
-    #: extra keys that resume must match (e.g. digests of the eval fns' sources)
-    fingerprint_extra: dict[str, Any] = field(default_factory=dict)
-
-    def rollout_kind(self) -> RolloutKind:
-        if self.rollout is not None:
-            return self.rollout
-        if self.workflow is None:
-            raise InvalidInputError("nothing to run: give a workflow or a rollout")
-        self.rollout = NativeRollout(self.workflow)
-        return self.rollout
-
-
-@dataclass
-class Progress:
-    """A live view of the run for progress displays (updated in place)."""
-
-    total: int = 0
-    done: int = 0
-    errors: int = 0
-    tokens: int = 0
-    resumed: int = 0
-    passed: dict[str, int] = field(default_factory=dict)  # per eval fn
-    started_at: float = field(default_factory=time.monotonic)
-
-    @property
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started_at
-
-    @property
-    def rate(self) -> float:
-        fresh = self.done - self.resumed
-        return fresh / self.elapsed if self.elapsed > 0 else 0.0
-
-    def pass_rate(self, fn: str) -> float | None:
-        return self.passed.get(fn, 0) / self.done if self.done else None
-
-    @property
-    def eta(self) -> float | None:
-        rate = self.rate
-        return (self.total - self.done) / rate if rate > 0 else None
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    """What ``run()`` will do, known before any model call."""
-
-    total_rows: int
-    selected_rows: int
-    attempts: int  # selected rows × n
-    resumed: int  # attempts already in the journal
-    sampled: bool  # a seeded random sample (no limit given)
-    seed: int
-    limit: int | None
-    rollout: str  # the rollout kind's description
-    model: str
-    output: Path
+Tag = str | None  # None: the run's model; "baseline": --baseline-model
+Item = tuple[Row, int, Tag]
 
 
 @dataclass(frozen=True)
@@ -134,77 +52,8 @@ class _Prepared:
     plan: RunPlan
     info: DatasetInfo
     selected: Any  # the chosen row indices (a Container)
-    target: ModelTarget
+    targets: dict[Tag, ModelTarget]
     fingerprint: dict[str, Any]
-
-
-class RunResult:
-    """A finished (or stopped) run: its summary in memory, the document on disk."""
-
-    def __init__(
-        self,
-        head: dict[str, Any],
-        output: Path,
-        stats: WindowStats,
-        records: dict[int, list[AttemptRecord]],
-    ) -> None:
-        self.head = head
-        self.output = output
-        self.stats = stats
-        self.records = records
-
-    @property
-    def summary(self) -> dict[str, Any]:
-        return self.head["summary"]  # type: ignore[no-any-return]
-
-    @property
-    def config(self) -> dict[str, Any]:
-        return self.head["config"]  # type: ignore[no-any-return]
-
-    @functools.cached_property
-    def document(self) -> dict[str, Any]:
-        """The whole results document (read back from the file: large runs never hold
-        it in memory unless asked)."""
-        return json.loads(self.output.read_bytes())  # type: ignore[no-any-return]
-
-    def errors(self) -> Iterator[tuple[int, int, str]]:
-        """(row, run, error) of errored attempts, then eval-fn errors, in row order."""
-        ordered = [r for index in sorted(self.records) for r in self.records[index]]
-        for r in ordered:
-            if r.error:
-                yield r.row_index, r.run_index, r.error
-        for r in ordered:
-            for fn, message in (r.fn_errors or {}).items():
-                yield r.row_index, r.run_index, f"{fn}: {message}"
-
-
-class RunAborted(OsmosisError):
-    """The run stopped for a reason that is not the rollouts' fault (exit 1)."""
-
-    code = "RUN_ABORTED"
-
-
-def fingerprint(
-    spec: RunSpec, info: DatasetInfo, target: ModelTarget | ModelSpec, kind: RolloutKind
-) -> dict[str, Any]:
-    """What a resumed run must share with the run it continues."""
-    return {
-        "model": target.model_path,
-        "base_url": redact_url(target.base_url) if target.base_url else None,
-        "dataset": str(info.path.resolve()),
-        "dataset_sha256": info.fingerprint,
-        "n": spec.n,
-        "pass_threshold": spec.pass_threshold,
-        "agent_workflow_timeout_s": spec.agent_workflow_timeout_s,
-        "grader_timeout_s": spec.grader_timeout_s,
-        "eval_fns": [fn.name for fn in spec.eval_fns],
-        "limit": spec.limit,
-        "sample": spec.sample,
-        "seed": spec.seed,
-        "sampling": dict(spec.sampling),
-        **kind.fingerprint(),
-        **spec.fingerprint_extra,
-    }
 
 
 class Runner:
@@ -220,9 +69,10 @@ class Runner:
         self.progress = Progress()
         self.kind = spec.rollout_kind()
         self.fn_names = [fn.name for fn in spec.eval_fns] or ["grader"]
+        self.tags: list[Tag] = [None] if spec.baseline is None else [None, BASELINE]
         self._client = model_client
         self._records: dict[int, list[AttemptRecord]] = {}
-        self._done: set[tuple[int, int]] = set()
+        self._done: set[tuple[int, int, Tag]] = set()
         self._journal: Journal | None = None
         self._window: asyncio.Future[WindowStats] | None = None
         self._stop = asyncio.Event()
@@ -231,6 +81,7 @@ class Runner:
         self._succeeded = 0  # attempts of this invocation that finished without error
         self._prepared: _Prepared | None = None
         self._resume_from: int | None = None
+        self._envs: dict[Tag, RunEnv] = {}
 
     # ------------------------------------------------------------ preparing
 
@@ -243,12 +94,16 @@ class Runner:
             return self._prepared
         spec = self.spec
         info = Dataset(spec.dataset).validate()
-        selected = select_rows(info.total_rows, spec.limit, sample=spec.sample, seed=spec.seed)
+        selected = select_rows(
+            info.total_rows, spec.limit, sample=spec.sample, seed=spec.seed, offset=spec.offset
+        )
         current = fingerprint(spec, info, spec.model, self.kind)
         self._check_journal(current)
-        target = spec.model.resolve() if isinstance(spec.model, ModelSpec) else spec.model
+        targets: dict[Tag, ModelTarget] = {None: _resolve(spec.model)}
+        if spec.baseline is not None:
+            targets[BASELINE] = _resolve(spec.baseline)
         selected_rows = count_selected(info.total_rows, selected)
-        self.progress.total = selected_rows * spec.n
+        self.progress.total = selected_rows * spec.n * len(self.tags)
         plan = RunPlan(
             total_rows=info.total_rows,
             selected_rows=selected_rows,
@@ -258,10 +113,11 @@ class Runner:
             seed=spec.seed,
             limit=spec.limit,
             rollout=self.kind.describe(),
-            model=target.describe(),
+            model=targets[None].describe(),
             output=spec.output,
+            baseline=targets[BASELINE].describe() if BASELINE in targets else None,
         )
-        self._prepared = _Prepared(plan, info, selected, target, current)
+        self._prepared = _Prepared(plan, info, selected, targets, current)
         return self._prepared
 
     def _check_journal(self, current: dict[str, Any]) -> None:
@@ -308,24 +164,11 @@ class Runner:
 
     async def run(self) -> RunResult:
         prepared = self._prepare()
-        plan, info, target = prepared.plan, prepared.info, prepared.target
         spec = self.spec
-        own_client = self._client is None
-        client = self._client or ModelClient(
-            target,
-            concurrency=spec.batch_size + 1,  # + the probe's own connection
-            default_params=spec.sampling,
-        )
-        self._client = client
-        env = RunEnv(
-            chat=client.chat,
-            model=target.model,
-            base_url=target.base_url,
-            api_key=target.api_key.get_secret_value() if target.api_key else None,
-            sampling=spec.sampling,
-            workflow_config=spec.workflow_config,
-            agent_timeout=spec.agent_workflow_timeout_s,
-        )
+        clients = self._clients(prepared.targets)
+        self._envs = {
+            tag: self._env(target, clients[tag]) for tag, target in prepared.targets.items()
+        }
         started = time.monotonic()
         self._journal = Journal(
             journal_path(spec.output),
@@ -336,25 +179,52 @@ class Runner:
         status = "stopped"
         stats = WindowStats()
         try:
-            await self.kind.start(env)
-            probe = self._start_probe(client, target)
+            await self.kind.start(self._envs[None])
+            probes = [self._start_probe(clients[tag], t) for tag, t in prepared.targets.items()]
             status = await self._run_window(prepared.selected, stats)
-            if probe is not None:
-                await asyncio.gather(probe, return_exceptions=True)
+            await asyncio.gather(*(p for p in probes if p is not None), return_exceptions=True)
         finally:
             await self.kind.stop()
             if self._unusable is not None:
                 self._journal.discard_this_run()
             self._journal.close()
-            if own_client:
-                await client.aclose()
+            for client in clients.values():
+                if client is not self._client:  # one passed in is its owner's to close
+                    await client.aclose()
         if self._unusable is not None:
             raise self._unusable
-        head = self._head(info, plan, target, status, started)
+        head = self._head(prepared, status, started)
         write_document(spec.output, head, self._records)
         if self._fatal is not None:
             raise self._fatal
         return RunResult(head, spec.output, stats, self._records)
+
+    def _clients(self, targets: dict[Tag, ModelTarget]) -> dict[Tag, ModelClient]:
+        spec = self.spec
+        clients: dict[Tag, ModelClient] = {}
+        for tag, target in targets.items():
+            if tag is None and self._client is not None:
+                clients[tag] = self._client
+                continue
+            clients[tag] = ModelClient(
+                target,
+                concurrency=spec.batch_size + 1,  # + the probe's own connection
+                default_params=spec.sampling,
+            )
+        return clients
+
+    def _env(self, target: ModelTarget, client: ModelClient) -> RunEnv:
+        spec = self.spec
+        return RunEnv(
+            chat=client.chat,
+            complete=client.complete,
+            model=target.model,
+            base_url=target.base_url,
+            api_key=target.api_key.get_secret_value() if target.api_key else None,
+            sampling=spec.sampling,
+            workflow_config=spec.workflow_config,
+            agent_timeout=spec.agent_workflow_timeout_s,
+        )
 
     def _start_probe(self, client: ModelClient, target: ModelTarget) -> asyncio.Future[Any] | None:
         """Check the endpoint and key alongside the first wave (no latency added): if it
@@ -394,11 +264,12 @@ class Runner:
             await asyncio.sleep(0)  # let the last attempts' bookkeeping run
         return "stopped" if self._stop.is_set() else "finished"
 
-    def _attempts(self, dataset: Dataset, selected: Any) -> Iterator[tuple[Row, int]]:
+    def _attempts(self, dataset: Dataset, selected: Any) -> Iterator[Item]:
         for row in dataset.rows(selected):
             for run_index in range(self.spec.n):
-                if (row.index, run_index) not in self._done:
-                    yield row, run_index
+                for tag in self.tags:
+                    if (row.index, run_index, tag) not in self._done:
+                        yield row, run_index, tag
 
     def _journal_failed(self, exc: OSError) -> None:
         self._abort(
@@ -412,11 +283,12 @@ class Runner:
 
     # ------------------------------------------------------------ attempts
 
-    async def _execute(self, item: tuple[Row, int]) -> None:
-        row, run_index = item
+    async def _execute(self, item: Item) -> None:
+        row, run_index, tag = item
         started = time.perf_counter()
-        outcome = await self._rollout_with_retries(row, run_index)
+        outcome = await self._rollout_with_retries(row, run_index, self._envs[tag])
         record = await self._record(row, run_index, outcome, started)
+        record.model_tag = tag
         # the attempt is over: its bookkeeping runs after the other ready callbacks, so
         # when many replies arrive together the next requests leave first
         asyncio.get_running_loop().call_soon(self._finish, record)
@@ -430,10 +302,10 @@ class Runner:
         if self.on_progress is not None:
             self.on_progress(self.progress)
 
-    async def _rollout_with_retries(self, row: Row, run_index: int) -> Outcome:
+    async def _rollout_with_retries(self, row: Row, run_index: int, env: RunEnv) -> Outcome:
         retries = 0
         while True:
-            outcome = await self.kind.run(row, run_index)
+            outcome = await self.kind.run(row, run_index, env)
             if not outcome.transient or retries >= self.spec.max_retries:
                 if retries:
                     outcome.extra["retries"] = retries
@@ -462,11 +334,7 @@ class Runner:
             scores = outcome.scores
         else:
             grades = await grade(
-                spec.eval_fns,
-                outcome.messages,
-                row,
-                run_index,
-                timeout=spec.grader_timeout_s,
+                spec.eval_fns, outcome.messages, row, run_index, timeout=spec.grader_timeout_s
             )
             scores, fn_errors, error = grades.scores, grades.fn_errors, grades.error
         transcript = None
@@ -500,17 +368,17 @@ class Runner:
         p.resumed += resumed
         p.tokens += record.tokens
         p.errors += not record.success
-        for fn in self.fn_names:
-            if passed(record, fn, self.spec.pass_threshold):
-                p.passed[fn] = p.passed.get(fn, 0) + 1
+        if record.model_tag is None:
+            for fn in self.fn_names:
+                if passed(record, fn, self.spec.pass_threshold):
+                    p.passed[fn] = p.passed.get(fn, 0) + 1
 
     # ------------------------------------------------------------ results
 
-    def _head(
-        self, info: DatasetInfo, plan: RunPlan, target: ModelTarget, status: str, started: float
-    ) -> dict[str, Any]:
+    def _head(self, prepared: _Prepared, status: str, started: float) -> dict[str, Any]:
         spec = self.spec
-        config = {
+        target = prepared.targets[None]
+        config: dict[str, Any] = {
             "model": target.model_path,
             "n_runs": spec.n,
             "pass_threshold": spec.pass_threshold,
@@ -519,22 +387,39 @@ class Runner:
             "batch_size": spec.batch_size,
             "seed": spec.seed,
             "dataset": str(spec.dataset),
-            "sampled": plan.sampled,
-            "total_dataset_rows": info.total_rows,
+            "sampled": prepared.plan.sampled,
+            "total_dataset_rows": prepared.info.total_rows,
             "base_url": redact_url(target.base_url) if target.base_url else None,
             "agent_workflow_timeout_s": spec.agent_workflow_timeout_s,
             "grader_timeout_s": spec.grader_timeout_s,
             "rollout_mode": self.kind.name,
         }
-        return document_head(
+        if spec.offset:
+            config["offset"] = spec.offset
+        duration_ms = int((time.monotonic() - started) * 1000)
+        head = document_head(
             config,
             self._records,
             self.fn_names,
             n=spec.n,
             pass_threshold=spec.pass_threshold,
-            duration_ms=int((time.monotonic() - started) * 1000),
+            duration_ms=duration_ms,
             status=status,
         )
+        if BASELINE in prepared.targets:
+            config["baseline_model"] = prepared.targets[BASELINE].model_path
+            head["model_summaries"] = model_summaries(
+                self._records,
+                self.fn_names,
+                {None: target.model_path, BASELINE: prepared.targets[BASELINE].model_path},
+                n=spec.n,
+                pass_threshold=spec.pass_threshold,
+            )
+        return head
+
+
+def _resolve(model: ModelTarget | ModelSpec) -> ModelTarget:
+    return model.resolve() if isinstance(model, ModelSpec) else model
 
 
 async def run(spec: RunSpec, *, on_progress: Callable[[Progress], None] | None = None) -> RunResult:

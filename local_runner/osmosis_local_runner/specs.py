@@ -15,7 +15,7 @@ from osmosis_client.platform.eval_config import EvalConfig
 
 from .dataset import find_dataset
 from .discovery import load_eval_fn, load_rollout, load_workflow, object_digest
-from .runner import RunSpec
+from .run_types import RunSpec
 
 
 @dataclass

@@ -15,7 +15,8 @@ from osmosis_client.llm.providers import resolve_target
 from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext, GraderContext
 from osmosis_local_runner.discovery import EvalFn
 from osmosis_local_runner.journal import journal_path
-from osmosis_local_runner.runner import Runner, RunSpec
+from osmosis_local_runner.run_types import RunSpec
+from osmosis_local_runner.runner import Runner
 
 
 def dataset(tmp_path: Path, rows: int = 10) -> Path:

@@ -4,7 +4,8 @@ Every kind implements :class:`RolloutKind`; the runner owns everything around it
 (rows, the sliding window, timeouts' bookkeeping, grading with eval fns, the
 journal, statistics and the results document), so each kind is small:
 
-- ``native``: osmosis-client's in-process ``AgentWorkflow`` (+ ``Grader``).
+- ``native``: osmosis-client's in-process ``AgentWorkflow`` (+ ``Grader``);
+- ``agent-loop``: a 0.2 ``RolloutAgentLoop``, in-process.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from ..dataset import Row
 Message = dict[str, Any]
 #: the runner's model call: (messages, params) → (assistant message, tokens used)
 ChatFn = Callable[[Sequence[Message], dict[str, Any]], Awaitable[tuple[Message, int]]]
+#: the same call, answering the raw chat-completions response
+CompleteFn = Callable[[Sequence[Message], dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 @dataclass
@@ -39,9 +42,10 @@ class Outcome:
 
 @dataclass(frozen=True)
 class RunEnv:
-    """What a rollout kind gets from the runner."""
+    """What a rollout kind gets from the runner for one model (the run's, or a baseline)."""
 
     chat: ChatFn
+    complete: CompleteFn
     model: str  # the name sent to the endpoint
     base_url: str | None
     api_key: str | None
@@ -61,6 +65,6 @@ class RolloutKind(Protocol):
 
     async def start(self, env: RunEnv) -> None: ...
 
-    async def run(self, row: Row, run_index: int) -> Outcome: ...
+    async def run(self, row: Row, run_index: int, env: RunEnv) -> Outcome: ...
 
     async def stop(self) -> None: ...

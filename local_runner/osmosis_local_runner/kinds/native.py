@@ -20,7 +20,6 @@ class NativeRollout:
         self.source = source  # where it came from, for the plan line
         self.digest = digest  # of the entrypoint's sources, for resume
         self._is_async = inspect.iscoroutinefunction(getattr(workflow, "run", None))
-        self._env: RunEnv | None = None
 
     def describe(self) -> str:
         where = f" from {self.source}" if self.source else ""
@@ -30,12 +29,9 @@ class NativeRollout:
         return {"rollout": f"native:{self.digest}"} if self.digest else {}
 
     async def start(self, env: RunEnv) -> None:
-        self._env = env
+        return None
 
-    async def run(self, row: Row, run_index: int) -> Outcome:
-        env = self._env
-        if env is None:
-            raise RuntimeError("NativeRollout.run before start")
+    async def run(self, row: Row, run_index: int, env: RunEnv) -> Outcome:
         ctx = AgentWorkflowContext(
             prompt=row.prompt(),
             metadata=row.metadata,
@@ -68,4 +64,4 @@ class NativeRollout:
         return Outcome(messages, ctx.tokens)
 
     async def stop(self) -> None:
-        self._env = None
+        return None

@@ -1,0 +1,185 @@
+"""The runner's data: what a run needs (:class:`RunSpec`), what it will do
+(:class:`RunPlan`), how far it is (:class:`Progress`) and what it produced
+(:class:`RunResult`)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from osmosis_client._redact import redact_url
+from osmosis_client.errors import InvalidInputError, OsmosisError
+from osmosis_client.llm.providers import ModelSpec, ModelTarget
+
+from .dataset import DatasetInfo
+from .discovery import EvalFn
+from .journal import AttemptRecord
+from .kinds import RolloutKind
+from .kinds.native import NativeRollout
+from .scheduler import WindowStats
+
+
+@dataclass
+class RunSpec:
+    """Everything one local run needs (flags already merged over the TOML)."""
+
+    model: ModelTarget | ModelSpec
+    dataset: Path
+    workflow: Any = None  # shorthand for rollout=NativeRollout(workflow)
+    eval_fns: list[EvalFn] = field(default_factory=list)
+    output: Path = Path("results.json")
+    rollout: RolloutKind | None = None
+    n: int = 1
+    batch_size: int = 1
+    pass_threshold: float = 1.0
+    limit: int | None = None
+    sample: bool = False  # TOML mode: no limit → seeded 10 % sample
+    seed: int = 0
+    offset: int = 0  # rows skipped first (the seed form's --offset); indices stay absolute
+    agent_workflow_timeout_s: float = 450.0
+    grader_timeout_s: float = 150.0
+    sampling: dict[str, Any] = field(default_factory=dict)
+    workflow_config: dict[str, Any] = field(default_factory=dict)
+    resume: bool = False
+    probe: bool = True
+    transcripts: bool = True  # keep each attempt's final messages in the document
+    max_retries: int = 0  # whole-attempt retries of transient infrastructure errors
+    #: a second model every attempt also runs on (--baseline-model): model_summaries
+    baseline: ModelTarget | ModelSpec | None = None
+    #: extra keys that resume must match (e.g. digests of the eval fns' sources)
+    fingerprint_extra: dict[str, Any] = field(default_factory=dict)
+
+    def rollout_kind(self) -> RolloutKind:
+        if self.rollout is not None:
+            return self.rollout
+        if self.workflow is None:
+            raise InvalidInputError("nothing to run: give a workflow or a rollout")
+        self.rollout = NativeRollout(self.workflow)
+        return self.rollout
+
+
+@dataclass
+class Progress:
+    """A live view of the run for progress displays (updated in place)."""
+
+    total: int = 0
+    done: int = 0
+    errors: int = 0
+    tokens: int = 0
+    resumed: int = 0
+    passed: dict[str, int] = field(default_factory=dict)  # per eval fn
+    started_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started_at
+
+    @property
+    def rate(self) -> float:
+        fresh = self.done - self.resumed
+        return fresh / self.elapsed if self.elapsed > 0 else 0.0
+
+    def pass_rate(self, fn: str) -> float | None:
+        return self.passed.get(fn, 0) / self.done if self.done else None
+
+    @property
+    def eta(self) -> float | None:
+        rate = self.rate
+        return (self.total - self.done) / rate if rate > 0 else None
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What ``run()`` will do, known before any model call."""
+
+    total_rows: int
+    selected_rows: int
+    attempts: int  # selected rows × n (× 2 with a baseline model)
+    resumed: int  # attempts already in the journal
+    sampled: bool  # a seeded random sample (no limit given)
+    seed: int
+    limit: int | None
+    rollout: str  # the rollout kind's description
+    model: str
+    output: Path
+    baseline: str | None = None
+
+
+class RunResult:
+    """A finished (or stopped) run: its summary in memory, the document on disk."""
+
+    def __init__(
+        self,
+        head: dict[str, Any],
+        output: Path,
+        stats: WindowStats,
+        records: dict[int, list[AttemptRecord]],
+    ) -> None:
+        self.head = head
+        self.output = output
+        self.stats = stats
+        self.records = records
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.head["summary"]  # type: ignore[no-any-return]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.head["config"]  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def document(self) -> dict[str, Any]:
+        """The whole results document (read back from the file: large runs never hold
+        it in memory unless asked)."""
+        return json.loads(self.output.read_bytes())  # type: ignore[no-any-return]
+
+    def errors(self) -> Iterator[tuple[int, int, str]]:
+        """(row, run, error) of errored attempts, then eval-fn errors, in row order."""
+        ordered = [r for index in sorted(self.records) for r in self.records[index]]
+        for r in ordered:
+            if r.error:
+                yield r.row_index, r.run_index, r.error
+        for r in ordered:
+            for fn, message in (r.fn_errors or {}).items():
+                yield r.row_index, r.run_index, f"{fn}: {message}"
+
+
+class RunAborted(OsmosisError):
+    """The run stopped for a reason that is not the rollouts' fault (exit 1)."""
+
+    code = "RUN_ABORTED"
+
+
+def fingerprint(
+    spec: RunSpec, info: DatasetInfo, target: ModelTarget | ModelSpec, kind: RolloutKind
+) -> dict[str, Any]:
+    """What a resumed run must share with the run it continues."""
+    extra: dict[str, Any] = {}
+    if spec.offset:
+        extra["offset"] = spec.offset
+    if spec.baseline is not None:
+        extra["baseline"] = spec.baseline.model_path
+    return {
+        "model": target.model_path,
+        "base_url": redact_url(target.base_url) if target.base_url else None,
+        "dataset": str(info.path.resolve()),
+        "dataset_sha256": info.fingerprint,
+        "n": spec.n,
+        "pass_threshold": spec.pass_threshold,
+        "agent_workflow_timeout_s": spec.agent_workflow_timeout_s,
+        "grader_timeout_s": spec.grader_timeout_s,
+        "eval_fns": [fn.name for fn in spec.eval_fns],
+        "limit": spec.limit,
+        "sample": spec.sample,
+        "seed": spec.seed,
+        "sampling": dict(spec.sampling),
+        **kind.fingerprint(),
+        **extra,
+        **spec.fingerprint_extra,
+    }
