@@ -1,8 +1,9 @@
 """A loopback OpenAI-compatible endpoint for tests and benchmarks (aiohttp, 127.0.0.1).
 
 Runs in a background thread with its own event loop. It answers
-``POST /v1/chat/completions`` like a calculator, records requests, and can be
-told to fail (status storms, Retry-After), to be slow, or to hang.
+``POST /v1/chat/completions`` like a calculator — a tool-using one when the request
+offers tools (a tool call first, then the tool's result) —, records requests, and
+can be told to fail (status storms, Retry-After), to be slow, or to hang.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from osmosis_client.llm.mock import calculate
+from tests.e2e.trainer_double import calculator_reply
 
 
 @dataclass
@@ -80,7 +82,12 @@ class StubOpenAI:
             s.in_flight -= 1
         messages = body.get("messages") or [{}]
         question = str(messages[-1].get("content", ""))
-        content = s.replies.popleft() if s.replies else (calculate(question) or question)
+        message: dict[str, Any]
+        if body.get("tools") and not s.replies:
+            message = calculator_reply(messages)
+        else:
+            content = s.replies.popleft() if s.replies else (calculate(question) or question)
+            message = {"role": "assistant", "content": content}
         return web.Response(
             text=json.dumps(
                 {
@@ -90,8 +97,8 @@ class StubOpenAI:
                     "choices": [
                         {
                             "index": 0,
-                            "message": {"role": "assistant", "content": content},
-                            "finish_reason": "stop",
+                            "message": message,
+                            "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
                         }
                     ],
                     "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},

@@ -49,6 +49,7 @@ def test_every_contract_route_is_described() -> None:
         ("/api/cli/eval-runs/{name_or_id}", "get"),
         ("/api/cli/eval-runs/{name_or_id}/metrics", "get"),
         ("/api/cli/eval-runs/{name_or_id}/stop", "post"),
+        ("/api/cli/rollout-server/register", "post"),
     }
 
 
@@ -67,6 +68,7 @@ MODEL_SCHEMAS: list[tuple[type[BaseModel], str]] = [
     (models.RunConfig, "RunConfig"),
     (models.RunMetrics, "RunMetrics"),
     (models._RawPage, "EvalRunPage"),
+    (models.RegisteredServer, "RegisteredServer"),
 ]
 
 
@@ -135,6 +137,12 @@ def test_double_answers_match_the_schemas(double: PlatformDouble) -> None:
     )
     check(double.route("POST", f"/api/cli/eval-runs/{created['id']}/stop", AUTH, {})[1], "Error")
     check(double.route("GET", "/api/cli/eval-runs/nope", AUTH, None)[1], "Error")
+    register = {"host": "127.0.0.1", "port": 9, "agent_loop_name": "calculator"}
+    check(register, "RolloutServerRegister")
+    check(
+        double.route("POST", "/api/cli/rollout-server/register", AUTH, register)[1],
+        "RegisteredServer",
+    )
 
 
 def test_submit_payloads_match_the_create_schema(tmp_path: Path) -> None:

@@ -51,6 +51,13 @@ OutOpt = Annotated[
     typer.Option("-o", "--output", metavar="PATH", help="Results file (journal beside it)."),
 ]
 ResumeOpt = Annotated[bool, typer.Option("--resume", help="Continue the run recorded at -o PATH.")]
+NoCompatOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-compat",
+        help="Do not serve `osmosis_ai` 0.2 imports from osmosis-client's compatibility layer.",
+    ),
+]
 MaxErrorRateOpt = Annotated[
     float | None,
     typer.Option(
@@ -147,7 +154,9 @@ def seed(
     ctx: typer.Context,
     module: Annotated[
         str | None,
-        typer.Option("-m", "--module", metavar="MODULE:ATTR", help="The agent workflow."),
+        typer.Option(
+            "-m", "--module", metavar="MODULE:ATTR", help="An AgentWorkflow or a RolloutAgentLoop."
+        ),
     ] = None,
     dataset: Annotated[
         Path | None, typer.Option("-d", "--dataset", metavar="FILE", help="Dataset file.")
@@ -159,10 +168,53 @@ def seed(
     ] = None,
     base_url: BaseUrlOpt = None,
     api_key_env: KeyEnvOpt = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            metavar="KEY",
+            help="The key itself (visible to other users in argv: prefer --api-key-env).",
+        ),
+    ] = None,
     n: NOpt = None,
     batch_size: BatchOpt = None,
     pass_threshold: ThresholdOpt = None,
     limit: LimitOpt = None,
+    offset: Annotated[
+        int,
+        typer.Option("--offset", min=0, metavar="N", help="Skip the first N rows (indices stay)."),
+    ] = 0,
+    max_turns: Annotated[
+        int | None,
+        typer.Option("--max-turns", min=1, metavar="N", help="Agent loops: turns (default 10)."),
+    ] = None,
+    temperature: Annotated[
+        float | None, typer.Option("--temperature", metavar="T", help="Sampling temperature.")
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", min=1, metavar="N", help="Tokens per model answer."),
+    ] = None,
+    baseline_model: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline-model", metavar="MODEL", help="Also run every item on this model."
+        ),
+    ] = None,
+    baseline_base_url: Annotated[
+        str | None,
+        typer.Option("--baseline-base-url", metavar="URL", help="The baseline's endpoint."),
+    ] = None,
+    baseline_api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline-api-key-env", metavar="NAME", help="NAME of the baseline's key variable."
+        ),
+    ] = None,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Agent loops: ctx.log_event traces to ./local_debug/.")
+    ] = False,
+    no_compat: NoCompatOpt = False,
     output: OutOpt = None,
     resume: ResumeOpt = False,
     max_error_rate: MaxErrorRateOpt = None,
@@ -172,12 +224,15 @@ def seed(
 ) -> None:
     """The seed form: osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN.
 
-    Runs a workflow over every row of a dataset (unless --limit) and scores each
-    attempt with the eval functions.
+    Runs an AgentWorkflow or a 0.2 RolloutAgentLoop over every row of a dataset
+    (unless --limit) and scores each attempt with the eval functions.
     """
     from osmosis_client.errors import InvalidInputError
     from osmosis_local_runner.specs import Overrides, seed_spec
 
+    from .user_imports import prepare_user_imports
+
+    out = current_output()
     _refuse_stray(stray)
     given = {"-m": module, "-d": dataset, "--model": model, "--eval-fn": eval_fn}
     missing = [flag for flag, value in given.items() if not value]
@@ -185,6 +240,11 @@ def seed(
         raise InvalidInputError(
             f"missing {', '.join(missing)}",
             hint="osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN",
+        )
+    if api_key is not None:
+        out.warn(
+            "--api-key puts the key in your shell history and the process list: "
+            "prefer --api-key-env NAME"
         )
     flags = Overrides(
         output=results_path(output, dataset.stem, resume=resume),
@@ -196,9 +256,19 @@ def seed(
         base_url=base_url,
         api_key_env=api_key_env,
         resume=resume,
+        offset=offset,
+        max_turns=max_turns,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        api_key=api_key,
+        baseline_model=baseline_model,
+        baseline_base_url=baseline_base_url,
+        baseline_api_key_env=baseline_api_key_env,
+        debug_dir=Path("local_debug") if debug else None,
     )
+    prepare_user_imports(out, no_compat=no_compat)
     spec = seed_spec(module, dataset, eval_fn or [], flags)
-    execute(spec, current_output(), quiet=quiet, max_error_rate=max_error_rate)
+    execute(spec, out, quiet=quiet, max_error_rate=max_error_rate)
 
 
 def _refuse_stray(stray: list[str] | None) -> None:
@@ -294,6 +364,8 @@ def _show_plan(out: Output, plan: RunPlan, spec: RunSpec) -> None:
     out.info(f"Plan: {rows}, {spec.batch_size} in flight")
     out.info(f"  rollout: {plan.rollout}")
     out.info(f"  model:   {plan.model}")
+    if plan.baseline:
+        out.info(f"  baseline: {plan.baseline}")
     out.info(f"  results: {plan.output}")
 
 

@@ -125,6 +125,11 @@ class Output:
         self.stderr.write(text + "\n")
         self.stderr.flush()
 
+    def note(self, text: str) -> None:
+        """A one-off notice on stderr, printed in every mode (stdout stays clean)."""
+        self.stderr.write(f"note: {text}\n")
+        self.stderr.flush()
+
     def warn(self, text: str) -> None:
         self.stderr.write(f"warning: {text}\n")
         self.stderr.flush()

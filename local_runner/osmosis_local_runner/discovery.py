@@ -200,6 +200,23 @@ def load_workflow(spec: str, *, cwd: Path | None = None) -> NativeRollout:
     return NativeRollout(workflow, source=where, digest=object_digest(value))
 
 
+def load_agent_loop(value: Any, where: str) -> Any:
+    """A ``RolloutAgentLoop`` instance from a class or an instance, checked."""
+    from osmosis_client.rollout.agent_loop import is_agent_loop
+
+    if not is_agent_loop(value):
+        raise InvalidInputError(
+            f"{where} is not a RolloutAgentLoop (got {type(value).__name__})",
+            hint="point -m at your RolloutAgentLoop subclass or an instance of it",
+            code="BAD_MODULE",
+        )
+    loop = _instantiate(value, object, "agent loop")
+    for method in ("get_tools", "run"):
+        if not callable(getattr(loop, method, None)):
+            raise InvalidInputError(f"agent loop {type(loop).__name__} has no {method}()")
+    return loop
+
+
 def load_rollout(entrypoint: Path, root: Path) -> tuple[NativeRollout, EvalFn]:
     """The workflow and grader of a rollout entrypoint (``workflow``/``grader`` win)."""
     module = import_file(entrypoint, extra_paths=(root,))

@@ -9,12 +9,25 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
 
 from osmosis_client.llm.providers import ModelSpec
 from osmosis_client.platform.eval_config import EvalConfig
 
 from .dataset import find_dataset
-from .discovery import load_eval_fn, load_rollout, load_workflow, object_digest
+from .discovery import (
+    as_workflow,
+    load_agent_loop,
+    load_attr,
+    load_eval_fn,
+    load_rollout,
+    object_digest,
+)
+from .kinds import RolloutKind
+from .kinds.agent_loop import AgentLoopRollout
+from .kinds.native import NativeRollout
 from .run_types import RunSpec
 
 
@@ -33,6 +46,25 @@ class Overrides:
     api_key_env: str | None = None
     seed: int | None = None
     resume: bool = False
+    # the seed form's flags (the published `osmosis eval -m` had them)
+    offset: int = 0
+    max_turns: int | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    api_key: str | None = None
+    baseline_model: str | None = None
+    baseline_base_url: str | None = None
+    baseline_api_key_env: str | None = None
+    debug_dir: Path | None = None
+
+    def sampling(self) -> dict[str, Any]:
+        """The sampling flags given (and only those)."""
+        params: dict[str, Any] = {}
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+        return params
 
 
 def dataset_of(config: EvalConfig, given: Path | None) -> Path:
@@ -79,19 +111,49 @@ def config_spec(config: EvalConfig, flags: Overrides) -> RunSpec:
     )
 
 
+def seed_rollout(module: str, flags: Overrides) -> RolloutKind:
+    """``-m MODULE:ATTR``: a 0.2 ``RolloutAgentLoop`` (class or instance) or a native
+    ``AgentWorkflow`` / ``run(ctx)`` function."""
+    from osmosis_client.rollout.agent_loop import is_agent_loop
+
+    value, where = load_attr(module)
+    if is_agent_loop(value):
+        return AgentLoopRollout(
+            load_agent_loop(value, where),
+            source=where,
+            digest=object_digest(value),
+            max_turns=flags.max_turns or 10,
+            completion_params=flags.sampling(),
+            debug_dir=flags.debug_dir,
+        )
+    return NativeRollout(as_workflow(value, where), source=where, digest=object_digest(value))
+
+
 def seed_spec(module: str, dataset: Path, eval_fns: list[str], flags: Overrides) -> RunSpec:
     """The seed form: every row (unless a limit), scored by the eval fns."""
     from osmosis_client.errors import InvalidInputError
 
-    rollout = load_workflow(module)
+    rollout = seed_rollout(module, flags)
     fns = [load_eval_fn(spec) for spec in eval_fns]
     names = [fn.name for fn in fns]
     if len(set(names)) != len(names):
         raise InvalidInputError("the same --eval-fn is given twice")
     if flags.model is None:
         raise InvalidInputError("no model given", code="NO_MODEL")
+    baseline = None
+    if flags.baseline_model:
+        baseline = ModelSpec(
+            flags.baseline_model,
+            base_url=flags.baseline_base_url,
+            api_key_env=flags.baseline_api_key_env,
+        )
     return RunSpec(
-        model=ModelSpec(flags.model, base_url=flags.base_url, api_key_env=flags.api_key_env),
+        model=ModelSpec(
+            flags.model,
+            base_url=flags.base_url,
+            api_key_env=flags.api_key_env,
+            api_key=SecretStr(flags.api_key) if flags.api_key else None,
+        ),
         dataset=dataset,
         rollout=rollout,
         eval_fns=fns,
@@ -100,7 +162,10 @@ def seed_spec(module: str, dataset: Path, eval_fns: list[str], flags: Overrides)
         batch_size=flags.batch_size or 1,
         pass_threshold=1.0 if flags.pass_threshold is None else flags.pass_threshold,
         limit=flags.limit,
+        offset=flags.offset,
         sample=False,
+        sampling=flags.sampling(),
         resume=flags.resume,
+        baseline=baseline,
         fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
     )

@@ -7,7 +7,10 @@ example and the test suite run anywhere. Behaviours (``mock/<name>``):
 - ``calculator``: evaluates the arithmetic expression in the last user message;
 - ``flaky-calculator``: like ``calculator`` but wrong on ~30 % of (prompt, seed) pairs
   — pass ``seed`` (e.g. the run index) to get different attempts;
-- ``judge``: answers a rubric prompt with ``{"score", "explanation"}`` JSON.
+- ``judge``: answers a rubric prompt with ``{"score", "explanation"}`` JSON;
+- ``tool-calculator``: for "What is A op B?" with calculator tools offered (``add``,
+  ``subtract``, ``multiply``, ``divide`` taking ``a`` and ``b``), first calls the
+  matching tool, then answers with the tool's result (an agent-loop test double).
 
 A ``@<ms>`` suffix adds latency: ``mock/echo@200`` answers after 200 ms.
 """
@@ -100,11 +103,48 @@ def _judge(messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> 
     return json.dumps({"score": score, "explanation": "mock judge: deterministic score"})
 
 
-BEHAVIOURS: dict[str, Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], str]] = {
+_BINARY = re.compile(r"(-?\d+(?:\.\d+)?)\s*([-+*/])\s*(-?\d+(?:\.\d+)?)")
+_TOOLS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}
+
+
+def _tool_calculator(
+    messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]
+) -> str | dict[str, Any]:
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    results = [m for m in messages[last_user + 1 :] if m.get("role") == "tool"]
+    if results:
+        return str(results[-1].get("content", ""))
+    offered = {
+        (tool.get("function") or {}).get("name")
+        for tool in params.get("tools") or []
+        if isinstance(tool, Mapping)
+    }
+    match = _BINARY.search(_last_user(messages))
+    if match is None or _TOOLS[match.group(2)] not in offered:
+        return _calculator(messages, params)
+    a, op, b = match.groups()
+    arguments = {"a": float(a) if "." in a else int(a), "b": float(b) if "." in b else int(b)}
+    call_id = f"call_{_digest(messages, params.get('seed')) % 10**12:012d}"
+    return {
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": _TOOLS[op], "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
+
+
+Behaviour = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], "str | dict[str, Any]"]
+
+BEHAVIOURS: dict[str, Behaviour] = {
     "echo": _echo,
     "calculator": _calculator,
     "flaky-calculator": _flaky,
     "judge": _judge,
+    "tool-calculator": _tool_calculator,
 }
 
 
@@ -135,9 +175,14 @@ async def complete(name: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     if latency:
         await asyncio.sleep(latency)
     messages = payload.get("messages") or []
-    content = BEHAVIOURS[behaviour](messages, payload)
+    answer = BEHAVIOURS[behaviour](messages, payload)
+    message: dict[str, Any] = {"role": "assistant"}
+    if isinstance(answer, dict):
+        message.update(answer)
+    else:
+        message["content"] = answer
     prompt_tokens = sum(_words(str(m.get("content", ""))) for m in messages) + 1
-    completion_tokens = _words(content) + 1
+    completion_tokens = _words(json.dumps(answer) if isinstance(answer, dict) else answer) + 1
     return {
         "id": f"mock-{_digest(messages, payload.get('seed')):x}",
         "object": "chat.completion",
@@ -145,8 +190,8 @@ async def complete(name: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
             }
         ],
         "usage": {

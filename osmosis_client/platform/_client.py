@@ -23,6 +23,7 @@ from osmosis_client.platform._transport import DEFAULT_TIMEOUT, Transport, decod
 from osmosis_client.platform.resources._base import Call
 from osmosis_client.platform.resources.auth import AsyncAuth, Auth
 from osmosis_client.platform.resources.eval_runs import AsyncEvalRuns, EvalRuns
+from osmosis_client.platform.resources.rollout_servers import AsyncRolloutServers, RolloutServers
 from osmosis_client.platform.resources.workspaces import AsyncWorkspaces, Workspaces
 from osmosis_client.platform.settings import resolve_platform_url
 
@@ -121,6 +122,7 @@ class Client(_BaseClient):
         self.auth = Auth(self)
         self.workspaces = Workspaces(self)
         self.eval_runs = EvalRuns(self)
+        self.rollout_servers = RolloutServers(self)
 
     def _execute(self, call: Call[T]) -> T:
         response = drive_sync(
@@ -168,6 +170,7 @@ class AsyncClient(_BaseClient):
         self.auth = AsyncAuth(self)
         self.workspaces = AsyncWorkspaces(self)
         self.eval_runs = AsyncEvalRuns(self)
+        self.rollout_servers = AsyncRolloutServers(self)
 
     async def _execute(self, call: Call[T]) -> T:
         response = await drive_async(

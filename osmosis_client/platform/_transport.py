@@ -90,6 +90,8 @@ class RequestOptions:
     retry: bool = True
     #: said on a failure after which the platform may still have acted (e.g. a create)
     ambiguous_hint: str | None = None
+    #: seconds for this call (default: the client's timeout)
+    timeout: float | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -143,7 +145,11 @@ class Transport:
             params=options.params,
             json=options.json,
             # explicit: httpx before 0.28 sends a bare Request with no timeout at all
-            extensions={"timeout": self.timeout.as_dict()},
+            extensions={
+                "timeout": (
+                    httpx.Timeout(options.timeout) if options.timeout else self.timeout
+                ).as_dict()
+            },
         )
 
     def plan(self, options: RequestOptions) -> Plan:

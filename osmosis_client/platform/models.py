@@ -295,6 +295,19 @@ def page_from_wire(data: Any) -> EvalRunPage:
     )
 
 
+class HealthCheck(WireModel):
+    server_info: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class RegisteredServer(WireModel):
+    """The answer of ``POST /api/cli/rollout-server/register``."""
+
+    id: Id
+    status: str
+    health_check_result: HealthCheck | None = None
+
+
 class Overview(WireModel):
     duration_ms: float | None = None
     total_samples: int | None = None

@@ -12,7 +12,7 @@ import asyncio
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,8 +33,9 @@ JUDGE_SYSTEM_PROMPT = (
 
 
 @dataclass(frozen=True)
-class RubricResult:
-    """What ``evaluate_rubric(..., return_details=True)`` returns."""
+class RubricResult(Mapping[str, Any]):
+    """What ``evaluate_rubric(..., return_details=True)`` returns: attributes, and a
+    read-only mapping as the published SDK's dict was (``result["score"]``)."""
 
     score: float
     explanation: str
@@ -42,6 +43,20 @@ class RubricResult:
     model: str
     attempts: int
     clamped: bool = False
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _RESULT_KEYS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_RESULT_KEYS)
+
+    def __len__(self) -> int:
+        return len(_RESULT_KEYS)
+
+
+_RESULT_KEYS = ("score", "explanation", "raw", "model", "attempts", "clamped")
 
 
 def _bounds(model_info: Mapping[str, Any]) -> tuple[float, float]:

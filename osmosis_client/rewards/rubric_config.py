@@ -1,16 +1,32 @@
-"""Rubric config files (YAML or TOML): ``version`` and ``rubrics: [{id, rubric, model_info, …}]``.
+"""Rubric config files (YAML or TOML), in the published SDK's shape::
 
-Configs may not carry ``extra_info``: per-example context belongs in the dataset.
+    version: 1
+    title: Support rubrics            # optional, descriptive
+    default_score_min: 0              # optional: for entries without their own bounds
+    default_score_max: 1
+    rubrics:
+      - id: support_followup
+        title: Follow-up quality      # optional, descriptive
+        rubric: "…"
+        model_info: {provider: openai, model: gpt-5-mini, api_key_env: OPENAI_API_KEY}
+        score_min: 0                  # optional
+        score_max: 1
+
+Configs may not carry ``extra_info`` (per-example context belongs in the dataset)
+nor a literal ``api_key``. Other unknown keys are ignored with a warning.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from osmosis_client.errors import ConfigError, Problem
+
+logger = logging.getLogger("osmosis_client")
 
 
 class _Strict(BaseModel):
@@ -34,6 +50,7 @@ class RubricEntry(_Strict):
     model_info: JudgeModelInfo
     score_min: float = 0.0
     score_max: float = 1.0
+    title: str | None = None
     description: str | None = None
 
     @model_validator(mode="after")
@@ -52,7 +69,13 @@ class RubricEntry(_Strict):
 
 class RubricConfig(_Strict):
     version: int = 1
+    title: str | None = None
+    description: str | None = None
+    default_score_min: float | None = None
+    default_score_max: float | None = None
     rubrics: list[RubricEntry] = Field(min_length=1)
+    #: unknown keys that were ignored (``PATH: key``), for the caller to show
+    warnings: list[str] = Field(default_factory=list, exclude=True)
 
     @model_validator(mode="after")
     def _unique(self) -> RubricConfig:
@@ -108,8 +131,11 @@ def load_rubric_config(path: Path) -> RubricConfig:
     data = _read(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a mapping with `rubrics`")
+    data, warnings = _known_keys(data, str(path))
+    for warning in warnings:
+        logger.warning("%s", warning)
     try:
-        return RubricConfig.model_validate(data)
+        return RubricConfig.model_validate({**data, "warnings": warnings})
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -121,6 +147,43 @@ def load_rubric_config(path: Path) -> RubricConfig:
             )
             problems.append(Problem(str(path), None, None, key, message))
         raise ConfigError(f"{path} is not a valid rubric config", problems) from None
+
+
+_TOP_KEYS = {"version", "title", "description", "default_score_min", "default_score_max", "rubrics"}
+_ENTRY_KEYS = {"id", "title", "description", "rubric", "model_info", "score_min", "score_max"}
+
+
+def _known_keys(data: dict[str, Any], shown: str) -> tuple[dict[str, Any], list[str]]:
+    """Drop unknown descriptive keys (warnings); keep ``extra_info`` so it is refused.
+    Entries without bounds get the file's ``default_score_min`` / ``default_score_max``."""
+    warnings: list[str] = []
+
+    def keep(raw: dict[str, Any], known: set[str], where: str) -> dict[str, Any]:
+        out = {}
+        for key, value in raw.items():
+            if key in known or key == "extra_info":
+                out[key] = value
+            else:
+                warnings.append(f"{shown}: {where}{key}: unknown key ignored")
+        return out
+
+    top = keep(data, _TOP_KEYS, "")
+    entries = top.get("rubrics")
+    if isinstance(entries, list):
+        defaults = {
+            "score_min": top.get("default_score_min"),
+            "score_max": top.get("default_score_max"),
+        }
+        top["rubrics"] = [
+            {
+                **{k: v for k, v in defaults.items() if v is not None},
+                **keep(entry, _ENTRY_KEYS, f"rubrics.{i}."),
+            }
+            if isinstance(entry, dict)
+            else entry
+            for i, entry in enumerate(entries)
+        ]
+    return top, warnings
 
 
 RUBRIC_CONFIG_NAMES = ("rubric_configs.yaml", "rubric_configs.yml", "rubric_configs.toml")

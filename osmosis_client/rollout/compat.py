@@ -32,6 +32,7 @@ import threading
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 _REWARDS = (
@@ -127,7 +128,10 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                 setattr(module, name, getattr(loaded, name))
         if is_package:
             # a real installation's other submodules stay importable beside the layer
-            module.__path__ = [*self._real_path] if spec.name == "osmosis_ai" else []
+            parts = spec.name.split(".")[1:]
+            module.__path__ = [
+                str(Path(root, *parts)) for root in self._real_path if Path(root, *parts).is_dir()
+            ]
         return module
 
     def exec_module(self, module: types.ModuleType) -> None:

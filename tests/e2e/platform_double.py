@@ -89,6 +89,7 @@ class PlatformState:
     running_s: float = 0.4
     pass_rate: float = 0.85
     version_status: str | None = None
+    registered: list[dict[str, Any]] = field(default_factory=list)
 
 
 TERMINAL = {"finished", "failed", "stopped"}
@@ -313,6 +314,25 @@ class PlatformDouble:
             return 404, {"code": "GIT_REPOSITORY_NOT_CONNECTED", "message": "not connected"}
         return None
 
+    def _register(self, body: dict[str, Any]) -> tuple[int, Any]:
+        """Register a rollout server: like the platform, health-check it at once."""
+        import urllib.request
+
+        self.state.registered.append(body)
+        url = f"http://{body['host']}:{body['port']}/health"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                info = json.loads(response.read())
+            result: dict[str, Any] = {"server_info": info}
+            status = "healthy"
+        except OSError as exc:
+            result, status = {"error": str(exc)}, "unhealthy"
+        return 200, {
+            "id": f"rs-{len(self.state.registered)}",
+            "status": status,
+            "health_check_result": result,
+        }
+
     def route(self, method: str, raw_path: str, headers: Any, body: Any) -> tuple[int, Any]:
         s = self.state
         parts = urlsplit(raw_path)
@@ -351,6 +371,8 @@ class PlatformDouble:
         if method == "DELETE" and path.startswith("/api/cli/tokens/"):
             s.revoked.add(s.token)
             return 204, None
+        if method == "POST" and path == "/api/cli/rollout-server/register":
+            return self._scope_error(headers) or self._register(body)
         if not path.startswith("/api/cli/eval-runs"):
             return 404, {"code": "NOT_FOUND", "message": f"no route {method} {path}"}
         scope = self._scope_error(headers)

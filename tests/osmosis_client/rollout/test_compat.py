@@ -1,0 +1,118 @@
+"""The osmosis_ai 0.2 compatibility layer: what it serves, when, and how it says so."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from osmosis_client.rollout import compat
+
+
+@pytest.fixture(autouse=True)
+def clean() -> Iterator[None]:
+    compat.uninstall()
+    yield
+    compat.uninstall()
+    for name in [n for n in sys.modules if n == "osmosis_ai" or n.startswith("osmosis_ai.")]:
+        del sys.modules[name]
+
+
+def test_with_nothing_installed_the_layer_is_chosen() -> None:
+    decision = compat.decide()
+    assert decision.choice == "layer" and decision.installed is None and decision.message is None
+
+
+def test_every_published_import_path_resolves_to_our_objects() -> None:
+    used: list[int] = []
+    compat.install(on_first_use=lambda: used.append(1))
+    assert used == []  # nothing announced until user code imports it
+    from osmosis_ai import (  # type: ignore[import-not-found]
+        MissingAPIKeyError,
+        ModelNotFoundError,
+        ProviderRequestError,
+        evaluate_rubric,
+        osmosis_reward,
+        osmosis_rubric,
+    )
+    from osmosis_ai.rollout import RolloutAgentLoop, RolloutContext, create_app  # type: ignore[import-not-found]
+    from osmosis_ai.rollout.core.exceptions import ToolArgumentError  # type: ignore[import-not-found]
+    from osmosis_ai.rollout.core.schemas import (  # type: ignore[import-not-found]
+        OpenAIFunctionToolSchema,
+        RolloutRequest,
+        RolloutStatus,
+    )
+    from osmosis_ai.rollout.tools import execute_tool_calls  # type: ignore[import-not-found]
+
+    import osmosis_client.errors as errors
+    import osmosis_client.rewards as rewards
+    import osmosis_client.rollout as rollout
+
+    assert used == [1]  # announced once
+    assert osmosis_reward is rewards.osmosis_reward and evaluate_rubric is rewards.evaluate_rubric
+    assert osmosis_rubric is rewards.osmosis_rubric
+    assert MissingAPIKeyError is errors.MissingAPIKeyError
+    assert issubclass(ModelNotFoundError, ProviderRequestError)
+    assert RolloutAgentLoop is rollout.RolloutAgentLoop and RolloutContext is rollout.RolloutContext
+    assert create_app is rollout.create_app and execute_tool_calls is rollout.execute_tool_calls
+    assert OpenAIFunctionToolSchema is rollout.OpenAIFunctionToolSchema
+    assert RolloutRequest is rollout.RolloutRequest and RolloutStatus is rollout.RolloutStatus
+    assert ToolArgumentError is rollout.ToolArgumentError
+    import osmosis_ai.rollout as served  # type: ignore[import-not-found]
+
+    assert "compatibility layer" in (served.__doc__ or "")
+    assert not hasattr(rollout.agent_loop, "core")  # our own modules are not polluted
+
+
+def test_other_submodules_are_not_invented() -> None:
+    compat.install()
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("osmosis_ai.rollout.agent_workflow")
+
+
+def test_nothing_is_installed_under_the_name() -> None:
+    import osmosis_client
+
+    site = Path(osmosis_client.__file__).resolve().parents[1]
+    assert not (site / "osmosis_ai").exists()
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("osmosis_ai")  # without the layer
+
+
+def fake_distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str) -> None:
+    package = tmp_path / "osmosis_ai"
+    (package / "rollout").mkdir(parents=True)
+    (package / "__init__.py").write_text("REAL = True\n")
+    (package / "rollout" / "__init__.py").write_text("")
+    (package / "rollout" / "agent_workflow.py").write_text("class AgentWorkflow: pass\n")
+    info = tmp_path / f"osmosis_ai-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: osmosis-ai\nVersion: {version}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+
+
+def test_a_real_0_2_installation_with_the_api_is_used_as_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_distribution(tmp_path, monkeypatch, "0.2.14")
+    assert compat.decide().choice == "real"
+
+
+def test_a_newer_installation_gets_the_layer_with_a_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_distribution(tmp_path, monkeypatch, "0.3.8")
+    decision = compat.decide()
+    assert decision.choice == "layer-over-real" and decision.installed == "0.3.8"
+    assert "no 0.2 agent-loop API" in (decision.message or "")
+    assert "inside this command" in (decision.message or "")
+    compat.install()
+    from osmosis_ai.rollout import RolloutAgentLoop  # type: ignore[import-not-found]
+    from osmosis_ai.rollout.agent_workflow import AgentWorkflow  # type: ignore[import-not-found]
+
+    assert RolloutAgentLoop.__module__.startswith("osmosis_client")
+    assert AgentWorkflow.__module__ == "osmosis_ai.rollout.agent_workflow"  # the real one
