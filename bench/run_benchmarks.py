@@ -183,6 +183,41 @@ def runner_rate(
     return steady, summary["total_runs"] / elapsed
 
 
+def agent_loop_rate(url: str, data: Path, out: Path, batch: int = CONCURRENCY) -> float:
+    """Steady-state rollouts/s of a 0.2 agent loop (one tool call: two model calls each)."""
+    from bench.workflows import CalculatorLoop
+    from osmosis_client.llm.providers import resolve_target
+    from osmosis_local_runner.discovery import EvalFn
+    from osmosis_local_runner.kinds.agent_loop import AgentLoopRollout
+    from osmosis_local_runner.run_types import RunSpec
+    from osmosis_local_runner.runner import Runner
+
+    async def exact(solution_str: str, ground_truth: str, extra_info: Any = None) -> float:
+        return 1.0 if solution_str == ground_truth else 0.0
+
+    spec = RunSpec(
+        model=resolve_target("served", base_url=url, env={}),
+        dataset=data,
+        rollout=AgentLoopRollout(CalculatorLoop()),
+        eval_fns=[EvalFn("exact", exact, "simple", True)],
+        output=out,
+        batch_size=batch,
+    )
+    marks: dict[int, float] = {}
+    total = sum(1 for _ in data.open())
+    first, last = 2 * batch, total - batch
+
+    def on_progress(p: Any) -> None:
+        if p.done in (first, last):
+            marks[p.done] = time.perf_counter()
+
+    result = asyncio.run(Runner(spec, on_progress=on_progress).run())
+    summary = result.summary
+    assert summary["errored_runs"] == 0, summary
+    assert summary["eval_fns"]["exact"]["mean"] == 1.0, summary
+    return (last - first) / (marks[last] - marks[first])
+
+
 def rss_of(code: str) -> float:
     """Peak RSS (MB) of a fresh interpreter running ``code``."""
     out = subprocess.run(
@@ -221,13 +256,15 @@ def main() -> None:
     try:
         asyncio.run(raw_aiohttp(stub.url, 2000))  # warm the stub
         counter = iter(range(1000))
-        raws, hxs, withj, withoutj = [], [], [], []
+        loops_data = make_dataset(tmp / "loops.jsonl", 10000)
+        raws, hxs, withj, withoutj, loops = [], [], [], [], []
         for _ in range(TRIALS):  # interleaved, so drifts hit every variant alike
             raws.append(asyncio.run(raw_aiohttp(stub.url, 20000)))
             withj.append(runner_rate(stub.url, data, tmp / f"j{next(counter)}.json")[0])
             withoutj.append(
                 runner_rate(stub.url, data, tmp / f"n{next(counter)}.json", journal=False)[0]
             )
+            loops.append(agent_loop_rate(stub.url, loops_data, tmp / f"l{next(counter)}.json"))
         hxs.append(asyncio.run(raw_httpx(stub.url, 2000)))
         results["runner_e2e"] = runner_rate(stub.url, data, tmp / "e2e.json")[1]
     finally:
@@ -237,6 +274,11 @@ def main() -> None:
     results["runner"] = statistics.median(withj)
     results["runner_no_journal"] = statistics.median(withoutj)
     results["runner_ratio"] = statistics.median(j / r for j, r in zip(withj, raws, strict=True))
+    results["agent_loop"] = statistics.median(loops)
+    # two model calls per rollout: the ceiling is half the bare loop's request rate
+    results["agent_loop_ratio"] = statistics.median(
+        loop / (r / 2) for loop, r in zip(loops, raws, strict=True)
+    )
     results["journal_cost"] = statistics.median(
         1 - j / n for j, n in zip(withj, withoutj, strict=True)
     )
@@ -333,6 +375,18 @@ concurrency (encode/httpx#3215): in this same run it reached
 client is async-only and performance-critical, so it uses aiohttp; the
 platform client stays on httpx, where respx mocks it and a handful of requests
 per command make speed irrelevant. Both share one `RetryPolicy`.
+
+## Agent loops (zero model latency, batch_size {CONCURRENCY})
+
+A 0.2 `RolloutAgentLoop` run in-process, as `osmosis eval -m server:agent_loop` runs it:
+each rollout makes one tool call, so two model calls (the stub answers a request that
+offers tools with a tool call, then repeats the tool's result). The ceiling is half the
+bare loop's request rate.
+
+| what | rollouts/s | ratio | target |
+|---|---:|---:|---|
+| ceiling: bare aiohttp requests/s / 2 | {r["raw_aiohttp"] / 2:.0f} | 1.00 | |
+| osmosis agent-loop rollouts (steady state) | {r["agent_loop"]:.0f} | {r["agent_loop_ratio"]:.2f} | >= 0.40 |
 
 ## Latency-bound runs (200 ms per model call, batch_size {CONCURRENCY})
 
