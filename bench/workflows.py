@@ -24,17 +24,19 @@ OPERATIONS = {
 }
 
 
+TOOLS = [
+    {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+    for n in ("add", "subtract", "multiply", "divide")
+]
+
+
 class CalculatorLoop:
     """A 0.2-style agent loop: one tool call, then the answer (two model calls)."""
 
     name = "calculator"
-    TOOLS = [
-        {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
-        for n in ("add", "subtract", "multiply", "divide")
-    ]
 
     def get_tools(self, request: Any) -> list[Any]:
-        return self.TOOLS
+        return TOOLS
 
     async def run(self, ctx: Any) -> Any:
         from osmosis_client.rollout import create_tool_result, get_tool_call_info
