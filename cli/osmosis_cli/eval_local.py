@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import math
 import secrets
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -70,6 +71,36 @@ MaxErrorRateOpt = Annotated[
 ]
 
 
+MaxRetriesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-retries",
+        min=0,
+        metavar="N",
+        help="Retry an attempt up to N times after a transient infrastructure error "
+        "(a crashed rollout server, a lost connection); never after a wrong answer.",
+    ),
+]
+RolloutModeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--rollout-mode",
+        metavar="server|native",
+        help="server: run a published-SDK rollout as its own server (detected from the "
+        "rollout's pyproject.toml / imports); native: in-process.",
+    ),
+]
+RolloutPythonOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--rollout-python",
+        metavar="PATH",
+        help="Server mode: the rollout's interpreter or virtualenv (default: uv, then "
+        "rollouts/NAME/.venv).",
+    ),
+]
+
+
 def register(app: typer.Typer) -> None:
     app.command("run", cls=Command)(run_config)
     app.command(SEED_COMMAND, cls=Command)(seed)
@@ -119,14 +150,24 @@ def run_config(
     api_key_env: KeyEnvOpt = None,
     output: OutOpt = None,
     resume: ResumeOpt = False,
+    rollout_mode: RolloutModeOpt = None,
+    rollout_python: RolloutPythonOpt = None,
+    max_retries: MaxRetriesOpt = None,
     max_error_rate: MaxErrorRateOpt = None,
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Run an eval config offline against a model endpoint (no login needed)."""
+    """Run an eval config offline against a model endpoint (no login needed).
+
+    A rollout written for the published osmosis-ai 0.3 SDK runs as the platform runs
+    it: as its own rollout server, in its own environment, driven over HTTP."""
     from osmosis_client.platform.eval_config import load_config
+    from osmosis_local_runner.server.detect import check_mode
     from osmosis_local_runner.specs import Overrides, config_spec
 
+    out = current_output()
+    if rollout_mode is not None:
+        check_mode(rollout_mode, "--rollout-mode")
     config = load_config(config_path)
     flags = Overrides(
         output=results_path(output, config.name, resume=resume),
@@ -140,10 +181,21 @@ def run_config(
         api_key_env=api_key_env,
         seed=seed,
         resume=resume,
+        rollout_mode=rollout_mode,
+        rollout_python=rollout_python,
+        max_retries=max_retries,
+        server_echo=_server_echo(out) if out.verbose else None,
     )
-    execute(
-        config_spec(config, flags), current_output(), quiet=quiet, max_error_rate=max_error_rate
-    )
+    execute(config_spec(config, flags), out, quiet=quiet, max_error_rate=max_error_rate)
+
+
+def _server_echo(out: Output) -> Callable[[str], None]:
+    """-v: the rollout server's output, live on stderr (already redacted)."""
+
+    def echo(line: str) -> None:
+        out.line(f"  server| {line}")
+
+    return echo
 
 
 # ------------------------------------------------------------- seed form
@@ -217,6 +269,7 @@ def seed(
     no_compat: NoCompatOpt = False,
     output: OutOpt = None,
     resume: ResumeOpt = False,
+    max_retries: MaxRetriesOpt = None,
     max_error_rate: MaxErrorRateOpt = None,
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -256,6 +309,7 @@ def seed(
         base_url=base_url,
         api_key_env=api_key_env,
         resume=resume,
+        max_retries=max_retries,
         offset=offset,
         max_turns=max_turns,
         temperature=temperature,
@@ -312,7 +366,7 @@ def execute(spec: RunSpec, out: Output, *, quiet: bool, max_error_rate: float | 
             raise InvalidInputError(f"{name} must be a finite number, got {value}")
     fns = [fn.name for fn in spec.eval_fns] or ["grader"]
     display = _RunDisplay(out, fns, quiet=quiet)
-    runner = Runner(spec, on_progress=display.update)
+    runner = Runner(spec, on_progress=display.update, on_note=out.info)
     plan = runner.prepare()
     _show_plan(out, plan, spec)
 

@@ -102,6 +102,22 @@ _BY_CODE: dict[str, Hint] = {
     "RESULTS_EXIST": lambda e, c: "pass --resume to continue it, or choose another -o",
 }
 
+
+def _rollout_python(exc: OsmosisError, command: str) -> str | None:
+    return (
+        f"{exc.hint} (or pass --rollout-python PATH)" if exc.hint else "pass --rollout-python PATH"
+    )
+
+
+for _code in (
+    "ROLLOUT_ENVIRONMENT",
+    "NO_ROLLOUT_PYTHON",
+    "ROLLOUT_PYTHON_TOO_OLD",
+    "ROLLOUT_SDK_MISSING",
+    "ROLLOUT_SYNC_FAILED",
+):
+    _BY_CODE[_code] = _rollout_python
+
 MAYBE_CREATED = "the run may have been created — check `osmosis eval list` before resubmitting"
 
 

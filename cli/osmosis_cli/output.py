@@ -44,6 +44,8 @@ class Output:
         self.stderr = stderr or sys.stderr
         self.stdin = stdin or sys.stdin
         self.verbose = verbose
+        #: while a live display owns the terminal, stderr lines are printed through it
+        self.above: Any = None
 
     @staticmethod
     def _isatty(stream: IO[str]) -> bool:
@@ -121,6 +123,13 @@ class Output:
     def info(self, text: str) -> None:
         """A status message on stderr (suppressed with ``--json``)."""
         if self.json_mode:
+            return
+        self.line(text)
+
+    def line(self, text: str) -> None:
+        """A line on stderr in every mode, above a live progress bar if one is shown."""
+        if self.above is not None:
+            self.above(text)
             return
         self.stderr.write(text + "\n")
         self.stderr.flush()

@@ -40,6 +40,8 @@ class ProgressDisplay:
         )
         self._task = self._bar.add_task(self.label, total=total, stats="")
         self._bar.start()
+        bar = self._bar
+        self.out.above = lambda text: bar.console.print(text, markup=False, highlight=False)
 
     def update(
         self, done: int, total: int, stats: str, *, eta: float | None = None, force: bool = False
@@ -64,3 +66,4 @@ class ProgressDisplay:
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
+            self.out.above = None

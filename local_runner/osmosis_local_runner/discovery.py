@@ -10,6 +10,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -154,22 +155,27 @@ class _FunctionWorkflow:
         self.__name__ = getattr(fn, "__name__", "run")
 
 
+SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
+
+
+def _source_files(folder: Path) -> list[Path]:
+    """``*.py`` and project/lock files under ``folder``; hidden folders (``.venv``,
+    ``.git``), caches and ``node_modules`` are never entered."""
+    found = []
+    for current, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+        for name in files:
+            if name.endswith(".py") or name in ("pyproject.toml", "uv.lock"):
+                found.append(Path(current, name))
+    return sorted(found)
+
+
 def source_digest(*paths: Path) -> str:
     """A short digest of source files (a directory: its ``*.py`` and lock/project files),
     so ``--resume`` notices changed code."""
     digest = hashlib.blake2b(digest_size=10)
     for path in paths:
-        files = (
-            sorted(
-                f
-                for f in path.rglob("*")
-                if f.is_file()
-                and (f.suffix == ".py" or f.name in ("pyproject.toml", "uv.lock"))
-                and not any(part.startswith(".") or part == "__pycache__" for part in f.parts)
-            )
-            if path.is_dir()
-            else [path]
-        )
+        files = _source_files(path) if path.is_dir() else [path]
         for file in files:
             try:
                 digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())

@@ -64,6 +64,8 @@ class AttemptRecord:
     transcript: str | None = None
     #: None for the run's model; "baseline" for --baseline-model attempts
     model_tag: str | None = None
+    #: the rollout dropped its sample (``remove_sample``): kept, but in no statistic
+    skipped: bool = False
 
     @property
     def key(self) -> tuple[int, int, str | None]:
@@ -84,6 +86,8 @@ class AttemptRecord:
             data["answer"] = self.answer
         if self.model_tag is not None:
             data["model_tag"] = self.model_tag
+        if self.skipped:
+            data["skipped"] = True
         if self.extra:
             data.update(self.extra)
         return data
@@ -123,6 +127,7 @@ class AttemptRecord:
             "answer",
             "messages",
             "model_tag",
+            "skipped",
         }
         messages = data.get("messages")
         record = cls(
@@ -139,6 +144,7 @@ class AttemptRecord:
             extra={k: v for k, v in data.items() if k not in known} or None,
             transcript=compact(messages) if isinstance(messages, list) else None,
             model_tag=data.get("model_tag"),
+            skipped=data.get("skipped") is True,
         )
         if not isinstance(record.row_index, int) or not isinstance(record.run_index, int):
             raise TypeError("row_index and run_index must be integers")
@@ -156,6 +162,15 @@ def _splice(text: str, transcript: str | None) -> str:
 
 def journal_path(results_path: Path) -> Path:
     return results_path.with_name(results_path.name + ".journal.jsonl")
+
+
+def run_dir(results_path: Path) -> Path:
+    """The run's directory beside its results (``results.json`` → ``results.run/``): a
+    rollout server's log and the artifacts it writes."""
+    candidate = results_path.with_suffix(".run")
+    return candidate if candidate != results_path else results_path.with_name(
+        results_path.name + ".d"
+    )
 
 
 def fingerprint_differences(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:

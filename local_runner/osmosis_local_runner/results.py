@@ -17,9 +17,11 @@ RESULTS_MODE = 0o600
 
 
 def passed(record: AttemptRecord, fn: str, threshold: float) -> bool:
-    """Errored attempts never pass, nor does an eval fn that raised, whatever the score."""
+    """Errored or skipped attempts never pass, nor does an eval fn that raised, whatever
+    the score."""
     return (
         record.success
+        and not record.skipped
         and not (record.fn_errors and fn in record.fn_errors)
         and record.scores.get(fn, 0.0) >= threshold
     )
@@ -35,18 +37,23 @@ def summarize(
 ) -> dict[str, Any]:
     """Totals, and per eval fn: mean, std, min, max and pass@k — every statistic of a fn
     from the same per-attempt scores. Only the attempts of ``model_tag`` (None: the
-    run's model) count."""
+    run's model) count; skipped attempts (``remove_sample``) are counted, not scored."""
     rows = {
         index: kept
         for index, runs in rows.items()
         if (kept := [r for r in runs if r.model_tag == model_tag])
     }
+    skipped = sum(r.skipped for runs in rows.values() for r in runs)
+    scored = {
+        index: kept for index, runs in rows.items() if (kept := [r for r in runs if not r.skipped])
+    }
     per_fn: dict[str, Any] = {}
     for fn in eval_fns:
-        scores = [r.scores.get(fn, 0.0) for runs in rows.values() for r in runs]
+        scores = [r.scores.get(fn, 0.0) for runs in scored.values() for r in runs]
         stats: dict[str, Any] = describe(scores)
         counts = [
-            (len(runs), sum(passed(r, fn, pass_threshold) for r in runs)) for runs in rows.values()
+            (len(runs), sum(passed(r, fn, pass_threshold) for r in runs))
+            for runs in scored.values()
         ]
         for k in ks_for(n):
             stats[f"pass_at_{k}"] = mean_pass_at_k(counts, k)
@@ -56,6 +63,7 @@ def summarize(
         "total_rows": len(rows),
         "total_runs": len(all_runs),
         "errored_runs": sum(not r.success for r in all_runs),
+        "skipped_runs": skipped,
         "eval_fns": per_fn,
         "total_tokens": sum(r.tokens for r in all_runs),
     }

@@ -49,6 +49,7 @@ class RunSpec:
     probe: bool = True
     transcripts: bool = True  # keep each attempt's final messages in the document
     max_retries: int = 0  # whole-attempt retries of transient infrastructure errors
+    retry_delay: float = 1.0  # seconds before the first such retry (doubling, at most 30)
     #: a second model every attempt also runs on (--baseline-model): model_summaries
     baseline: ModelTarget | ModelSpec | None = None
     #: extra keys that resume must match (e.g. digests of the eval fns' sources)
@@ -70,6 +71,7 @@ class Progress:
     total: int = 0
     done: int = 0
     errors: int = 0
+    skipped: int = 0
     tokens: int = 0
     resumed: int = 0
     passed: dict[str, int] = field(default_factory=dict)  # per eval fn

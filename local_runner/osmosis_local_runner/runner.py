@@ -39,7 +39,6 @@ from .scheduler import ReadAhead, WindowStats, run_window
 
 logger = logging.getLogger("osmosis_client.runner")
 
-RETRY_BASE_DELAY = 1.0
 RETRY_MAX_DELAY = 30.0
 BASELINE = "baseline"
 
@@ -62,10 +61,12 @@ class Runner:
         spec: RunSpec,
         *,
         on_progress: Callable[[Progress], None] | None = None,
+        on_note: Callable[[str], None] | None = None,
         model_client: ModelClient | None = None,
     ) -> None:
         self.spec = spec
         self.on_progress = on_progress
+        self.on_note = on_note
         self.progress = Progress()
         self.kind = spec.rollout_kind()
         self.fn_names = [fn.name for fn in spec.eval_fns] or ["grader"]
@@ -97,6 +98,7 @@ class Runner:
         selected = select_rows(
             info.total_rows, spec.limit, sample=spec.sample, seed=spec.seed, offset=spec.offset
         )
+        self.kind.prepare(self.on_note)  # e.g. the rollout's environment, synced and checked
         current = fingerprint(spec, info, spec.model, self.kind)
         self._check_journal(current)
         targets: dict[Tag, ModelTarget] = {None: _resolve(spec.model)}
@@ -167,7 +169,7 @@ class Runner:
         spec = self.spec
         clients = self._clients(prepared.targets)
         self._envs = {
-            tag: self._env(target, clients[tag]) for tag, target in prepared.targets.items()
+            tag: self._env(target, clients[tag], tag) for tag, target in prepared.targets.items()
         }
         started = time.monotonic()
         self._journal = Journal(
@@ -213,9 +215,12 @@ class Runner:
             )
         return clients
 
-    def _env(self, target: ModelTarget, client: ModelClient) -> RunEnv:
+    def _env(self, target: ModelTarget, client: ModelClient, tag: Tag) -> RunEnv:
         spec = self.spec
         return RunEnv(
+            tag=tag,
+            note=self.on_note,
+            abort=self._abort,
             chat=client.chat,
             complete=client.complete,
             model=target.model,
@@ -246,10 +251,18 @@ class Runner:
 
     async def _run_window(self, selected: Any, stats: WindowStats) -> str:
         spec = self.spec
+        size = spec.batch_size
+        if self.kind.capacity is not None and self.kind.capacity < size:
+            size = self.kind.capacity  # a rollout server queues (and times out) the rest
+            if self.on_note is not None:
+                self.on_note(
+                    f"the rollout server runs {size} rollouts at once: {size} in flight "
+                    f"(batch_size {spec.batch_size})"
+                )
         self._window = asyncio.ensure_future(
             run_window(
-                ReadAhead(self._attempts(Dataset(spec.dataset), selected), spec.batch_size),
-                spec.batch_size,
+                ReadAhead(self._attempts(Dataset(spec.dataset), selected), size),
+                size,
                 self._execute,
                 self._stop,
                 stats,
@@ -310,7 +323,7 @@ class Runner:
                 if retries:
                     outcome.extra["retries"] = retries
                 return outcome
-            delay = min(RETRY_MAX_DELAY, RETRY_BASE_DELAY * 2**retries)
+            delay = min(RETRY_MAX_DELAY, self.spec.retry_delay * 2**retries)
             logger.debug(
                 "row %d run %d: transient error, retry %d in %.1fs (%s)",
                 row.index,
@@ -330,6 +343,8 @@ class Runner:
         fn_errors: dict[str, str] = {}
         if error is not None:
             scores = {name: 0.0 for name in self.fn_names}
+        elif outcome.skipped:
+            scores = {}
         elif outcome.scores is not None:
             scores = outcome.scores
         else:
@@ -357,6 +372,7 @@ class Runner:
             answer=last_assistant_content(outcome.messages),
             extra=outcome.extra or None,
             transcript=transcript,
+            skipped=outcome.skipped and error is None,
         )
 
     def _keep(self, record: AttemptRecord, *, resumed: bool = False) -> None:
@@ -368,6 +384,7 @@ class Runner:
         p.resumed += resumed
         p.tokens += record.tokens
         p.errors += not record.success
+        p.skipped += record.skipped
         if record.model_tag is None:
             for fn in self.fn_names:
                 if passed(record, fn, self.spec.pass_threshold):

@@ -7,6 +7,7 @@ One place decides precedence — flags over the TOML over built-in defaults — 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from osmosis_client.platform.eval_config import EvalConfig
 
 from .dataset import find_dataset
 from .discovery import (
+    EvalFn,
     as_workflow,
     load_agent_loop,
     load_attr,
@@ -25,10 +27,12 @@ from .discovery import (
     load_rollout,
     object_digest,
 )
+from .journal import run_dir
 from .kinds import RolloutKind
 from .kinds.agent_loop import AgentLoopRollout
 from .kinds.native import NativeRollout
 from .run_types import RunSpec
+from .server.detect import Detection, detect
 
 
 @dataclass
@@ -56,6 +60,12 @@ class Overrides:
     baseline_base_url: str | None = None
     baseline_api_key_env: str | None = None
     debug_dir: Path | None = None
+    # server mode (published-SDK rollout servers)
+    rollout_mode: str | None = None
+    rollout_python: Path | None = None
+    max_retries: int | None = None
+    #: a live echo of the rollout server's output (-v)
+    server_echo: Callable[[str], None] | None = None
 
     def sampling(self) -> dict[str, Any]:
         """The sampling flags given (and only those)."""
@@ -77,12 +87,52 @@ def dataset_of(config: EvalConfig, given: Path | None) -> Path:
     return find_dataset(root, config.experiment.dataset)
 
 
+def detect_mode(config: EvalConfig, flags: Overrides | None = None) -> Detection:
+    """Server or native mode for the config's rollout: ``--rollout-mode``, else
+    ``[local] mode``, else what the rollout's files say."""
+    chosen, by = (flags.rollout_mode, "--rollout-mode") if flags else (None, "")
+    if chosen is None and config.local.mode is not None:
+        chosen, by = config.local.mode, "[local] mode"
+    return detect(config.rollout_dir, config.entrypoint_path, chosen=chosen, chosen_by=by)
+
+
+def server_rollout(config: EvalConfig, flags: Overrides, detection: Detection) -> RolloutKind:
+    """The ``server`` kind for a config's rollout (nothing is started yet)."""
+    from .kinds.server import ServerRollout
+
+    root = config.root or Path.cwd()
+    python, by = flags.rollout_python, "--rollout-python"
+    if python is None and config.local.rollout_python:
+        python, by = root / Path(config.local.rollout_python).expanduser(), "[local] rollout_python"
+    return ServerRollout(
+        config.rollout_dir,
+        config.entrypoint_path,
+        reason=detection.reason,
+        run_dir=run_dir(flags.output),
+        results_dir=flags.output.parent,
+        registry=root / ".osmosis" / "servers",
+        env=config.env,
+        secret_names=tuple(config.secrets.required),
+        python=python,
+        python_given_by=by,
+        grader_timeout=float(config.evaluation.grader_timeout_s),
+        echo=flags.server_echo,
+    )
+
+
 def config_spec(config: EvalConfig, flags: Overrides) -> RunSpec:
     """The run of an eval config, the platform's semantics: no limit → a 10 % sample."""
     exp, ev, local = config.experiment, config.evaluation, config.local
     dataset = dataset_of(config, flags.dataset)
-    os.environ.update(config.env)  # an in-process rollout may read [env] when imported
-    rollout, grader = load_rollout(config.entrypoint_path, config.root or Path.cwd())
+    detection = detect_mode(config, flags)
+    rollout: RolloutKind
+    eval_fns: list[EvalFn] = []
+    if detection.mode == "server":
+        rollout = server_rollout(config, flags, detection)  # graded inside the server
+    else:
+        os.environ.update(config.env)  # an in-process rollout may read [env] when imported
+        rollout, grader = load_rollout(config.entrypoint_path, config.root or Path.cwd())
+        eval_fns = [grader]
     return RunSpec(
         model=ModelSpec(
             flags.model or exp.model_path,
@@ -91,7 +141,7 @@ def config_spec(config: EvalConfig, flags: Overrides) -> RunSpec:
         ),
         dataset=dataset,
         rollout=rollout,
-        eval_fns=[grader],
+        eval_fns=eval_fns,
         output=flags.output,
         n=flags.n or ev.n,
         batch_size=flags.batch_size or ev.batch_size,
@@ -108,6 +158,7 @@ def config_spec(config: EvalConfig, flags: Overrides) -> RunSpec:
             "sampling": dict(local.sampling),
         },
         resume=flags.resume,
+        max_retries=flags.max_retries or 0,
     )
 
 
@@ -166,6 +217,7 @@ def seed_spec(module: str, dataset: Path, eval_fns: list[str], flags: Overrides)
         sample=False,
         sampling=flags.sampling(),
         resume=flags.resume,
+        max_retries=flags.max_retries or 0,
         baseline=baseline,
         fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
     )

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -29,6 +29,10 @@ from osmosis_client.errors import ConfigError, Problem
 SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 SECRET_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+#: set by the runner for a rollout server (rollout-protocol.md part B); never from a config
+ROLLOUT_SERVER_VARS = frozenset(
+    {"_OSMOSIS_ROLLOUT_PORT", "_OSMOSIS_ROLLOUT_ARTIFACT_ROOT", "_OSMOSIS_ROLLOUT_INSTANCE_ID"}
+)
 HEX_SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
 BRANCH = re.compile(r"^(?!/)(?!.*\.\.)(?!.*//)[^\s~^:?*\[\\]+(?<![/.])$")
 
@@ -73,6 +77,10 @@ class Local(_Section):
     api_key_env: StrictStr | None = None
     seed: Annotated[StrictInt, Field(ge=0)] = 0
     sampling: dict[str, Any] = Field(default_factory=dict)
+    #: "server" (a published-SDK rollout server) or "native" (in-process); unset: detected
+    mode: Literal["server", "native"] | None = None
+    #: the interpreter (or virtual environment) a server-mode rollout runs on
+    rollout_python: StrictStr | None = None
 
 
 class EvalConfig(_Section):
@@ -211,6 +219,8 @@ def _pydantic_message(err: Mapping[str, Any]) -> str:
         return f"must be >= {ctx.get('ge')}"
     if kind == "greater_than":
         return f"must be > {ctx.get('gt')}"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected')}"
     if kind == "string_too_short":
         return "must not be empty"
     return str(err["msg"])
@@ -318,6 +328,8 @@ def _check_env_and_secrets(data: Mapping[str, Any], out: _Collector) -> None:
             out.add(["env", key], "must match ^[A-Z_][A-Z0-9_]*$ (upper-case letters, digits, _)")
         elif key.startswith("OSMOSIS_"):
             out.add(["env", key], "names starting with OSMOSIS_ are reserved")
+        elif key in ROLLOUT_SERVER_VARS:
+            out.add(["env", key], "is set for the rollout server by the runner; remove it")
     secrets = data.get("secrets")
     required = secrets.get("required") if isinstance(secrets, dict) else None
     if not isinstance(required, list):

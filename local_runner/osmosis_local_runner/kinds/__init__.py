@@ -5,7 +5,8 @@ Every kind implements :class:`RolloutKind`; the runner owns everything around it
 journal, statistics and the results document), so each kind is small:
 
 - ``native``: osmosis-client's in-process ``AgentWorkflow`` (+ ``Grader``);
-- ``agent-loop``: a 0.2 ``RolloutAgentLoop``, in-process.
+- ``agent-loop``: a 0.2 ``RolloutAgentLoop``, in-process;
+- ``server``: a published-SDK 0.3 rollout server, in its own environment, over HTTP.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ class Outcome:
     transient: bool = False
     #: extra per-run keys of the results document
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the rollout asked to drop this sample (``remove_sample``): kept, not scored
+    skipped: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,10 +55,21 @@ class RunEnv:
     sampling: Mapping[str, Any]
     workflow_config: Mapping[str, Any]
     agent_timeout: float | None
+    tag: str | None = None  # None: the run's model; "baseline": --baseline-model
+    #: a line for the user (e.g. "restarting the rollout server")
+    note: Callable[[str], None] | None = None
+    #: stop the run for a reason that is not one attempt's (results are kept)
+    abort: Callable[[Any], None] | None = None
 
 
 class RolloutKind(Protocol):
     name: str
+    #: attempts the kind can run at once (None: no limit beyond batch_size); known
+    #: after start()
+    capacity: int | None
+
+    def prepare(self, note: Callable[[str], None] | None = None) -> None:
+        """Checks and set-up that need no model call (before the plan is shown)."""
 
     def describe(self) -> str:
         """One line for the plan: what runs, and why this kind was chosen."""

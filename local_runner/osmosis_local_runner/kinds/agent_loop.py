@@ -12,7 +12,7 @@ loop passes; the assistant message comes back verbatim. ``success`` is status
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,7 @@ class _EvalLLM:
 
 
 class AgentLoopRollout:
+    capacity: int | None = None
     name = "agent-loop"
 
     def __init__(
@@ -97,6 +98,9 @@ class AgentLoopRollout:
             "max_turns": self.max_turns,
             "completion_params": self.completion_params,
         }
+
+    def prepare(self, note: Callable[[str], None] | None = None) -> None:
+        return None
 
     async def start(self, env: RunEnv) -> None:
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 from osmosis_client.rollout import AgentWorkflowContext
@@ -13,6 +14,7 @@ from . import Outcome, RunEnv
 
 
 class NativeRollout:
+    capacity: int | None = None
     name = "native"
 
     def __init__(self, workflow: Any, *, source: str = "", digest: str = "") -> None:
@@ -27,6 +29,9 @@ class NativeRollout:
 
     def fingerprint(self) -> dict[str, Any]:
         return {"rollout": f"native:{self.digest}"} if self.digest else {}
+
+    def prepare(self, note: Callable[[str], None] | None = None) -> None:
+        return None
 
     async def start(self, env: RunEnv) -> None:
         return None

@@ -1,0 +1,539 @@
+"""``server``: a rollout written for the published ``osmosis-ai`` 0.3 SDK, run the way
+the platform runs it — the user's rollout server in the rollout's own environment,
+driven over HTTP (rollout-protocol.md part B).
+
+Per attempt: ``POST /rollout`` (the row's prompt, label and metadata; this
+rollout's bridge URL and the run's bearer token; both timeouts), then long polls
+of its result with the lease until a terminal status. The reward is
+``sample.reward``; ``remove_sample`` skips the attempt; a failure keeps the
+server's ``err_category`` and message. The conversation comes from the
+``trajectory.json`` the server writes (in chat format).
+
+Unlike the published CLI, a supervisor deadline (agent + grader timeouts + slack)
+fails only its own attempt (the rollout is cancelled on the server), transient
+infrastructure errors are retryable, and a server that dies mid-run is restarted
+(up to ``MAX_RESTARTS`` times) with only its in-flight attempts failing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import math
+import os
+import secrets
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from osmosis_client.errors import InvalidInputError, OsmosisError
+
+from ..dataset import Row
+from ..discovery import source_digest
+from ..run_types import RunAborted
+from ..scheduler import deadline
+from ..server.bridge import Bridge
+from ..server.environment import RolloutPython, resolve, tool_env
+from ..server.process import (
+    WITHHELD,
+    Redactor,
+    ServerProcess,
+    ServerStartError,
+    check_reserved,
+    reap_orphans,
+)
+from ..server.protocol import (
+    Accepted,
+    Refused,
+    Result,
+    RolloutServerClient,
+    read_trajectory,
+    rollout_request,
+    sample_messages,
+    trajectory_messages,
+    trajectory_path,
+)
+from . import Outcome, RunEnv
+
+if TYPE_CHECKING:
+    import aiohttp
+
+logger = logging.getLogger("osmosis_client.runner")
+
+SUPERVISOR_SLACK = 30.0  # seconds beyond the agent + grader timeouts
+CANCEL_SETTLE = 10.0  # how long a cancelled rollout may take to reach its terminal state
+LEASE_MARGIN = 10.0  # stop retrying polls this long before the lease would lapse
+MAX_RESTARTS = 3
+SUBMIT_RETRIES = 5
+
+
+class _Transient(Exception):
+    """An infrastructure failure of one attempt (retryable with ``--max-retries``)."""
+
+    def __init__(self, message: str, category: str | None = None) -> None:
+        super().__init__(message)
+        self.category = category
+
+
+class _ServerGone(Exception):
+    """The server process exited under an attempt."""
+
+
+class ServerRollout:
+    name = "server"
+
+    def __init__(
+        self,
+        rollout_dir: Path,
+        entrypoint: Path,
+        *,
+        reason: str,
+        run_dir: Path,
+        results_dir: Path,
+        registry: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        secret_names: tuple[str, ...] = (),
+        python: Path | None = None,
+        python_given_by: str = "[local] rollout_python",
+        grader_timeout: float | None = None,
+        echo: Callable[[str], None] | None = None,
+        uv: str | bool | None = True,
+        health_timeout: float | None = None,
+        stop_grace: float | None = None,
+        python_env: RolloutPython | None = None,
+        slack: float = SUPERVISOR_SLACK,
+    ) -> None:
+        self.rollout_dir = rollout_dir
+        self.entrypoint = entrypoint
+        self.reason = reason
+        self.run_dir = run_dir
+        self.results_dir = results_dir
+        self.registry = registry
+        self.config_env = dict(env or {})
+        self.secret_names = secret_names
+        self.python_given = python
+        self.python_given_by = python_given_by
+        self.grader_timeout = grader_timeout
+        self.echo = echo
+        self.uv = uv
+        self.health_timeout = health_timeout
+        self.stop_grace = stop_grace
+        self.python = python_env
+        self.slack = slack
+        self.capacity: int | None = None
+        self.restarts = 0
+        self.nonce = secrets.token_hex(3)
+        self._digest = ""
+        self._redact = Redactor()
+        self._bridge: Bridge | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self._server: ServerProcess | None = None
+        self._client: RolloutServerClient | None = None
+        self._restart_lock = asyncio.Lock()
+        self._tries: collections.Counter[tuple[int, int, str | None]] = collections.Counter()
+        #: rollout id → (its server's client, its lease): what Ctrl-C and deadlines cancel
+        self._in_flight: dict[str, tuple[RolloutServerClient, Accepted]] = {}
+        self._interrupted: list[str] = []
+        self._env: RunEnv | None = None
+        self._server_env: dict[str, str] = {}
+
+    # ------------------------------------------------------------ before the run
+
+    def prepare(self, note: Callable[[str], None] | None = None) -> None:
+        """Everything checkable before a model call: names, secrets, the environment."""
+        check_reserved(self.config_env)
+        missing = [name for name in self.secret_names if not os.environ.get(name)]
+        if missing:
+            raise InvalidInputError(
+                f"[secrets] requires {', '.join(missing)}, which "
+                f"{'is' if len(missing) == 1 else 'are'} not set in the environment",
+                hint=f"export {missing[0]}=… (hosted runs get secrets from the platform; "
+                "local runs read them from the environment)",
+                code="MISSING_SECRET",
+            )
+        entry = self.entrypoint
+        if not entry.is_file():
+            raise InvalidInputError(
+                f"{self._shown_entrypoint()} does not exist",
+                hint="check [experiment] rollout and entrypoint",
+                code="BAD_ROLLOUT",
+            )
+        self._digest = source_digest(self.rollout_dir)
+        if self.python is None:
+            self.python = resolve(
+                self.rollout_dir,
+                given=self.python_given,
+                given_by=self.python_given_by,
+                note=note,
+                uv=self.uv,
+            )
+        base = {k: v for k, v in tool_env().items() if k not in WITHHELD}
+        base.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: no pricing fetch
+        base.update(self.config_env)
+        for name in self.secret_names:
+            base[name] = os.environ[name]
+            self._redact.add(os.environ[name])
+        token = os.environ.get("OSMOSIS_TOKEN")
+        if token:
+            self._redact.add(token)
+        self._server_env = base
+
+    def _shown_entrypoint(self) -> str:
+        try:
+            inside = self.entrypoint.relative_to(self.rollout_dir)
+        except ValueError:
+            inside = Path(self.entrypoint.name)
+        return f"rollouts/{self.rollout_dir.name}/{inside}"
+
+    def describe(self) -> str:
+        python = f"; {self.python.describe()}" if self.python is not None else ""
+        return f"server: {self._shown_entrypoint()} as a rollout server ({self.reason}){python}"
+
+    def fingerprint(self) -> dict[str, Any]:
+        return {"rollout": f"server:{self._digest or source_digest(self.rollout_dir)}"}
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self, env: RunEnv) -> None:
+        import aiohttp
+
+        if self.python is None:
+            self.prepare()
+        assert self.python is not None
+        self._env = env
+        if self.registry is not None:
+            reaped = await asyncio.to_thread(reap_orphans, self.registry)
+            if reaped and env.note is not None:
+                env.note(f"stopped {len(reaped)} rollout server(s) left behind by a killed run")
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, force_close=False),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
+        )
+        self._bridge = Bridge()
+        await self._bridge.start()
+        self._redact.add(self._bridge.token)
+        self._server = self._new_server()
+        try:
+            health = await self._server.start(self._session)
+        except BaseException:
+            await self.stop()
+            raise
+        self.capacity = health.capacity
+        self._client = RolloutServerClient(self._session, self._server.url)
+
+    def _new_server(self) -> ServerProcess:
+        assert self.python is not None
+        extra: dict[str, Any] = {}
+        if self.health_timeout is not None:
+            extra["health_timeout"] = self.health_timeout
+        if self.stop_grace is not None:
+            extra["stop_grace"] = self.stop_grace
+        return ServerProcess(
+            self.python.executable,
+            self.entrypoint,
+            env=self._server_env,
+            run_dir=self.run_dir,
+            registry=self.registry,
+            redact=self._redact,
+            echo=self.echo,
+            **extra,
+        )
+
+    async def stop(self) -> None:
+        client = self._client
+        if client is not None and self._interrupted and self._server and not self._server.exited:
+            await client.cancel(ids=self._interrupted)
+        if self._server is not None:
+            await self._server.stop()
+        if self._bridge is not None:
+            await self._bridge.stop()
+        if self._session is not None:
+            await self._session.close()
+        self._session = None
+        self._bridge = None
+
+    # ------------------------------------------------------------ attempts
+
+    def _rollout_id(self, row: Row, run_index: int, tag: str | None) -> str:
+        key = (row.index, run_index, tag)
+        self._tries[key] += 1
+        base = f"{self.nonce}-{row.index}-{run_index}{'-b' if tag else ''}"
+        tries = self._tries[key]
+        return base if tries == 1 else f"{base}.{tries - 1}"
+
+    def _supervisor_timeout(self, env: RunEnv) -> float | None:
+        parts = [t for t in (env.agent_timeout, self.grader_timeout) if t is not None]
+        if not parts or not all(math.isfinite(t) for t in parts):
+            return None
+        return sum(parts) + self.slack
+
+    async def run(self, row: Row, run_index: int, env: RunEnv) -> Outcome:
+        assert self._bridge is not None and self._client is not None
+        rollout_id = self._rollout_id(row, run_index, env.tag)
+        route = self._bridge.register(rollout_id, env.complete)
+        client, server = self._client, self._server
+        body = rollout_request(
+            row,
+            run_index,
+            rollout_id=rollout_id,
+            chat_completions_url=self._bridge.url_for(rollout_id),
+            api_key=self._bridge.token,
+            agent_timeout=env.agent_timeout,
+            grader_timeout=self.grader_timeout,
+        )
+        extra: dict[str, Any] = {"rollout_id": rollout_id, "err_category": None, "trajectory": None}
+        limit = self._supervisor_timeout(env)
+        try:
+            try:
+                with deadline(limit) if limit is not None else contextlib.nullcontext():
+                    result = await self._drive(client, rollout_id, body)
+            except TimeoutError:
+                late = await self._cancel(rollout_id)
+                if late is not None and late.status == "success":
+                    return self._outcome(late, body, route.tokens, rollout_id, extra)
+                extra["err_category"] = "timeout"
+                return Outcome(
+                    self._messages(rollout_id, None, extra),
+                    route.tokens,
+                    f"rollout timed out: no result after {limit:g}s (agent and grader "
+                    f"timeouts + {self.slack:g}s); cancelled on the server",
+                    extra=extra,
+                )
+            except _ServerGone:
+                assert server is not None
+                code = server.returncode
+                await self._recover(server)
+                extra["err_category"] = "internal_error"
+                return Outcome(
+                    [],
+                    route.tokens,
+                    f"the rollout server exited (code {code}) during this attempt",
+                    transient=True,
+                    extra=extra,
+                )
+            except _Transient as exc:
+                extra["err_category"] = exc.category
+                return Outcome([], route.tokens, str(exc), transient=True, extra=extra)
+            except Refused as exc:
+                extra["err_category"] = "validation_error" if exc.status == 422 else "http_error"
+                return Outcome(
+                    [], route.tokens, f"the rollout server refused the rollout ({exc})", extra=extra
+                )
+            return self._outcome(result, body, route.tokens, rollout_id, extra)
+        except asyncio.CancelledError:
+            if rollout_id in self._in_flight:
+                self._interrupted.append(rollout_id)  # Ctrl-C: stop() cancels it
+            raise
+        finally:
+            if self._bridge is not None:
+                self._bridge.unregister(rollout_id)
+            self._in_flight.pop(rollout_id, None)
+
+    async def _drive(
+        self, client: RolloutServerClient, rollout_id: str, body: dict[str, Any]
+    ) -> Result:
+        accepted = await self._submit(client, body)
+        self._in_flight[rollout_id] = (client, accepted)
+        return await self._poll(client, rollout_id, accepted)
+
+    def _gone(self) -> bool:
+        return self._server is None or self._server.exited
+
+    async def _submit(self, client: RolloutServerClient, body: dict[str, Any]) -> Accepted:
+        import aiohttp
+
+        failures = 0
+        while True:
+            try:
+                return await client.submit(body)
+            except Refused as exc:
+                if exc.status == 401:
+                    self._abort(
+                        RunAborted(
+                            "the rollout server requires an API key (401 on POST /rollout)",
+                            hint="create the server without an api_key for local runs",
+                            code="ROLLOUT_SERVER_AUTH",
+                        )
+                    )
+                    raise
+                if exc.status == 409:
+                    raise _Transient(
+                        f"rollout id {body['rollout_id']} is already registered"
+                    ) from None
+                if exc.status == 429:
+                    await asyncio.sleep(exc.retry_after if exc.retry_after is not None else 1.0)
+                    continue
+                if not exc.transient:
+                    raise
+                failure: Exception = exc
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+                if self._gone():
+                    raise _ServerGone from None
+                failure = exc
+            failures += 1
+            if failures > SUBMIT_RETRIES:
+                raise _Transient(f"POST /rollout kept failing ({_describe(failure)})")
+            await asyncio.sleep(min(2.0, 0.1 * 2**failures))
+
+    async def _poll(
+        self, client: RolloutServerClient, rollout_id: str, accepted: Accepted
+    ) -> Result:
+        import aiohttp
+
+        loop = asyncio.get_running_loop()
+        renewed = loop.time()
+        failures = 0
+        while True:
+            try:
+                result = await client.result(rollout_id, accepted.lease, wait=accepted.wait)
+            except Refused as exc:
+                if exc.status == 404:
+                    raise _Transient(
+                        f"the rollout server no longer knows rollout {rollout_id}"
+                    ) from None
+                if exc.status == 403:
+                    raise _Transient("the rollout server refused the polling lease") from None
+                if not exc.transient:
+                    raise
+                failure: Exception = exc
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+                if self._gone():
+                    raise _ServerGone from None
+                failure = exc
+            else:
+                renewed = loop.time()
+                failures = 0
+                if result.terminal:
+                    return result
+                continue
+            # a transport error or 502/503/504: retry while the lease still holds
+            failures += 1
+            if loop.time() - renewed > accepted.lease_timeout - LEASE_MARGIN:
+                raise _Transient(
+                    f"lost contact with the rollout server ({_describe(failure)})",
+                    "lease_expired",
+                )
+            await asyncio.sleep(min(2.0, 0.1 * 2**failures))
+
+    async def _cancel(self, rollout_id: str) -> Result | None:
+        """Cancel one rollout, then poll (briefly) for its terminal state, so it stops
+        holding a slot before the next attempt starts; a rollout that finished just in
+        time comes back as its result."""
+        held = self._in_flight.get(rollout_id)
+        if held is None:
+            return None
+        client, accepted = held
+        await client.cancel(ids=[rollout_id])
+        try:
+            with deadline(CANCEL_SETTLE):
+                result = await self._poll(client, rollout_id, accepted)
+        except (TimeoutError, _Transient, _ServerGone, Refused):
+            return None
+        return result
+
+    async def _recover(self, failed: ServerProcess) -> None:
+        """Restart a server that died (once, whoever notices first)."""
+        async with self._restart_lock:
+            if self._server is not failed:
+                return  # already restarted
+            code = failed.returncode
+            last = failed.last_output()
+            await failed.stop()
+            self.restarts += 1
+            if self.restarts > MAX_RESTARTS:
+                self._abort(
+                    ServerStartError(
+                        f"the rollout server exited {self.restarts} times (last: code {code})",
+                        output=last,
+                        hint="see the run log",
+                    )
+                )
+                return
+            if self._env is not None and self._env.note is not None:
+                self._env.note(f"the rollout server exited (code {code}); restarting it")
+            assert self._session is not None
+            server = self._new_server()
+            try:
+                await server.start(self._session)
+            except ServerStartError as exc:
+                await server.stop()
+                self._abort(exc)
+                return
+            self._server = server
+            self._client = RolloutServerClient(self._session, server.url)
+
+    def _abort(self, error: OsmosisError) -> None:
+        if self._env is not None and self._env.abort is not None:
+            self._env.abort(error)
+
+    # ------------------------------------------------------------ outcomes
+
+    def _messages(
+        self, rollout_id: str, result: Result | None, extra: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        assert self._server is not None
+        path = trajectory_path(self._server.artifact_root, rollout_id)
+        trajectory = read_trajectory(path)
+        if trajectory is not None:
+            extra["trajectory"] = os.path.relpath(path, self.results_dir)
+            messages = trajectory_messages(trajectory)
+            if messages:
+                return messages
+        return sample_messages(result.sample if result else None) or []
+
+    def _outcome(
+        self,
+        result: Result,
+        body: dict[str, Any],
+        tokens: int,
+        rollout_id: str,
+        extra: dict[str, Any],
+    ) -> Outcome:
+        messages = self._messages(rollout_id, result, extra)
+        if result.status == "success":
+            sample = result.sample or {}
+            if sample.get("remove_sample"):
+                return Outcome(messages, tokens, skipped=True, extra=extra)
+            reward = sample.get("reward")
+            if (
+                not isinstance(reward, int | float)
+                or isinstance(reward, bool)
+                or not math.isfinite(reward)
+            ):
+                extra["err_category"] = "agent_error"
+                return Outcome(
+                    messages,
+                    tokens,
+                    f"grader: set no finite reward (got {reward!r})"[:1000],
+                    extra=extra,
+                )
+            return Outcome(messages, tokens, scores={"grader": float(reward)}, extra=extra)
+        category = result.err_category
+        extra["err_category"] = category
+        if result.status == "cancelled":
+            return Outcome(
+                messages,
+                tokens,
+                "the rollout was cancelled on the server",
+                transient=True,
+                extra=extra,
+            )
+        message = result.err_message
+        if not message:
+            if body.get("label") is None and body.get("metadata") is None:
+                message = "row has no label or metadata to grade"
+            else:
+                message = "failed without a message"
+        if category == "timeout" and "timed out" not in message.lower():
+            message = f"timed out: {message}"
+        text = f"{category}: {message}" if category else message
+        return Outcome(
+            messages, tokens, text[:1000], transient=category == "lease_expired", extra=extra
+        )
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,308 @@
+"""The rollout's own Python: found, synced and checked before anything starts.
+
+First that applies:
+
+1. ``--rollout-python PATH`` / ``[local] rollout_python`` (an interpreter, or a
+   virtual environment's directory);
+2. ``uv`` (on ``PATH`` or next to our interpreter): ``uv sync --project
+   rollouts/<name>`` — skipped when the project files and the environment are
+   unchanged since the last sync (a fingerprint kept inside the environment) —
+   then ``uv run --no-sync --project …`` names the interpreter;
+3. ``rollouts/<name>/.venv/bin/python``.
+
+``uv`` runs with ``UV_PYTHON_DOWNLOADS=never`` (unless set otherwise). The chosen
+interpreter is then asked, in one short subprocess, for its version and whether
+``osmosis_ai`` is installed: Python < 3.12 or a missing SDK is one clear error
+before any model call. The server later runs on that interpreter directly, so it
+is our own child (signals and the death signal reach it; no launcher in between).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from osmosis_client.errors import InvalidInputError
+
+MIN_PYTHON = (3, 12)
+SYNC_STAMP = ".osmosis-client-sync"
+PROBE_TIMEOUT = 120.0  # seconds; `uv run` may build the project on its first call
+SYNC_TIMEOUT = 1800.0
+
+#: one subprocess: the interpreter's path and version, and the SDK it can import
+PROBE = """\
+import importlib.util, json, sys
+sdk = None
+try:
+    from importlib.metadata import version
+    sdk = version("osmosis-ai")
+except Exception:
+    pass
+print(json.dumps({"executable": sys.executable, "version": list(sys.version_info[:3]),
+                  "sdk": sdk, "importable": importlib.util.find_spec("osmosis_ai") is not None}))
+"""
+
+
+class RolloutEnvironmentError(InvalidInputError):
+    """The rollout's Python environment is missing, unusable, or failed to sync (exit 2)."""
+
+    code = "ROLLOUT_ENVIRONMENT"
+
+
+@dataclass(frozen=True)
+class RolloutPython:
+    """The interpreter a rollout server runs on."""
+
+    executable: Path
+    origin: str  # "--rollout-python", "[local] rollout_python", "uv", ".venv"
+    version: tuple[int, int, int]
+    sdk: str | None  # the installed osmosis-ai version
+    sync: str | None = None  # uv: "synced" or "in sync"
+
+    def describe(self) -> str:
+        version = ".".join(map(str, self.version))
+        sdk = f", osmosis-ai {self.sdk}" if self.sdk else ""
+        how = {"uv": f"uv, {self.sync}"}.get(self.origin, self.origin)
+        return f"Python {version}{sdk} ({how})"
+
+
+Note = Callable[[str], None]
+
+
+def find_uv() -> str | None:
+    """``uv`` on PATH, else next to our own interpreter (a venv with uv installed)."""
+    found = shutil.which("uv")
+    if found:
+        return found
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None
+
+
+def tool_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Our environment for ``uv`` and probes: no ``VIRTUAL_ENV`` (ours is not the
+    rollout's), downloads of Pythons off unless asked for."""
+    env = {k: v for k, v in (base if base is not None else os.environ).items()}
+    env.pop("VIRTUAL_ENV", None)
+    env.setdefault("UV_PYTHON_DOWNLOADS", "never")
+    return env
+
+
+def resolve(
+    rollout_dir: Path,
+    *,
+    given: Path | None = None,
+    given_by: str = "--rollout-python",
+    note: Note | None = None,
+    uv: str | bool | None = True,
+) -> RolloutPython:
+    """Find, sync and check the rollout's interpreter (``uv``: a path, True to look for
+    one, False/None to skip uv)."""
+    shown = _shown(rollout_dir)
+    if given is not None:
+        return _probe(
+            _given_python(given, given_by), origin=given_by, shown=shown, cwd=rollout_dir
+        )
+    uv_path = find_uv() if uv is True else (uv or None)
+    if uv_path:
+        state = sync(uv_path, rollout_dir, note=note)
+        return _probe(
+            [uv_path, "run", "--no-sync", "--project", str(rollout_dir), "python"],
+            origin="uv",
+            shown=shown,
+            sync_state=state,
+            cwd=rollout_dir,
+        )
+    venv_python = rollout_dir / ".venv" / "bin" / "python"
+    if venv_python.exists():
+        return _probe([str(venv_python)], origin=".venv", shown=shown, cwd=rollout_dir)
+    raise RolloutEnvironmentError(
+        f"no Python environment for {shown}: uv is not installed and {shown}/.venv does not exist",
+        hint="install uv (it syncs the rollout's pyproject.toml), create "
+        f"{shown}/.venv with osmosis-ai installed, or name an interpreter "
+        "in [local] rollout_python",
+        code="NO_ROLLOUT_PYTHON",
+    )
+
+
+def _shown(rollout_dir: Path) -> str:
+    return f"rollouts/{rollout_dir.name}"
+
+
+def _given_python(given: Path, given_by: str) -> list[str]:
+    path = given.expanduser()
+    if path.is_dir():
+        candidate = path / "bin" / "python"
+        if not candidate.exists():
+            raise RolloutEnvironmentError(
+                f"{given_by} {given} is a directory without bin/python",
+                hint="name a Python interpreter, or a virtual environment's directory",
+            )
+        path = candidate
+    if not path.exists():
+        raise RolloutEnvironmentError(
+            f"{given_by} {given} does not exist", hint="name a Python 3.12+ interpreter"
+        )
+    if not os.access(path, os.X_OK):
+        raise RolloutEnvironmentError(f"{given_by} {given} is not executable")
+    return [str(path)]
+
+
+def _probe(
+    command: list[str],
+    *,
+    origin: str,
+    shown: str,
+    cwd: Path,
+    sync_state: str | None = None,
+) -> RolloutPython:
+    """Ask the interpreter for its facts, from the rollout's directory (so an
+    ``osmosis_ai`` importable there counts, as it would for ``python main.py``)."""
+    where = " ".join(command[:1]) if origin != "uv" else f"uv's environment of {shown}"
+    try:
+        done = subprocess.run(
+            [*command, "-c", PROBE],
+            capture_output=True,
+            text=True,
+            env=tool_env(),
+            cwd=cwd,
+            timeout=PROBE_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RolloutEnvironmentError(
+            f"cannot run the rollout's Python ({where}): {exc}",
+            hint="check the interpreter, or name another one in [local] rollout_python",
+        ) from None
+    facts = _last_json(done.stdout)
+    if done.returncode != 0 or facts is None:
+        detail = last_line(done.stderr) or f"exit {done.returncode}"
+        raise RolloutEnvironmentError(
+            f"cannot run the rollout's Python ({where}): {detail}",
+            hint="check the interpreter, or name another one in [local] rollout_python",
+        )
+    raw = facts.get("version")
+    numbers = [int(v) for v in raw[:3]] if isinstance(raw, list) else []
+    version = (*numbers, 0, 0, 0)[:3]
+    executable = Path(str(facts.get("executable") or command[0]))
+    shown_version = ".".join(map(str, version))
+    if version < MIN_PYTHON:
+        raise RolloutEnvironmentError(
+            f"the rollout's Python is {shown_version} ({executable}); rollouts written for "
+            "the osmosis-ai 0.3 SDK need Python >= 3.12",
+            hint=f'set requires-python = ">=3.12" in {shown}/pyproject.toml (uv: point '
+            "UV_PYTHON at a 3.12+ interpreter), or name one in [local] rollout_python",
+            code="ROLLOUT_PYTHON_TOO_OLD",
+        )
+    if not facts.get("importable"):
+        raise RolloutEnvironmentError(
+            f"osmosis_ai is not installed in the rollout's environment ({executable})",
+            hint=f'add "osmosis-ai[server]>=0.3,<0.4" to {shown}/pyproject.toml and sync, '
+            "or name an interpreter that has it in [local] rollout_python",
+            code="ROLLOUT_SDK_MISSING",
+        )
+    sdk = facts.get("sdk")
+    return RolloutPython(
+        executable=executable,
+        origin=origin,
+        version=version,  # type: ignore[arg-type]
+        sdk=str(sdk) if sdk else None,
+        sync=sync_state,
+    )
+
+
+def _last_json(text: str) -> dict[str, object] | None:
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                return None
+            return value if isinstance(value, dict) else None
+    return None
+
+
+def last_line(text: str) -> str:
+    """The last non-empty line of a tool's output (its error, usually)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+# ------------------------------------------------------------------ uv sync
+
+
+def project_environment(rollout_dir: Path, env: Mapping[str, str] | None = None) -> Path:
+    """Where ``uv sync`` puts the project's environment (``UV_PROJECT_ENVIRONMENT``)."""
+    configured = (env if env is not None else os.environ).get("UV_PROJECT_ENVIRONMENT")
+    if configured:
+        path = Path(configured).expanduser()
+        return path if path.is_absolute() else rollout_dir / path
+    return rollout_dir / ".venv"
+
+
+def sync_fingerprint(rollout_dir: Path, environment: Path) -> str | None:
+    """The project files and the environment's state, or None when there is no
+    environment yet. A package installed or removed by hand changes site-packages'
+    modification time, so the environment is synced again."""
+    config = environment / "pyvenv.cfg"
+    if not config.is_file():
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    for name in ("pyproject.toml", "uv.lock"):
+        try:
+            digest.update(name.encode() + b"\0" + (rollout_dir / name).read_bytes())
+        except OSError:
+            digest.update(name.encode() + b"\0-")
+    digest.update(config.read_bytes())
+    for site in sorted((environment / "lib").glob("python*/site-packages")):
+        digest.update(f"{site.name}:{site.stat().st_mtime_ns}".encode())
+    digest.update(os.environ.get("UV_PYTHON", "").encode())
+    return digest.hexdigest()
+
+
+def sync(uv: str, rollout_dir: Path, *, note: Note | None = None) -> str:
+    """``uv sync --project DIR`` unless nothing changed since the last one; returns
+    "synced" or "in sync"."""
+    environment = project_environment(rollout_dir)
+    stamp = environment / SYNC_STAMP
+    before = sync_fingerprint(rollout_dir, environment)
+    try:
+        if before is not None and stamp.read_text().strip() == before:
+            return "in sync"
+    except OSError:
+        pass
+    shown = _shown(rollout_dir)
+    if note is not None:
+        note(f"syncing the rollout's environment: uv sync --project {shown}")
+    try:
+        done = subprocess.run(
+            [uv, "sync", "--project", str(rollout_dir)],
+            capture_output=True,
+            text=True,
+            env=tool_env(),
+            timeout=SYNC_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise RolloutEnvironmentError(f"uv sync --project {shown} failed: {exc}") from None
+    if done.returncode != 0:
+        raise RolloutEnvironmentError(
+            f"uv sync --project {shown} failed (exit {done.returncode}): "
+            f"{last_line(done.stderr) or last_line(done.stdout)}",
+            hint="fix the rollout's pyproject.toml; without internet or a managed Python, "
+            "point UV_PYTHON at a local 3.12+ interpreter",
+            code="ROLLOUT_SYNC_FAILED",
+        )
+    after = sync_fingerprint(rollout_dir, environment)
+    if after is not None:
+        with contextlib.suppress(OSError):  # no stamp: the next run syncs again
+            stamp.write_text(after + "\n")
+    return "synced"
