@@ -18,5 +18,16 @@ class ExamplesHook(BuildHookInterface):  # type: ignore[misc]
         if self.target_name != "wheel" or version != "standard":
             return
         examples = Path(self.root) / "examples"
-        for example in sorted(p for p in examples.iterdir() if p.is_dir()):
-            build_data["force_include"][str(example)] = f"osmosis_cli/_examples/{example.name}"
+        for file in sorted(examples.rglob("*")):
+            inside = file.relative_to(examples)
+            if not file.is_file() or len(inside.parts) < 2 or _skipped(inside):
+                continue
+            build_data["force_include"][str(file)] = f"osmosis_cli/_examples/{inside}"
+
+
+def _skipped(path: Path) -> bool:
+    """Local state a developer's runs leave in a checkout's examples: never shipped."""
+    return path.suffix == ".pyc" or any(
+        part.startswith(".") or part == "__pycache__" or part.endswith(".run")
+        for part in path.parts
+    )

@@ -34,6 +34,8 @@ class StubState:
     hang: bool = False
     replies: deque[str] = field(default_factory=deque)
     fail_after: tuple[int, int] | None = None  # (requests answered normally, status after)
+    #: extra latency for requests whose last user message is one of these
+    slow_prompts: dict[str, float] = field(default_factory=dict)
 
 
 class StubOpenAI:
@@ -78,6 +80,10 @@ class StubOpenAI:
                 await self._release.wait()  # until the stub shuts down
             if s.latency:
                 await asyncio.sleep(s.latency)
+            users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+            delay = s.slow_prompts.get(str(users[-1].get("content"))) if users else None
+            if delay:
+                await asyncio.sleep(delay)
         finally:
             s.in_flight -= 1
         messages = body.get("messages") or [{}]

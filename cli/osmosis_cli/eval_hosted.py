@@ -218,7 +218,9 @@ def _summary(out: Output, path: Path, where: str, pin: Pin, config: EvalConfig) 
     exp = config.experiment
     out.info(f"Workspace:  {where}")
     out.info(f"Config:     {path}")
-    out.info(f"Rollout:    {exp.rollout}/{exp.entrypoint}")
+    from osmosis_local_runner.specs import describe_rollout, detect_mode
+
+    out.info(f"Rollout:    {describe_rollout(config, detect_mode(config))}")
     out.info(f"Model:      {exp.model_path}")
     out.info(f"Dataset:    {exp.dataset}")
     out.info(f"Commit:     {pin.commit_sha or f'branch {pin.branch}'}")

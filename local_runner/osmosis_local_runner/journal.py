@@ -168,8 +168,8 @@ def run_dir(results_path: Path) -> Path:
     """The run's directory beside its results (``results.json`` → ``results.run/``): a
     rollout server's log and the artifacts it writes."""
     candidate = results_path.with_suffix(".run")
-    return candidate if candidate != results_path else results_path.with_name(
-        results_path.name + ".d"
+    return (
+        candidate if candidate != results_path else results_path.with_name(results_path.name + ".d")
     )
 
 

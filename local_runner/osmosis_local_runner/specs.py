@@ -96,6 +96,13 @@ def detect_mode(config: EvalConfig, flags: Overrides | None = None) -> Detection
     return detect(config.rollout_dir, config.entrypoint_path, chosen=chosen, chosen_by=by)
 
 
+def describe_rollout(config: EvalConfig, detection: Detection) -> str:
+    """``rollouts/x/main.py — server mode (why)``: the first words of the plan's rollout
+    line, the same for ``eval run`` and ``eval submit``."""
+    exp = config.experiment
+    return f"rollouts/{exp.rollout}/{exp.entrypoint} — {detection.mode} mode ({detection.reason})"
+
+
 def server_rollout(config: EvalConfig, flags: Overrides, detection: Detection) -> RolloutKind:
     """The ``server`` kind for a config's rollout (nothing is started yet)."""
     from .kinds.server import ServerRollout
@@ -107,7 +114,7 @@ def server_rollout(config: EvalConfig, flags: Overrides, detection: Detection) -
     return ServerRollout(
         config.rollout_dir,
         config.entrypoint_path,
-        reason=detection.reason,
+        headline=describe_rollout(config, detection),
         run_dir=run_dir(flags.output),
         results_dir=flags.output.parent,
         registry=root / ".osmosis" / "servers",
@@ -131,8 +138,9 @@ def config_spec(config: EvalConfig, flags: Overrides) -> RunSpec:
         rollout = server_rollout(config, flags, detection)  # graded inside the server
     else:
         os.environ.update(config.env)  # an in-process rollout may read [env] when imported
-        rollout, grader = load_rollout(config.entrypoint_path, config.root or Path.cwd())
-        eval_fns = [grader]
+        native, grader = load_rollout(config.entrypoint_path, config.root or Path.cwd())
+        native.headline = describe_rollout(config, detection)
+        rollout, eval_fns = native, [grader]
     return RunSpec(
         model=ModelSpec(
             flags.model or exp.model_path,

@@ -193,6 +193,21 @@ def test_submit_human_output(invoke: Invoke, project: Path, api: respx.MockRoute
     assert "Workspace:  acme" in result.stderr
     assert "Secrets:    OPENAI_API_KEY" in result.stderr
     assert "Submitted demo-abc (r1)" in result.stderr
+    assert (
+        "Rollout:    rollouts/demo/main.py — native mode (rollouts/demo does not use osmosis-ai)"
+    ) in result.stderr
+
+
+def test_submit_names_server_mode_like_eval_run(
+    invoke: Invoke, project: Path, api: respx.MockRouter
+) -> None:
+    (project / "rollouts" / "demo" / "main.py").write_text("import osmosis_ai\n")
+    git(project, "commit", "-qam", "a published-SDK rollout")
+    api.post("/api/cli/eval-runs").respond(201, json=CREATED)
+    result = invoke("eval", "submit", CONFIG, "--yes", "--allow-unpushed")
+    assert result.exit_code == 0, result.stderr
+    line = "rollouts/demo/main.py — server mode (rollouts/demo/main.py imports osmosis_ai)"
+    assert f"Rollout:    {line}" in result.stderr
 
 
 def test_list_json_all_pages(invoke: Invoke, project: Path, router: respx.MockRouter) -> None:

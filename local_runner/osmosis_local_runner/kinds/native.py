@@ -21,11 +21,16 @@ class NativeRollout:
         self.workflow = workflow
         self.source = source  # where it came from, for the plan line
         self.digest = digest  # of the entrypoint's sources, for resume
+        #: an eval config's rollout: "rollouts/x/main.py — native mode (why)"
+        self.headline: str | None = None
         self._is_async = inspect.iscoroutinefunction(getattr(workflow, "run", None))
 
     def describe(self) -> str:
+        name = type(self.workflow).__name__
+        if self.headline:
+            return f"{self.headline}; {name}, in-process"
         where = f" from {self.source}" if self.source else ""
-        return f"native: {type(self.workflow).__name__}{where}, in-process"
+        return f"native: {name}{where}, in-process"
 
     def fingerprint(self) -> dict[str, Any]:
         return {"rollout": f"native:{self.digest}"} if self.digest else {}

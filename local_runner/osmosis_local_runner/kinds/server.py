@@ -67,6 +67,7 @@ CANCEL_SETTLE = 10.0  # how long a cancelled rollout may take to reach its termi
 LEASE_MARGIN = 10.0  # stop retrying polls this long before the lease would lapse
 MAX_RESTARTS = 3
 SUBMIT_RETRIES = 5
+TRAJECTORY_WAITS = 10  # × 50 ms
 
 
 class _Transient(Exception):
@@ -89,7 +90,7 @@ class ServerRollout:
         rollout_dir: Path,
         entrypoint: Path,
         *,
-        reason: str,
+        headline: str,
         run_dir: Path,
         results_dir: Path,
         registry: Path | None = None,
@@ -107,7 +108,7 @@ class ServerRollout:
     ) -> None:
         self.rollout_dir = rollout_dir
         self.entrypoint = entrypoint
-        self.reason = reason
+        self.headline = headline  # "rollouts/x/main.py — server mode (why)"
         self.run_dir = run_dir
         self.results_dir = results_dir
         self.registry = registry
@@ -189,7 +190,7 @@ class ServerRollout:
 
     def describe(self) -> str:
         python = f"; {self.python.describe()}" if self.python is not None else ""
-        return f"server: {self._shown_entrypoint()} as a rollout server ({self.reason}){python}"
+        return f"{self.headline}{python}"
 
     def fingerprint(self) -> dict[str, Any]:
         return {"rollout": f"server:{self._digest or source_digest(self.rollout_dir)}"}
@@ -321,6 +322,8 @@ class ServerRollout:
                 return Outcome(
                     [], route.tokens, f"the rollout server refused the rollout ({exc})", extra=extra
                 )
+            if result.status == "success":
+                await self._await_trajectory(rollout_id)
             return self._outcome(result, body, route.tokens, rollout_id, extra)
         except asyncio.CancelledError:
             if rollout_id in self._in_flight:
@@ -469,6 +472,15 @@ class ServerRollout:
             self._env.abort(error)
 
     # ------------------------------------------------------------ outcomes
+
+    async def _await_trajectory(self, rollout_id: str) -> None:
+        """The server may report success a moment before its trajectory is on disk."""
+        assert self._server is not None
+        path = trajectory_path(self._server.artifact_root, rollout_id)
+        for _ in range(TRAJECTORY_WAITS):
+            if path.exists():
+                return
+            await asyncio.sleep(0.05)
 
     def _messages(
         self, rollout_id: str, result: Result | None, extra: dict[str, Any]

@@ -107,9 +107,7 @@ def resolve(
     one, False/None to skip uv)."""
     shown = _shown(rollout_dir)
     if given is not None:
-        return _probe(
-            _given_python(given, given_by), origin=given_by, shown=shown, cwd=rollout_dir
-        )
+        return _probe(_given_python(given, given_by), origin=given_by, shown=shown, cwd=rollout_dir)
     uv_path = find_uv() if uv is True else (uv or None)
     if uv_path:
         state = sync(uv_path, rollout_dir, note=note)

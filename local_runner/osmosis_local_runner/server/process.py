@@ -163,7 +163,7 @@ def _alive(pid: int, start: str | None = None) -> bool:
     return fields[0] != "Z" and (start is None or fields[19] == start)
 
 
-def reap_orphans(registry: Path, *, wait: float = 5.0) -> list[int]:
+def reap_orphans(registry: Path, *, wait: float = 2.0) -> list[int]:
     """Stop the groups of recorded servers whose controller is gone; returns their pids."""
     reaped = []
     for record_path in sorted(registry.glob("*.json")):

@@ -1,0 +1,253 @@
+"""`osmosis eval run` on rollouts written for the real published osmosis-ai 0.3 SDK
+(examples/published-rollout), in the SDK's own Python >= 3.12 environment: scores,
+tokens, a timed-out attempt, the OpenAI Agents integration (streaming) against a
+loopback OpenAI-compatible server, kill -9 + --resume, and the uv path.
+
+The SDK's environment is built once from the package index and cached outside the
+checkout (tests/published_sdk.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import osmosis_command
+from tests.published_sdk import PUBLISHED_VERSION, published_python, python312, uv, uv_env
+from tests.server_workspace import server_pids
+from tests.stub_openai import StubOpenAI
+
+pytestmark = pytest.mark.slow
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "published-rollout"
+PYTHON312 = python312()
+needs_312 = pytest.mark.skipif(
+    PYTHON312 is None,
+    reason="the published osmosis-ai 0.3 SDK needs Python >= 3.12, and none exists here",
+)
+
+
+@pytest.fixture(scope="module")
+def sdk_python() -> Path:
+    if PYTHON312 is None:
+        pytest.skip("no Python >= 3.12 on this machine")
+    return published_python(PYTHON312)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    shutil.copytree(EXAMPLE, path, ignore=shutil.ignore_patterns(".osmosis", ".venv", "*.run"))
+    return path
+
+
+def cli_env(workspace: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "UV_"))}
+    env.pop("VIRTUAL_ENV", None)
+    env.update(OSMOSIS_CONFIG_DIR=str(workspace / "cfg"), HOME=str(workspace / "home"))
+    env.update(extra)
+    return env
+
+
+def osmosis(
+    workspace: Path, *args: str, timeout: float = 240, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*osmosis_command(), *args],
+        cwd=workspace,
+        env=cli_env(workspace, **extra),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def document(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+def all_runs(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return [run for row in doc["rows"] for run in row["runs"]]
+
+
+@needs_312
+def test_the_scaffold_rollout_scores_and_counts_tokens(workspace: Path, sdk_python: Path) -> None:
+    done = osmosis(
+        workspace,
+        "eval",
+        "run",
+        "configs/eval/calculator.toml",
+        "--rollout-python",
+        str(sdk_python),
+        "-o",
+        "out/calc.json",
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"osmosis-ai {PUBLISHED_VERSION} (--rollout-python)" in done.stderr
+    assert "rollouts/calculator/pyproject.toml depends on osmosis-ai" in done.stderr
+    doc = document(workspace / "out" / "calc.json")
+    assert doc["config"]["rollout_mode"] == "server"
+    assert doc["summary"]["eval_fns"]["grader"]["mean"] == 1.0
+    runs = all_runs(doc)
+    assert len(runs) == 10 and doc["summary"]["total_tokens"] == sum(r["tokens"] for r in runs)
+    assert all(r["tokens"] > 0 and r["err_category"] is None for r in runs)
+    first = runs[0]
+    assert [m["role"] for m in first["messages"]] == ["system", "user", "assistant"]
+    trajectory = workspace / "out" / first["trajectory"]
+    assert json.loads(trajectory.read_text())["extra"]["osmosis"]["reward"] == 1.0
+    assert not server_pids(str(workspace))
+
+
+@needs_312
+def test_a_timed_out_attempt_fails_alone(workspace: Path, sdk_python: Path) -> None:
+    config = workspace / "configs" / "eval" / "calculator.toml"
+    slow = config.read_text().replace(
+        "agent_workflow_timeout_s = 60", "agent_workflow_timeout_s = 1"
+    )
+    (config.parent / "slow.toml").write_text(slow)
+    with StubOpenAI() as stub:
+        stub.state.slow_prompts = {"What is 25 * 60?": 5.0}
+        done = osmosis(
+            workspace,
+            "eval",
+            "run",
+            "configs/eval/slow.toml",
+            "--rollout-python",
+            str(sdk_python),
+            "--model",
+            "stub-model",
+            "--base-url",
+            stub.url,
+            "--limit",
+            "4",
+            "-o",
+            "out/slow.json",
+        )
+    assert done.returncode == 0, done.stderr
+    runs = {r["answer"]: r for r in all_runs(document(workspace / "out" / "slow.json"))}
+    timed_out = [r for r in runs.values() if r["error"]]
+    assert len(timed_out) == 1
+    assert timed_out[0]["err_category"] == "timeout" and "timed out" in timed_out[0]["error"]
+    assert sum(r["success"] for r in runs.values()) == 3
+
+
+@needs_312
+def test_the_openai_agents_integration_streams_through_the_bridge(
+    workspace: Path, sdk_python: Path
+) -> None:
+    with StubOpenAI() as stub:
+        done = osmosis(
+            workspace,
+            "eval",
+            "run",
+            "configs/eval/agents-calculator.toml",
+            "--rollout-python",
+            str(sdk_python),
+            "--model",
+            "served-model",
+            "--base-url",
+            stub.url,
+            "--limit",
+            "3",
+            "-o",
+            "out/agents.json",
+        )
+        requests = list(stub.state.requests)
+    assert done.returncode == 0, done.stderr
+    doc = document(workspace / "out" / "agents.json")
+    assert doc["summary"]["eval_fns"]["grader"]["mean"] == 1.0
+    assert doc["summary"]["total_tokens"] == 3 * 2 * 10  # two calls per rollout, 10 each
+    # the agent's calls reached the endpoint as the configured model, tools attached
+    model_calls = [r for r in requests if r.get("messages", [{}])[-1].get("content") != "ping"]
+    assert model_calls and all(r["model"] == "served-model" for r in model_calls)
+    assert all(
+        {"add", "divide"} <= {t["function"]["name"] for t in r["tools"]} for r in model_calls
+    )
+    messages = all_runs(doc)[0]["messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "assistant"]
+    assert messages[2]["tool_calls"][0]["function"]["name"] in {"add", "subtract", "multiply"}
+
+
+@needs_312
+def test_kill_9_then_resume_loses_nothing_and_leaves_no_server(
+    workspace: Path, sdk_python: Path
+) -> None:
+    args = [
+        "eval",
+        "run",
+        "configs/eval/calculator.toml",
+        "--rollout-python",
+        str(sdk_python),
+        "--model",
+        "mock/calculator@400",
+        "--batch-size",
+        "2",
+        "-o",
+        "out/k.json",
+        "-q",
+    ]
+    journal = workspace / "out" / "k.json.journal.jsonl"
+    proc = subprocess.Popen(
+        [*osmosis_command(), *args],
+        cwd=workspace,
+        env=cli_env(workspace),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while not journal.exists() or len(journal.read_text().splitlines()) < 4:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the run never got going"
+            time.sleep(0.05)
+        assert server_pids(str(workspace / "rollouts" / "calculator"))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    before = journal.read_text().splitlines()[1:]
+    # the server notices its controller died (death signal) and goes away on its own
+    deadline = time.monotonic() + 20
+    while server_pids(str(workspace / "rollouts" / "calculator")):
+        assert time.monotonic() < deadline, "the rollout server outlived its controller"
+        time.sleep(0.1)
+    done = osmosis(workspace, *args[:-1], "--resume")
+    assert done.returncode == 0, done.stderr
+    assert f"{len(before)} already done" in done.stderr
+    doc = document(workspace / "out" / "k.json")
+    runs = all_runs(doc)
+    assert len(runs) == 10 and doc["summary"]["eval_fns"]["grader"]["mean"] == 1.0
+    kept = {json.loads(line)["rollout_id"] for line in before}
+    assert kept <= {r["rollout_id"] for r in runs}  # the finished ones were not redone
+    assert not server_pids(str(workspace))
+
+
+@needs_312
+def test_uv_syncs_the_rollouts_own_project_once(workspace: Path, sdk_python: Path) -> None:
+    assert PYTHON312 is not None
+    tool = uv()
+    env = uv_env(PYTHON312)
+    extra = {
+        "PATH": f"{tool.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "UV_PYTHON": env["UV_PYTHON"],
+        "UV_CACHE_DIR": env["UV_CACHE_DIR"],
+    }
+    args = ["eval", "run", "configs/eval/calculator.toml", "--limit", "2"]
+    first = osmosis(workspace, *args, "-o", "out/uv1.json", **extra)
+    assert first.returncode == 0, first.stderr
+    assert "syncing the rollout's environment: uv sync --project rollouts/calculator" in (
+        first.stderr
+    )
+    assert f"osmosis-ai {PUBLISHED_VERSION} (uv, synced)" in first.stderr
+    second = osmosis(workspace, *args, "-o", "out/uv2.json", **extra)
+    assert second.returncode == 0, second.stderr
+    assert "(uv, in sync)" in second.stderr and "syncing" not in second.stderr
+    assert document(workspace / "out" / "uv2.json")["summary"]["eval_fns"]["grader"]["mean"] == 1
