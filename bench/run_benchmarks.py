@@ -336,8 +336,56 @@ def main() -> None:
         [sys.executable, "-c", "import httpx, pydantic, rich.console"]
     )
 
+    from bench.server_mode import measure as measure_server_mode
+
+    results["server_mode"] = measure_server_mode()
+
     write_report(results)
     print(json.dumps(results, indent=2))
+
+
+def server_mode_section(s: dict[str, Any]) -> str:
+    if "skipped" in s:
+        return f"## Published-SDK rollout servers\n\nNot measured: {s['skipped']}.\n"
+    ours, theirs = s["ours"], s["published"]
+    ceiling = 1000 / ours["server_cpu_ms_per_rollout"]
+    return f"""## Published-SDK rollout servers (server mode vs the published CLI)
+
+`bench/server_mode.py`: the same rollout server — the scaffold calculator written for
+the published osmosis-ai {s["published_version"]} SDK, allowed {s["batch"]} rollouts at once
+(`bench/published_rollout_main.py`) — and the same zero-latency model stub, driven by
+`osmosis eval run` and by the published `osmosis eval run` over {s["rows"]} rows at
+batch_size {s["batch"]}, both through `uv` on a project already in sync. The server
+records each `POST /rollout` and each grade, so both are timed by one clock from outside;
+throughput is the steady state (first POST → last grade).
+
+| what | osmosis-client | published CLI | ratio | target |
+|---|---:|---:|---:|---|
+| time from command start to the first `POST /rollout` | {ours["first_dispatch_s"]:.2f} s | {theirs["first_dispatch_s"]:.2f} s | {s["first_dispatch_ratio"]:.2f} | <= 0.33 |
+| rollouts/s (steady state) | {ours["rollouts_per_s"]:.1f} | {theirs["rollouts_per_s"]:.1f} | {s["throughput_ratio"]:.2f} | >= 3 |
+| controller CPU per rollout (the CLI process, bridge included) | {ours["cpu_ms_per_rollout"]:.1f} ms | {theirs["cpu_ms_per_rollout"]:.1f} ms | {ours["cpu_ms_per_rollout"] / theirs["cpu_ms_per_rollout"]:.2f} | |
+| result polls per rollout | {ours["polls_per_rollout"]:.2f} | {theirs["polls_per_rollout"]:.2f} | | |
+| the rollout server's own CPU per rollout | {ours["server_cpu_ms_per_rollout"]:.1f} ms | {theirs["server_cpu_ms_per_rollout"]:.1f} ms | | |
+| whole command (start-up, {s["rows"]} rollouts, shutdown) | {ours["total_s"]:.1f} s | {theirs["total_s"]:.1f} s | {ours["total_s"] / theirs["total_s"]:.2f} | |
+
+**Time to first dispatch** meets its target: the published CLI pays a LiteLLM import and a
+model preflight call before it starts the server; osmosis-client skips `uv sync` when
+nothing changed, imports no LiteLLM, and its endpoint probe rides along with the first
+wave.
+
+**Throughput does not reach 3× here, and cannot on this machine: the rollout server is
+the bottleneck, not the controller.** The server spends
+{ours["server_cpu_ms_per_rollout"]:.0f} ms of CPU per rollout (FastAPI, the workflow's own
+HTTP client, grading, writing the trajectory) in one process, which caps it near
+{ceiling:.0f} rollouts/s whoever drives it; osmosis-client reaches
+{ours["rollouts_per_s"] / ceiling:.0%} of that ceiling. Its controller — bridge included —
+costs {ours["cpu_ms_per_rollout"]:.1f} ms of CPU per rollout, about
+{theirs["cpu_ms_per_rollout"] / ours["cpu_ms_per_rollout"]:.0f}× less than the published CLI's
+(LiteLLM in the bridge, a supervisor on top); that difference becomes throughput where
+cores are scarce or the rollout server is lighter than this scaffold. The 3× goal
+assumed the published CLI's own overhead limits it; with {os.cpu_count()} cores and this
+server it does not (see the note on the issue).
+"""
 
 
 def write_report(r: dict[str, Any]) -> None:
@@ -388,6 +436,7 @@ bare loop's request rate.
 | ceiling: bare aiohttp requests/s / 2 | {r["raw_aiohttp"] / 2:.0f} | 1.00 | |
 | osmosis agent-loop rollouts (steady state) | {r["agent_loop"]:.0f} | {r["agent_loop_ratio"]:.2f} | >= 0.40 |
 
+{server_mode_section(r["server_mode"])}
 ## Latency-bound runs (200 ms per model call, batch_size {CONCURRENCY})
 
 | what | attempts/s | ratio | target |

@@ -18,6 +18,9 @@ from tests.server_workspace import server_workspace
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(environment, "MIN_PYTHON", (3, 10))
+    # --rollout-mode native imports main.py, whose folder (holding a stand-in osmosis_ai)
+    # then joins sys.path: give it back afterwards
+    monkeypatch.setattr(sys, "path", list(sys.path))
     root = tmp_path / "ws"
     server_workspace(root, env={"FAKE_PRINT_ENV": "FAKE_STREAM"}, evaluation={"limit": 3})
     monkeypatch.chdir(root)
