@@ -112,7 +112,7 @@ def test_a_timed_out_attempt_fails_alone(workspace: Path, sdk_python: Path) -> N
     )
     (config.parent / "slow.toml").write_text(slow)
     with StubOpenAI() as stub:
-        stub.state.slow_prompts = {"What is 25 * 60?": 5.0}
+        stub.state.slow_prompts = {"What is 25 * 60?": 2.5}
         done = osmosis(
             workspace,
             "eval",

@@ -147,7 +147,8 @@ def test_failures_stay_with_their_attempt(tmp_path: Path) -> None:
     assert by_row[1]["err_category"] == "agent_error"
     assert by_row[2]["skipped"] is True and by_row[2]["success"] and by_row[2]["scores"] == {}
     assert "no finite reward" in by_row[3]["error"]
-    assert "timed out" in by_row[4]["error"] and by_row[4]["err_category"] == "timeout"
+    assert by_row[4]["error"] == "agent workflow timed out after 1.0s"  # the server's words
+    assert by_row[4]["err_category"] == "timeout"
     assert by_row[5]["error"] == "row has no label or metadata to grade"
     summary = result.summary
     assert summary["skipped_runs"] == 1 and summary["errored_runs"] == 4

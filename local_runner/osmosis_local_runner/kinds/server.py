@@ -538,9 +538,10 @@ class ServerRollout:
                 message = "row has no label or metadata to grade"
             else:
                 message = "failed without a message"
-        if category == "timeout" and "timed out" not in message.lower():
-            message = f"timed out: {message}"
-        text = f"{category}: {message}" if category else message
+        if category == "timeout":  # the category is recorded; the text says "timed out"
+            text = message if "timed out" in message.lower() else f"timed out: {message}"
+        else:
+            text = f"{category}: {message}" if category else message
         return Outcome(
             messages, tokens, text[:1000], transient=category == "lease_expired", extra=extra
         )
