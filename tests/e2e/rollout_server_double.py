@@ -16,7 +16,8 @@ Knobs (environment variables, all optional):
 row starts; once per ``FAKE_DIE_MARK`` file if given), ``FAKE_POST_STATUSES``
 ("503,503": the first POSTs answer these), ``FAKE_POLL_STATUSES`` (the same for result
 polls), ``FAKE_LEASE_SECONDS`` / ``FAKE_WAIT_SECONDS`` (lease and long-poll wait),
-``FAKE_WRONG_INSTANCE=1``, ``FAKE_IGNORE_TIMEOUT=1`` (the agent timeout is not enforced), ``FAKE_CRASH_AT_START`` (a message, then exit 3),
+``FAKE_WRONG_INSTANCE=1``, ``FAKE_IGNORE_TIMEOUT=1`` (the agent timeout is not enforced),
+``FAKE_IGNORE_CANCEL=1`` (a cancel is acknowledged, but the rollout runs on to its end), ``FAKE_CRASH_AT_START`` (a message, then exit 3),
 ``FAKE_IGNORE_TERM=1`` (SIGTERM ignored), ``FAKE_STREAM=1``, ``FAKE_TOOLS=1`` (offer
 add/subtract/multiply/divide tools and answer their calls), ``FAKE_LOG`` (a file: one JSON line per request
 the double received, for tests), ``FAKE_PRINT_ENV`` (names whose values it prints).
@@ -520,6 +521,8 @@ class Handler(BaseHTTPRequestHandler):
                     dispositions[rid] = (
                         "cancelled_queued" if entry["status"] == "queued" else "cancelled_running"
                     )
+                    if ENV.get("FAKE_IGNORE_CANCEL") == "1":
+                        continue  # the race: it finishes anyway
                     entry["status"] = "cancelled"
                     entry["version"] += 1
                 lock.notify_all()

@@ -182,6 +182,47 @@ def test_the_supervisor_deadline_fails_only_its_attempt(tmp_path: Path) -> None:
     assert result.summary["status"] == "finished"
 
 
+def test_a_rollout_finishing_as_it_is_cancelled_keeps_its_result(tmp_path: Path) -> None:
+    log = tmp_path / "requests.jsonl"
+    config = server_workspace(
+        tmp_path / "ws",
+        env={
+            "FAKE_IGNORE_TIMEOUT": "1",
+            "FAKE_IGNORE_CANCEL": "1",
+            "FAKE_SLOW_ROWS": "0",
+            "FAKE_SLOW_SECONDS": "2",
+            "FAKE_LOG": str(log),
+        },
+        evaluation={"limit": 2, "agent_workflow_timeout_s": 0.5, "grader_timeout_s": 0.5},
+    )
+    spec = make_spec(config, tmp_path / "r.json")
+    kind_of(spec).slack = 0.5
+    by_row = runs(run(spec))
+    assert requests_logged(log, "cancel")  # the deadline passed and it was cancelled…
+    assert by_row[0]["success"] and by_row[0]["scores"] == {"grader": 1.0}  # …yet it finished
+
+
+@pytest.mark.parametrize(
+    ("status", "retried", "category"),
+    [("409", True, None), ("422", False, "validation_error"), ("400", False, "http_error")],
+)
+def test_refused_submissions(tmp_path: Path, status: str, retried: bool, category: str) -> None:
+    config = server_workspace(
+        tmp_path / "ws",
+        env={"FAKE_POST_STATUSES": status},
+        evaluation={"limit": 2, "batch_size": 1},
+    )
+    spec = make_spec(config, tmp_path / "r.json", max_retries=1)
+    spec.retry_delay = 0.01
+    first = runs(run(spec))[0]
+    if retried:  # an id already taken: transient, a fresh id succeeds
+        assert first["success"] and first["retries"] == 1 and first["rollout_id"].endswith(".1")
+    else:  # the server rejected the request itself: not retried
+        assert not first["success"] and "retries" not in first
+        assert first["error"] == f"the rollout server refused the rollout ({status}: injected)"
+        assert first["err_category"] == category
+
+
 def test_transient_server_errors_are_retried_within_the_attempt(tmp_path: Path) -> None:
     config = server_workspace(
         tmp_path / "ws",
@@ -358,3 +399,58 @@ def test_orphaned_servers_of_a_dead_run_are_reaped(tmp_path: Path) -> None:
         for proc in (orphan, owned):
             proc.kill()
             proc.wait()
+
+
+NATIVE_EQUIVALENT = """
+import re
+
+from osmosis_client.rollout import AgentWorkflow, Grader
+
+
+class Calculator(AgentWorkflow):
+    async def run(self, ctx):
+        return [*ctx.prompt, await ctx.chat(ctx.prompt, temperature=0.0)]
+
+
+class LabelMatch(Grader):
+    async def grade(self, ctx):
+        numbers = re.findall(r"-?\\d+(?:\\.\\d+)?", ctx.solution_str)
+        return 1.0 if numbers and float(numbers[-1]) == float(ctx.ground_truth) else 0.0
+"""
+
+
+def test_server_and_native_results_have_one_shape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same rollout, as a server and in-process: the same document, but for the
+    three keys server mode adds to each run."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    server_config = server_workspace(tmp_path / "server", evaluation={"limit": 3})
+    native_root = tmp_path / "native"
+    server_workspace(native_root, evaluation={"limit": 3}, pyproject=False, vendored_sdk=False)
+    (native_root / "rollouts" / "fake" / "main.py").write_text(NATIVE_EQUIVALENT)
+    server = run(make_spec(server_config, tmp_path / "s.json")).document
+    native = run(make_spec(native_root / "configs" / "eval" / "fake.toml", tmp_path / "n.json"))
+    native_doc = native.document
+
+    def shape(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: shape(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [shape(v) for v in value[:1]]
+        return type(value).__name__
+
+    server_runs = [r for row in server["rows"] for r in row["runs"]]
+    for run_ in server_runs:
+        assert {"rollout_id", "err_category", "trajectory"} <= set(run_)
+        for key in ("rollout_id", "err_category", "trajectory"):
+            del run_[key]
+    for doc in (server, native_doc):
+        doc["config"]["dataset"] = "…"
+    assert shape(server) == shape(native_doc)
+    assert server["config"]["rollout_mode"] == "server"
+    assert native_doc["config"]["rollout_mode"] == "native"
+    assert server["summary"]["eval_fns"] == native_doc["summary"]["eval_fns"]
+    assert [r["messages"] for r in server_runs] == [
+        r["messages"] for row in native_doc["rows"] for r in row["runs"]
+    ]

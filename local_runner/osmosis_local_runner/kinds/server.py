@@ -275,6 +275,7 @@ class ServerRollout:
         rollout_id = self._rollout_id(row, run_index, env.tag)
         route = self._bridge.register(rollout_id, env.complete)
         client, server = self._client, self._server
+        assert server is not None
         body = rollout_request(
             row,
             run_index,
@@ -289,10 +290,11 @@ class ServerRollout:
         try:
             try:
                 with deadline(limit) if limit is not None else contextlib.nullcontext():
-                    result = await self._drive(client, rollout_id, body)
+                    result = await self._drive(server, client, rollout_id, body)
             except TimeoutError:
-                late = await self._cancel(rollout_id)
+                late = await self._cancel(server, rollout_id)
                 if late is not None and late.status == "success":
+                    await self._await_trajectory(rollout_id)
                     return self._outcome(late, body, route.tokens, rollout_id, extra)
                 extra["err_category"] = "timeout"
                 return Outcome(
@@ -303,7 +305,6 @@ class ServerRollout:
                     extra=extra,
                 )
             except _ServerGone:
-                assert server is not None
                 code = server.returncode
                 await self._recover(server)
                 extra["err_category"] = "internal_error"
@@ -335,16 +336,19 @@ class ServerRollout:
             self._in_flight.pop(rollout_id, None)
 
     async def _drive(
-        self, client: RolloutServerClient, rollout_id: str, body: dict[str, Any]
+        self,
+        server: ServerProcess,
+        client: RolloutServerClient,
+        rollout_id: str,
+        body: dict[str, Any],
     ) -> Result:
-        accepted = await self._submit(client, body)
+        accepted = await self._submit(server, client, body)
         self._in_flight[rollout_id] = (client, accepted)
-        return await self._poll(client, rollout_id, accepted)
+        return await self._poll(server, client, rollout_id, accepted)
 
-    def _gone(self) -> bool:
-        return self._server is None or self._server.exited
-
-    async def _submit(self, client: RolloutServerClient, body: dict[str, Any]) -> Accepted:
+    async def _submit(
+        self, server: ServerProcess, client: RolloutServerClient, body: dict[str, Any]
+    ) -> Accepted:
         import aiohttp
 
         failures = 0
@@ -372,7 +376,7 @@ class ServerRollout:
                     raise
                 failure: Exception = exc
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-                if self._gone():
+                if server.exited:
                     raise _ServerGone from None
                 failure = exc
             failures += 1
@@ -381,7 +385,11 @@ class ServerRollout:
             await asyncio.sleep(min(2.0, 0.1 * 2**failures))
 
     async def _poll(
-        self, client: RolloutServerClient, rollout_id: str, accepted: Accepted
+        self,
+        server: ServerProcess,
+        client: RolloutServerClient,
+        rollout_id: str,
+        accepted: Accepted,
     ) -> Result:
         import aiohttp
 
@@ -402,7 +410,7 @@ class ServerRollout:
                     raise
                 failure: Exception = exc
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-                if self._gone():
+                if server.exited:
                     raise _ServerGone from None
                 failure = exc
             else:
@@ -420,7 +428,7 @@ class ServerRollout:
                 )
             await asyncio.sleep(min(2.0, 0.1 * 2**failures))
 
-    async def _cancel(self, rollout_id: str) -> Result | None:
+    async def _cancel(self, server: ServerProcess, rollout_id: str) -> Result | None:
         """Cancel one rollout, then poll (briefly) for its terminal state, so it stops
         holding a slot before the next attempt starts; a rollout that finished just in
         time comes back as its result."""
@@ -431,7 +439,7 @@ class ServerRollout:
         await client.cancel(ids=[rollout_id])
         try:
             with deadline(CANCEL_SETTLE):
-                result = await self._poll(client, rollout_id, accepted)
+                result = await self._poll(server, client, rollout_id, accepted)
         except (TimeoutError, _Transient, _ServerGone, Refused):
             return None
         return result
