@@ -365,7 +365,7 @@ throughput is the steady state (first POST → last grade).
 | rollouts/s (steady state) | {ours["rollouts_per_s"]:.1f} | {theirs["rollouts_per_s"]:.1f} | {s["throughput_ratio"]:.2f} | >= 3 |
 | controller CPU per rollout (the CLI process, bridge included) | {ours["cpu_ms_per_rollout"]:.1f} ms | {theirs["cpu_ms_per_rollout"]:.1f} ms | {ours["cpu_ms_per_rollout"] / theirs["cpu_ms_per_rollout"]:.2f} | |
 | result polls per rollout | {ours["polls_per_rollout"]:.2f} | {theirs["polls_per_rollout"]:.2f} | | |
-| the rollout server's own CPU per rollout | {ours["server_cpu_ms_per_rollout"]:.1f} ms | {theirs["server_cpu_ms_per_rollout"]:.1f} ms | | |
+| the rollout server's own CPU per rollout (same span) | {ours["server_cpu_ms_per_rollout"]:.1f} ms | {theirs["server_cpu_ms_per_rollout"]:.1f} ms | | |
 | whole command (start-up, {s["rows"]} rollouts, shutdown) | {ours["total_s"]:.1f} s | {theirs["total_s"]:.1f} s | {ours["total_s"] / theirs["total_s"]:.2f} | |
 
 **Time to first dispatch** meets its target: the published CLI pays a LiteLLM import and a

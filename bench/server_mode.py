@@ -8,7 +8,7 @@ Measured from outside, by one clock: the rollout server records when each
 ``POST /rollout`` arrives and each grade is set. Time to first dispatch = first POST −
 command start; throughput = rollouts / (last grade − first POST) — the steady state,
 start-up and shutdown excluded; controller CPU = the CLI process's own CPU time
-(/proc, sampled), per rollout over the same span. Both use uv on a project that is
+(/proc, sampled), per rollout over the same span; likewise the rollout server's. Both use uv on a project that is
 already in sync, and the same environment variables.
 """
 
@@ -108,7 +108,7 @@ def run_once(command: list[str], ws: Path, env: dict[str, str], label: str) -> d
     events.unlink(missing_ok=True)
     env = {**env, "BENCH_EVENTS": str(events)}
     samples: list[tuple[float, float]] = []
-    others: dict[int, float] = {}  # the CLI's descendants (the rollout server): last CPU
+    server: list[tuple[float, float]] = []  # the CLI's descendants (the rollout server)
     started = time.time()
     proc = subprocess.Popen(
         command, cwd=ws, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
@@ -119,10 +119,8 @@ def run_once(command: list[str], ws: Path, env: dict[str, str], label: str) -> d
             cpu = cpu_seconds(proc.pid)
             if cpu is not None:
                 samples.append((time.time(), cpu))
-            for child in descendants(proc.pid):
-                seen = cpu_seconds(child)
-                if seen is not None:
-                    others[child] = seen
+            now = time.time()
+            server.append((now, sum(cpu_seconds(c) or 0.0 for c in descendants(proc.pid))))
             time.sleep(0.02)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -135,17 +133,17 @@ def run_once(command: list[str], ws: Path, env: dict[str, str], label: str) -> d
     posts = sorted(float(m[1]) for m in marks if m[0] == "post")
     graded = sorted(float(m[1]) for m in marks if m[0] == "graded")
     polls = sum(m[0] == "poll" for m in marks)
-    server_cpu = sum(others.values())
     assert len(posts) == ROWS and len(graded) == ROWS, (len(posts), len(graded))
     first, last = posts[0], graded[-1]
     span = [cpu for t, cpu in samples if first <= t <= last]
+    server_span = [cpu for t, cpu in server if first <= t <= last]
     return {
         "first_dispatch_s": first - started,
         "rollouts_per_s": ROWS / (last - first),
         "cpu_ms_per_rollout": (span[-1] - span[0]) * 1000 / ROWS if len(span) > 1 else 0.0,
         "total_s": time.time() - started,
         "polls_per_rollout": polls / ROWS,
-        "server_cpu_ms_per_rollout": server_cpu * 1000 / ROWS,
+        "server_cpu_ms_per_rollout": (server_span[-1] - server_span[0]) * 1000 / ROWS,
     }
 
 

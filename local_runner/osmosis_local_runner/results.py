@@ -38,15 +38,21 @@ def summarize(
     """Totals, and per eval fn: mean, std, min, max and pass@k — every statistic of a fn
     from the same per-attempt scores. Only the attempts of ``model_tag`` (None: the
     run's model) count; skipped attempts (``remove_sample``) are counted, not scored."""
-    rows = {
-        index: kept
-        for index, runs in rows.items()
-        if (kept := [r for r in runs if r.model_tag == model_tag])
-    }
+    # copies only when something is left out: a 100 k-row run keeps its peak memory
+    if any(r.model_tag != model_tag for runs in rows.values() for r in runs):
+        rows = {
+            index: kept
+            for index, runs in rows.items()
+            if (kept := [r for r in runs if r.model_tag == model_tag])
+        }
     skipped = sum(r.skipped for runs in rows.values() for r in runs)
-    scored = {
-        index: kept for index, runs in rows.items() if (kept := [r for r in runs if not r.skipped])
-    }
+    scored = rows
+    if skipped:
+        scored = {
+            index: kept
+            for index, runs in rows.items()
+            if (kept := [r for r in runs if not r.skipped])
+        }
     per_fn: dict[str, Any] = {}
     for fn in eval_fns:
         scores = [r.scores.get(fn, 0.0) for runs in scored.values() for r in runs]
