@@ -1,22 +1,20 @@
 """The benchmark's rollout: examples/published-rollout's calculator (published osmosis-ai
-0.3 SDK, scaffold shape) with room for 32 rollouts at once, recording when each
-``POST /rollout`` arrives and each grade is set (``BENCH_EVENTS``), so both controllers
-— osmosis-client and the published CLI — are timed by the same clock, from outside."""
+0.3 SDK, scaffold shape; copied beside this file as ``scaffold.py``) with room for 32
+rollouts at once, recording when each ``POST /rollout`` or result poll arrives and each
+grade is set (``BENCH_EVENTS``), so both controllers — osmosis-client and the published
+CLI — are timed by the same clock, from outside."""
 
 from __future__ import annotations
 
 import os
-import re
 import time
 
-import httpx
 import uvicorn
-from osmosis_ai.rollout.agent_workflow import AgentWorkflow
 from osmosis_ai.rollout.backend.local import LocalBackend
-from osmosis_ai.rollout.context import AgentWorkflowContext, GraderContext, get_rollout_context
-from osmosis_ai.rollout.grader import Grader
+from osmosis_ai.rollout.context import GraderContext
 from osmosis_ai.rollout.server import create_rollout_server
 from osmosis_ai.rollout.types import AgentWorkflowConfig, ConcurrencyConfig
+from scaffold import CalculatorWorkflow, LabelMatch
 
 EVENTS = os.environ["BENCH_EVENTS"]
 
@@ -26,30 +24,9 @@ def record(kind: str) -> None:
         f.write(f"{kind} {time.time():.6f}\n")
 
 
-class CalculatorWorkflow(AgentWorkflow):
-    async def run(self, ctx: AgentWorkflowContext) -> list[dict]:
-        rollout = get_rollout_context()
-        async with httpx.AsyncClient(timeout=120) as client:
-            response = await client.post(
-                rollout.chat_completions_url + "/chat/completions",
-                headers={"Authorization": f"Bearer {rollout.api_key}"},
-                json={"model": "osmosis-rollout", "messages": ctx.prompt, "temperature": 0.0},
-            )
-            response.raise_for_status()
-            reply = response.json()["choices"][0]["message"]
-        return [*ctx.prompt, reply]
-
-
-class LabelMatch(Grader):
+class RecordedLabelMatch(LabelMatch):
     async def grade(self, ctx: GraderContext) -> None:
-        answer = ""
-        for message in reversed(ctx.sample.messages):
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                answer = message.get("content") or ""
-                break
-        numbers = re.findall(r"-?\d+(?:\.\d+)?", answer)
-        ok = bool(numbers) and ctx.label is not None and float(numbers[-1]) == float(ctx.label)
-        ctx.set_reward(1.0 if ok else 0.0)
+        await super().grade(ctx)
         record("graded")
 
 
@@ -59,7 +36,7 @@ def main() -> None:
         workflow_config=AgentWorkflowConfig(
             name="calculator", concurrency=ConcurrencyConfig(max_concurrent=32)
         ),
-        grader=LabelMatch,
+        grader=RecordedLabelMatch,
     )
     app = create_rollout_server(backend=backend)
 

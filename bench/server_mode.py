@@ -50,7 +50,9 @@ def workspace(tmp: Path, stub_url: str) -> Path:
         ws,
         ignore=shutil.ignore_patterns(".osmosis", ".venv", "*.run", "__pycache__"),
     )
-    shutil.copy(ROOT / "bench" / "published_rollout_main.py", ws / "rollouts/calculator/main.py")
+    rollout = ws / "rollouts" / "calculator"
+    (rollout / "main.py").rename(rollout / "scaffold.py")  # the example, imported by:
+    shutil.copy(ROOT / "bench" / "published_rollout_main.py", rollout / "main.py")
     (ws / "configs" / "training").mkdir()  # the published CLI's scaffold check
     rows = []
     for i in range(ROWS):
