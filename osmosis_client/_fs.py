@@ -5,16 +5,28 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
+STALE_TMP_SECONDS = 60.0
+
 
 def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` (and parents) and make it 0700."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with contextlib.suppress(OSError):
-        os.chmod(path, 0o700)
+    """Create ``path`` (and parents) as 0700. An existing directory (or a symlink's
+    target) is the user's: its mode is left alone."""
+    missing = []
+    current = path
+    while not current.is_dir():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for folder in reversed(missing):  # the ones we create, outermost first
+        folder.mkdir(mode=0o700, exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.chmod(folder, 0o700)  # mkdir's mode is masked by the umask
 
 
 def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
@@ -25,6 +37,7 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
 def atomic_write_chunks(path: Path, chunks: Iterable[bytes], *, mode: int = 0o644) -> None:
     """:func:`atomic_write` for data produced piece by piece (never all in memory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
@@ -39,6 +52,20 @@ def atomic_write_chunks(path: Path, chunks: Iterable[bytes], *, mode: int = 0o64
             os.unlink(tmp)
         raise
     _fsync_dir(path.parent)
+
+
+def remove_stale_temps(path: Path, *, older_than: float = STALE_TMP_SECONDS) -> None:
+    """Temp files an earlier write of ``path`` left behind (it was killed mid-write); a
+    recent one may belong to a write in progress and is kept."""
+    cutoff = time.time() - older_than
+    for stale in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
+        with contextlib.suppress(OSError):
+            if stale.stat().st_mtime < cutoff:
+                stale.unlink()
+
+
+def glob_escape(name: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import secrets
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -101,6 +100,17 @@ RolloutPythonOpt = Annotated[
 ]
 
 
+DeadlineOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--deadline",
+        min=0.001,
+        metavar="SECONDS",
+        help="Stop the whole run after SECONDS (finished attempts kept; exit 1; resumable).",
+    ),
+]
+
+
 def register(app: typer.Typer) -> None:
     app.command("run", cls=Command)(run_config)
     app.command(SEED_COMMAND, cls=Command)(seed)
@@ -154,6 +164,7 @@ def run_config(
     rollout_python: RolloutPythonOpt = None,
     max_retries: MaxRetriesOpt = None,
     max_error_rate: MaxErrorRateOpt = None,
+    deadline: DeadlineOpt = None,
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -184,9 +195,10 @@ def run_config(
         rollout_mode=rollout_mode,
         rollout_python=rollout_python,
         max_retries=max_retries,
+        deadline=deadline,
         server_echo=_server_echo(out) if out.verbose else None,
     )
-    execute(config_spec(config, flags), out, quiet=quiet, max_error_rate=max_error_rate)
+    execute(lambda: config_spec(config, flags), out, quiet=quiet, max_error_rate=max_error_rate)
 
 
 def _server_echo(out: Output) -> Callable[[str], None]:
@@ -271,6 +283,7 @@ def seed(
     resume: ResumeOpt = False,
     max_retries: MaxRetriesOpt = None,
     max_error_rate: MaxErrorRateOpt = None,
+    deadline: DeadlineOpt = None,
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
     stray: Annotated[list[str] | None, typer.Argument(hidden=True, metavar="")] = None,
@@ -310,6 +323,7 @@ def seed(
         api_key_env=api_key_env,
         resume=resume,
         max_retries=max_retries,
+        deadline=deadline,
         offset=offset,
         max_turns=max_turns,
         temperature=temperature,
@@ -320,9 +334,12 @@ def seed(
         baseline_api_key_env=baseline_api_key_env,
         debug_dir=Path("local_debug") if debug else None,
     )
-    prepare_user_imports(out, no_compat=no_compat)
-    spec = seed_spec(module, dataset, eval_fn or [], flags)
-    execute(spec, out, quiet=quiet, max_error_rate=max_error_rate)
+    def make_spec() -> RunSpec:
+        assert module is not None and dataset is not None
+        prepare_user_imports(out, no_compat=no_compat)
+        return seed_spec(module, dataset, eval_fn or [], flags)
+
+    execute(make_spec, out, quiet=quiet, max_error_rate=max_error_rate)
 
 
 def _refuse_stray(stray: list[str] | None) -> None:
@@ -350,20 +367,36 @@ def _refuse_stray(stray: list[str] | None) -> None:
 # ------------------------------------------------------------- execution
 
 
-def execute(spec: RunSpec, out: Output, *, quiet: bool, max_error_rate: float | None) -> None:
-    """Plan, run with progress and Ctrl-C handling, report; exit 130 when stopped and 1
-    when every attempt (or more than ``--max-error-rate``) errored."""
+def execute(
+    make_spec: Callable[[], RunSpec], out: Output, *, quiet: bool, max_error_rate: float | None
+) -> None:
+    """Load, plan, run with progress and Ctrl-C handling, report; exit 130 when stopped
+    and 1 when every attempt (or more than ``--max-error-rate``) errored. With
+    ``--json``, whatever user code prints goes to stderr: stdout holds the document."""
+    from osmosis_local_runner.results import error_verdict
+
+    with out.user_output_to_stderr():
+        result = _run(make_spec(), out, quiet=quiet)
+    _report(out, result)
+    summary = result.summary
+    if summary["status"] == "stopped":
+        raise typer.Exit(EXIT_INTERRUPTED)
+    verdict = error_verdict(summary, max_error_rate)
+    if verdict is not None:
+        from osmosis_client.errors import OsmosisError
+
+        out.error(
+            OsmosisError(verdict, hint=f"see the errors in {result.output}", code="RUN_FAILED")
+        )
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _run(spec: RunSpec, out: Output, *, quiet: bool) -> RunResult:
     import asyncio
     import signal
 
-    from osmosis_local_runner.results import error_verdict
     from osmosis_local_runner.runner import Runner
 
-    for name, value in (("--pass-threshold", spec.pass_threshold),):
-        if not math.isfinite(value):
-            from osmosis_client.errors import InvalidInputError
-
-            raise InvalidInputError(f"{name} must be a finite number, got {value}")
     fns = [fn.name for fn in spec.eval_fns] or ["grader"]
     display = _RunDisplay(out, fns, quiet=quiet)
     runner = Runner(spec, on_progress=display.update, on_note=out.info)
@@ -390,19 +423,7 @@ def execute(spec: RunSpec, out: Output, *, quiet: bool, max_error_rate: float | 
 
     gc.collect()
     gc.freeze()  # start-up objects never move again: the run's collections stay short
-    result = asyncio.run(main())
-    _report(out, result)
-    summary = result.summary
-    if summary["status"] == "stopped":
-        raise typer.Exit(EXIT_INTERRUPTED)
-    verdict = error_verdict(summary, max_error_rate)
-    if verdict is not None:
-        from osmosis_client.errors import OsmosisError
-
-        out.error(
-            OsmosisError(verdict, hint=f"see the errors in {result.output}", code="RUN_FAILED")
-        )
-        raise typer.Exit(EXIT_FAILED)
+    return asyncio.run(main())
 
 
 def _show_plan(out: Output, plan: RunPlan, spec: RunSpec) -> None:

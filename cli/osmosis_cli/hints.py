@@ -100,6 +100,11 @@ _BY_CODE: dict[str, Hint] = {
     ),
     "NOTHING_TO_RESUME": lambda e, c: "--resume needs the -o of the run it continues",
     "RESULTS_EXIST": lambda e, c: "pass --resume to continue it, or choose another -o",
+    "RESULTS_PATH": lambda e, c: f"{e.hint} (-o PATH)" if e.hint else "pass another -o PATH",
+    "LIMIT_EXCEEDED": lambda e, c: (
+        f"{e.hint} (--{str(e.data.get('setting', 'batch_size')).replace('_', '-')})"
+    ),
+    "DEADLINE": lambda e, c: f"resume with --resume -o {e.data.get('results')}",
 }
 
 

@@ -7,10 +7,11 @@ human-readable table or progress display is actually drawn.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -105,6 +106,32 @@ class Output:
         """The one JSON document of a ``--json`` command."""
         self.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
         self.stdout.flush()
+
+    @contextlib.contextmanager
+    def user_output_to_stderr(self) -> Iterator[None]:
+        """With ``--json``, stdout carries one document: while user code may run, what
+        it prints (``print``, and writes to file descriptor 1) goes to stderr."""
+        if not self.json_mode:
+            yield
+            return
+        saved = None
+        try:
+            real = sys.stdout.fileno() == 1
+        except (AttributeError, ValueError, OSError):
+            real = False  # not a real stream (tests): print() is caught below
+        if real:
+            sys.stdout.flush()
+            saved = os.dup(1)
+            os.dup2(2, 1)
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                yield
+        finally:
+            if saved is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    sys.stdout.flush()
+                os.dup2(saved, 1)
+                os.close(saved)
 
     def emit_file(self, path: Path) -> None:
         """A JSON document already written to ``path`` (streamed, never loaded whole)."""

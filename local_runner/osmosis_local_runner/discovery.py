@@ -6,13 +6,14 @@ Everything is checked before the run starts; a problem is an
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
 import inspect
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -22,6 +23,7 @@ from osmosis_client.errors import InvalidInputError
 from osmosis_client.rollout import AgentWorkflow, Grader
 
 from .kinds.native import NativeRollout
+from .user_code import guard_exits, telling_real_interrupts
 
 EvalMode = Literal["simple", "full"]
 
@@ -73,14 +75,36 @@ def import_file(path: Path, *, extra_paths: tuple[Path, ...] = ()) -> ModuleType
         raise InvalidInputError(f"cannot load {path} as a Python module", code="BAD_MODULE")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException as exc:
-        sys.modules.pop(name, None)
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
+    with _loading_user_code(str(path)):
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
             raise
-        raise _import_error(str(path), exc) from None
     return module
+
+
+@contextlib.contextmanager
+def _loading_user_code(what: str) -> Iterator[None]:
+    """Importing user code: anything it raises — even ``sys.exit()``, ``os._exit()`` or a
+    ``KeyboardInterrupt`` of its own — is one clear exit-2 error; a real Ctrl-C stops."""
+    with telling_real_interrupts() as interrupts, guard_exits():
+        try:
+            yield
+        except KeyboardInterrupt:
+            if interrupts.real:
+                raise
+            raise _import_error(what, KeyboardInterrupt("raised at import")) from None
+        except SystemExit as exc:
+            raise InvalidInputError(
+                f"cannot import {what}: it called sys.exit({exc.code!r}) at import",
+                hint='move that call under `if __name__ == "__main__":`',
+                code="BAD_MODULE",
+            ) from None
+        except InvalidInputError:
+            raise
+        except BaseException as exc:
+            raise _import_error(what, exc) from None
 
 
 def load_attr(spec: str, *, cwd: Path | None = None) -> tuple[Any, str]:
@@ -96,12 +120,8 @@ def load_attr(spec: str, *, cwd: Path | None = None) -> tuple[Any, str]:
     else:
         if str(base) not in sys.path:
             sys.path.insert(0, str(base))
-        try:
+        with _loading_user_code(f"module {module_part}"):
             module = importlib.import_module(module_part)
-        except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt | SystemExit):
-                raise
-            raise _import_error(f"module {module_part}", exc) from None
     value = module
     for part in attr.split("."):
         if not hasattr(value, part):

@@ -3,7 +3,9 @@ it holds prompts and model outputs)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,39 @@ from .journal import AttemptRecord
 from .scoring import describe, ks_for, mean_pass_at_k
 
 RESULTS_MODE = 0o600
+#: how every results document starts (document_chunks): how one of ours is recognized
+DOCUMENT_START = b'{\n  "config": '
+
+
+def is_results_document(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(DOCUMENT_START)) == DOCUMENT_START
+    except OSError:
+        return False
+
+
+def check_results_path(path: Path, inputs: Mapping[str, Path]) -> None:
+    """Before anything runs: the results path must be creatable, and if it exists, a
+    results document of ours — never a directory or one of the run's input files."""
+    from osmosis_client.errors import InvalidInputError
+
+    def refuse(message: str, hint: str = "choose another results path") -> InvalidInputError:
+        return InvalidInputError(message, hint=hint, code="RESULTS_PATH", data={"path": str(path)})
+
+    if path.is_dir():
+        raise refuse(
+            f"the results path {path} is a directory", "name a file, e.g. DIR/results.json"
+        )
+    for what, source in inputs.items():
+        with contextlib.suppress(OSError):
+            if path.exists() and source.exists() and os.path.samefile(path, source):
+                raise refuse(f"the results path {path} is the {what}: it would be overwritten")
+    if path.exists() and not is_results_document(path):
+        raise refuse(f"{path} exists and is not an osmosis results document (never overwritten)")
+    parent = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
+    if parent is not None and (not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK)):
+        raise refuse(f"cannot create {path}: {parent} is not a writable directory")
 
 
 def passed(record: AttemptRecord, fn: str, threshold: float) -> bool:

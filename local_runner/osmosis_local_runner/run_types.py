@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -54,6 +55,10 @@ class RunSpec:
     baseline: ModelTarget | ModelSpec | None = None
     #: extra keys that resume must match (e.g. digests of the eval fns' sources)
     fingerprint_extra: dict[str, Any] = field(default_factory=dict)
+    #: files the run reads (config, entrypoint…): the results path may never be one of them
+    inputs: dict[str, Path] = field(default_factory=dict)
+    #: stop the whole run after this many seconds (finished attempts kept), None: no limit
+    deadline: float | None = None
 
     def rollout_kind(self) -> RolloutKind:
         if self.rollout is not None:
@@ -150,6 +155,36 @@ class RunResult:
         for r in ordered:
             for fn, message in (r.fn_errors or {}).items():
                 yield r.row_index, r.run_index, f"{fn}: {message}"
+
+
+#: local maxima: more would exhaust file descriptors or memory before doing anything useful
+MAX_BATCH_SIZE = 4096
+MAX_N = 1000
+
+
+def check_limits(spec: RunSpec) -> None:
+    for name, value, maximum in (
+        ("batch_size", spec.batch_size, MAX_BATCH_SIZE),
+        ("n", spec.n, MAX_N),
+    ):
+        if not 1 <= value <= maximum:
+            raise InvalidInputError(
+                f"{name} {value} is outside 1..{maximum:,}",
+                hint=f"use a {name} between 1 and {maximum:,}",
+                code="LIMIT_EXCEEDED",
+                data={"setting": name},
+            )
+    for name, number in (
+        ("pass_threshold", spec.pass_threshold),
+        ("agent_workflow_timeout_s", spec.agent_workflow_timeout_s),
+        ("grader_timeout_s", spec.grader_timeout_s),
+    ):
+        if not math.isfinite(number):
+            raise InvalidInputError(
+                f"{name} must be a finite number, got {number}", code="NOT_FINITE"
+            )
+    if spec.deadline is not None and not (math.isfinite(spec.deadline) and spec.deadline > 0):
+        raise InvalidInputError(f"the deadline must be a positive number, got {spec.deadline}")
 
 
 class RunAborted(OsmosisError):

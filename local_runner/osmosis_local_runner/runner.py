@@ -33,9 +33,24 @@ from .journal import (
     read_journal,
 )
 from .kinds import Outcome, RunEnv
-from .results import document_head, model_summaries, passed, write_document
-from .run_types import Progress, RunAborted, RunPlan, RunResult, RunSpec, fingerprint
-from .scheduler import ReadAhead, WindowStats, run_window
+from .results import (
+    check_results_path,
+    document_head,
+    model_summaries,
+    passed,
+    write_document,
+)
+from .run_types import (
+    Progress,
+    RunAborted,
+    RunPlan,
+    RunResult,
+    RunSpec,
+    check_limits,
+    fingerprint,
+)
+from .scheduler import LoopWatchdog, ReadAhead, WindowStats, run_window
+from .user_code import guard_exits
 
 logger = logging.getLogger("osmosis_client.runner")
 
@@ -94,6 +109,8 @@ class Runner:
         if self._prepared is not None:
             return self._prepared
         spec = self.spec
+        check_limits(spec)
+        check_results_path(spec.output, {"dataset": spec.dataset, **spec.inputs})
         info = Dataset(spec.dataset).validate()
         selected = select_rows(
             info.total_rows, spec.limit, sample=spec.sample, seed=spec.seed, offset=spec.offset
@@ -180,12 +197,19 @@ class Runner:
         )
         status = "stopped"
         stats = WindowStats()
+        loop = asyncio.get_running_loop()
+        deadline = None
+        if spec.deadline is not None:
+            deadline = loop.call_later(spec.deadline, self._deadline_passed, spec.deadline)
         try:
-            await self.kind.start(self._envs[None])
-            probes = [self._start_probe(clients[tag], t) for tag, t in prepared.targets.items()]
-            status = await self._run_window(prepared.selected, stats)
-            await asyncio.gather(*(p for p in probes if p is not None), return_exceptions=True)
+            with guard_exits(), LoopWatchdog(loop):
+                await self.kind.start(self._envs[None])
+                probes = [self._start_probe(clients[tag], t) for tag, t in prepared.targets.items()]
+                status = await self._run_window(prepared.selected, stats)
+                await asyncio.gather(*(p for p in probes if p is not None), return_exceptions=True)
         finally:
+            if deadline is not None:
+                deadline.cancel()
             await self.kind.stop()
             if self._unusable is not None:
                 self._journal.discard_this_run()
@@ -283,6 +307,17 @@ class Runner:
                 for tag in self.tags:
                     if (row.index, run_index, tag) not in self._done:
                         yield row, run_index, tag
+
+    def _deadline_passed(self, seconds: float) -> None:
+        self._abort(
+            RunAborted(
+                f"the run reached its deadline of {seconds:g}s; in-flight attempts were "
+                "cancelled, finished ones kept",
+                hint="resume it to run the rest",
+                code="DEADLINE",
+                data={"results": str(self.spec.output)},
+            )
+        )
 
     def _journal_failed(self, exc: OSError) -> None:
         self._abort(

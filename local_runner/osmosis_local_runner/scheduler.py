@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import heapq
+import signal
 import sys
+import threading
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -141,6 +144,14 @@ class Deadlines:
     def limit(self, seconds: float) -> _Limit:
         return _Limit(self, seconds)
 
+    def overdue(self, task: asyncio.Task[Any] | None, now: float) -> _Limit | None:
+        """A passed, unfinished limit of ``task`` (read from another thread while the
+        loop is blocked, so the heap does not move)."""
+        for when, _, entry in list(self._heap):
+            if entry.task is task and not entry.done and when <= now:
+                return entry
+        return None
+
     def _add(self, entry: _Limit) -> None:
         self._count += 1
         heapq.heappush(self._heap, (entry.when, self._count, entry))
@@ -209,3 +220,91 @@ async def with_timeout(awaitable: Awaitable[Any], seconds: float) -> Any:
     """Await with a deadline; raises ``TimeoutError``."""
     with deadline(seconds):
         return await awaitable
+
+
+class LoopBlocked(Exception):
+    """Raised inside code that blocked the event loop past its attempt's timeout."""
+
+    def __init__(self, seconds: float, blocked: float) -> None:
+        super().__init__(
+            f"timed out after {seconds:g}s: blocked the event loop for {blocked:.0f}s "
+            "(a blocking call in async code; use a sync def, or await async I/O)"
+        )
+        self.seconds = seconds
+
+
+class LoopWatchdog:
+    """Times out code that blocks the event loop (``time.sleep`` in ``async def``).
+
+    A limit is checked by a timer on the loop — which never runs while user code blocks
+    it. This thread watches a heartbeat; when the loop has been stuck for a while and
+    the running task has a passed limit, it sends the main thread a signal whose
+    handler raises :class:`LoopBlocked` in whatever is blocking (a sleeping syscall is
+    interrupted; Python code stops at the next bytecode), again every ``STUCK`` seconds
+    if that code swallows it. That attempt fails as timed out; the others, frozen
+    meanwhile, go on. Main thread only (signals); elsewhere it does nothing.
+    """
+
+    SIGNAL = signal.SIGUSR1
+    BEAT = 0.1
+    STUCK = 1.0  # seconds without a heartbeat before the loop counts as blocked
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.beat = time.monotonic()
+        #: (task, when it was signalled, its passed limit)
+        self._fired: tuple[Any, float, _Limit] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._previous: Any = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def __enter__(self) -> LoopWatchdog:
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        self._previous = signal.signal(self.SIGNAL, self._on_signal)
+        self._heartbeat()
+        self._thread = threading.Thread(target=self._watch, name="osmosis-watchdog", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join(1.0)
+        if self._timer is not None:
+            self._timer.cancel()
+        signal.signal(self.SIGNAL, self._previous)
+
+    def _heartbeat(self) -> None:
+        self.beat = time.monotonic()
+        self._timer = self.loop.call_later(self.BEAT, self._heartbeat)
+
+    def _watch(self) -> None:
+        main = threading.main_thread().ident
+        while not self._stop.wait(self.BEAT):
+            now = time.monotonic()
+            if now - self.beat < self.STUCK or main is None:
+                self._fired = None
+                continue
+            task = asyncio.current_task(self.loop)
+            fired = self._fired
+            if fired is not None and fired[0] is task:
+                if now - fired[1] >= self.STUCK:  # it swallowed the first one
+                    self._fired = (task, now, fired[2])
+                    signal.pthread_kill(main, self.SIGNAL)
+                continue
+            owner = _deadlines.get(self.loop)
+            limit = owner.overdue(task, self.loop.time()) if owner is not None else None
+            if limit is not None:
+                self._fired = (task, now, limit)
+                signal.pthread_kill(main, self.SIGNAL)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        fired = self._fired
+        if fired is None or time.monotonic() - self.beat < self.STUCK:
+            return  # the loop moved on meanwhile: nothing to interrupt
+        limit = fired[2]
+        limit.done = True  # it fires here, not on the loop's timer
+        raise LoopBlocked(limit.seconds, time.monotonic() - self.beat)

@@ -34,9 +34,23 @@ def mean_pass_at_k(passes_per_row: Iterable[tuple[int, int]], k: int) -> float |
 
 
 def describe(scores: Sequence[float]) -> dict[str, float | None]:
-    """mean, population std, min and max (None for an empty list)."""
+    """mean, population std, min and max (None for an empty list).
+
+    Overflow-safe for any finite scores (even ±1e308): sums run on scores scaled into
+    [-1, 1], so every statistic stays finite — the mean lies within [min, max] and the
+    population std is at most half the range.
+    """
     if not scores:
         return {"mean": None, "std": None, "min": None, "max": None}
-    mean = math.fsum(scores) / len(scores)
-    variance = math.fsum((s - mean) ** 2 for s in scores) / len(scores)
-    return {"mean": mean, "std": math.sqrt(variance), "min": min(scores), "max": max(scores)}
+    low, high = min(scores), max(scores)
+    scale = max(abs(low), abs(high)) or 1.0
+    count = len(scores)
+    mean = math.fsum(s / scale for s in scores) / count * scale
+    centre = mean / scale
+    variance = math.fsum((s / scale - centre) ** 2 for s in scores) / count
+    return {
+        "mean": min(max(mean, low), high),  # rounding never leaves the range
+        "std": math.sqrt(variance) * scale,
+        "min": low,
+        "max": high,
+    }

@@ -64,6 +64,7 @@ class Overrides:
     rollout_mode: str | None = None
     rollout_python: Path | None = None
     max_retries: int | None = None
+    deadline: float | None = None
     #: a live echo of the rollout server's output (-v)
     server_echo: Callable[[str], None] | None = None
 
@@ -167,6 +168,12 @@ def config_spec(config: EvalConfig, flags: Overrides) -> RunSpec:
         },
         resume=flags.resume,
         max_retries=flags.max_retries or 0,
+        deadline=flags.deadline,
+        inputs={
+            what: path
+            for what, path in (("config", config.path), ("rollout", config.entrypoint_path))
+            if path is not None
+        },
     )
 
 
@@ -226,6 +233,7 @@ def seed_spec(module: str, dataset: Path, eval_fns: list[str], flags: Overrides)
         sampling=flags.sampling(),
         resume=flags.resume,
         max_retries=flags.max_retries or 0,
+        deadline=flags.deadline,
         baseline=baseline,
         fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
     )

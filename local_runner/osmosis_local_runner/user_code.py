@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from .scheduler import with_timeout
+from .scheduler import LoopBlocked, with_timeout
 
 MAX_ERROR_TEXT = 1000
 
@@ -34,6 +36,8 @@ class UserCodeError(Exception):
 
 def error_text(stage: str, exc: BaseException) -> str:
     """``"workflow: RuntimeError: boom"`` (at most 1000 characters)."""
+    if isinstance(exc, LoopBlocked):
+        return f"{stage} {exc}"[:MAX_ERROR_TEXT]  # "workflow timed out after 450s: …"
     detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return f"{stage}: {detail}"[:MAX_ERROR_TEXT]
 
@@ -77,6 +81,55 @@ async def call_with_timeout(
     if timeout is None:
         return await call(fn, *args, is_async=is_async, **kwargs)
     return await with_timeout(call(fn, *args, is_async=is_async, **kwargs), timeout)
+
+
+_real_exit = os._exit
+_guards = 0
+
+
+def _refuse_exit(status: int = 0) -> None:  # signature of os._exit
+    raise UserCodeError(f"called os._exit({status!r})")
+
+
+@contextlib.contextmanager
+def guard_exits() -> Iterator[None]:
+    """While user code may run, ``os._exit`` raises instead of ending the process (a
+    workflow, grader or module calling it fails its attempt, or its load)."""
+    global _guards
+    _guards += 1
+    os._exit = _refuse_exit  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        _guards -= 1
+        if not _guards:
+            os._exit = _real_exit
+
+
+class _Interrupts:
+    """Whether a KeyboardInterrupt came from a real Ctrl-C (SIGINT) or from user code."""
+
+    real = False
+
+
+@contextlib.contextmanager
+def telling_real_interrupts() -> Iterator[type[_Interrupts]]:
+    """Mark a real SIGINT, so ``KeyboardInterrupt`` raised by user code can be told apart."""
+    _Interrupts.real = False
+    if threading.current_thread() is not threading.main_thread():
+        yield _Interrupts
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        _Interrupts.real = True
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield _Interrupts
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> asyncio.Future[Any]:

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("osmosis_client")
 
 Message = dict[str, Any]
-DEFAULT_REQUEST_TIMEOUT = 600.0
+DEFAULT_REQUEST_TIMEOUT = 600.0  # seconds for a whole call, however slowly bytes trickle in
+MAX_RESPONSE_BYTES = 64 << 20  # one chat completion, decompressed
 
 
 def model_retry_policy() -> RetryPolicy:
@@ -137,7 +138,13 @@ class ModelClient:
 
         async def send(data: bytes) -> tuple[int, bytes, str | None]:
             async with session.post(self._url, data=data) as response:
-                raw = await response.read()
+                raw = await response.content.read(MAX_RESPONSE_BYTES + 1)  # decompressed
+                if len(raw) > MAX_RESPONSE_BYTES:
+                    raise ProviderRequestError(
+                        f"the model endpoint {redact_url(self.target.base_url or '')} sent more "
+                        f"than {MAX_RESPONSE_BYTES >> 20} MiB for one answer",
+                        status_code=response.status,
+                    )
                 retry_after = None if response.status < 300 else response.headers.get("Retry-After")
                 return response.status, raw, retry_after
 

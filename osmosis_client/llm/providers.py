@@ -67,7 +67,7 @@ class ModelTarget:
     def describe(self) -> str:
         if self.is_mock:
             return f"{self.model_path} (offline mock)"
-        return f"{self.model} at {self.base_url}"
+        return f"{self.model} at {redact_url(self.base_url or '')}"
 
 
 @dataclass(frozen=True)
