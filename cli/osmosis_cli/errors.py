@@ -102,8 +102,10 @@ class _StderrHandler(logging.Handler):
         self.out = out
 
     def emit(self, record: logging.LogRecord) -> None:
+        from osmosis_client._redact import redact_urls_in
+
         message = record.getMessage()
         if record.levelno >= logging.WARNING:
             self.out.warn(message)
         elif self.out.verbose:
-            self.out.stderr.write(f"debug: {message}\n")
+            self.out.line(f"debug: {redact_urls_in(message)}")

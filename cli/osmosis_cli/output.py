@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from osmosis_client._redact import safe_text
 from osmosis_client.errors import InvalidInputError, OsmosisError
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ class Output:
         """A human line on stdout (ignored with ``--json``)."""
         if self.json_mode:
             return
-        self.stdout.write(text + "\n")
+        self.stdout.write(safe_text(text) + "\n")
         self.stdout.flush()
 
     def info(self, text: str) -> None:
@@ -155,6 +156,7 @@ class Output:
 
     def line(self, text: str) -> None:
         """A line on stderr in every mode, above a live progress bar if one is shown."""
+        text = safe_text(text)  # may hold what a server or user code sent
         if self.above is not None:
             self.above(text)
             return
@@ -163,11 +165,11 @@ class Output:
 
     def note(self, text: str) -> None:
         """A one-off notice on stderr, printed in every mode (stdout stays clean)."""
-        self.stderr.write(f"note: {text}\n")
+        self.stderr.write(f"note: {safe_text(text)}\n")
         self.stderr.flush()
 
     def warn(self, text: str) -> None:
-        self.stderr.write(f"warning: {text}\n")
+        self.stderr.write(f"warning: {safe_text(text)}\n")
         self.stderr.flush()
 
     def error(self, exc: OsmosisError) -> None:
@@ -181,9 +183,9 @@ class Output:
             line = f"error: {exc.message}"
             if hint:
                 line += f" — {hint}"
-            self.stderr.write(line + "\n")
+            self.stderr.write(safe_text(line) + "\n")
             for problem in getattr(exc, "problems", ()) or getattr(exc, "issues", ()):
-                self.stderr.write(f"  {problem}\n")
+                self.stderr.write(f"  {safe_text(str(problem))}\n")
         self.stderr.flush()
 
     def table(
@@ -198,7 +200,7 @@ class Output:
         others shrink and fold instead)."""
         if self.json_mode:
             return
-        rows = list(rows)
+        rows = [[safe_text(cell) for cell in row] for row in rows]  # servers' text
         if not self.stdout_is_tty:
             # Plain, tab-separated: easy to grep and cut.
             self.stdout.write("\t".join(c.upper() for c in columns) + "\n")

@@ -58,6 +58,12 @@ def row_digest(data: Mapping[str, Any]) -> str:
     return hashlib.blake2b(raw.encode(), digest_size=10).hexdigest()
 
 
+#: rows nesting deeper than this are refused: they only break things later (encoders,
+#: transcripts, reports) and no real dataset needs them
+MAX_NESTING = 64
+TOO_DEEP = f"the row nests lists/objects more than {MAX_NESTING} levels deep"
+
+
 def _text(value: Any, *, optional: bool) -> str | None:
     if value is None or (optional and value == ""):
         return None
@@ -82,11 +88,32 @@ def _metadata_column(value: Any) -> dict[str, Any]:
     return value
 
 
+def nesting(value: Any, limit: int = MAX_NESTING) -> int:
+    """How deeply lists and objects nest in ``value`` (counting stops past ``limit``)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            break
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def check_row(data: Any) -> tuple[str, str | None, str | None, dict[str, Any]]:
     """(user_prompt, system_prompt, ground_truth, metadata column) of a decoded row;
     ``ValueError`` if bad."""
     if not isinstance(data, dict):
         raise ValueError(f"a row must be an object, got {type(data).__name__}")
+    if nesting(data) > MAX_NESTING:
+        raise ValueError(TOO_DEEP)
     prompt = data.get("user_prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         if "user_prompt" not in data:
@@ -151,6 +178,8 @@ class Dataset:
                     yield lineno, json.loads(raw.decode("utf-8"))  # str: no encoding sniffing
                 except (ValueError, UnicodeDecodeError) as exc:
                     yield lineno, ValueError(f"invalid JSON: {_short(exc)}")
+                except RecursionError:
+                    yield lineno, ValueError(TOO_DEEP)
 
     def _json_array(self) -> Iterator[tuple[int, Any]]:
         try:
@@ -173,6 +202,9 @@ class Dataset:
             except ValueError as exc:
                 yield line, ValueError(f"invalid JSON: {_short(exc)}")
                 return
+            except RecursionError:
+                yield line, ValueError(TOO_DEEP)
+                return
             yield line, value
             pos = _skip_ws(text, end)
             if pos < len(text) and text[pos] == ",":
@@ -184,7 +216,7 @@ class Dataset:
 
     def _csv(self) -> Iterator[tuple[int, Any]]:
         with self.path.open(newline="", encoding="utf-8-sig") as handle:  # a BOM is not data
-            reader = csv.DictReader(handle)
+            reader = csv.DictReader(handle, strict=True)  # an unterminated quote is an error
             start = 2
             try:
                 for record in reader:
@@ -205,10 +237,13 @@ class Dataset:
                 hint="pip install 'osmosis-client[parquet]'",
             ) from None
         number = 0
-        for batch in pq.ParquetFile(self.path).iter_batches(batch_size=1024):
-            for record in batch.to_pylist():
-                number += 1
-                yield number, record
+        try:
+            for batch in pq.ParquetFile(self.path).iter_batches(batch_size=1024):
+                for record in batch.to_pylist():
+                    number += 1
+                    yield number, record
+        except Exception as exc:  # pyarrow's errors (ArrowInvalid, OSError…) for a bad file
+            yield number + 1, ValueError(f"not a readable parquet file: {_short(exc)}")
 
     # ------------------------------------------------------------- public
 
@@ -232,7 +267,7 @@ class Dataset:
             raise ConfigError(
                 f"dataset {shown} has invalid rows{more}",
                 problems,
-                hint="each row needs a non-empty user_prompt",
+                hint="fix the rows listed below (each needs a non-empty user_prompt)",
             )
         if count == 0:
             raise InvalidInputError(f"dataset {shown} has no rows", hint="add rows to it")

@@ -19,7 +19,7 @@ from pydantic import SecretStr
 
 from osmosis_client._plan import drive_async, drive_sync
 from osmosis_client._retry import RetryPolicy
-from osmosis_client.platform._transport import DEFAULT_TIMEOUT, Transport, decode_json
+from osmosis_client.platform._transport import DEFAULT_TIMEOUT, Body, Transport, decode_json
 from osmosis_client.platform.resources._base import Call
 from osmosis_client.platform.resources.auth import AsyncAuth, Auth
 from osmosis_client.platform.resources.eval_runs import AsyncEvalRuns, EvalRuns
@@ -126,9 +126,19 @@ class Client(_BaseClient):
 
     def _execute(self, call: Call[T]) -> T:
         response = drive_sync(
-            self._transport.plan(call.options), self._http.send, self._sleep, httpx.TransportError
+            self._transport.plan(call.options), self._send, self._sleep, httpx.TransportError
         )
         return call.parse(decode_json(response))
+
+    def _send(self, request: httpx.Request) -> httpx.Response:
+        streamed = self._http.send(request, stream=True)
+        body = Body(request, self._transport.monotonic)
+        try:
+            for chunk in streamed.iter_bytes():
+                body.add(chunk)
+        finally:
+            streamed.close()
+        return body.response(streamed)
 
     def close(self) -> None:
         self._http.close()
@@ -174,9 +184,19 @@ class AsyncClient(_BaseClient):
 
     async def _execute(self, call: Call[T]) -> T:
         response = await drive_async(
-            self._transport.plan(call.options), self._http.send, self._sleep, httpx.TransportError
+            self._transport.plan(call.options), self._send, self._sleep, httpx.TransportError
         )
         return call.parse(decode_json(response))
+
+    async def _send(self, request: httpx.Request) -> httpx.Response:
+        streamed = await self._http.send(request, stream=True)
+        body = Body(request, self._transport.monotonic)
+        try:
+            async for chunk in streamed.aiter_bytes():
+                body.add(chunk)
+        finally:
+            await streamed.aclose()
+        return body.response(streamed)
 
     async def aclose(self) -> None:
         await self._http.aclose()

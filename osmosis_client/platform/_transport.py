@@ -28,6 +28,7 @@ from osmosis_client.errors import (
     APIStatusError,
     APITimeoutError,
     AuthenticationError,
+    InvalidInputError,
     ProtocolError,
     UpgradeRequiredError,
     WorkspaceRequiredError,
@@ -37,6 +38,7 @@ from osmosis_client.errors import (
 logger = logging.getLogger("osmosis_client")
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+MAX_BODY_BYTES = 16 << 20  # one platform answer, decompressed
 USER_AGENT = f"osmosis-client/{__version__} python/{platform.python_version()}"
 
 Scope = Literal["none", "git", "required"]
@@ -71,9 +73,37 @@ SCOPE_CODE_HINTS = {
 AMBIGUOUS_CREATE_HINT = "the run may have been created — list your runs before resubmitting"
 
 
+MAX_SEGMENT = 256  # a run name, id or workspace in a URL path
+
+
 def encode_segment(value: str) -> str:
-    """Percent-encode one path segment with no safe characters (``a/b`` → ``a%2Fb``)."""
+    """Percent-encode one path segment with no safe characters (``a/b`` → ``a%2Fb``);
+    refuse one no platform name or id could be."""
+    if not value or len(value) > MAX_SEGMENT:
+        raise InvalidInputError(
+            f"{_shown(value)} is not a name or id ({len(value):,} characters; at most "
+            f"{MAX_SEGMENT})",
+            code="BAD_NAME",
+        )
     return quote(value, safe="")
+
+
+def _shown(value: str) -> str:
+    return repr(value if len(value) <= 40 else value[:40] + "…")
+
+
+def _header_value(value: str, what: str) -> str:
+    """Header values are visible ASCII: anything else is a mistyped token or name."""
+    if not value or any(not "\x21" <= c <= "\x7e" and c != " " for c in value) or (
+        value != value.strip()
+    ):
+        raise InvalidInputError(
+            f"the {what} contains characters it can never have (non-ASCII, control "
+            "characters or surrounding spaces)",
+            hint=f"check the {what} (e.g. a stray newline when it was pasted)",
+            code="BAD_HEADER_VALUE",
+        )
+    return value
 
 
 @dataclass(frozen=True)
@@ -119,10 +149,11 @@ class Transport:
                 from osmosis_client.errors import NotAuthenticatedError
 
                 raise NotAuthenticatedError("not logged in", hint="log in, or set OSMOSIS_TOKEN")
-            headers["Authorization"] = f"Bearer {self.token.get_secret_value()}"
+            token = _header_value(self.token.get_secret_value(), "token")
+            headers["Authorization"] = f"Bearer {token}"
         if options.scope == "required":
             if self.workspace:
-                headers["X-Osmosis-Workspace"] = self.workspace
+                headers["X-Osmosis-Workspace"] = _header_value(self.workspace, "workspace")
             elif self.git_repo:
                 headers["X-Osmosis-Git"] = self.git_repo
             else:
@@ -325,3 +356,41 @@ def decode_json(response: httpx.Response) -> Any:
             hint="check that the platform URL (OSMOSIS_PLATFORM_URL) is the Osmosis platform",
             data={"not_json": True},
         ) from None
+
+
+class Body:
+    """Collects an answer's bytes (decompressed) with two bounds: its size, and the
+    whole answer's time — a server trickling bytes just under the read timeout still
+    ends. Then rebuilds it as an ordinary, fully read response."""
+
+    def __init__(self, request: httpx.Request, monotonic: Any) -> None:
+        self.request = request
+        self.monotonic = monotonic
+        timeout = request.extensions.get("timeout") or {}
+        self.limit = max(60.0, 2 * float(timeout.get("read") or 30.0))
+        self.started = monotonic()
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self.size > MAX_BODY_BYTES:
+            raise ProtocolError(
+                f"the platform's answer is larger than {MAX_BODY_BYTES >> 20} MiB",
+                hint="check the platform URL (OSMOSIS_PLATFORM_URL)",
+            )
+        if self.monotonic() - self.started > self.limit:
+            raise httpx.ReadTimeout(
+                f"the answer did not finish within {self.limit:g}s", request=self.request
+            )
+        self.parts.append(chunk)
+
+    def response(self, streamed: httpx.Response) -> httpx.Response:
+        skip = {"content-encoding", "content-length", "transfer-encoding"}
+        headers = [(k, v) for k, v in streamed.headers.multi_items() if k.lower() not in skip]
+        return httpx.Response(
+            streamed.status_code,
+            headers=headers,
+            content=b"".join(self.parts),
+            request=self.request,
+        )

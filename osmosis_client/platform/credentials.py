@@ -6,19 +6,24 @@ Layout under the config dir (0700)::
     secrets/tokens.json     tokens, only when the keyring is unusable or OSMOSIS_TOKEN_STORE=file
 
 Tokens are user-scoped, so several workspace entries may share one token; a
-token is deleted only when no entry uses it. Every write is atomic; a file we
-cannot parse is moved aside with a warning, never silently overwritten.
+token is deleted only when no entry uses it. Every write is atomic, and every
+read-modify-write holds an exclusive lock (``.lock``, fcntl) so concurrent logins never
+lose an entry; a file we cannot parse — or whose values have the wrong types — is moved
+aside with a warning, never silently overwritten. An existing config dir keeps its mode;
+a token file readable by others is reported, not changed.
 ``OSMOSIS_TOKEN`` (with ``OSMOSIS_WORKSPACE``) wins over the store and is never written.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import logging
 import os
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -95,6 +100,39 @@ def _bounded(fn: Callable[[], T], timeout: float) -> T:
     return box["value"]  # type: ignore[no-any-return]
 
 
+def _exclusive(method: Callable[..., T]) -> Callable[..., T]:
+    """Run a read-modify-write of the store under its lock."""
+
+    @functools.wraps(method)
+    def locked(self: CredentialStore, *args: Any, **kwargs: Any) -> T:
+        with self._locked():
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
+def _well_formed(data: Mapping[str, Any]) -> bool:
+    """The metadata file's shape: anything else is moved aside, never half-trusted."""
+    platforms = data.get("platforms")
+    if not isinstance(platforms, dict):
+        return False
+    for plat in platforms.values():
+        if not isinstance(plat, dict):
+            return False
+        for key in ("workspaces", "tokens"):
+            table = plat.get(key, {})
+            if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
+                return False
+        for key in ("active", "default_token"):
+            if plat.get(key) is not None and not isinstance(plat.get(key), str):
+                return False
+        for workspace in plat.get("workspaces", {}).values():
+            for key in ("name", "id", "role", "token", "connected_repo", "last_used_at"):
+                if workspace.get(key) is not None and not isinstance(workspace.get(key), str):
+                    return False
+    return True
+
+
 def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
@@ -117,6 +155,39 @@ class CredentialStore:
         self._keyring_backend = keyring_backend
         self._keyring_timeout = keyring_timeout
         self._keyring_warned = False
+        self._lock_depth = 0
+        self._thread_lock = threading.RLock()
+        self._mode_warned = False
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """An exclusive lock on the store (re-entrant within this object); another
+        process waits for it."""
+        with self._thread_lock:
+            if self._lock_depth:
+                self._lock_depth += 1
+                try:
+                    yield
+                finally:
+                    self._lock_depth -= 1
+                return
+            ensure_private_dir(self.directory)
+            try:
+                fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as exc:
+                raise CredentialStoreError(
+                    f"cannot lock {self.directory}: {exc.strerror}",
+                    hint=f"check that {self.directory} is writable (or set OSMOSIS_CONFIG_DIR)",
+                ) from None
+            try:
+                _flock(fd)
+                self._lock_depth = 1
+                try:
+                    yield
+                finally:
+                    self._lock_depth = 0
+            finally:
+                os.close(fd)  # closing releases the lock
 
     # ------------------------------------------------------------------ files
 
@@ -129,6 +200,7 @@ class CredentialStore:
             raise CredentialStoreError(
                 f"cannot read {path}: {exc.strerror}", hint="check the file's permissions"
             ) from None
+        self._check_mode(path)
         try:
             data = json.loads(raw)
             if not isinstance(data, dict):
@@ -138,6 +210,19 @@ class CredentialStore:
             logger.warning("%s %s was unreadable; moved it to %s", what, path, moved.name)
             return {}
         return data
+
+    def _check_mode(self, path: Path) -> None:
+        if path != self.tokens_path or self._mode_warned:
+            return
+        with contextlib.suppress(OSError):
+            mode = path.stat().st_mode & 0o777
+            if mode & 0o077:
+                self._mode_warned = True
+                logger.warning(
+                    "%s holds tokens and is readable by others (mode %o): chmod 600 it",
+                    path,
+                    mode,
+                )
 
     def _write_json(self, path: Path, data: Mapping[str, Any]) -> None:
         ensure_private_dir(path.parent)
@@ -152,7 +237,7 @@ class CredentialStore:
 
     def _load(self) -> dict[str, Any]:
         data = self._read_json(self.metadata_path, "credentials file")
-        if data.get("version") != FORMAT_VERSION or not isinstance(data.get("platforms"), dict):
+        if data.get("version") != FORMAT_VERSION or not _well_formed(data):
             if data:
                 moved = move_aside(self.metadata_path)
                 logger.warning("credentials file had an unknown format; moved it to %s", moved.name)
@@ -333,6 +418,7 @@ class CredentialStore:
 
     # ---------------------------------------------------------------- changes
 
+    @_exclusive
     def save_login(
         self,
         platform: str,
@@ -376,6 +462,7 @@ class CredentialStore:
             self._delete_token(platform, orphan, orphan_info.get("store", "keyring"))
         return key
 
+    @_exclusive
     def add_workspace(self, platform: str, workspace: Workspace, token_key: str) -> None:
         """Log ``workspace`` in with an already stored token and make it active."""
         data = self._load()
@@ -388,6 +475,7 @@ class CredentialStore:
         plat["active"] = workspace.name
         self._save(data)
 
+    @_exclusive
     def set_active(self, platform: str, name: str) -> WorkspaceEntry:
         data = self._load()
         plat = self._platform(data, platform)
@@ -397,6 +485,7 @@ class CredentialStore:
         self._save(data)
         return _entry(raw["name"], raw)
 
+    @_exclusive
     def remove_workspace(self, platform: str, name: str) -> list[tuple[SecretStr, str | None]]:
         """Forget one workspace; returns ``(token, token_id)`` of tokens no entry uses now.
 
@@ -417,6 +506,7 @@ class CredentialStore:
         unused = [key] if key and not _in_use(plat, key) else []
         return self._drop_tokens(data, platform, unused)
 
+    @_exclusive
     def remove_all(self, platform: str) -> list[tuple[SecretStr, str | None]]:
         """Forget every login for ``platform``; returns the tokens to revoke."""
         data = self._load()
@@ -451,6 +541,14 @@ class CredentialStore:
             data["platforms"].pop(platform, None)
         self._save(data)
         return dropped
+
+
+def _flock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: the in-process lock still holds
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
 
 
 def _entry(name: str, raw: Mapping[str, Any]) -> WorkspaceEntry:

@@ -36,8 +36,10 @@ def config_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def is_loopback_host(host: str) -> bool:
-    host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
+    """``localhost``, 127.0.0.0/8 or ::1 — not ``*.localhost``, which a resolver may send
+    anywhere."""
+    host = host.strip("[]").lower().rstrip(".")
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
