@@ -120,7 +120,11 @@ def default_results_path(stem: str) -> Path:
     """``.osmosis/evals/<stem>-<UTC timestamp>-<random>.json``: unique even for runs
     started in the same second."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return Path(".osmosis") / "evals" / f"{stem}-{stamp}-{secrets.token_hex(2)}.json"
+    while True:  # the random part makes a clash unlikely; checking makes it impossible
+        path = Path(".osmosis") / "evals" / f"{stem}-{stamp}-{secrets.token_hex(2)}.json"
+        if not path.exists() and not path.with_name(path.name + ".journal.jsonl").exists():
+            return path
+        stamp = f"{stamp[:16]}{secrets.token_hex(1)}"  # a new name, even if token_hex repeats
 
 
 def results_path(output: Path | None, stem: str, *, resume: bool) -> Path:

@@ -128,6 +128,8 @@ class Output:
             with contextlib.redirect_stdout(sys.stderr):
                 yield
         finally:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.flush()
             if saved is not None:
                 with contextlib.suppress(OSError, ValueError):
                     sys.stdout.flush()
