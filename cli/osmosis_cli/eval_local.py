@@ -338,6 +338,7 @@ def seed(
         baseline_api_key_env=baseline_api_key_env,
         debug_dir=Path("local_debug") if debug else None,
     )
+
     def make_spec() -> RunSpec:
         assert module is not None and dataset is not None
         prepare_user_imports(out, no_compat=no_compat)

@@ -94,8 +94,10 @@ def _shown(value: str) -> str:
 
 def _header_value(value: str, what: str) -> str:
     """Header values are visible ASCII: anything else is a mistyped token or name."""
-    if not value or any(not "\x21" <= c <= "\x7e" and c != " " for c in value) or (
-        value != value.strip()
+    if (
+        not value
+        or any(not "\x21" <= c <= "\x7e" and c != " " for c in value)
+        or (value != value.strip())
     ):
         raise InvalidInputError(
             f"the {what} contains characters it can never have (non-ASCII, control "
