@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from osmosis_client._redact import redact_url
 from osmosis_client.errors import InsecureURLError, InvalidInputError
 
 DEFAULT_PLATFORM_URL = "https://platform.osmosis.ai"
@@ -57,7 +58,7 @@ def normalize_platform_url(url: str, *, allow_insecure: bool = False) -> str:
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https") or not parts.hostname:
         raise InvalidInputError(
-            f"invalid platform URL {raw!r}",
+            f"invalid platform URL {redact_url(raw)!r}",
             hint="use a URL like https://platform.osmosis.ai",
             code="INVALID_URL",
         )
@@ -72,7 +73,7 @@ def normalize_platform_url(url: str, *, allow_insecure: bool = False) -> str:
         port = parts.port
     except ValueError as exc:
         raise InvalidInputError(
-            f"invalid port in platform URL {raw!r}", code="INVALID_URL"
+            f"invalid port in platform URL {redact_url(raw)!r}", code="INVALID_URL"
         ) from exc
     if scheme == "http" and not allow_insecure and not is_loopback_host(host):
         raise InsecureURLError(

@@ -366,6 +366,17 @@ def test_09_a_password_in_the_base_url_is_written_nowhere(invoke: Invoke, projec
         assert path.stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.parametrize(
+    "url", ["https://ada:hunter2pass@platform.test", "ftp://ada:hunter2pass@platform.test:99999"]
+)
+def test_09_a_password_in_the_platform_url_is_refused_without_echoing_it(
+    invoke: Invoke, url: str
+) -> None:
+    result = invoke("--platform-url", url, "whoami")
+    assert result.exit_code == 2
+    assert "hunter2pass" not in result.stderr + result.stdout
+
+
 # ----------------------------------------------------------------- 10. config dir modes
 
 
