@@ -244,17 +244,24 @@ class Journal:
         self.path = path
         self.failure: OSError | None = None
         self._on_failure = on_failure
-        path.parent.mkdir(parents=True, exist_ok=True)
         flags = os.O_WRONLY | os.O_CREAT
         if resume_from is None:
             flags |= os.O_EXCL
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(path, flags, 0o600)
         except FileExistsError:
             raise InvalidInputError(
                 f"{path} exists from an earlier run",
                 hint="resume it, or choose another results path",
                 code="RESULTS_EXIST",
+            ) from None
+        except OSError as exc:
+            raise InvalidInputError(
+                f"cannot create the journal {path}: {exc.strerror or exc}",
+                hint="choose a results path in a writable directory",
+                code="RESULTS_PATH",
+                data={"path": str(path)},
             ) from None
         self._lock_or_refuse()
         if resume_from is not None:

@@ -501,6 +501,8 @@ def test_14_inputs_that_used_to_be_tracebacks_are_one_line(
         ((*RUN, "--dataset", "data/bad.parquet", "-o", "b.json"), "not a readable parquet", 2),
         ((*RUN, "--limit", "1", "-o", "data"), "is a directory", 2),
     ]
+    if Path("/proc/self").is_dir():  # a directory nothing can be created in, even by root
+        cases.append(((*RUN, "--limit", "1", "-o", "/proc/r.json"), "cannot create", 2))
     for args, message, code in cases:
         result = invoke(*args)
         assert result.exit_code == code, (args, result.stderr)
