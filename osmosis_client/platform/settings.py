@@ -54,9 +54,13 @@ def normalize_platform_url(url: str, *, allow_insecure: bool = False) -> str:
     Plain ``http://`` is refused unless the host is loopback or ``allow_insecure``.
     """
     raw = url.strip()
-    parts = urlsplit(raw)
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(raw)
+        hostname = parts.hostname
+    except ValueError:  # e.g. "http://[::1" (an unclosed IPv6 bracket)
+        hostname = None
+    scheme = parts.scheme.lower() if hostname else ""
+    if scheme not in ("http", "https") or not hostname:
         raise InvalidInputError(
             f"invalid platform URL {redact_url(raw)!r}",
             hint="use a URL like https://platform.osmosis.ai",
@@ -68,7 +72,7 @@ def normalize_platform_url(url: str, *, allow_insecure: bool = False) -> str:
             hint="remove the user:password@ part",
             code="INVALID_URL",
         )
-    host = parts.hostname.lower()
+    host = hostname.lower()
     try:
         port = parts.port
     except ValueError as exc:

@@ -515,6 +515,8 @@ def test_14_inputs_that_used_to_be_tracebacks_are_one_line(
     monkeypatch.setenv("OSMOSIS_TOKEN", "fine-token")
     result = invoke("eval", "info", "r" * 100_000)
     assert result.exit_code == 2 and "is not a name or id (100,000 characters" in result.stderr
+    result = invoke("--platform-url", "http://[::1", "whoami")
+    assert result.exit_code == 2 and "invalid platform URL" in result.stderr
 
 
 def test_14_a_credentials_file_with_wrong_types_is_moved_aside(
