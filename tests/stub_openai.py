@@ -113,11 +113,46 @@ class StubOpenAI:
             content_type="application/json",
         )
 
+    async def _messages(self, request: web.Request) -> web.Response:
+        """The Anthropic Messages API, as a calculator (written from Anthropic's docs)."""
+        s = self.state
+        body = await request.json()
+        if s.record:
+            s.requests.append(body)
+            s.headers.append(dict(request.headers))
+        if "max_tokens" not in body or request.headers.get("anthropic-version") is None:
+            return web.json_response({"type": "error", "error": {"message": "bad"}}, status=400)
+        turns = body.get("messages") or []
+        last = turns[-1] if turns else {}
+        blocks = last.get("content") if isinstance(last.get("content"), list) else []
+        results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if results:
+            content = [{"type": "text", "text": str(results[-1].get("content"))}]
+            stop = "end_turn"
+        else:
+            text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+            if isinstance(last.get("content"), str):
+                text = last["content"]
+            content = [{"type": "text", "text": calculate(text) or text}]
+            stop = "end_turn"
+        return web.json_response(
+            {
+                "id": "msg_stub",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model"),
+                "content": content,
+                "stop_reason": stop,
+                "usage": {"input_tokens": 11, "output_tokens": 2},
+            }
+        )
+
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
         self._release = asyncio.Event()
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_post("/v1/messages", self._messages)
         self._runner = web.AppRunner(app, access_log=None)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", self.port or 0)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -111,6 +112,55 @@ DeadlineOpt = Annotated[
 ]
 
 
+EndpointsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--endpoints",
+        metavar="PATH",
+        help="Endpoint registry (default: configs/endpoints.toml); --model names a row.",
+    ),
+]
+HeaderOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--header",
+        metavar='"NAME: VALUE"',
+        help="An extra HTTP header for model calls (repeatable; wins over the files).",
+    ),
+]
+SamplingArgsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sampling-args",
+        metavar="JSON",
+        help='Chat-completions parameters, e.g. \'{"temperature": 0.7, "top_p": 0.9}\'.',
+    ),
+]
+TemperatureOpt = Annotated[
+    float | None, typer.Option("--temperature", metavar="T", help="Sampling temperature.")
+]
+
+
+def sampling_args(text: str | None) -> dict[str, Any]:
+    """``--sampling-args``: a JSON object of chat-completions parameters (finite numbers)."""
+    if text is None:
+        return {}
+    from osmosis_client.errors import InvalidInputError
+
+    def refuse(constant: str) -> Any:
+        raise InvalidInputError(f"--sampling-args must hold finite numbers, not {constant}")
+
+    try:
+        value = json.loads(text, parse_constant=refuse)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(
+            f"--sampling-args is not JSON ({exc.msg})", hint="""e.g. '{"temperature": 0.7}'"""
+        ) from None
+    if not isinstance(value, dict):
+        raise InvalidInputError("--sampling-args must be a JSON object")
+    return value
+
+
 def register(app: typer.Typer) -> None:
     app.command("run", cls=Command)(run_config)
     app.command(SEED_COMMAND, cls=Command)(seed)
@@ -166,6 +216,10 @@ def run_config(
     resume: ResumeOpt = False,
     rollout_mode: RolloutModeOpt = None,
     rollout_python: RolloutPythonOpt = None,
+    endpoints: EndpointsOpt = None,
+    header: HeaderOpt = None,
+    sampling_args_json: SamplingArgsOpt = None,
+    temperature: TemperatureOpt = None,
     max_retries: MaxRetriesOpt = None,
     max_error_rate: MaxErrorRateOpt = None,
     deadline: DeadlineOpt = None,
@@ -201,6 +255,10 @@ def run_config(
         max_retries=max_retries,
         deadline=deadline,
         server_echo=_server_echo(out) if out.verbose else None,
+        endpoints=endpoints,
+        headers=list(header or []),
+        sampling_args=sampling_args(sampling_args_json),
+        temperature=temperature,
     )
     execute(lambda: config_spec(config, flags), out, quiet=quiet, max_error_rate=max_error_rate)
 
@@ -252,6 +310,9 @@ def seed(
         int,
         typer.Option("--offset", min=0, metavar="N", help="Skip the first N rows (indices stay)."),
     ] = 0,
+    endpoints: EndpointsOpt = None,
+    header: HeaderOpt = None,
+    sampling_args_json: SamplingArgsOpt = None,
     max_turns: Annotated[
         int | None,
         typer.Option("--max-turns", min=1, metavar="N", help="Agent loops: turns (default 10)."),
@@ -328,6 +389,9 @@ def seed(
         resume=resume,
         max_retries=max_retries,
         deadline=deadline,
+        endpoints=endpoints,
+        headers=list(header or []),
+        sampling_args=sampling_args(sampling_args_json),
         offset=offset,
         max_turns=max_turns,
         temperature=temperature,

@@ -18,7 +18,7 @@ from typing import Any
 
 from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError, OsmosisError
-from osmosis_client.llm.client import ModelClient
+from osmosis_client.llm.client import SESSION_ID, ModelClient
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
 from osmosis_client.rollout import last_assistant_content
 
@@ -333,6 +333,8 @@ class Runner:
 
     async def _execute(self, item: Item) -> None:
         row, run_index, tag = item
+        # the attempt's session: X-Session-ID on its model calls (sticky routing)
+        SESSION_ID.set(f"row{row.index}-run{run_index}{'-' + tag if tag else ''}")
         started = time.perf_counter()
         outcome = await self._rollout_with_retries(row, run_index, self._envs[tag])
         record = await self._record(row, run_index, outcome, started)

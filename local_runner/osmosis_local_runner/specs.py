@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr
 
+from osmosis_client.llm.endpoints import Registry
 from osmosis_client.llm.providers import ModelSpec
 from osmosis_client.platform.eval_config import EvalConfig
 
@@ -65,12 +66,17 @@ class Overrides:
     rollout_python: Path | None = None
     max_retries: int | None = None
     deadline: float | None = None
+    # model routing and request shaping
+    endpoints: Path | None = None  # --endpoints: the registry file
+    headers: list[str] = field(default_factory=list)  # --header "Name: Value"
+    sampling_args: dict[str, Any] = field(default_factory=dict)  # --sampling-args JSON
     #: a live echo of the rollout server's output (-v)
     server_echo: Callable[[str], None] | None = None
 
     def sampling(self) -> dict[str, Any]:
-        """The sampling flags given (and only those)."""
-        params: dict[str, Any] = {}
+        """The sampling flags given (and only those): ``--sampling-args``, then the
+        ``--temperature`` / ``--max-tokens`` shortcuts over it."""
+        params: dict[str, Any] = dict(self.sampling_args)
         if self.temperature is not None:
             params["temperature"] = self.temperature
         if self.max_tokens is not None:
@@ -128,10 +134,31 @@ def server_rollout(config: EvalConfig, flags: Overrides, detection: Detection) -
     )
 
 
+def registry_of(config: EvalConfig | None, given: Path | None) -> Registry:
+    """``--endpoints``, else ``[local] endpoints_path``, else ``configs/endpoints.toml``
+    under the project root (absent: no registry)."""
+    from osmosis_client.llm.endpoints import DEFAULT_PATH, load_registry
+
+    if given is not None:
+        return load_registry(given, required=True)
+    root = (config.root if config else None) or Path.cwd()
+    if config is not None and config.local.endpoints_path:
+        return load_registry(root / config.local.endpoints_path, required=True)
+    return load_registry(root / DEFAULT_PATH)
+
+
+def run_headers(tables: list[dict[str, str]], lines: list[str]) -> dict[str, str]:
+    """A ``headers`` table, then ``header`` lines, then ``--header`` flags: later wins."""
+    from osmosis_client.llm.endpoints import merge_headers, parse_header
+
+    return merge_headers(*tables, *({k: v} for k, v in (parse_header(x) for x in lines)))
+
+
 def config_spec(config: EvalConfig, flags: Overrides) -> RunSpec:
     """The run of an eval config, the platform's semantics: no limit → a 10 % sample."""
     exp, ev, local = config.experiment, config.evaluation, config.local
     dataset = dataset_of(config, flags.dataset)
+    sampling = {**local.sampling, **flags.sampling()}
     detection = detect_mode(config, flags)
     rollout: RolloutKind
     eval_fns: list[EvalFn] = []
@@ -147,6 +174,9 @@ def config_spec(config: EvalConfig, flags: Overrides) -> RunSpec:
             flags.model or exp.model_path,
             base_url=flags.base_url or local.base_url,
             api_key_env=flags.api_key_env or local.api_key_env,
+            registry=registry_of(config, flags.endpoints),
+            endpoint_id=None if flags.model else local.endpoint_id,
+            headers=run_headers([dict(local.headers)], [*local.header, *flags.headers]),
         ),
         dataset=dataset,
         rollout=rollout,
@@ -160,11 +190,11 @@ def config_spec(config: EvalConfig, flags: Overrides) -> RunSpec:
         seed=local.seed if flags.seed is None else flags.seed,
         agent_workflow_timeout_s=float(ev.agent_workflow_timeout_s),
         grader_timeout_s=float(ev.grader_timeout_s),
-        sampling=dict(local.sampling),
+        sampling=sampling,
         workflow_config={
             "env": dict(config.env),
             "advanced": dict(config.advanced),
-            "sampling": dict(local.sampling),
+            "sampling": sampling,
         },
         resume=flags.resume,
         max_retries=flags.max_retries or 0,
@@ -212,6 +242,8 @@ def seed_spec(module: str, dataset: Path, eval_fns: list[str], flags: Overrides)
             flags.baseline_model,
             base_url=flags.baseline_base_url,
             api_key_env=flags.baseline_api_key_env,
+            registry=registry_of(None, flags.endpoints),
+            headers=run_headers([], flags.headers),
         )
     return RunSpec(
         model=ModelSpec(
@@ -219,6 +251,8 @@ def seed_spec(module: str, dataset: Path, eval_fns: list[str], flags: Overrides)
             base_url=flags.base_url,
             api_key_env=flags.api_key_env,
             api_key=SecretStr(flags.api_key) if flags.api_key else None,
+            registry=registry_of(None, flags.endpoints),
+            headers=run_headers([], flags.headers),
         ),
         dataset=dataset,
         rollout=rollout,

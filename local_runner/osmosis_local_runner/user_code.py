@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import signal
 import sys
@@ -155,5 +156,8 @@ def in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> asyncio.Futu
         with contextlib.suppress(RuntimeError):  # the loop is gone: the run is over
             loop.call_soon_threadsafe(settle, *outcome)
 
-    threading.Thread(target=target, name="osmosis-user-code", daemon=True).start()
+    context = contextvars.copy_context()  # the attempt's session id goes along
+    threading.Thread(
+        target=context.run, args=(target,), name="osmosis-user-code", daemon=True
+    ).start()
     return future

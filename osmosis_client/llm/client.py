@@ -10,6 +10,7 @@ and never appear in errors.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import time
@@ -25,8 +26,9 @@ from osmosis_client.errors import (
     ModelNotFoundError,
     ProviderRequestError,
 )
-from osmosis_client.llm import mock
-from osmosis_client.llm.providers import ModelTarget
+from osmosis_client.llm import anthropic, mock
+from osmosis_client.llm.endpoints import merge_headers
+from osmosis_client.llm.providers import ModelTarget, Replica
 
 if TYPE_CHECKING:
     import aiohttp
@@ -36,6 +38,61 @@ logger = logging.getLogger("osmosis_client")
 Message = dict[str, Any]
 DEFAULT_REQUEST_TIMEOUT = 600.0  # seconds for a whole call, however slowly bytes trickle in
 MAX_RESPONSE_BYTES = 64 << 20  # one chat completion, decompressed
+
+
+#: the session id of the attempt being run (sent as ``X-Session-ID`` for sticky routing
+#: on multi-replica servers); the runner sets it per attempt
+SESSION_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "osmosis_session_id", default=None
+)
+REST_SECONDS = 10.0  # a failing replica is skipped this long
+
+
+class _Endpoint:
+    """One replica as the client calls it: URL, headers, wire format, health."""
+
+    def __init__(self, replica: Replica, target: ModelTarget) -> None:
+        self.replica = replica
+        self.anthropic = replica.api_client_type == "anthropic_messages"
+        self.url = f"{replica.base_url}/{'messages' if self.anthropic else 'chat/completions'}"
+        self.shown = redact_url(replica.base_url)
+        key = replica.api_key.get_secret_value() if replica.api_key else None
+        own: dict[str, str] = {}
+        if self.anthropic:
+            own.update(anthropic.headers(key))
+        elif key:
+            own["Authorization"] = f"Bearer {key}"
+        self._headers = merge_headers(own, replica.headers, target.headers)
+        self._has_session = any(k.lower() == "x-session-id" for k in self._headers)
+        self.resting_until = 0.0
+
+    def headers(self) -> dict[str, str]:
+        session = None if self._has_session else SESSION_ID.get()
+        return {**self._headers, "X-Session-ID": session} if session else self._headers
+
+    def request(self, payload: dict[str, Any]) -> tuple[bytes, str]:
+        body = {**payload, "model": self.replica.model}
+        if self.anthropic:
+            body = anthropic.to_messages_request(body)
+        return json.dumps(body).encode(), self.url
+
+    def answer(self, status: int, raw: bytes) -> bytes:
+        if not self.anthropic or status >= 300:
+            return raw
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return raw
+        if not isinstance(data, dict):
+            return raw
+        return json.dumps(anthropic.from_messages_response(data, self.replica.model)).encode()
+
+    def rest(self, now: float) -> None:
+        self.resting_until = now + REST_SECONDS
+        logger.debug("model replica %s failed: resting it for %gs", self.shown, REST_SECONDS)
+
+    def healthy(self) -> None:
+        self.resting_until = 0.0
 
 
 def model_retry_policy() -> RetryPolicy:
@@ -70,9 +127,10 @@ class ModelClient:
             "Accept": "application/json",
             "User-Agent": f"osmosis-client/{__version__}",
         }
-        if target.api_key is not None:
-            self._headers["Authorization"] = f"Bearer {target.api_key.get_secret_value()}"
-        self._url = f"{target.base_url}/chat/completions" if target.base_url else ""
+        self._replicas = (
+            [] if target.is_mock else [_Endpoint(r, target) for r in target.endpoints()]
+        )
+        self._next = 0
 
     def __repr__(self) -> str:
         return f"ModelClient({self.target.describe()!r})"
@@ -82,7 +140,9 @@ class ModelClient:
             import aiohttp
 
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self.concurrency, ttl_dns_cache=300),
+                connector=aiohttp.TCPConnector(
+                    limit=self.concurrency * max(1, len(self._replicas)), ttl_dns_cache=300
+                ),
                 timeout=aiohttp.ClientTimeout(total=self.request_timeout, sock_connect=10),
                 headers=self._headers,
             )
@@ -134,32 +194,58 @@ class ModelClient:
         import aiohttp
 
         session = self._session_or_new()
-        body = json.dumps(payload).encode()
+        errors = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
+        last_endpoint: list[_Endpoint] = [self._replicas[0]]
 
-        async def send(data: bytes) -> tuple[int, bytes, str | None]:
-            async with session.post(self._url, data=data) as response:
+        async def send_to(endpoint: _Endpoint) -> tuple[int, bytes, str | None]:
+            body, url = endpoint.request(payload)
+            async with session.post(url, data=body, headers=endpoint.headers()) as response:
                 raw = await response.content.read(MAX_RESPONSE_BYTES + 1)  # decompressed
                 if len(raw) > MAX_RESPONSE_BYTES:
                     raise ProviderRequestError(
-                        f"the model endpoint {redact_url(self.target.base_url or '')} sent more "
-                        f"than {MAX_RESPONSE_BYTES >> 20} MiB for one answer",
+                        f"the model endpoint {endpoint.shown} sent more than "
+                        f"{MAX_RESPONSE_BYTES >> 20} MiB for one answer",
                         status_code=response.status,
                     )
                 retry_after = None if response.status < 300 else response.headers.get("Retry-After")
-                return response.status, raw, retry_after
+                return response.status, endpoint.answer(response.status, raw), retry_after
+
+        async def send(_: Any) -> tuple[int, bytes, str | None]:
+            """One try: the next healthy replica; a replica that fails with a connection
+            error or a 5xx is rested and the request goes to another at once."""
+            candidates = self._order()
+            for position, endpoint in enumerate(candidates):
+                last_endpoint[0] = endpoint
+                others = position < len(candidates) - 1
+                try:
+                    outcome = await send_to(endpoint)
+                except errors:
+                    endpoint.rest(self._monotonic())
+                    if others:
+                        continue
+                    raise
+                if outcome[0] >= 500 and others:
+                    endpoint.rest(self._monotonic())
+                    continue
+                if outcome[0] < 500:
+                    endpoint.healthy()
+                return outcome
+            raise AssertionError("unreachable")  # pragma: no cover
 
         def classify(outcome: Any) -> Success[dict[str, Any]] | Failure:
+            endpoint = last_endpoint[0]
             if isinstance(outcome, BaseException):
-                return Failure(self._unreachable(outcome))
+                return Failure(self._unreachable(outcome, endpoint))
             status, raw, retry_after = outcome
             if status < 300:
-                return Success(_decode(raw, self.target))
-            return Failure(self._status_error(status, raw), status=status, retry_after=retry_after)
+                return Success(_decode(raw, endpoint.shown))
+            return Failure(
+                self._status_error(status, raw, endpoint), status=status, retry_after=retry_after
+            )
 
-        errors = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
-        describe = f"POST {redact_url(self._url)}"
+        describe = f"POST {self._replicas[0].shown}/…"
         try:  # the first try outside the plan: the common success costs no plan machinery
-            first: Any = await send(body)
+            first: Any = await send(None)
         except errors as exc:
             first = exc
         verdict = classify(first)
@@ -167,24 +253,40 @@ class ModelClient:
             return verdict.value
         logger.debug("%s -> %s", describe, _status_label(first))
         plan = retry_plan(
-            body, policy, classify, monotonic=self._monotonic, describe=describe, after=verdict
+            None, policy, classify, monotonic=self._monotonic, describe=describe, after=verdict
         )
         return await drive_async(plan, send, self._sleep, errors)
 
-    def _unreachable(self, exc: BaseException) -> EndpointUnreachableError:
-        where = redact_url(self.target.base_url or "")
+    def _order(self) -> list[_Endpoint]:
+        """Replicas to try for one request: round-robin over the rested-out ones first,
+        then the resting ones (soonest back first) rather than none."""
+        count = len(self._replicas)
+        if count == 1:
+            return self._replicas
+        start = self._next
+        self._next = (self._next + 1) % count
+        rotated = self._replicas[start:] + self._replicas[:start]
+        now = self._monotonic()
+        ready = [e for e in rotated if e.resting_until <= now]
+        resting = sorted(
+            (e for e in rotated if e.resting_until > now), key=lambda e: e.resting_until
+        )
+        return ready + resting
+
+    def _unreachable(self, exc: BaseException, endpoint: _Endpoint) -> EndpointUnreachableError:
+        where = endpoint.shown
         return EndpointUnreachableError(
             f"cannot reach the model endpoint {where} ({type(exc).__name__})",
             hint="check the base URL and that the server is running",
             data={"endpoint": where},
         )
 
-    def _status_error(self, status: int, raw: bytes) -> ProviderRequestError:
+    def _status_error(self, status: int, raw: bytes, endpoint: _Endpoint) -> ProviderRequestError:
         detail = _error_detail(raw)
-        where = redact_url(self.target.base_url or "")
-        data = {"endpoint": where, "model": self.target.model, "detail": detail}
+        where = endpoint.shown
+        data = {"endpoint": where, "model": endpoint.replica.model, "detail": detail}
         if status in (401, 403):
-            var = self.target.key_env
+            var = endpoint.replica.key_env
             return ProviderRequestError(
                 f"the model endpoint {where} rejected the request ({status}: {detail})",
                 status_code=status,
@@ -194,7 +296,7 @@ class ModelClient:
             )
         if status == 404:
             return ModelNotFoundError(
-                f"model {self.target.model!r} not found at {where} ({detail})",
+                f"model {endpoint.replica.model!r} not found at {where} ({detail})",
                 status_code=status,
                 hint="check the model name against the models the endpoint serves, "
                 "and the base URL",
@@ -227,18 +329,15 @@ def _error_detail(raw: bytes) -> str:
     return json.dumps(data)[:200]
 
 
-def _decode(raw: bytes, target: ModelTarget) -> dict[str, Any]:
+def _decode(raw: bytes, where: str) -> dict[str, Any]:
     try:
         data = json.loads(raw)
     except ValueError:
         raise ProviderRequestError(
-            f"the model endpoint {redact_url(target.base_url or '')} sent a response "
-            "that is not JSON"
+            f"the model endpoint {where} sent a response that is not JSON"
         ) from None
     if not isinstance(data, dict):
-        raise ProviderRequestError(
-            f"the model endpoint {redact_url(target.base_url or '')} sent unexpected JSON"
-        )
+        raise ProviderRequestError(f"the model endpoint {where} sent unexpected JSON")
     return data
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import SecretStr
 
 from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError, MissingAPIKeyError
+from osmosis_client.llm.endpoints import Endpoint, Registry
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -50,6 +51,18 @@ MOCK_PROVIDER = "mock"
 
 
 @dataclass(frozen=True)
+class Replica:
+    """One endpoint serving the model (a registry row, or the single ``base_url``)."""
+
+    base_url: str
+    model: str  # as sent in the request body
+    api_key: SecretStr | None = None
+    key_env: str | None = None
+    api_client_type: str = "openai_chat_completions"
+    headers: Mapping[str, str] = field(default_factory=dict)  # the registry row's
+
+
+@dataclass(frozen=True)
 class ModelTarget:
     """Where and how to call a model. ``base_url`` is None for the offline mock."""
 
@@ -59,14 +72,39 @@ class ModelTarget:
     base_url: str | None
     api_key: SecretStr | None
     key_env: str | None
+    #: replicas of a registry endpoint (requests spread round-robin); () = base_url only
+    replicas: tuple[Replica, ...] = ()
+    #: the run's headers (``headers`` table, ``header`` lines, ``--header``), over a row's
+    headers: Mapping[str, str] = field(default_factory=dict)
+    api_client_type: str = "openai_chat_completions"
+    endpoint_id: str | None = None
 
     @property
     def is_mock(self) -> bool:
         return self.provider == MOCK_PROVIDER
 
+    def endpoints(self) -> tuple[Replica, ...]:
+        """Every replica to call (one for a plain base URL)."""
+        if self.replicas:
+            return self.replicas
+        return (
+            Replica(
+                base_url=self.base_url or "",
+                model=self.model,
+                api_key=self.api_key,
+                key_env=self.key_env,
+                api_client_type=self.api_client_type,
+            ),
+        )
+
     def describe(self) -> str:
         if self.is_mock:
             return f"{self.model_path} (offline mock)"
+        if len(self.replicas) > 1:
+            return (
+                f"{self.model} at {len(self.replicas)} replicas of {self.endpoint_id} "
+                f"({redact_url(self.replicas[0].base_url)}, …)"
+            )
         return f"{self.model} at {redact_url(self.base_url or '')}"
 
 
@@ -79,6 +117,10 @@ class ModelSpec:
     base_url: str | None = None
     api_key_env: str | None = None
     api_key: SecretStr | None = None
+    #: the endpoint registry to look ``endpoint_id`` (else ``model_path``) up in
+    registry: Registry | None = None
+    endpoint_id: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     def resolve(self, env: Mapping[str, str] | None = None) -> ModelTarget:
         return resolve_target(
@@ -87,6 +129,9 @@ class ModelSpec:
             api_key_env=self.api_key_env,
             api_key=self.api_key.get_secret_value() if self.api_key else None,
             env=env,
+            registry=self.registry,
+            endpoint_id=self.endpoint_id,
+            headers=self.headers,
         )
 
 
@@ -105,6 +150,9 @@ def resolve_target(
     api_key_env: str | None = None,
     api_key: str | None = None,
     env: Mapping[str, str] | None = None,
+    registry: Registry | None = None,
+    endpoint_id: str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> ModelTarget:
     """Decide the endpoint, request model name and key for ``model_path``.
 
@@ -113,9 +161,22 @@ def resolve_target(
     own URL. With a custom ``base_url`` and no key variable, no key is sent.
     """
     model_path = model_path.strip()
-    if not model_path:
+    if not model_path and not endpoint_id:
         raise InvalidInputError(
             "no model given", hint="name a model as provider/model", code="NO_MODEL"
+        )
+    env = os.environ if env is None else env
+    rows = registry.get(endpoint_id or model_path) if registry is not None else ()
+    if endpoint_id and not rows:
+        where = registry.path if registry is not None and registry.path else "no registry"
+        raise InvalidInputError(
+            f"endpoint_id {endpoint_id!r} is not in the endpoint registry ({where})",
+            hint="add an [[endpoint]] row for it, or name the model with model_path",
+            code="UNKNOWN_ENDPOINT",
+        )
+    if rows:
+        return _from_registry(
+            endpoint_id or model_path, rows, base_url, api_key_env, api_key, env, headers
         )
     provider_name, model = split_model_path(model_path)
     if provider_name == MOCK_PROVIDER and not base_url:
@@ -124,11 +185,62 @@ def resolve_target(
         parse_mock_model(model)  # an unknown behaviour fails before the run starts
         return ModelTarget(model_path, model, MOCK_PROVIDER, None, None, None)
     url, default_key_env = _endpoint(model_path, PROVIDERS.get(provider_name or ""), base_url)
+    run_headers = dict(headers or {})
     if api_key:
-        return ModelTarget(model_path, model, provider_name, url, SecretStr(api_key), api_key_env)
+        return ModelTarget(
+            model_path,
+            model,
+            provider_name,
+            url,
+            SecretStr(api_key),
+            api_key_env,
+            headers=run_headers,
+        )
     key_env = api_key_env or default_key_env
-    key = _key_from_env(key_env, api_key_env, model_path, os.environ if env is None else env)
-    return ModelTarget(model_path, model, provider_name, url, key, key_env)
+    key = _key_from_env(key_env, api_key_env, model_path, env)
+    return ModelTarget(model_path, model, provider_name, url, key, key_env, headers=run_headers)
+
+
+def _from_registry(
+    name: str,
+    rows: tuple[Endpoint, ...],
+    base_url: str | None,
+    api_key_env: str | None,
+    api_key: str | None,
+    env: Mapping[str, str],
+    headers: Mapping[str, str] | None,
+) -> ModelTarget:
+    """A registry endpoint (its replicas); ``base_url``/``api_key_env`` override the rows."""
+    if base_url:
+        rows = rows[:1]  # one explicit URL: the rows only lend their model and type
+    replicas = []
+    for row in rows:
+        url, _ = _endpoint(name, None, base_url or row.url)
+        key_env = api_key_env or row.key
+        key = SecretStr(api_key) if api_key else _key_from_env(key_env, key_env, name, env)
+        replicas.append(
+            Replica(
+                base_url=url,
+                model=row.model,
+                api_key=key,
+                key_env=key_env,
+                api_client_type=row.api_client_type,
+                headers=dict(row.headers),
+            )
+        )
+    first = replicas[0]
+    return ModelTarget(
+        model_path=name,
+        model=first.model,
+        provider=None,
+        base_url=first.base_url,
+        api_key=first.api_key,
+        key_env=first.key_env,
+        replicas=tuple(replicas),
+        headers=dict(headers or {}),
+        api_client_type=first.api_client_type,
+        endpoint_id=name,
+    )
 
 
 def _endpoint(

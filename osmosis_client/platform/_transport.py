@@ -102,7 +102,8 @@ def _header_value(value: str, what: str) -> str:
         raise InvalidInputError(
             f"the {what} contains characters it can never have (non-ASCII, control "
             "characters or surrounding spaces)",
-            hint=f"check the {what} (e.g. a stray newline when it was pasted)",
+            hint=f"check the {what} (e.g. a stray newline when it was pasted)"
+            + ("; a workspace can also be named by its id" if what == "workspace" else ""),
             code="BAD_HEADER_VALUE",
         )
     return value

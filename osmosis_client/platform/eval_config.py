@@ -81,6 +81,13 @@ class Local(_Section):
     mode: Literal["server", "native"] | None = None
     #: the interpreter (or virtual environment) a server-mode rollout runs on
     rollout_python: StrictStr | None = None
+    #: a row of the endpoint registry to call instead of model_path
+    endpoint_id: StrictStr | None = None
+    #: the endpoint registry (default: configs/endpoints.toml under the project root)
+    endpoints_path: StrictStr | None = None
+    #: extra HTTP headers for model calls: a table, and/or "Name: Value" lines
+    headers: dict[str, StrictStr] = Field(default_factory=dict)
+    header: list[StrictStr] = Field(default_factory=list)
 
 
 class EvalConfig(_Section):
@@ -348,6 +355,16 @@ def _check_env_and_secrets(data: Mapping[str, Any], out: _Collector) -> None:
 
 
 def _check_local(local: Mapping[str, Any], out: _Collector) -> None:
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_client.llm.endpoints import parse_header
+
+    lines = local.get("header")
+    for line in lines if isinstance(lines, list) else []:
+        if isinstance(line, str):
+            try:
+                parse_header(line, "header")
+            except InvalidInputError as exc:
+                out.add(["local", "header"], exc.message)
     key_env = local.get("api_key_env")
     if isinstance(key_env, str) and not ENV_NAME.match(key_env):
         out.add(["local", "api_key_env"], "must be the NAME of an environment variable, not a key")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError, OsmosisError
+from osmosis_client.llm.client import SESSION_ID
 
 from ..dataset import Row
 from ..discovery import source_digest
@@ -273,7 +274,7 @@ class ServerRollout:
     async def run(self, row: Row, run_index: int, env: RunEnv) -> Outcome:
         assert self._bridge is not None and self._client is not None
         rollout_id = self._rollout_id(row, run_index, env.tag)
-        route = self._bridge.register(rollout_id, env.complete)
+        route = self._bridge.register(rollout_id, env.complete, SESSION_ID.get())
         client, server = self._client, self._server
         assert server is not None
         body = rollout_request(

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import OsmosisError, ProviderRequestError
-from osmosis_client.llm.client import parse_reply
+from osmosis_client.llm.client import SESSION_ID, parse_reply
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -79,6 +79,7 @@ class Route:
     """One registered rollout: where its calls go, and what they cost."""
 
     complete: Complete
+    session: str | None = None  # X-Session-ID of the attempt's model calls
     tokens: int = 0
     calls: int = 0
 
@@ -109,8 +110,8 @@ class Bridge:
     def url_for(self, rollout_id: str) -> str:
         return f"http://127.0.0.1:{self.port}/v1/rollouts/{rollout_id}"
 
-    def register(self, rollout_id: str, complete: Complete) -> Route:
-        route = self.routes[rollout_id] = Route(complete)
+    def register(self, rollout_id: str, complete: Complete, session: str | None = None) -> Route:
+        route = self.routes[rollout_id] = Route(complete, session)
         return route
 
     def unregister(self, rollout_id: str) -> Route | None:
@@ -201,6 +202,8 @@ class Bridge:
     async def _call(
         self, route: Route, messages: list[Any], params: dict[str, Any]
     ) -> dict[str, Any]:
+        if route.session is not None:
+            SESSION_ID.set(route.session)  # this handler's own task: the attempt's session
         try:
             response = await route.complete(messages, params)
             _, tokens = parse_reply(response)

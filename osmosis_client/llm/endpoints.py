@@ -1,0 +1,195 @@
+"""The endpoint registry: ``configs/endpoints.toml`` names model endpoints once.
+
+    [[endpoint]]
+    endpoint_id = "qwen3-8b"
+    model = "Qwen/Qwen3-8B"
+    url = "http://gpu-1:8000/v1"
+    key = "VLLM_API_KEY"               # the NAME of an env var, never a value
+    api_client_type = "openai_chat_completions"   # or "anthropic_messages"
+    headers = { "X-Team" = "rl" }      # alias: extra_headers (not both)
+
+Several rows with the same ``endpoint_id`` are replicas of one model: requests are
+spread round-robin over them, and one that fails with a connection error or a 5xx
+is skipped for a cool-down (see :class:`~osmosis_client.llm.client.ModelClient`).
+
+A model name (``--model``, ``model_path``, ``endpoint_id``) is looked up here first,
+and used literally otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from osmosis_client.errors import ConfigError, InvalidInputError, Problem
+
+DEFAULT_PATH = Path("configs") / "endpoints.toml"
+CLIENT_TYPES = ("openai_chat_completions", "anthropic_messages")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One row of the registry (one replica)."""
+
+    endpoint_id: str
+    model: str
+    url: str
+    key: str | None = None  # the NAME of the env var holding the key
+    api_client_type: str = "openai_chat_completions"
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Registry:
+    path: Path | None
+    endpoints: Mapping[str, tuple[Endpoint, ...]] = field(default_factory=dict)
+
+    def get(self, name: str | None) -> tuple[Endpoint, ...]:
+        """The replicas registered under ``name`` (empty: not in the registry)."""
+        return self.endpoints.get(name, ()) if name else ()
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.endpoints
+
+
+EMPTY = Registry(None)
+
+
+def parse_header(line: str, where: str = "--header") -> tuple[str, str]:
+    """``"Name: Value"`` → ``("Name", "Value")``."""
+    name, sep, value = line.partition(":")
+    name, value = name.strip(), value.strip()
+    if not sep or not _HEADER_NAME.match(name) or any(c in value for c in "\r\n"):
+        raise InvalidInputError(
+            f"{where} {line!r} is not a 'Name: Value' header",
+            hint='e.g. "X-Team: rl"',
+            code="BAD_HEADER",
+        )
+    return name, value
+
+
+def merge_headers(*layers: Mapping[str, str] | None) -> dict[str, str]:
+    """Later layers win by name (compared case-insensitively, as HTTP does)."""
+    merged: dict[str, str] = {}
+    for layer in layers:
+        for name, value in (layer or {}).items():
+            for existing in [k for k in merged if k.lower() == name.lower()]:
+                del merged[existing]
+            merged[name] = value
+    return merged
+
+
+def load_registry(path: Path | None, *, required: bool = False) -> Registry:
+    """Read a registry; a missing default file is an empty registry, a missing named
+    one (``required``) an error. Every problem is reported at once, with its line."""
+    if path is None:
+        return EMPTY
+    if not path.is_file():
+        if required:
+            raise InvalidInputError(
+                f"endpoint registry {path} does not exist", hint="check the path"
+            )
+        return EMPTY
+    import tomlkit
+
+    from osmosis_client.platform.eval_config import locate_keys
+
+    shown = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomlkit.parse(text).unwrap()
+    except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as exc:
+        raise ConfigError(
+            f"{shown} is not valid TOML",
+            [Problem(shown, None, None, "", str(exc).splitlines()[0][:200])],
+        ) from None
+    positions = _row_positions(text)
+    locate = locate_keys(text)
+    problems: list[Problem] = []
+    rows = data.get("endpoint")
+    unknown = sorted(set(data) - {"endpoint"})
+    for key in unknown:
+        line, col = locate.get((key,), (None, None))
+        problems.append(Problem(shown, line, col, key, "unknown key (only [[endpoint]] rows)"))
+    if rows is None:
+        rows = []
+    if not isinstance(rows, list):
+        problems.append(Problem(shown, None, None, "endpoint", "must be [[endpoint]] rows"))
+        rows = []
+    found: dict[str, list[Endpoint]] = {}
+    for index, row in enumerate(rows):
+        line = positions[index] if index < len(positions) else None
+
+        def bad(key: str, message: str, line: int | None = line, index: int = index) -> None:
+            problems.append(Problem(shown, line, None, f"endpoint[{index}].{key}", message))
+
+        if not isinstance(row, dict):
+            bad("", "must be a table")
+            continue
+        known = {
+            "endpoint_id",
+            "model",
+            "url",
+            "key",
+            "api_client_type",
+            "headers",
+            "extra_headers",
+        }
+        for key in sorted(set(row) - known):
+            bad(key, "unknown key")
+        values: dict[str, Any] = {}
+        for key in ("endpoint_id", "model", "url"):
+            value = row.get(key)
+            if not isinstance(value, str) or not value.strip():
+                bad(key, "is required (a non-empty string)")
+            values[key] = value
+        url = values.get("url")
+        if isinstance(url, str) and not re.match(r"^https?://[^\s/]+", url):
+            bad("url", "must be an http(s) URL")
+        key_env = row.get("key")
+        if key_env is not None and (not isinstance(key_env, str) or not _ENV_NAME.match(key_env)):
+            bad("key", "must be the NAME of an environment variable (never the key itself)")
+        client_type = row.get("api_client_type", "openai_chat_completions")
+        if client_type not in CLIENT_TYPES:
+            bad("api_client_type", f"must be one of {', '.join(CLIENT_TYPES)}")
+        if "headers" in row and "extra_headers" in row:
+            bad("headers", "set headers or extra_headers, not both")
+        headers = row.get("headers", row.get("extra_headers", {}))
+        if not isinstance(headers, dict) or not all(
+            isinstance(k, str) and _HEADER_NAME.match(k) and isinstance(v, str)
+            for k, v in headers.items()
+        ):
+            bad("headers", "must be a table of header names to string values")
+            headers = {}
+        if any(p.line == line and p.key.startswith(f"endpoint[{index}]") for p in problems):
+            continue
+        endpoint = Endpoint(
+            endpoint_id=values["endpoint_id"].strip(),
+            model=values["model"].strip(),
+            url=values["url"].strip().rstrip("/"),
+            key=key_env,
+            api_client_type=client_type,
+            headers=dict(headers),
+        )
+        found.setdefault(endpoint.endpoint_id, []).append(endpoint)
+    if problems:
+        raise ConfigError(
+            f"{shown} has {len(problems)} problem{'s' if len(problems) != 1 else ''}",
+            problems,
+            hint="fix the rows listed below",
+        )
+    return Registry(path, {k: tuple(v) for k, v in found.items()})
+
+
+def _row_positions(text: str) -> list[int]:
+    """The line of each ``[[endpoint]]`` header, in order."""
+    return [
+        number
+        for number, line in enumerate(text.splitlines(), 1)
+        if re.match(r"^\s*\[\[\s*endpoint\s*\]\]", line)
+    ]
