@@ -45,6 +45,7 @@ class StubOpenAI:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._runner: web.AppRunner | None = None
+        self._closed = False
         self.port = 0
 
     @property
@@ -167,6 +168,10 @@ class StubOpenAI:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._closed:  # a test may stop it early (a replica dying mid-run)
+            return
+        self._closed = True
+
         async def shutdown() -> None:
             self._release.set()
             if self._runner is not None:
