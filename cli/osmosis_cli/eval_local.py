@@ -223,20 +223,77 @@ def run_config(
     max_retries: MaxRetriesOpt = None,
     max_error_rate: MaxErrorRateOpt = None,
     deadline: DeadlineOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would run (a suite: every entry).")
+    ] = False,
+    parallel: Annotated[
+        int,
+        typer.Option(
+            "--parallel", min=1, max=64, metavar="K", help="A suite: run K entries at once."
+        ),
+    ] = 1,
+    abbreviated_summary: Annotated[
+        bool, typer.Option("--abbreviated-summary", help="A suite: a compact comparison table.")
+    ] = False,
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Run an eval config offline against a model endpoint (no login needed).
+    """Run an eval config — or a suite of them — offline against a model endpoint (no
+    login needed).
 
     A rollout written for the published osmosis-ai 0.3 SDK runs as the platform runs
-    it: as its own rollout server, in its own environment, driven over HTTP."""
+    it: as its own rollout server, in its own environment, driven over HTTP. A file
+    with [[eval]] / [[ablation]] tables is a suite: every entry runs, then a
+    comparison table (-o names the suite's directory)."""
     from osmosis_client.platform.eval_config import load_config
+    from osmosis_client.platform.suite_config import load_suite, looks_like_suite
     from osmosis_local_runner.server.detect import check_mode
     from osmosis_local_runner.specs import Overrides, config_spec
 
     out = current_output()
     if rollout_mode is not None:
         check_mode(rollout_mode, "--rollout-mode")
+    common: dict[str, Any] = {
+        "limit": limit,
+        "n": n,
+        "batch_size": batch_size,
+        "pass_threshold": pass_threshold,
+        "dataset": dataset,
+        "model": model,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "seed": seed,
+        "rollout_mode": rollout_mode,
+        "rollout_python": rollout_python,
+        "max_retries": max_retries,
+        "deadline": deadline,
+        "server_echo": _server_echo(out) if out.verbose else None,
+        "endpoints": endpoints,
+        "headers": list(header or []),
+        "sampling_args": sampling_args(sampling_args_json),
+        "temperature": temperature,
+    }
+    if looks_like_suite(config_path):
+        from .suites import dry_run as suite_dry_run
+        from .suites import run_suite
+
+        suite = load_suite(config_path)
+        suite_flags = Overrides(output=Path("."), **common)
+        if dry_run:
+            suite_dry_run(out, suite, suite_flags)
+            return
+        run_suite(
+            out,
+            suite,
+            suite_flags,
+            directory=output,
+            parallel=parallel,
+            resume=resume,
+            quiet=quiet,
+            abbreviated=abbreviated_summary,
+            max_error_rate=max_error_rate,
+        )
+        return
     config = load_config(config_path)
     flags = Overrides(
         output=results_path(output, config.name, resume=resume),
@@ -250,17 +307,30 @@ def run_config(
         api_key_env=api_key_env,
         seed=seed,
         resume=resume,
-        rollout_mode=rollout_mode,
-        rollout_python=rollout_python,
-        max_retries=max_retries,
-        deadline=deadline,
-        server_echo=_server_echo(out) if out.verbose else None,
-        endpoints=endpoints,
-        headers=list(header or []),
-        sampling_args=sampling_args(sampling_args_json),
-        temperature=temperature,
+        **{
+            k: v
+            for k, v in common.items()
+            if k
+            not in (
+                "limit",
+                "n",
+                "batch_size",
+                "pass_threshold",
+                "dataset",
+                "model",
+                "base_url",
+                "api_key_env",
+                "seed",
+            )
+        },
     )
-    execute(lambda: config_spec(config, flags), out, quiet=quiet, max_error_rate=max_error_rate)
+    execute(
+        lambda: config_spec(config, flags),
+        out,
+        quiet=quiet,
+        max_error_rate=max_error_rate,
+        dry_run=dry_run,
+    )
 
 
 def _server_echo(out: Output) -> Callable[[str], None]:
@@ -437,7 +507,12 @@ def _refuse_stray(stray: list[str] | None) -> None:
 
 
 def execute(
-    make_spec: Callable[[], RunSpec], out: Output, *, quiet: bool, max_error_rate: float | None
+    make_spec: Callable[[], RunSpec],
+    out: Output,
+    *,
+    quiet: bool,
+    max_error_rate: float | None,
+    dry_run: bool = False,
 ) -> None:
     """Load, plan, run with progress and Ctrl-C handling, report; exit 130 when stopped
     and 1 when every attempt (or more than ``--max-error-rate``) errored. With
@@ -445,7 +520,9 @@ def execute(
     from osmosis_local_runner.results import error_verdict
 
     with out.user_output_to_stderr():
-        result = _run(make_spec(), out, quiet=quiet)
+        result = _run(make_spec(), out, quiet=quiet, dry_run=dry_run)
+    if result is None:
+        return
     _report(out, result)
     summary = result.summary
     if summary["status"] == "stopped":
@@ -460,7 +537,7 @@ def execute(
         raise typer.Exit(EXIT_FAILED)
 
 
-def _run(spec: RunSpec, out: Output, *, quiet: bool) -> RunResult:
+def _run(spec: RunSpec, out: Output, *, quiet: bool, dry_run: bool) -> RunResult | None:
     import asyncio
     import signal
 
@@ -471,6 +548,10 @@ def _run(spec: RunSpec, out: Output, *, quiet: bool) -> RunResult:
     runner = Runner(spec, on_progress=display.update, on_note=out.info)
     plan = runner.prepare()
     _show_plan(out, plan, spec)
+    if dry_run:
+        if out.json_mode:
+            out.emit_json({"plan": _plan_json(plan)})
+        return None
 
     async def main() -> RunResult:
         loop = asyncio.get_running_loop()
@@ -493,6 +574,12 @@ def _run(spec: RunSpec, out: Output, *, quiet: bool) -> RunResult:
     gc.collect()
     gc.freeze()  # start-up objects never move again: the run's collections stay short
     return asyncio.run(main())
+
+
+def _plan_json(plan: RunPlan) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(plan).items()}
 
 
 def _show_plan(out: Output, plan: RunPlan, spec: RunSpec) -> None:

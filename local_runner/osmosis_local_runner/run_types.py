@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import math
@@ -59,6 +60,8 @@ class RunSpec:
     inputs: dict[str, Path] = field(default_factory=dict)
     #: stop the whole run after this many seconds (finished attempts kept), None: no limit
     deadline: float | None = None
+    #: a cap shared with other runs in flight at once (a suite's --parallel entries)
+    slots: asyncio.Semaphore | None = None
 
     def rollout_kind(self) -> RolloutKind:
         if self.rollout is not None:

@@ -202,7 +202,7 @@ class Runner:
         if spec.deadline is not None:
             deadline = loop.call_later(spec.deadline, self._deadline_passed, spec.deadline)
         try:
-            with guard_exits(), LoopWatchdog(loop):
+            with guard_exits(), LoopWatchdog.watching(loop):
                 await self.kind.start(self._envs[None])
                 probes = [self._start_probe(clients[tag], t) for tag, t in prepared.targets.items()]
                 status = await self._run_window(prepared.selected, stats)
@@ -332,6 +332,13 @@ class Runner:
     # ------------------------------------------------------------ attempts
 
     async def _execute(self, item: Item) -> None:
+        if self.spec.slots is None:
+            await self._attempt(item)
+            return
+        async with self.spec.slots:  # a suite's entries share one in-flight cap
+            await self._attempt(item)
+
+    async def _attempt(self, item: Item) -> None:
         row, run_index, tag = item
         # the attempt's session: X-Session-ID on its model calls (sticky routing)
         SESSION_ID.set(f"row{row.index}-run{run_index}{'-' + tag if tag else ''}")

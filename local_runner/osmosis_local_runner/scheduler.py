@@ -258,9 +258,19 @@ class LoopWatchdog:
         self._thread: threading.Thread | None = None
         self._previous: Any = None
         self._timer: asyncio.TimerHandle | None = None
+        self._users = 0
+
+    @classmethod
+    def watching(cls, loop: asyncio.AbstractEventLoop) -> LoopWatchdog:
+        """The loop's watchdog (runs of a suite share one; it stops with the last)."""
+        found = _watchdogs.get(loop)
+        if found is None:
+            found = _watchdogs[loop] = cls(loop)
+        return found
 
     def __enter__(self) -> LoopWatchdog:
-        if threading.current_thread() is not threading.main_thread():
+        self._users += 1
+        if self._users > 1 or threading.current_thread() is not threading.main_thread():
             return self
         self._previous = signal.signal(self.SIGNAL, self._on_signal)
         self._heartbeat()
@@ -269,6 +279,10 @@ class LoopWatchdog:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._users -= 1
+        if self._users:
+            return
+        _watchdogs.pop(self.loop, None)
         if self._thread is None:
             return
         self._stop.set()
@@ -308,3 +322,8 @@ class LoopWatchdog:
         limit = fired[2]
         limit.done = True  # it fires here, not on the loop's timer
         raise LoopBlocked(limit.seconds, time.monotonic() - self.beat)
+
+
+_watchdogs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopWatchdog] = (
+    weakref.WeakKeyDictionary()
+)

@@ -7,7 +7,7 @@ One place decides precedence — flags over the TOML over built-in defaults — 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,8 +154,12 @@ def run_headers(tables: list[dict[str, str]], lines: list[str]) -> dict[str, str
     return merge_headers(*tables, *({k: v} for k, v in (parse_header(x) for x in lines)))
 
 
-def config_spec(config: EvalConfig, flags: Overrides) -> RunSpec:
-    """The run of an eval config, the platform's semantics: no limit → a 10 % sample."""
+def config_spec(
+    config: EvalConfig, flags: Overrides, *, workflow_config: Mapping[str, Any] | None = None
+) -> RunSpec:
+    """The run of an eval config, the platform's semantics: no limit → a 10 % sample.
+    ``workflow_config``: a suite entry's ``config`` table, given to the rollout as
+    ``ctx.config`` (beside ``env``, ``advanced`` and ``sampling``)."""
     exp, ev, local = config.experiment, config.evaluation, config.local
     dataset = dataset_of(config, flags.dataset)
     sampling = {**local.sampling, **flags.sampling()}
@@ -192,6 +196,7 @@ def config_spec(config: EvalConfig, flags: Overrides) -> RunSpec:
         grader_timeout_s=float(ev.grader_timeout_s),
         sampling=sampling,
         workflow_config={
+            **(workflow_config or {}),
             "env": dict(config.env),
             "advanced": dict(config.advanced),
             "sampling": sampling,

@@ -436,8 +436,13 @@ def parse_config(text: str, *, path: Path, root: Path | None = None) -> EvalConf
 def load_config(path: str | Path, *, root: Path | None = None) -> EvalConfig:
     """Read and validate an eval config file."""
     path = Path(path)
+    return parse_config(read_config_text(path), path=path, root=root)
+
+
+def read_config_text(path: Path) -> str:
+    """A config file's text; a missing, unreadable or non-UTF-8 file is a ConfigError."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(
             f"config file {path} does not exist", hint="check the path", code="CONFIG_NOT_FOUND"
@@ -448,4 +453,3 @@ def load_config(path: str | Path, *, root: Path | None = None) -> EvalConfig:
         raise ConfigError(f"{path} is not UTF-8 text") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-    return parse_config(text, path=path, root=root)

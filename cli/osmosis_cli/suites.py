@@ -1,0 +1,291 @@
+"""``osmosis eval run SUITE.toml``: plan, ``--dry-run``, progress per entry, the
+comparison table, the suite document with ``--json``."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from .errors import EXIT_FAILED, EXIT_INTERRUPTED
+from .output import Output
+
+if TYPE_CHECKING:
+    from osmosis_client.platform.suite_config import Suite
+    from osmosis_local_runner.specs import Overrides
+    from osmosis_local_runner.suite import EntryRun, SuiteRunner
+
+PLAIN_EVERY = 5.0
+
+
+def dry_run(out: Output, suite: Suite, flags: Overrides) -> None:
+    """The expanded entries and where each setting came from; nothing runs."""
+    from osmosis_local_runner.suite import settings_of
+
+    entries: list[dict[str, Any]] = []
+    for entry in suite.entries:
+        values, origins = settings_of(entry, flags)
+        entries.append(
+            {"name": entry.name, "settings": values, "origins": origins, "sweep": entry.sweep}
+        )
+    if out.json_mode:
+        out.emit_json({"suite": suite.name, "entries": entries})
+        return
+    out.info(f"Suite {suite.name}: {len(entries)} entries (dry run: nothing is run)")
+    rows = []
+    for item in entries:
+        s = item["settings"]
+        sweep = ", ".join(f"{k}={_value(v)}" for k, v in item["sweep"].items())
+        rows.append(
+            [
+                item["name"],
+                str(s.get("rollout", "")),
+                str(s.get("model_path") or s.get("endpoint_id") or ""),
+                str(s.get("dataset", "")),
+                _value(s.get("limit", "10% sample")),
+                _value(s.get("n", 1)),
+                sweep,
+            ]
+        )
+    out.table(["entry", "rollout", "model", "dataset", "limit", "n", "sweep"], rows, keep=["entry"])
+    out.print("where each setting comes from (flag > entry or sweep > defaults > built-in):")
+    for item in entries:
+        shown = ", ".join(
+            f"{k}={_value(_lookup(item['settings'], k))} ({origin})"
+            for k, origin in item["origins"].items()
+        )
+        out.print(f"  {item['name']}: {shown}")
+
+
+def _lookup(settings: dict[str, Any], dotted: str) -> Any:
+    value: Any = settings
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={_value(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+class SuiteDisplay:
+    """A bar per active entry and an overall bar on a TTY; plain lines otherwise."""
+
+    def __init__(self, out: Output, *, quiet: bool) -> None:
+        self.out = out
+        self.quiet = quiet or out.json_mode
+        self.rich = not self.quiet and out.stderr_is_tty
+        self._bar: Any = None
+        self._tasks: dict[str, Any] = {}
+        self._overall: Any = None
+        self._runs: list[EntryRun] = []
+        self._last = 0.0
+
+    def start(self, runs: list[EntryRun]) -> None:
+        self._runs = runs
+        if not self.rich:
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[stats]}"),
+            console=self.out.err_console,
+        )
+        self._overall = self._bar.add_task("[bold]suite", total=self._total(), stats="")
+        self._bar.start()
+        bar = self._bar
+        self.out.above = lambda text: bar.console.print(text, markup=False, highlight=False)
+
+    def _total(self) -> int:
+        return sum(r.plan.attempts if r.plan else 0 for r in self._runs)
+
+    def _done(self) -> int:
+        return sum(r.progress.done if r.plan else 0 for r in self._runs)
+
+    def update(self, run: EntryRun) -> None:
+        if self.quiet:
+            return
+        from .eval_local import progress_stats
+
+        fns = list((run.progress.passed or {}).keys()) or ["grader"]
+        stats = progress_stats(run.progress, fns)
+        if self._bar is not None:
+            task = self._tasks.get(run.entry.name)
+            if task is None:
+                task = self._tasks[run.entry.name] = self._bar.add_task(
+                    run.entry.name, total=run.progress.total, stats=""
+                )
+            self._bar.update(task, completed=run.progress.done, stats=stats)
+            if run.status not in ("running", "pending"):
+                self._bar.update(task, description=f"{run.entry.name} ({run.status})")
+            self._bar.update(self._overall, completed=self._done(), total=self._total())
+            return
+        now = time.monotonic()
+        finished = run.status not in ("running", "pending")
+        if finished or now - self._last >= PLAIN_EVERY:
+            self._last = now
+            self.out.stderr.write(
+                f"progress: {run.entry.name} {run.progress.done}/{run.progress.total} "
+                f"{run.status}, {stats}; suite {self._done()}/{self._total()}\n"
+            )
+            self.out.stderr.flush()
+
+    def stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+            self.out.above = None
+
+
+def run_suite(
+    out: Output,
+    suite: Suite,
+    flags: Overrides,
+    *,
+    directory: Path | None,
+    parallel: int,
+    resume: bool,
+    quiet: bool,
+    abbreviated: bool,
+    max_error_rate: float | None,
+) -> None:
+    import asyncio
+    import signal
+
+    from osmosis_client.errors import InvalidInputError, OsmosisError
+    from osmosis_local_runner.results import error_verdict
+    from osmosis_local_runner.suite import SuiteRunner, default_directory, find_incomplete
+
+    if directory is None and resume:
+        directory = find_incomplete(suite, flags)
+        if directory is None:
+            raise InvalidInputError(
+                f"nothing to resume: no unfinished run of suite {suite.name} with these "
+                "settings under .osmosis/suites",
+                hint="pass the suite directory with -o, or start a new run",
+                code="NOTHING_TO_RESUME",
+            )
+        out.info(f"Resuming {directory}")
+    directory = directory or default_directory(suite)
+    display = SuiteDisplay(out, quiet=quiet)
+    runner = SuiteRunner(
+        suite,
+        flags,
+        directory=directory,
+        parallel=parallel,
+        resume=resume,
+        on_progress=display.update,
+        on_note=out.info,
+    )
+    with out.user_output_to_stderr():
+        runs = runner.prepare()
+        _show_plan(out, runner, parallel)
+
+        async def main() -> dict[str, Any]:
+            loop = asyncio.get_running_loop()
+
+            def on_sigint() -> None:
+                out.stderr.write("\nstopping: cancelling in-flight attempts\n")
+                loop.remove_signal_handler(signal.SIGINT)
+                runner.interrupt()
+
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signal.SIGINT, on_sigint)
+            display.start(runs)
+            try:
+                return await runner.run()
+            finally:
+                display.stop()
+
+        document = asyncio.run(main())
+    if out.json_mode:
+        out.emit_json(document)
+    else:
+        _report(out, runner, abbreviated=abbreviated)
+    if document["status"] == "stopped":
+        raise typer.Exit(EXIT_INTERRUPTED)
+    failed = [r for r in runs if r.status == "failed"]
+    verdicts = [
+        (r.entry.name, v)
+        for r in runs
+        if r.summary and (v := error_verdict(r.summary, max_error_rate)) is not None
+    ]
+    if failed or verdicts:
+        names = [r.entry.name for r in failed] + [name for name, _ in verdicts]
+        out.error(
+            OsmosisError(
+                f"{len(names)} of {len(runs)} entries failed: {', '.join(names)}",
+                hint=f"see {directory / 'suite.json'}",
+                code="RUN_FAILED",
+            )
+        )
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _show_plan(out: Output, runner: SuiteRunner, parallel: int) -> None:
+    runs = runner.runs
+    done = sum(r.state == "done" for r in runs)
+    attempts = sum(r.plan.attempts for r in runs if r.plan)
+    line = f"Suite {runner.suite.name}: {len(runs)} entries, {attempts:,} attempts"
+    if done:
+        line += f" ({done} entries already finished)"
+    if parallel > 1:
+        line += f", {parallel} entries at once"
+    out.info(line)
+    out.info(f"  results: {runner.directory}")
+
+
+def _report(out: Output, runner: SuiteRunner, *, abbreviated: bool) -> None:
+    from osmosis_local_runner.suite import primary_score
+
+    rows = []
+    ordered = sorted(
+        runner.runs,
+        key=lambda r: (primary_score(r.summary) is None, -(primary_score(r.summary) or 0.0)),
+    )
+    for run in ordered:
+        summary = run.summary or {}
+        fns = summary.get("eval_fns") or {}
+        stats: dict[str, Any] = next(iter(fns.values()), {})
+        ks = sorted(int(k.split("_")[-1]) for k in stats if k.startswith("pass_at_"))
+        best = f"pass@{ks[-1]} {_fmt(stats.get(f'pass_at_{ks[-1]}'))}" if ks else ""
+        model = run.entry.settings.get("model_path") or run.entry.settings.get("endpoint_id")
+        if abbreviated:
+            rows.append(
+                [run.entry.name, _fmt(stats.get("mean")), _fmt(stats.get("pass_at_1")), run.status]
+            )
+            continue
+        rows.append(
+            [
+                run.entry.name,
+                str(model or ""),
+                _fmt(stats.get("mean")),
+                _fmt(stats.get("pass_at_1")),
+                best,
+                f"{summary.get('total_tokens', 0):,}",
+                f"{(summary.get('total_duration_ms') or 0) / 1000:.1f}s",
+                str(summary.get("errored_runs", "")),
+                run.status,
+            ]
+        )
+    columns = (
+        ["entry", "mean", "pass@1", "status"]
+        if abbreviated
+        else ["entry", "model", "mean", "pass@1", "best k", "tokens", "time", "errors", "status"]
+    )
+    out.table(columns, rows, keep=["entry"])
+    out.info(f"Suite results in {runner.directory / 'suite.json'}")
+
+
+def _fmt(value: Any) -> str:
+    return "" if value is None else f"{value:.3f}"

@@ -1,0 +1,348 @@
+"""Running a suite: its entries one after another (or ``parallel`` at once, sharing one
+in-flight cap), each an ordinary run with its own results document and journal under
+one suite directory, plus the suite's own document (``suite.json``).
+
+Layout (``-o DIR``, default ``.osmosis/suites/<suite>-<UTC stamp>-<random>/``)::
+
+    suite.json               the suite document: entries, settings, status, summaries
+    <entry>.json             each entry's results document (+ .journal.jsonl, .run/)
+
+Resuming continues the directory: an entry whose document says ``finished`` is never
+run again, one with a journal resumes, the rest start. Without a directory, the latest
+incomplete suite of the same file and settings is found under ``.osmosis/suites``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from osmosis_client._fs import atomic_write
+from osmosis_client.errors import InvalidInputError, OsmosisError
+from osmosis_client.platform.suite_config import Suite, SuiteEntry
+
+from .journal import journal_path
+from .results import is_results_document
+from .run_types import Progress, RunPlan, RunResult, RunSpec
+from .runner import Runner
+from .specs import Overrides, config_spec
+
+SUITE_DOCUMENT = "suite.json"
+SUITES_DIR = Path(".osmosis") / "suites"
+#: the settings shown per entry (``--dry-run``, the suite document)
+SHOWN = (
+    "rollout",
+    "entrypoint",
+    "model_path",
+    "endpoint_id",
+    "dataset",
+    "limit",
+    "n",
+    "batch_size",
+    "pass_threshold",
+    "agent_workflow_timeout_s",
+    "grader_timeout_s",
+    "sampling",
+    "config",
+)
+FLAG_KEYS = {
+    "limit": "limit",
+    "n": "n",
+    "batch_size": "batch_size",
+    "pass_threshold": "pass_threshold",
+    "model": "model_path",
+    "base_url": "base_url",
+    "seed": "seed",
+}
+
+
+def default_directory(suite: Suite) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    while True:
+        path = SUITES_DIR / f"{suite.name}-{stamp}-{secrets.token_hex(2)}"
+        if not path.exists():
+            return path
+
+
+def fingerprint(suite: Suite, flags: Overrides) -> dict[str, Any]:
+    """What a resumed suite must share: the file's text and the flags that shape runs."""
+    return {
+        "file": str(suite.path.resolve()),
+        "text": suite.text_digest,
+        "flags": {
+            k: v
+            for k, v in {
+                "limit": flags.limit,
+                "n": flags.n,
+                "batch_size": flags.batch_size,
+                "pass_threshold": flags.pass_threshold,
+                "model": flags.model,
+                "base_url": flags.base_url,
+                "seed": flags.seed,
+                "sampling": flags.sampling() or None,
+                "headers": flags.headers or None,
+            }.items()
+            if v is not None
+        },
+    }
+
+
+def find_incomplete(suite: Suite, flags: Overrides, base: Path = SUITES_DIR) -> Path | None:
+    """The most recent suite directory of this file and settings that did not finish."""
+    wanted = fingerprint(suite, flags)
+    candidates = []
+    for document in base.glob(f"*/{SUITE_DOCUMENT}"):
+        try:
+            data = json.loads(document.read_text())
+        except (OSError, ValueError):
+            continue
+        if data.get("fingerprint") == wanted and data.get("status") != "finished":
+            candidates.append((document.stat().st_mtime, document.parent))
+    return max(candidates)[1] if candidates else None
+
+
+def settings_of(entry: SuiteEntry, flags: Overrides) -> tuple[dict[str, Any], dict[str, str]]:
+    """The entry's resolved settings (flags win over the file), and where each came
+    from (the keys of ``sampling`` / ``config`` tables one by one)."""
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for key in SHOWN:
+        if key not in entry.settings:
+            continue
+        values[key] = entry.settings[key]
+        if isinstance(values[key], dict):
+            for sub in values[key]:
+                origin = entry.origins.get(f"{key}.{sub}")
+                origins[f"{key}.{sub}"] = str(origin) if origin else "file"
+        else:
+            origins[key] = str(entry.origins.get(key, "file"))
+    for flag, key in FLAG_KEYS.items():
+        value = getattr(flags, flag)
+        if value is not None:
+            values[key] = value
+            origins[key] = "flag"
+    sampling = flags.sampling()
+    if sampling:
+        values["sampling"] = {**(entry.settings.get("sampling") or {}), **sampling}
+        origins.update({f"sampling.{k}": "flag" for k in sampling})
+    return values, origins
+
+
+@dataclass
+class EntryRun:
+    """One entry of a suite being run."""
+
+    entry: SuiteEntry
+    output: Path
+    spec: RunSpec | None = None
+    plan: RunPlan | None = None
+    state: str = "new"  # new | resume | done
+    status: str = "pending"  # pending | running | finished | stopped | failed
+    summary: dict[str, Any] | None = None
+    error: str | None = None
+    progress: Progress = field(default_factory=Progress)
+    runner: Runner | None = None
+
+
+class SuiteRunner:
+    """Plans and runs a suite's entries; the CLI renders its progress and documents."""
+
+    def __init__(
+        self,
+        suite: Suite,
+        flags: Overrides,
+        *,
+        directory: Path,
+        parallel: int = 1,
+        resume: bool = False,
+        on_progress: Callable[[EntryRun], None] | None = None,
+        on_note: Callable[[str], None] | None = None,
+    ) -> None:
+        self.suite = suite
+        self.flags = flags
+        self.directory = directory
+        self.parallel = max(1, parallel)
+        self.resume = resume
+        self.on_progress = on_progress
+        self.on_note = on_note
+        self.runs = [EntryRun(entry, directory / f"{entry.name}.json") for entry in suite.entries]
+        self.fingerprint = fingerprint(suite, flags)
+        self.started = time.monotonic()
+        self._stopping = False
+
+    # ------------------------------------------------------------ preparing
+
+    def prepare(self) -> list[EntryRun]:
+        """Every entry's spec and plan (no model call): all problems before anything runs."""
+        document = self.directory / SUITE_DOCUMENT
+        if document.exists():
+            if not self.resume:
+                raise InvalidInputError(
+                    f"{self.directory} holds an earlier suite run",
+                    hint="resume it, or choose another suite directory",
+                    code="RESULTS_EXIST",
+                )
+            try:
+                previous = json.loads(document.read_text())
+            except (OSError, ValueError):
+                previous = {}
+            if previous.get("fingerprint") != self.fingerprint:
+                raise InvalidInputError(
+                    f"cannot resume {self.directory}: the suite file or its settings changed",
+                    hint="rerun with the original file and flags, or start a new suite run",
+                    code="RESUME_MISMATCH",
+                )
+        elif self.resume:
+            raise InvalidInputError(
+                f"nothing to resume: {document} does not exist",
+                hint="resume with the directory of the suite run it continues",
+                code="NOTHING_TO_RESUME",
+            )
+        for run in self.runs:
+            run.state = self._state_of(run)
+            if run.state == "done":
+                run.status = "finished"
+                run.summary = _summary_of(run.output)
+                continue
+            assert run.entry.config is not None
+            overrides = replace(self.flags, output=run.output, resume=run.state == "resume")
+            run.spec = config_spec(
+                run.entry.config,
+                overrides,
+                workflow_config=run.entry.settings.get("config") or None,
+            )
+            run.runner = Runner(run.spec, on_progress=self._progress_of(run), on_note=self.on_note)
+            run.plan = run.runner.prepare()
+            run.progress = run.runner.progress
+        return self.runs
+
+    def _state_of(self, run: EntryRun) -> str:
+        if not self.resume:
+            return "new"
+        summary = _summary_of(run.output)
+        if summary is not None and summary.get("status") == "finished":
+            return "done"
+        return "resume" if journal_path(run.output).exists() else "new"
+
+    def _progress_of(self, run: EntryRun) -> Callable[[Progress], None]:
+        return lambda progress: self._progress(run, progress)
+
+    def _progress(self, run: EntryRun, progress: Progress) -> None:
+        if self.on_progress is not None:
+            self.on_progress(run)
+
+    # ------------------------------------------------------------ running
+
+    def interrupt(self) -> None:
+        self._stopping = True
+        for run in self.runs:
+            if run.runner is not None and run.status == "running":
+                run.runner.interrupt()
+
+    async def run(self) -> dict[str, Any]:
+        """Run every entry that is not done; the suite document, written after each."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._write()
+        widest = max((r.spec.batch_size for r in self.runs if r.spec), default=1)
+        slots = asyncio.Semaphore(widest) if self.parallel > 1 else None
+        pending = [r for r in self.runs if r.state != "done"]
+        queue: asyncio.Queue[EntryRun] = asyncio.Queue()
+        for run in pending:
+            queue.put_nowait(run)
+
+        async def worker() -> None:
+            while not queue.empty() and not self._stopping:
+                run = queue.get_nowait()
+                await self._run_entry(run, slots)
+
+        await asyncio.gather(*(worker() for _ in range(min(self.parallel, len(pending)) or 1)))
+        return self._write()
+
+    async def _run_entry(self, run: EntryRun, slots: asyncio.Semaphore | None) -> None:
+        assert run.runner is not None and run.spec is not None
+        run.spec.slots = slots
+        run.status = "running"
+        self._progress(run, run.progress)
+        try:
+            result: RunResult = await run.runner.run()
+        except OsmosisError as exc:
+            run.status = "failed"
+            run.error = exc.message
+            run.summary = _summary_of(run.output)
+            if self.on_note is not None:
+                self.on_note(f"{run.entry.name}: {exc.message}")
+        else:
+            run.summary = result.summary
+            run.status = result.summary["status"]
+        self._progress(run, run.progress)
+        self._write()
+
+    # ------------------------------------------------------------ the document
+
+    def document(self) -> dict[str, Any]:
+        statuses = {r.status for r in self.runs}
+        if statuses == {"finished"}:
+            status = "finished"
+        elif "running" in statuses:
+            status = "running"
+        elif self._stopping or "stopped" in statuses:
+            status = "stopped"  # resumable
+        elif "pending" in statuses:
+            status = "running"  # not all started yet
+        else:
+            status = "failed"
+        return {
+            "suite": self.suite.name,
+            "file": str(self.suite.path),
+            "directory": str(self.directory),
+            "status": status,
+            "fingerprint": self.fingerprint,
+            "entries": [
+                {
+                    "name": r.entry.name,
+                    "settings": settings_of(r.entry, self.flags)[0],
+                    "sweep": r.entry.sweep,
+                    "output": str(r.output),
+                    "status": r.status,
+                    "error": r.error,
+                    "summary": r.summary,
+                }
+                for r in self.runs
+            ],
+        }
+
+    def _write(self) -> dict[str, Any]:
+        document = self.document()
+        atomic_write(
+            self.directory / SUITE_DOCUMENT,
+            (json.dumps(document, indent=2, allow_nan=False) + "\n").encode(),
+            mode=0o600,
+        )
+        return document
+
+
+def _summary_of(output: Path) -> dict[str, Any] | None:
+    """An entry's summary from its results document (None when there is none)."""
+    if not is_results_document(output):
+        return None
+    try:
+        summary = json.loads(output.read_bytes()).get("summary")
+    except (OSError, ValueError):
+        return None
+    return summary if isinstance(summary, dict) else None
+
+
+def primary_score(summary: dict[str, Any] | None) -> float | None:
+    """The first eval fn's mean: what the comparison table is sorted by."""
+    fns = (summary or {}).get("eval_fns") or {}
+    for stats in fns.values():
+        mean = stats.get("mean")
+        return float(mean) if isinstance(mean, int | float) else None
+    return None
