@@ -79,11 +79,27 @@ def submit(
     ] = None,
     json_output: JsonOpt = False,
 ) -> None:
-    """Submit a hosted eval run pinned to your pushed commit."""
+    """Submit a hosted eval run pinned to your pushed commit (a suite: one run per entry)."""
     from osmosis_client.platform.eval_config import load_config
+    from osmosis_client.platform.suite_config import looks_like_suite
 
     app_state = state(ctx)
     out = current_output()
+    if looks_like_suite(config_path):
+        from .suite_hosted import submit_suite
+
+        submit_suite(
+            app_state,
+            out,
+            config_path,
+            yes=yes,
+            allow_dirty=allow_dirty,
+            allow_unpushed=allow_unpushed,
+            wait=wait,
+            timeout=timeout,
+            min_pass_rate=min_pass_rate,
+        )
+        return
     config = load_config(config_path)
     if not yes and not out.interactive:
         raise ConfirmationRequired(
@@ -286,6 +302,12 @@ def list_runs(
             "--status", metavar="STATUS", help="pending, running, finished, failed or stopped."
         ),
     ] = None,
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            "--suite", metavar="NAME", help="Only the runs of a suite submitted from here."
+        ),
+    ] = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Recent eval runs of the workspace."""
@@ -299,17 +321,28 @@ def list_runs(
             code="USAGE",
         )
     out = current_output()
+    members: set[str] | None = None
+    if suite is not None:
+        from .suite_hosted import suite_run_ids
+
+        members = suite_run_ids(suite)
     client, _ = _scoped_client(state(ctx))
     runs: list[EvalRun] = []
     total: int | None = None
     offset: int | None = None
+    page_size = PAGE_LIMIT if all_ or members is not None else min(PAGE_LIMIT, limit)
     with client:
-        for page in client.eval_runs.pages(status, PAGE_LIMIT if all_ else min(PAGE_LIMIT, limit)):
+        for page in client.eval_runs.pages(status, page_size):
             total = page.total_count
-            runs.extend(page.eval_runs)
+            found = page.eval_runs
+            if members is not None:  # a suite's runs: looked for across every page
+                found = [r for r in found if r.id in members or r.name in members]
+            runs.extend(found)
             offset = page.next_offset if page.has_more else None
             if not all_ and len(runs) >= limit:
                 break
+    if members is not None:
+        total, offset = len(runs), None
     if not all_ and len(runs) > limit:
         runs, offset = runs[:limit], limit  # offsets count runs from the newest
     doc = {

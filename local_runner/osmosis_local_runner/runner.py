@@ -269,9 +269,16 @@ class Runner:
                 self._unusable = exc
                 self.interrupt()
 
-        probe = asyncio.ensure_future(client.probe())
+        probe = asyncio.ensure_future(self._probe(client))
         probe.add_done_callback(done)
         return probe
+
+    async def _probe(self, client: ModelClient) -> None:
+        if self.spec.slots is None:
+            await client.probe()
+            return
+        async with self.spec.slots:  # in a suite, the probe counts against the shared cap
+            await client.probe()
 
     async def _run_window(self, selected: Any, stats: WindowStats) -> str:
         spec = self.spec

@@ -267,6 +267,9 @@ class SuiteRunner:
 
     async def _run_entry(self, run: EntryRun, slots: asyncio.Semaphore | None) -> None:
         assert run.runner is not None and run.spec is not None
+        if self._stopping:  # stopped before this entry began: it stays to do
+            run.status = "stopped"
+            return
         run.spec.slots = slots
         run.status = "running"
         self._progress(run, run.progress)

@@ -1,0 +1,251 @@
+"""Suites through the CLI: the bundled example, --dry-run, --json documents, resume
+without redoing finished entries, --parallel sharing one in-flight cap, hosted submits."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from tests.gitrepo import git, make_project
+from tests.osmosis_cli.conftest import Invoke
+from tests.osmosis_client.platform.test_eval_runs import CREATED, detail
+from tests.stub_openai import StubOpenAI
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+SUITE = "configs/eval/suite.toml"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "qs"
+    shutil.copytree(QUICKSTART, root, ignore=shutil.ignore_patterns(".osmosis"))
+    monkeypatch.chdir(root)
+    return root
+
+
+def test_the_example_suite_runs_offline_and_compares(invoke: Invoke, project: Path) -> None:
+    result = invoke("eval", "run", SUITE, "-o", "out")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split("\t")[:4] == ["ENTRY", "MODEL", "MEAN", "PASS@1"]
+    means = [float(line.split("\t")[2]) for line in lines[1:]]
+    assert means == sorted(means, reverse=True) and lines[1].startswith("exact\t")
+    document = json.loads((project / "out" / "suite.json").read_text())
+    assert document["status"] == "finished" and len(document["entries"]) == 5
+    for entry in document["entries"]:
+        assert (project / entry["output"]).is_file()
+        assert entry["summary"]["status"] == "finished"
+
+
+def test_json_prints_the_suite_document(invoke: Invoke, project: Path) -> None:
+    result = invoke("eval", "run", SUITE, "-o", "out", "--json", "--limit", "2")
+    assert result.exit_code == 0, result.stderr
+    doc = result.json()
+    assert doc["suite"] == "quickstart-suite"
+    entry = doc["entries"][1]
+    assert set(entry) >= {"name", "settings", "output", "status", "summary"}
+    assert entry["settings"]["limit"] == 2  # the flag wins over the file
+    assert entry["sweep"] == {
+        "model_path": "mock/flaky-calculator",
+        "n": 1,
+        "sampling.temperature": 0.7,
+    }
+
+
+def test_dry_run_shows_entries_and_origins_and_runs_nothing(invoke: Invoke, project: Path) -> None:
+    result = invoke("eval", "run", SUITE, "--dry-run", "--json", "--n", "2")
+    assert result.exit_code == 0, result.stderr
+    doc = result.json()
+    assert [e["name"] for e in doc["entries"]][:2] == [
+        "exact",
+        "calculator-flaky-calculator-n1-t0.7",
+    ]
+    assert doc["entries"][0]["origins"]["n"] == "flag"
+    assert doc["entries"][0]["origins"]["limit"] == "defaults, line 10"
+    assert doc["entries"][1]["origins"]["sampling.temperature"] == "sweep, line 27"
+    assert not (project / ".osmosis").exists()
+    human = invoke("eval", "run", SUITE, "--dry-run")
+    assert "exact\tcalculator\tmock/calculator\tarithmetic\t10\t3" in human.stdout
+    assert "n=3 (defaults, line 11)" in human.stdout
+
+
+def test_a_stopped_suite_resumes_without_redoing_finished_entries(
+    invoke: Invoke, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from osmosis_local_runner import suite as suite_module
+
+    real = suite_module.SuiteRunner._run_entry
+    calls: list[str] = []
+
+    async def stop_at_third(self: Any, run: Any, slots: Any) -> None:
+        calls.append(run.entry.name)
+        if len(calls) == 3:
+            self.interrupt()  # Ctrl-C while the third entry starts
+        await real(self, run, slots)
+
+    monkeypatch.setattr(suite_module.SuiteRunner, "_run_entry", stop_at_third)
+    first = invoke("eval", "run", SUITE)
+    assert first.exit_code == 130
+    directory = next((project / ".osmosis" / "suites").iterdir())
+    finished = {
+        p.name: p.read_bytes()
+        for p in directory.glob("*.json")
+        if p.name != "suite.json" and json.loads(p.read_bytes())["summary"]["status"] == "finished"
+    }
+    assert len(finished) == 2  # two entries done; the third stopped at once
+    calls.clear()
+    monkeypatch.setattr(suite_module.SuiteRunner, "_run_entry", real)
+    again = invoke("eval", "run", SUITE, "--resume")
+    assert again.exit_code == 0, again.stderr
+    assert f"Resuming {directory.relative_to(project)}" in again.stderr
+    assert "(2 entries already finished)" in again.stderr
+    for name, content in finished.items():
+        assert (directory / name).read_bytes() == content  # never run again
+    assert json.loads((directory / "suite.json").read_text())["status"] == "finished"
+    assert invoke("eval", "run", SUITE, "--resume").exit_code == 2  # nothing left to resume
+
+
+def test_parallel_entries_share_one_in_flight_cap(invoke: Invoke, project: Path) -> None:
+    with StubOpenAI(latency=0.05) as stub:
+        suite = project / "configs" / "eval" / "par.toml"
+        suite.write_text(
+            f'rollout = "calculator"\nentrypoint = "main.py"\ndataset = "arithmetic"\n'
+            f'model_path = "m"\nbase_url = "{stub.url}"\nlimit = 12\nn = 1\nbatch_size = 4\n'
+            "[[eval]]\nname = 'a'\n[[eval]]\nname = 'b'\n[[eval]]\nname = 'c'\n"
+        )
+        result = invoke("eval", "run", "configs/eval/par.toml", "--parallel", "3", "-q")
+        assert result.exit_code == 0, result.stderr
+        assert stub.state.max_in_flight == 4  # 3 entries × batch 4, yet never more than 4
+        assert len(stub.state.requests) == 36 + 3  # attempts + one probe per entry
+
+
+# ----------------------------------------------------------------- hosted
+
+HOSTED_SUITE = """rollout = "demo"
+entrypoint = "main.py"
+dataset = "my-dataset"
+limit = 20
+
+[[ablation]]
+[ablation.sweep]
+model_path = ["openai/gpt-5-mini", "openai/gpt-5"]
+config = { difficulty = ["easy"] }
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = make_project(tmp_path)
+    (path / "configs" / "eval" / "suite.toml").write_text(
+        HOSTED_SUITE.replace(
+            'config = { difficulty = ["easy"] }', '[ablation.sweep.config]\ndifficulty = ["easy"]'
+        )
+    )
+    git(path, "add", "-A")
+    git(path, "commit", "-qm", "suite")
+    monkeypatch.chdir(path)
+    monkeypatch.setenv("OSMOSIS_TOKEN", "ci-token")
+    monkeypatch.setenv("OSMOSIS_WORKSPACE", "acme")
+    return path
+
+
+def _workspaces(router: respx.MockRouter) -> None:
+    router.get("/api/cli/workspaces").respond(
+        200, json={"workspaces": [{"id": "w1", "name": "acme", "connected_repo": None}]}
+    )
+
+
+def test_hosted_suite_submits_one_run_per_entry_even_when_a_response_is_lost(
+    invoke: Invoke, repo: Path, router: respx.MockRouter
+) -> None:
+    _workspaces(router)
+    sent: list[httpx.Request] = []
+
+    def create(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        if len(sent) == 1:
+            raise httpx.ReadError("the connection dropped after the create", request=request)
+        number = len({r.headers["Idempotency-Key"] for r in sent})
+        return httpx.Response(201, json={**CREATED, "id": f"r{number}", "name": f"run-{number}"})
+
+    router.post("/api/cli/eval-runs").mock(side_effect=create)
+    result = invoke(
+        "eval", "submit", "configs/eval/suite.toml", "--yes", "--json", "--allow-unpushed"
+    )
+    assert result.exit_code == 0, result.stderr
+    keys = [r.headers["Idempotency-Key"] for r in sent]
+    assert len(sent) == 3 and keys[0] == keys[1] and len(set(keys)) == 2  # retried with its key
+    bodies = [json.loads(r.content) for r in sent[1:]]
+    assert [b["experiment_config"]["model_path"] for b in bodies] == [
+        "openai/gpt-5-mini",
+        "openai/gpt-5",
+    ]
+    assert bodies[0]["advanced_config"] == {
+        "difficulty": "easy",
+        "osmosis_suite": {"name": "suite", "entry": "demo-gpt-5-mini-easy"},
+    }
+    assert all(b["evaluation_config"] == {"limit": 20} for b in bodies)
+    doc = result.json()
+    assert [r["entry"] for r in doc["runs"]] == ["demo-gpt-5-mini-easy", "demo-gpt-5-easy"]
+    assert [r["name"] for r in doc["runs"]] == ["run-1", "run-2"]
+    record = json.loads((repo / ".osmosis" / "suites" / "hosted" / "suite.json").read_text())
+    assert [r["name"] for r in record["runs"]] == ["run-1", "run-2"]
+
+
+@pytest.mark.parametrize(
+    ("statuses", "code"), [(("finished", "finished"), 0), (("finished", "failed"), 4)]
+)
+def test_hosted_suite_wait_gates_every_run(
+    invoke: Invoke,
+    repo: Path,
+    router: respx.MockRouter,
+    statuses: tuple[str, str],
+    code: int,
+) -> None:
+    _workspaces(router)
+    created = iter([{**CREATED, "id": f"r{i}", "name": f"run-{i}"} for i in (1, 2)])
+    router.post("/api/cli/eval-runs").mock(
+        side_effect=lambda r: httpx.Response(201, json=next(created))
+    )
+    for i, status in zip((1, 2), statuses, strict=True):
+        body = detail(status)
+        body["eval_run"].update(id=f"r{i}", name=f"run-{i}")
+        router.get(f"/api/cli/eval-runs/run-{i}").respond(200, json=body)
+        router.get(f"/api/cli/eval-runs/run-{i}/metrics").respond(404)
+    result = invoke(
+        "eval", "submit", "configs/eval/suite.toml", "--yes", "--wait", "--allow-unpushed"
+    )
+    assert result.exit_code == code, result.stderr
+    if code:
+        assert "1 of 2 runs did not pass: demo-gpt-5-easy (run-2) ended failed" in result.stderr
+
+
+def test_list_suite_shows_only_its_runs(
+    invoke: Invoke, repo: Path, router: respx.MockRouter
+) -> None:
+    from tests.osmosis_client.platform.test_eval_runs import row
+
+    (repo / ".osmosis" / "suites" / "hosted").mkdir(parents=True)
+    (repo / ".osmosis" / "suites" / "hosted" / "nightly.json").write_text(
+        json.dumps({"suite": "nightly", "runs": [{"entry": "a", "id": "r2", "name": "run-2"}]})
+    )
+    router.get("/api/cli/eval-runs").respond(
+        200,
+        json={
+            "eval_runs": [row(i) for i in (1, 2, 3)],
+            "total_count": 3,
+            "has_more": False,
+            "next_offset": None,
+        },
+    )
+    result = invoke("eval", "list", "--suite", "nightly", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert [r["name"] for r in result.json()["eval_runs"]] == ["run-2"]
+    unknown = invoke("eval", "list", "--suite", "other")
+    assert unknown.exit_code == 2 and "no hosted runs of suite 'other'" in unknown.stderr
