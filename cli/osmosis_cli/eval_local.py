@@ -177,6 +177,36 @@ def default_results_path(stem: str) -> Path:
         stamp = f"{stamp[:16]}{secrets.token_hex(1)}"  # a new name, even if token_hex repeats
 
 
+def _latest_resumable(stem: str, make_spec: Callable[[Path], RunSpec]) -> Path:
+    """``--resume`` without ``-o``: the newest unfinished run of this config (under
+    ``.osmosis/evals``) whose settings match the current ones."""
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_local_runner.results import finished
+    from osmosis_local_runner.runner import Runner
+
+    journals = sorted(
+        Path(".osmosis", "evals").glob(f"{stem}-*.json.journal.jsonl"),
+        key=lambda p: p.stat().st_mtime,
+        reverse=True,
+    )
+    for journal in journals:
+        results = journal.with_name(journal.name[: -len(".journal.jsonl")])
+        if finished(results):
+            continue
+        try:
+            Runner(make_spec(results)).prepare()
+        except InvalidInputError as exc:
+            if exc.code == "RESUME_MISMATCH":
+                continue
+            raise
+        return results
+    raise InvalidInputError(
+        f"nothing to resume: no unfinished run of {stem} with these settings in .osmosis/evals",
+        hint="pass -o PATH of the run to continue",
+        code="NOTHING_TO_RESUME",
+    )
+
+
 def results_path(output: Path | None, stem: str, *, resume: bool) -> Path:
     """``-o`` as given, else a fresh default path; ``--resume`` needs the ``-o`` of the run
     it continues."""
@@ -295,34 +325,13 @@ def run_config(
         )
         return
     config = load_config(config_path)
+    if resume and output is None:
+        output = _latest_resumable(
+            config.name, lambda path: config_spec(config, Overrides(path, resume=True, **common))
+        )
+        out.info(f"Resuming {output}")
     flags = Overrides(
-        output=results_path(output, config.name, resume=resume),
-        limit=limit,
-        n=n,
-        batch_size=batch_size,
-        pass_threshold=pass_threshold,
-        dataset=dataset,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        seed=seed,
-        resume=resume,
-        **{
-            k: v
-            for k, v in common.items()
-            if k
-            not in (
-                "limit",
-                "n",
-                "batch_size",
-                "pass_threshold",
-                "dataset",
-                "model",
-                "base_url",
-                "api_key_env",
-                "seed",
-            )
-        },
+        output=results_path(output, config.name, resume=resume), resume=resume, **common
     )
     execute(
         lambda: config_spec(config, flags),

@@ -28,6 +28,35 @@ def is_results_document(path: Path) -> bool:
         return False
 
 
+ROWS_MARK = b',\n  "rows": ['
+
+
+def read_head(path: Path, limit: int = 1 << 20) -> dict[str, Any] | None:
+    """A results document's config and summary, without reading its rows (None when
+    ``path`` is not one of ours)."""
+    if not is_results_document(path):
+        return None
+    try:
+        with path.open("rb") as handle:
+            start = handle.read(limit)
+    except OSError:
+        return None
+    end = start.find(ROWS_MARK)
+    if end < 0:
+        return None
+    try:
+        head = json.loads(start[:end] + b"\n}")
+    except ValueError:
+        return None
+    return head if isinstance(head, dict) else None
+
+
+def finished(path: Path) -> bool:
+    head = read_head(path)
+    summary = head.get("summary") if head else None
+    return isinstance(summary, dict) and summary.get("status") == "finished"
+
+
 def check_results_path(path: Path, inputs: Mapping[str, Path]) -> None:
     """Before anything runs: the results path must be creatable, and if it exists, a
     results document of ours — never a directory or one of the run's input files."""
@@ -105,6 +134,7 @@ def summarize(
         "total_runs": len(all_runs),
         "errored_runs": sum(not r.success for r in all_runs),
         "skipped_runs": skipped,
+        "retried_runs": sum(bool((r.extra or {}).get("retries")) for r in all_runs),
         "eval_fns": per_fn,
         "total_tokens": sum(r.tokens for r in all_runs),
     }

@@ -29,7 +29,7 @@ from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.platform.suite_config import Suite, SuiteEntry
 
 from .journal import journal_path
-from .results import is_results_document
+from .results import read_head
 from .run_types import Progress, RunPlan, RunResult, RunSpec
 from .runner import Runner
 from .specs import Overrides, config_spec
@@ -333,12 +333,8 @@ class SuiteRunner:
 
 def _summary_of(output: Path) -> dict[str, Any] | None:
     """An entry's summary from its results document (None when there is none)."""
-    if not is_results_document(output):
-        return None
-    try:
-        summary = json.loads(output.read_bytes()).get("summary")
-    except (OSError, ValueError):
-        return None
+    head = read_head(output)
+    summary = head.get("summary") if head else None
     return summary if isinstance(summary, dict) else None
 
 

@@ -43,6 +43,25 @@ def error_text(stage: str, exc: BaseException) -> str:
     return f"{stage}: {detail}"[:MAX_ERROR_TEXT]
 
 
+def is_transient(exc: BaseException) -> bool:
+    """Whether user code failed because the model endpoint did (unreachable, or a 5xx/429
+    after the client's own retries) — infrastructure, worth ``--max-retries`` — rather
+    than because of itself. Follows ``raise … from`` chains: a wrapped one counts."""
+    from osmosis_client.errors import EndpointUnreachableError, ProviderRequestError
+
+    seen = 0
+    current: BaseException | None = exc
+    while current is not None and seen < 10:
+        if isinstance(current, EndpointUnreachableError):
+            return True
+        if isinstance(current, ProviderRequestError):
+            status = current.status_code or 0
+            return status >= 500 or status == 429
+        current = current.__cause__ or current.__context__
+        seen += 1
+    return False
+
+
 def describe_escape(exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         return f"called sys.exit({exc.code!r})"

@@ -249,3 +249,51 @@ def test_list_suite_shows_only_its_runs(
     assert [r["name"] for r in result.json()["eval_runs"]] == ["run-2"]
     unknown = invoke("eval", "list", "--suite", "other")
     assert unknown.exit_code == 2 and "no hosted runs of suite 'other'" in unknown.stderr
+
+
+# ----------------------------------------------------------------- resume and retries
+
+
+def test_resume_without_a_path_finds_the_latest_unfinished_single_run(
+    invoke: Invoke, project: Path
+) -> None:
+    run = ["eval", "run", "configs/eval/quickstart.toml", "--limit", "4"]
+    assert invoke(*run).exit_code == 0
+    assert invoke(*run, "--resume").exit_code == 2  # it finished: nothing to resume
+    (document,) = (project / ".osmosis" / "evals").glob("quickstart-*.json")
+    document.unlink()  # as if killed before the end: only the journal is left
+    other = invoke(*run[:-1], "5", "--resume")  # other settings: not that run
+    assert other.exit_code == 2 and "nothing to resume" in other.stderr
+    again = invoke(*run, "--resume")
+    assert again.exit_code == 0, again.stderr
+    assert f"Resuming .osmosis/evals/{document.name}" in again.stderr
+    assert json.loads(document.read_text())["summary"]["total_runs"] == 12
+
+
+def test_model_failures_after_the_clients_retries_are_retried_whole(tmp_path: Path) -> None:
+    import asyncio
+
+    from osmosis_client._retry import RetryPolicy
+    from osmosis_client.llm.client import ModelClient
+    from osmosis_client.llm.providers import resolve_target
+    from osmosis_local_runner.runner import Runner
+    from tests.osmosis_local_runner.test_runner import Calc, make_spec
+
+    async def no_sleep(seconds: float) -> None:
+        return None
+
+    with StubOpenAI() as stub:
+        stub.fail_next(503, count=2)  # the first attempt's call and its one retry
+        target = resolve_target("m", base_url=stub.url, env={})
+        spec = make_spec(tmp_path, Calc(), limit=2, batch_size=1, max_retries=1, probe=False)
+        spec.model, spec.retry_delay = target, 0.0
+
+        async def go() -> Any:
+            client = ModelClient(target, retry_policy=RetryPolicy(max_retries=1), sleep=no_sleep)
+            async with client:
+                return await Runner(spec, model_client=client).run()
+
+        result = asyncio.run(go())
+    first = result.document["rows"][0]["runs"][0]
+    assert first["success"] and first["retries"] == 1
+    assert result.summary["retried_runs"] == 1 and result.summary["errored_runs"] == 0

@@ -26,7 +26,13 @@ from osmosis_client.rollout.agent_loop.loop import execute
 from osmosis_client.rollout.agent_loop.schemas import tool_to_dict
 
 from ..dataset import Row
-from ..user_code import UserCodeError, call_with_timeout, describe_escape, error_text
+from ..user_code import (
+    UserCodeError,
+    call_with_timeout,
+    describe_escape,
+    error_text,
+    is_transient,
+)
 from . import Outcome, RunEnv
 
 #: the request's server_url in local eval: nothing listens there (the model is called directly)
@@ -145,7 +151,9 @@ class AgentLoopRollout:
         except TimeoutError:
             return Outcome([], llm.tokens, f"agent loop timed out after {env.agent_timeout:g}s")
         except Exception as exc:
-            return Outcome([], llm.tokens, error_text("agent loop", exc))
+            return Outcome(
+                [], llm.tokens, error_text("agent loop", exc), transient=is_transient(exc)
+            )
         extra = {"finish_reason": result.finish_reason}
         if result.status != RolloutStatus.COMPLETED:
             message = result.error_message or "the agent loop returned status ERROR"

@@ -9,7 +9,7 @@ from typing import Any
 from osmosis_client.rollout import AgentWorkflowContext
 
 from ..dataset import Row
-from ..user_code import call_with_timeout, error_text
+from ..user_code import call_with_timeout, error_text, is_transient
 from . import Outcome, RunEnv
 
 
@@ -62,7 +62,9 @@ class NativeRollout:
                 ctx.messages, ctx.tokens, f"workflow timed out after {env.agent_timeout:g}s"
             )
         except Exception as exc:
-            return Outcome(ctx.messages, ctx.tokens, error_text("workflow", exc))
+            return Outcome(
+                ctx.messages, ctx.tokens, error_text("workflow", exc), transient=is_transient(exc)
+            )
         messages = ctx.messages if out is None else out
         if not isinstance(messages, list):
             return Outcome(
