@@ -1,12 +1,14 @@
-"""``osmosis eval submit / list / info / stop / init``: hosted eval runs."""
+"""``osmosis eval submit / list / info / stop / logs / init``: hosted eval runs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from osmosis_client._redact import safe_text
 from osmosis_client.errors import InvalidInputError, WorkspaceRequiredError
 
 from ._typer import Command
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
     from osmosis_client import Client
     from osmosis_client.platform.eval_config import EvalConfig
     from osmosis_client.platform.git import Pin, RepoState
-    from osmosis_client.platform.models import CreatedRun, EvalRun, RunMetrics
+    from osmosis_client.platform.models import CreatedRun, EvalRun, LogEntry, RunMetrics
 
     from .output import Output
 
@@ -32,6 +34,7 @@ def register(app: typer.Typer) -> None:
     app.command("info", cls=Command)(info)
     app.command("stop", cls=Command)(stop)
     app.command("init", cls=Command)(init)
+    app.command("logs", cls=Command)(logs)
 
 
 def _scoped_client(app_state: AppState) -> tuple[Client, str | None]:
@@ -77,14 +80,31 @@ def submit(
             help="Exit 4 below this pass rate (implies --wait).",
         ),
     ] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(
+            "--junit",
+            metavar="PATH",
+            help="With --wait: JUnit XML with one test case per run (its verdict).",
+        ),
+    ] = None,
     json_output: JsonOpt = False,
 ) -> None:
     """Submit a hosted eval run pinned to your pushed commit (a suite: one run per entry)."""
     from osmosis_client.platform.eval_config import load_config
     from osmosis_client.platform.suite_config import looks_like_suite
 
+    from .ci_outputs import check_junit_path
+
     app_state = state(ctx)
     out = current_output()
+    if junit is not None and not (wait or min_pass_rate is not None):
+        raise InvalidInputError(
+            "--junit needs --wait: the verdicts exist once the runs end",
+            hint="add --wait (or --min-pass-rate)",
+            code="USAGE",
+        )
+    check_junit_path(junit)
     if looks_like_suite(config_path):
         from .suite_hosted import submit_suite
 
@@ -98,6 +118,7 @@ def submit(
             wait=wait,
             timeout=timeout,
             min_pass_rate=min_pass_rate,
+            junit=junit,
         )
         return
     config = load_config(config_path)
@@ -119,7 +140,7 @@ def submit(
             _report_created(out, created, pin, auth.workspace)
             return
         final = _wait(client, out, created.name, timeout)
-    _gate(out, final, min_pass_rate)
+    _gate(out, final, min_pass_rate, junit)
 
 
 def pin_problems(
@@ -268,22 +289,21 @@ def _progress_line(run: EvalRun, metrics: RunMetrics | None) -> str:
     return line
 
 
-def _gate(out: Output, run: EvalRun, min_pass_rate: float | None) -> None:
-    """Print the final run; exit 4 when it failed, stopped or scored below the gate."""
+def _gate(
+    out: Output, run: EvalRun, min_pass_rate: float | None, junit: Path | None = None
+) -> None:
+    """Print the final run (and the CI artefacts); exit 4 when it failed, stopped or
+    scored below the gate."""
+    from .ci_outputs import after_hosted, hosted_cases
+
     if out.json_mode:
         out.emit_json(run.to_json())
     else:
         _render_run(out, run)
-    if run.status in ("failed", "stopped"):
-        raise EvaluationNotPassed(f"run {run.name} ended {run.status}")
-    if min_pass_rate is not None:
-        rate = run.results.pass_rate if run.results else None
-        if rate is None:
-            raise EvaluationNotPassed(f"run {run.name} reported no pass rate")
-        if rate < min_pass_rate:
-            raise EvaluationNotPassed(
-                f"run {run.name} pass rate {rate:.4g} is below --min-pass-rate {min_pass_rate:g}"
-            )
+    cases = hosted_cases([(run.name, run)], min_pass_rate)
+    after_hosted(out, junit, cases)
+    if cases[0].verdict is not None:
+        raise EvaluationNotPassed(f"run {run.name} {cases[0].verdict}")
 
 
 # --------------------------------------------------------------------- list
@@ -418,6 +438,56 @@ def info(
         out.emit_json(run.to_json())
     else:
         _render_run(out, run)
+
+
+@handle_errors
+def logs(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new entries until the run ends.")
+    ] = False,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "--limit", min=1, max=10_000, metavar="N", help="How many of the newest entries."
+        ),
+    ] = 50,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="One JSON object per entry and line (JSON Lines).")
+    ] = False,
+) -> None:
+    """A hosted run's logs: the newest entries (oldest of them first), or --follow to
+    tail them until the run ends."""
+    app_state = state(ctx)
+    out = current_output()
+    client, _ = _scoped_client(app_state)
+
+    def show(entries: list[LogEntry]) -> None:
+        for entry in entries:
+            if out.json_mode:
+                out.stdout.write(json.dumps(entry.to_json(), ensure_ascii=False) + "\n")
+            else:
+                out.stdout.write(safe_text(_log_line(entry)) + "\n")
+        out.stdout.flush()
+
+    with client:
+        if not follow:
+            entries = client.eval_runs.recent_logs(name, limit)
+            if not entries:
+                out.info(f"no log entries for {name} yet")
+            show(entries)
+            return
+        final = client.eval_runs.follow_logs(name, show, limit=min(limit, 200))
+    out.info(f"{final.name}: {final.status}")
+
+
+def _log_line(entry: LogEntry) -> str:
+    line = f"{entry.timestamp}  {entry.level.upper():<7} {entry.step or '-':<10} {entry.message}"
+    if entry.details:
+        details = json.dumps(entry.details, ensure_ascii=False, separators=(",", ":"))
+        line += f"  {details if len(details) <= 200 else details[:199] + '…'}"
+    return line
 
 
 def _render_run(out: Output, run: EvalRun) -> None:

@@ -110,6 +110,22 @@ DeadlineOpt = Annotated[
         help="Stop the whole run after SECONDS (finished attempts kept; exit 1; resumable).",
     ),
 ]
+NoTranscriptsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-transcripts",
+        help="Do not keep each attempt's final messages in the results (smaller files; "
+        "`eval rescore` and the report's transcripts need them).",
+    ),
+]
+JunitOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--junit",
+        metavar="PATH",
+        help="Also write JUnit XML: one test case per row, one suite per eval fn (per entry).",
+    ),
+]
 
 
 EndpointsOpt = Annotated[
@@ -253,6 +269,8 @@ def run_config(
     max_retries: MaxRetriesOpt = None,
     max_error_rate: MaxErrorRateOpt = None,
     deadline: DeadlineOpt = None,
+    no_transcripts: NoTranscriptsOpt = False,
+    junit: JunitOpt = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would run (a suite: every entry).")
     ] = False,
@@ -302,6 +320,7 @@ def run_config(
         "headers": list(header or []),
         "sampling_args": sampling_args(sampling_args_json),
         "temperature": temperature,
+        "transcripts": not no_transcripts,
     }
     if looks_like_suite(config_path):
         from .suites import dry_run as suite_dry_run
@@ -322,6 +341,7 @@ def run_config(
             quiet=quiet,
             abbreviated=abbreviated_summary,
             max_error_rate=max_error_rate,
+            junit=junit,
         )
         return
     config = load_config(config_path)
@@ -339,6 +359,7 @@ def run_config(
         quiet=quiet,
         max_error_rate=max_error_rate,
         dry_run=dry_run,
+        junit=junit,
     )
 
 
@@ -428,6 +449,8 @@ def seed(
     max_retries: MaxRetriesOpt = None,
     max_error_rate: MaxErrorRateOpt = None,
     deadline: DeadlineOpt = None,
+    no_transcripts: NoTranscriptsOpt = False,
+    junit: JunitOpt = None,
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
     stray: Annotated[list[str] | None, typer.Argument(hidden=True, metavar="")] = None,
@@ -468,6 +491,7 @@ def seed(
         resume=resume,
         max_retries=max_retries,
         deadline=deadline,
+        transcripts=not no_transcripts,
         endpoints=endpoints,
         headers=list(header or []),
         sampling_args=sampling_args(sampling_args_json),
@@ -487,7 +511,7 @@ def seed(
         prepare_user_imports(out, no_compat=no_compat)
         return seed_spec(module, dataset, eval_fn or [], flags)
 
-    execute(make_spec, out, quiet=quiet, max_error_rate=max_error_rate)
+    execute(make_spec, out, quiet=quiet, max_error_rate=max_error_rate, junit=junit)
 
 
 def _refuse_stray(stray: list[str] | None) -> None:
@@ -522,17 +546,24 @@ def execute(
     quiet: bool,
     max_error_rate: float | None,
     dry_run: bool = False,
+    junit: Path | None = None,
 ) -> None:
     """Load, plan, run with progress and Ctrl-C handling, report; exit 130 when stopped
     and 1 when every attempt (or more than ``--max-error-rate``) errored. With
-    ``--json``, whatever user code prints goes to stderr: stdout holds the document."""
+    ``--json``, whatever user code prints goes to stderr: stdout holds the document.
+    ``--junit`` and the GitHub step summary are written whatever the verdict."""
     from osmosis_local_runner.results import error_verdict
 
+    from .ci_outputs import after_local, check_junit_path, local_sources
+
     with out.user_output_to_stderr():
-        result = _run(make_spec(), out, quiet=quiet, dry_run=dry_run)
+        spec = make_spec()
+        check_junit_path(junit, spec.output)
+        result = _run(spec, out, quiet=quiet, dry_run=dry_run)
     if result is None:
         return
-    _report(out, result)
+    report_result(out, result)
+    after_local(out, junit, local_sources([(result.output.stem, result.output)]))
     summary = result.summary
     if summary["status"] == "stopped":
         raise typer.Exit(EXIT_INTERRUPTED)
@@ -647,7 +678,7 @@ class _RunDisplay:
         self.display.stop(progress.done, progress.total, progress_stats(progress, self.fns))
 
 
-def _report(out: Output, result: RunResult) -> None:
+def report_result(out: Output, result: RunResult) -> None:
     summary = result.summary
     if out.json_mode:
         out.emit_file(result.output)  # the document as written, byte for byte

@@ -17,7 +17,7 @@ import typer
 
 from osmosis_client._version import __version__
 
-from . import agent_loops, auth, eval_hosted, eval_local, rubric, workspace
+from . import agent_loops, auth, eval_hosted, eval_local, results_cmds, rubric, workspace
 from ._typer import EvalGroup, Group
 from .context import AppState
 from .errors import EXIT_INTERRUPTED, EXIT_INVALID
@@ -79,6 +79,7 @@ eval_app = typer.Typer(
 )
 eval_hosted.register(eval_app)
 eval_local.register(eval_app)
+results_cmds.register(eval_app)
 rubric.register(app, eval_app)
 app.add_typer(eval_app, name="eval")
 agent_loops.register(app)

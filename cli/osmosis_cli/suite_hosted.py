@@ -47,6 +47,7 @@ def submit_suite(
     wait: bool,
     timeout: float | None,
     min_pass_rate: float | None,
+    junit: Path | None = None,
 ) -> None:
     from osmosis_client.platform.suite_config import load_suite
 
@@ -81,7 +82,7 @@ def submit_suite(
         finals = [
             (entry, client.eval_runs.wait(run.name, timeout=timeout)) for entry, run in created
         ]
-    _gate_all(out, suite, finals, min_pass_rate)
+    _gate_all(out, suite, finals, min_pass_rate, junit)
 
 
 def _summary(
@@ -205,22 +206,23 @@ def _gate_all(
     suite: Suite,
     finals: list[tuple[SuiteEntry, EvalRun]],
     min_pass_rate: float | None,
+    junit: Path | None = None,
 ) -> None:
     """Every run must pass: exit 4 when any ended failed/stopped or below the gate."""
-    failures = []
-    rows = []
-    for entry, run in finals:
-        rate = run.results.pass_rate if run.results else None
-        verdict = "ok"
-        if run.status in ("failed", "stopped"):
-            verdict = f"ended {run.status}"
-        elif min_pass_rate is not None and (rate is None or rate < min_pass_rate):
-            verdict = "no pass rate" if rate is None else f"below {min_pass_rate:g}"
-        if verdict != "ok":
-            failures.append(f"{entry.name} ({run.name}) {verdict}")
-        rows.append(
-            [entry.name, run.name, run.status, "" if rate is None else f"{rate:.1%}", verdict]
-        )
+    from .ci_outputs import after_hosted, hosted_cases
+
+    cases = hosted_cases([(entry.name, run) for entry, run in finals], min_pass_rate)
+    failures = [f"{c.label} ({c.name}) {c.verdict}" for c in cases if c.verdict is not None]
+    rows = [
+        [
+            c.label,
+            c.name,
+            c.status,
+            "" if c.pass_rate is None else f"{c.pass_rate:.1%}",
+            c.verdict or "ok",
+        ]
+        for c in cases
+    ]
     if out.json_mode:
         out.emit_json(
             {
@@ -230,6 +232,7 @@ def _gate_all(
         )
     else:
         out.table(["entry", "run", "status", "pass rate", "verdict"], rows, keep=["entry", "run"])
+    after_hosted(out, junit, cases)
     if failures:
         raise EvaluationNotPassed(
             f"{len(failures)} of {len(finals)} runs did not pass: {'; '.join(failures)}"

@@ -158,6 +158,7 @@ def run_suite(
     quiet: bool,
     abbreviated: bool,
     max_error_rate: float | None,
+    junit: Path | None = None,
 ) -> None:
     import asyncio
     import signal
@@ -165,6 +166,8 @@ def run_suite(
     from osmosis_client.errors import InvalidInputError, OsmosisError
     from osmosis_local_runner.results import error_verdict
     from osmosis_local_runner.suite import SuiteRunner, default_directory, find_incomplete
+
+    from .ci_outputs import after_local, check_junit_path, local_sources
 
     if directory is None and resume:
         directory = find_incomplete(suite, flags)
@@ -177,6 +180,7 @@ def run_suite(
             )
         out.info(f"Resuming {directory}")
     directory = directory or default_directory(suite)
+    check_junit_path(junit)
     display = SuiteDisplay(out, quiet=quiet)
     runner = SuiteRunner(
         suite,
@@ -212,6 +216,7 @@ def run_suite(
         out.emit_json(document)
     else:
         _report(out, runner, abbreviated=abbreviated)
+    after_local(out, junit, local_sources([(r.entry.name, r.output) for r in runs]), suite=document)
     if document["status"] == "stopped":
         raise typer.Exit(EXIT_INTERRUPTED)
     failed = [r for r in runs if r.status == "failed"]

@@ -393,8 +393,17 @@ def _needs_default(param: inspect.Parameter, name: str, row_name: str) -> None:
         )
 
 
-def load_eval_fn(spec: str, *, cwd: Path | None = None) -> EvalFn:
+def load_eval_fn(spec: str, *, cwd: Path | None = None, graders: bool = False) -> EvalFn:
+    """An eval fn; with ``graders``, a rollout's ``Grader`` (class or instance) too, named
+    ``grader`` as in the results of TOML runs."""
     value, name = load_attr(spec, cwd=cwd)
+    if graders and (
+        isinstance(value, Grader) or (inspect.isclass(value) and issubclass(value, Grader))
+    ):
+        grader = _instantiate(value, Grader, "grader")
+        _check_method(grader, "grade", f"grader {spec}:")
+        grade = grader.grade
+        return EvalFn("grader", grade, "grader", inspect.iscoroutinefunction(grade))
     if inspect.isclass(value):
         raise InvalidInputError(
             f"{spec} is a class; an eval fn must be a function", code="BAD_EVAL_FN"

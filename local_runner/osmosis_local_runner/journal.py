@@ -92,6 +92,13 @@ class AttemptRecord:
             data.update(self.extra)
         return data
 
+    def messages(self) -> list[Any] | None:
+        """The final conversation (parsed from the transcript), or None."""
+        if self.transcript is None:
+            return None
+        value = json.loads(self.transcript)
+        return value if isinstance(value, list) else None
+
     def run_json(self) -> dict[str, Any]:
         """The attempt as a run of the results document (the transcript parsed)."""
         data = self._fields()

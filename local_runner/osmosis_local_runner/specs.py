@@ -66,6 +66,7 @@ class Overrides:
     rollout_python: Path | None = None
     max_retries: int | None = None
     deadline: float | None = None
+    transcripts: bool = True  # False: --no-transcripts (smaller documents; no rescore)
     # model routing and request shaping
     endpoints: Path | None = None  # --endpoints: the registry file
     headers: list[str] = field(default_factory=list)  # --header "Name: Value"
@@ -204,6 +205,7 @@ def config_spec(
         resume=flags.resume,
         max_retries=flags.max_retries or 0,
         deadline=flags.deadline,
+        transcripts=flags.transcripts,
         inputs={
             what: path
             for what, path in (("config", config.path), ("rollout", config.entrypoint_path))
@@ -273,6 +275,7 @@ def seed_spec(module: str, dataset: Path, eval_fns: list[str], flags: Overrides)
         resume=flags.resume,
         max_retries=flags.max_retries or 0,
         deadline=flags.deadline,
+        transcripts=flags.transcripts,
         baseline=baseline,
         fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
     )

@@ -331,3 +331,28 @@ class RunMetrics(WireModel):
     overview: Overview | None = None
     reward_stats: RewardStats | None = None
     pass_at_k: list[PassAtK] = Field(default_factory=list)
+
+
+class LogEntry(WireModel):
+    """One entry of a hosted run's logs."""
+
+    timestamp: str
+    level: str = "info"
+    step: str | None = None
+    message: str = ""
+    details: dict[str, Any] | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str | None]:
+        """What identifies an entry when pages overlap (platform-api.md)."""
+        return self.timestamp, self.message, self.step
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class LogPage(WireModel):
+    """``GET …/logs``: entries newest first; ``next_cursor`` reads the next older page."""
+
+    logs: list[LogEntry] = Field(default_factory=list)
+    next_cursor: str | None = None

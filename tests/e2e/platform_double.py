@@ -57,6 +57,7 @@ class Run:
     pending_s: float = 0.2
     running_s: float = 0.4
     stopped_at: float | None = None
+    wall: float = field(default_factory=time.time)  # the log's clock
 
 
 @dataclass
@@ -90,6 +91,7 @@ class PlatformState:
     pass_rate: float = 0.85
     version_status: str | None = None
     registered: list[dict[str, Any]] = field(default_factory=list)
+    log_interval_s: float = 0.05  # one "rollout finished" log entry per interval while running
 
 
 TERMINAL = {"finished", "failed", "stopped"}
@@ -295,6 +297,62 @@ class PlatformDouble:
             "env_config": run.body.get("env_config", {}),
         }
 
+    def _log_entries(self, run: Run) -> list[dict[str, Any]]:
+        """The run's log so far, oldest first (a pure function of its age)."""
+        age = time.monotonic() - run.created
+        if run.stopped_at is not None:
+            age = min(age, run.stopped_at - run.created)
+
+        def entry(offset: float, step: str, message: str, **details: Any) -> dict[str, Any]:
+            stamp = time.gmtime(run.wall + offset)
+            millis = int((run.wall + offset) % 1 * 1000)
+            item: dict[str, Any] = {
+                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", stamp) + f".{millis:03d}Z",
+                "level": "info",
+                "step": step,
+                "message": message,
+            }
+            if details:
+                item["details"] = details
+            return item
+
+        entries = [entry(0.0, "queue", "run queued")]
+        if age >= run.pending_s:
+            entries.append(entry(run.pending_s, "setup", "rollout server started"))
+            ran = min(age, run.pending_s + run.running_s) - run.pending_s
+            ticks = int(ran / self.state.log_interval_s)
+            for k in range(1, ticks + 1):
+                entries.append(
+                    entry(
+                        run.pending_s + k * self.state.log_interval_s,
+                        "rollout",
+                        f"rollout {k} finished",
+                        row=k - 1,
+                        reward=1.0 if k % 4 else 0.0,
+                    )
+                )
+        status = self._status(run)
+        if status in TERMINAL:
+            end = (run.stopped_at - run.created) if run.stopped_at else run.pending_s + run.running_s
+            entries.append(entry(end, "finish", f"run {status}"))
+        return entries
+
+    def _logs(self, run: Run, query: dict[str, list[str]]) -> tuple[int, Any]:
+        try:
+            limit = int(query.get("limit", ["50"])[0])
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= 200 or query.get("direction", ["older"])[0] != "older":
+            return 400, {"code": "BAD_REQUEST", "message": "limit must be 1-200, direction older"}
+        entries = self._log_entries(run)
+        cursor = query.get("cursor", [None])[0]
+        end = len(entries) if cursor is None else int(cursor)  # entries before this index
+        start = max(0, end - limit)
+        return 200, {
+            "logs": list(reversed(entries[start:end])),
+            "next_cursor": str(start) if start > 0 else None,
+        }
+
     def _find(self, key: str) -> Run | None:
         return self.state.runs.get(key) or next(
             (r for r in self.state.runs.values() if r.name == key), None
@@ -439,6 +497,8 @@ class PlatformDouble:
                 "reward_stats": None,
                 "pass_at_k": [{"k": 1, "value": 0.8}],
             }
+        if method == "GET" and segments[5:] == ["logs"]:
+            return self._logs(run, query)
         if method == "POST" and segments[5:] == ["stop"]:
             if self._status(run) in TERMINAL:
                 return 409, {"code": "CONFLICT", "message": f"run is already {self._status(run)}"}

@@ -8,12 +8,20 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mappin
 from typing import Any, Protocol
 
 from osmosis_client._plan import drive_async, drive_sync
-from osmosis_client.errors import APIStatusError, OsmosisError
+from osmosis_client.errors import (
+    APIConnectionError,
+    APIStatusError,
+    OsmosisError,
+    RateLimitError,
+    ServerError,
+)
 from osmosis_client.platform._transport import AMBIGUOUS_CREATE_HINT, RequestOptions, encode_segment
 from osmosis_client.platform.models import (
     CreatedRun,
     EvalRun,
     EvalRunPage,
+    LogEntry,
+    LogPage,
     RunMetrics,
     page_from_wire,
     parse,
@@ -25,6 +33,14 @@ PAGE_LIMIT = 50
 WAIT_FIRST_DELAY = 2.0
 WAIT_MAX_DELAY = 15.0
 WAIT_FACTOR = 1.5
+LOG_PAGE_LIMIT = 200  # the platform's maximum per page
+FOLLOW_FIRST_DELAY = 1.0
+FOLLOW_MAX_DELAY = 10.0
+#: consecutive failed polls (429, 5xx, no connection — after the transport's own
+#: retries) a follow survives, backing off up to FOLLOW_MAX_DELAY, before giving up
+FOLLOW_MAX_FAILURES = 20
+#: while following, older pages read to catch up when a whole page is new
+FOLLOW_CATCH_UP_PAGES = 10
 
 #: called with each fresh state while waiting (metrics only while running)
 OnUpdate = Callable[[EvalRun, "RunMetrics | None"], None]
@@ -110,6 +126,103 @@ def _stop(name_or_id: str) -> Call[None]:
         ),
         lambda data: None,
     )
+
+
+def _logs(name_or_id: str, limit: int, cursor: str | None) -> Call[LogPage]:
+    params: dict[str, Any] = {
+        "limit": min(max(limit, 1), LOG_PAGE_LIMIT),
+        "direction": "older",
+    }
+    if cursor:
+        params["cursor"] = cursor
+    return Call(
+        RequestOptions(
+            "GET",
+            f"/api/cli/eval-runs/{encode_segment(name_or_id)}/logs",
+            params=params,
+            scope="required",
+        ),
+        lambda data: parse(LogPage, data, what="run logs"),
+    )
+
+
+LogEntries = list[LogEntry]
+
+#: the plans' steps: calls to execute, or seconds to sleep
+Steps = Generator["Call[Any] | float", Any, Any]
+
+
+def recent_logs_plan(
+    name_or_id: str, count: int
+) -> Generator[Call[Any] | float, Any, list[LogEntry]]:
+    """The newest ``count`` entries, oldest first (reading pages newest to oldest)."""
+    newest_first: list[LogEntry] = []
+    cursor: str | None = None
+    while len(newest_first) < count:
+        page = yield _logs(name_or_id, count - len(newest_first), cursor)
+        if isinstance(page, BaseException):
+            raise page
+        newest_first.extend(page.logs)
+        cursor = page.next_cursor
+        if cursor is None or not page.logs:
+            break
+    return list(reversed(newest_first[:count]))
+
+
+def _transient(exc: BaseException) -> bool:
+    return isinstance(exc, RateLimitError | ServerError | APIConnectionError)
+
+
+def _tolerant(call: Call[Any], failures: list[int]) -> Steps:
+    """Execute ``call``, surviving transient failures with backoff (a follow's polls)."""
+    while True:
+        outcome = yield call
+        if not isinstance(outcome, BaseException):
+            failures[0] = 0
+            return outcome
+        if not _transient(outcome) or failures[0] >= FOLLOW_MAX_FAILURES:
+            raise outcome
+        failures[0] += 1
+        yield min(FOLLOW_FIRST_DELAY * 2 ** failures[0], FOLLOW_MAX_DELAY)
+
+
+def follow_logs_plan(
+    name_or_id: str,
+    limit: int,
+    on_entries: Callable[[list[LogEntry]], None],
+) -> Generator[Call[Any] | float, Any, EvalRun]:
+    """Tail a run's logs until it ends: re-read the newest page, hand over the entries
+    not seen yet (oldest first; deduplicated by timestamp + message + step), poll again
+    after 1 s (backing off to 10 s while nothing is new). The run is read before its
+    logs, so the entries written as it ended are read after it is seen terminal."""
+    seen: set[tuple[str, str, str | None]] = set()
+    failures = [0]
+    delay = FOLLOW_FIRST_DELAY
+    first = True
+    while True:
+        run: EvalRun = yield from _tolerant(_get(name_or_id), failures)
+        fresh: list[LogEntry] = []
+        cursor: str | None = None
+        for _ in range(1 if first else FOLLOW_CATCH_UP_PAGES):
+            page: LogPage = yield from _tolerant(_logs(name_or_id, limit, cursor), failures)
+            unseen = [e for e in page.logs if e.key not in seen]
+            fresh.extend(unseen)
+            if len(unseen) < len(page.logs) or page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        first = False
+        fresh.reverse()
+        ordered = []
+        for entry in fresh:  # duplicates within one read are dropped too
+            if entry.key not in seen:
+                seen.add(entry.key)
+                ordered.append(entry)
+        if ordered:
+            on_entries(ordered)
+        if run.is_terminal:
+            return run
+        delay = FOLLOW_FIRST_DELAY if ordered else min(delay * WAIT_FACTOR, FOLLOW_MAX_DELAY)
+        yield delay
 
 
 def next_offset(page: EvalRunPage) -> int | None:
@@ -212,6 +325,31 @@ class EvalRuns(SyncResource):
         plan = wait_plan(name_or_id, timeout, on_update, monotonic)
         return drive_sync(plan, self._client._execute, self._client._sleep, APIStatusError)
 
+    def logs(self, name_or_id: str, limit: int = 50, cursor: str | None = None) -> LogPage:
+        """One page of the run's logs, newest first (``next_cursor``: the older page)."""
+        return self._client._execute(_logs(name_or_id, limit, cursor))
+
+    def recent_logs(self, name_or_id: str, count: int = 50) -> LogEntries:
+        """The newest ``count`` entries, oldest first."""
+        plan = recent_logs_plan(name_or_id, count)
+        return drive_sync(plan, self._client._execute, self._client._sleep)
+
+    def follow_logs(
+        self,
+        name_or_id: str,
+        on_entries: Callable[[LogEntries], None],
+        limit: int = 50,
+    ) -> EvalRun:
+        """Hand over new log entries as they appear until the run ends; returns the
+        final run. Survives 429/5xx/lost connections (up to 20 polls in a row)."""
+        plan = follow_logs_plan(name_or_id, limit, on_entries)
+        return drive_sync(
+            plan,
+            self._client._execute,
+            self._client._sleep,
+            (APIStatusError, APIConnectionError),
+        )
+
 
 class AsyncEvalRuns(AsyncResource):
     async def create(
@@ -261,3 +399,24 @@ class AsyncEvalRuns(AsyncResource):
     ) -> EvalRun:
         plan = wait_plan(name_or_id, timeout, on_update, monotonic)
         return await drive_async(plan, self._client._execute, self._client._sleep, APIStatusError)
+
+    async def logs(self, name_or_id: str, limit: int = 50, cursor: str | None = None) -> LogPage:
+        return await self._client._execute(_logs(name_or_id, limit, cursor))
+
+    async def recent_logs(self, name_or_id: str, count: int = 50) -> LogEntries:
+        plan = recent_logs_plan(name_or_id, count)
+        return await drive_async(plan, self._client._execute, self._client._sleep)
+
+    async def follow_logs(
+        self,
+        name_or_id: str,
+        on_entries: Callable[[LogEntries], None],
+        limit: int = 50,
+    ) -> EvalRun:
+        plan = follow_logs_plan(name_or_id, limit, on_entries)
+        return await drive_async(
+            plan,
+            self._client._execute,
+            self._client._sleep,
+            (APIStatusError, APIConnectionError),
+        )

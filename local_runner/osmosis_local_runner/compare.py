@@ -1,0 +1,308 @@
+"""``eval compare A B``: is B better or worse than A, and how sure are we?
+
+Rows are paired by content (the row digest; the k-th duplicate of a row in A pairs
+with the k-th in B, in row order) so two runs of the same dataset pair even when they
+sampled or ordered rows differently. Per eval fn and paired row, a row's score is the
+mean over its (non-skipped) attempts; the comparison is over the paired differences
+B − A. docs/compare.md states every definition.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from osmosis_client.errors import InvalidInputError
+
+from .documents import ResultsFile, Row, excerpt
+from .scoring import ks_for, pass_at_k
+from .stats import Interval, mcnemar_exact, paired_interval, t_interval
+
+WORST_ROWS = 10
+
+
+@dataclass
+class RowStats:
+    """What a comparison keeps of one row (not its transcripts)."""
+
+    index: int
+    digest: str
+    means: dict[str, float | None]
+    passes: dict[str, tuple[int, int]]  # fn → (attempts, passing attempts)
+    prompt: str
+    #: fn → (the answer of its best-scoring attempt, of its worst-scoring attempt)
+    answers: dict[str, tuple[str, str]]
+
+    @classmethod
+    def of(cls, row: Row, fns: Sequence[str], threshold: float) -> RowStats:
+        runs = row.scored()
+        answers = {}
+        for fn in fns:
+            ranked = sorted(runs, key=lambda r: (r.scores.get(fn, 0.0), -r.run_index))
+            answers[fn] = (
+                (excerpt(ranked[-1].answer), excerpt(ranked[0].answer)) if ranked else ("", "")
+            )
+        return cls(
+            index=row.index,
+            digest=row.digest,
+            means={fn: row.mean_score(fn) for fn in fns},
+            passes={fn: row.passes(fn, threshold) for fn in fns},
+            prompt=excerpt(row.prompt()),
+            answers=answers,
+        )
+
+    def majority_passes(self, fn: str) -> bool:
+        """A row passes when more than half of its attempts pass."""
+        attempts, passing = self.passes[fn]
+        return attempts > 0 and passing * 2 > attempts
+
+
+@dataclass
+class FnComparison:
+    fn: str
+    pairs: int
+    mean_a: float | None
+    mean_b: float | None
+    diff: float | None
+    interval: Interval | None
+    t: Interval | None
+    pass_rate_a: float | None
+    pass_rate_b: float | None
+    pass_at_k_a: dict[int, float | None]
+    pass_at_k_b: dict[int, float | None]
+    flipped_to_fail: int
+    flipped_to_pass: int
+    mcnemar_p: float
+
+    def regressed(self, delta: float) -> bool:
+        """B is worse than A by more than ``delta``: the interval lies below −delta."""
+        return self.interval is not None and self.interval.high < -delta
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pairs": self.pairs,
+            "mean_a": self.mean_a,
+            "mean_b": self.mean_b,
+            "diff": self.diff,
+            "ci_low": self.interval.low if self.interval else None,
+            "ci_high": self.interval.high if self.interval else None,
+            "ci_method": self.interval.method if self.interval else None,
+            "t_ci_low": self.t.low if self.t else None,
+            "t_ci_high": self.t.high if self.t else None,
+            "pass_rate_a": self.pass_rate_a,
+            "pass_rate_b": self.pass_rate_b,
+            "pass_at_k_a": {str(k): v for k, v in self.pass_at_k_a.items()},
+            "pass_at_k_b": {str(k): v for k, v in self.pass_at_k_b.items()},
+            "flipped_to_fail": self.flipped_to_fail,
+            "flipped_to_pass": self.flipped_to_pass,
+            "mcnemar_p": self.mcnemar_p,
+        }
+
+
+@dataclass
+class WorstRow:
+    fn: str
+    a: RowStats
+    b: RowStats
+    score_a: float
+    score_b: float
+
+    @property
+    def prompt(self) -> str:
+        return self.a.prompt or self.b.prompt
+
+    @property
+    def answer_a(self) -> str:
+        """A's best answer to the row (what B fell from)."""
+        return self.a.answers[self.fn][0]
+
+    @property
+    def answer_b(self) -> str:
+        """B's worst answer to the row."""
+        return self.b.answers[self.fn][1]
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "row_index": self.a.index,
+            "fn": self.fn,
+            "score_a": self.score_a,
+            "score_b": self.score_b,
+            "prompt": self.prompt,
+            "answer_a": self.answer_a,
+            "answer_b": self.answer_b,
+        }
+        if self.b.index != self.a.index:
+            data["row_index_b"] = self.b.index
+        return data
+
+
+@dataclass
+class Comparison:
+    a: ResultsFile
+    b: ResultsFile
+    pairs: list[tuple[RowStats, RowStats]]
+    unpaired_a: int
+    unpaired_b: int
+    fns: dict[str, FnComparison]
+    worst: list[WorstRow]
+    only_a: list[str] = field(default_factory=list)
+    only_b: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def regressions(self, delta: float) -> list[str]:
+        return [fn for fn, c in self.fns.items() if c.regressed(delta)]
+
+    def to_json(self, fail_if_worse: float | None = None) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "a": str(self.a.path),
+            "b": str(self.b.path),
+            "model_a": self.a.model,
+            "model_b": self.b.model,
+            "paired_rows": len(self.pairs),
+            "unpaired": {"a": self.unpaired_a, "b": self.unpaired_b},
+            "eval_fns": {fn: c.to_json() for fn, c in self.fns.items()},
+            "worst_rows": [w.to_json() for w in self.worst],
+            "only_in_a": self.only_a,
+            "only_in_b": self.only_b,
+            "notes": self.notes,
+        }
+        if fail_if_worse is not None:
+            data["fail_if_worse"] = fail_if_worse
+            data["regressions"] = self.regressions(fail_if_worse)
+        return data
+
+
+def pair_rows(
+    a: Sequence[RowStats], b: Sequence[RowStats]
+) -> tuple[list[tuple[RowStats, RowStats]], int, int]:
+    """Pairs by content digest (duplicates in row order); rows without a digest pair by
+    row index. Returns (pairs in A's row order, unpaired in A, unpaired in B)."""
+    waiting: dict[str, list[RowStats]] = defaultdict(list)
+    for row in sorted(b, key=lambda r: r.index):
+        waiting[row.digest or f"#{row.index}"].append(row)
+    taken: dict[str, int] = defaultdict(int)
+    pairs = []
+    for row in sorted(a, key=lambda r: r.index):
+        key = row.digest or f"#{row.index}"
+        candidates = waiting.get(key, [])
+        if taken[key] < len(candidates):
+            pairs.append((row, candidates[taken[key]]))
+            taken[key] += 1
+    return pairs, len(a) - len(pairs), len(b) - len(pairs)
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def compare_fn(
+    fn: str, pairs: Sequence[tuple[RowStats, RowStats]], ks: Sequence[int]
+) -> FnComparison:
+    scored = [
+        (ra, rb, sa, sb)
+        for ra, rb in pairs
+        if (sa := ra.means.get(fn)) is not None and (sb := rb.means.get(fn)) is not None
+    ]
+    diffs = [sb - sa for _, _, sa, sb in scored]
+
+    def pass_rate(rows: Sequence[RowStats]) -> float | None:
+        return _mean([c / n for n, c in (r.passes[fn] for r in rows) if n])
+
+    def at_k(rows: Sequence[RowStats]) -> dict[int, float | None]:
+        return {
+            k: _mean([pass_at_k(n, c, k) for n, c in (r.passes[fn] for r in rows) if n >= k])
+            for k in ks
+        }
+
+    rows_a = [ra for ra, _, _, _ in scored]
+    rows_b = [rb for _, rb, _, _ in scored]
+    flags = [(ra.majority_passes(fn), rb.majority_passes(fn)) for ra, rb, _, _ in scored]
+    to_fail = sum(pa and not pb for pa, pb in flags)
+    to_pass = sum(pb and not pa for pa, pb in flags)
+    return FnComparison(
+        fn=fn,
+        pairs=len(scored),
+        mean_a=_mean([sa for _, _, sa, _ in scored]),
+        mean_b=_mean([sb for _, _, _, sb in scored]),
+        diff=_mean(diffs),
+        interval=paired_interval(diffs),
+        t=t_interval(diffs),
+        pass_rate_a=pass_rate(rows_a),
+        pass_rate_b=pass_rate(rows_b),
+        pass_at_k_a=at_k(rows_a),
+        pass_at_k_b=at_k(rows_b),
+        flipped_to_fail=to_fail,
+        flipped_to_pass=to_pass,
+        mcnemar_p=mcnemar_exact(to_fail, to_pass),
+    )
+
+
+def worst_rows(
+    fn: str, pairs: Sequence[tuple[RowStats, RowStats]], limit: int = WORST_ROWS
+) -> list[WorstRow]:
+    drops = [
+        WorstRow(fn, ra, rb, sa, sb)
+        for ra, rb in pairs
+        if (sa := ra.means.get(fn)) is not None and (sb := rb.means.get(fn)) is not None and sb < sa
+    ]
+    drops.sort(key=lambda w: (w.score_b - w.score_a, w.a.index))
+    return drops[:limit]
+
+
+def compare(path_a: Path, path_b: Path, *, eval_fns: Sequence[str] | None = None) -> Comparison:
+    a, b = ResultsFile(path_a), ResultsFile(path_b)
+    shared = [fn for fn in a.eval_fns if fn in b.eval_fns]
+    if eval_fns:
+        unknown = [fn for fn in eval_fns if fn not in shared]
+        if unknown:
+            raise InvalidInputError(
+                f"eval fn {unknown[0]!r} is not in both documents",
+                hint="eval fns in both: " + (", ".join(shared) or "none"),
+                code="UNKNOWN_EVAL_FN",
+            )
+        shared = list(eval_fns)
+    if not shared:
+        raise InvalidInputError(
+            "the two documents share no eval fn "
+            f"(A: {', '.join(a.eval_fns) or 'none'}; B: {', '.join(b.eval_fns) or 'none'})",
+            hint="compare runs scored by the same eval fns, or rescore one of them "
+            "(osmosis eval rescore)",
+            code="NOTHING_TO_COMPARE",
+        )
+    rows_a = [RowStats.of(row, shared, a.pass_threshold) for row in a.rows()]
+    rows_b = [RowStats.of(row, shared, b.pass_threshold) for row in b.rows()]
+    pairs, unpaired_a, unpaired_b = pair_rows(rows_a, rows_b)
+    if not pairs:
+        raise InvalidInputError(
+            f"no row of {path_a} is in {path_b}",
+            hint="compare two runs of the same dataset (rows are paired by content)",
+            code="NOTHING_TO_COMPARE",
+        )
+    ks = ks_for(min(a.n, b.n))
+    notes = []
+    if a.pass_threshold != b.pass_threshold:
+        notes.append(
+            f"pass thresholds differ (A {a.pass_threshold:g}, B {b.pass_threshold:g}): "
+            "pass rates and flips use each run's own"
+        )
+    if unpaired_a or unpaired_b:
+        notes.append(f"{unpaired_a} rows only in A and {unpaired_b} only in B are not compared")
+    if len(pairs) < 2:
+        notes.append("fewer than two paired rows: no interval")
+    fns = {fn: compare_fn(fn, pairs, ks) for fn in shared}
+    worst = [w for fn in shared for w in worst_rows(fn, pairs)]
+    return Comparison(
+        a=a,
+        b=b,
+        pairs=pairs,
+        unpaired_a=unpaired_a,
+        unpaired_b=unpaired_b,
+        fns=fns,
+        worst=worst,
+        only_a=[fn for fn in a.eval_fns if fn not in b.eval_fns],
+        only_b=[fn for fn in b.eval_fns if fn not in a.eval_fns],
+        notes=notes,
+    )

@@ -1,0 +1,209 @@
+"""Reading a results document back: its head (config, summary) and its rows, row by
+row — what ``eval compare``, ``rescore``, ``report`` and the CI artefacts start from.
+
+Our documents hold one row per line (results.document_chunks), so rows are parsed one
+line at a time and a 100 k-row document never sits in memory as one tree; a document
+reformatted by another tool (still valid JSON) is read whole instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from osmosis_client.errors import InvalidInputError
+
+from .journal import AttemptRecord
+from .results import ROWS_MARK, passed
+
+#: how many characters of a prompt or answer an excerpt keeps
+EXCERPT = 200
+
+
+def _problem(path: Path, what: str, hint: str | None = None) -> InvalidInputError:
+    return InvalidInputError(
+        f"{path}: {what}",
+        hint=hint or "give a results document written by `osmosis eval run` (-o PATH)",
+        code="NOT_RESULTS",
+        data={"path": str(path)},
+    )
+
+
+@dataclass
+class Row:
+    """One row of a results document: its attempts as records."""
+
+    index: int
+    digest: str
+    runs: list[AttemptRecord]
+
+    def scored(self, model_tag: str | None = None) -> list[AttemptRecord]:
+        """The attempts that count in statistics (not skipped) of one model."""
+        return [r for r in self.runs if r.model_tag == model_tag and not r.skipped]
+
+    def mean_score(self, fn: str, model_tag: str | None = None) -> float | None:
+        runs = self.scored(model_tag)
+        return sum(r.scores.get(fn, 0.0) for r in runs) / len(runs) if runs else None
+
+    def passes(self, fn: str, threshold: float, model_tag: str | None = None) -> tuple[int, int]:
+        """(attempts, passing attempts)."""
+        runs = self.scored(model_tag)
+        return len(runs), sum(passed(r, fn, threshold) for r in runs)
+
+    def prompt(self) -> str | None:
+        """The first user message of the first attempt with a transcript."""
+        for record in self.runs:
+            messages = record.messages()
+            for message in messages or ():
+                if isinstance(message, dict) and message.get("role") == "user":
+                    return text_of(message.get("content"))
+        return None
+
+
+def text_of(content: Any) -> str:
+    """A message's content as text (OpenAI content parts joined)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(part.get("text", "")) for part in content if isinstance(part, dict)
+        ).strip()
+    return "" if content is None else str(content)
+
+
+def excerpt(text: str | None, limit: int = EXCERPT) -> str:
+    if text is None:
+        return ""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class ResultsFile:
+    """A results document on disk; ``rows()`` reads it again each time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        if not path.exists():
+            raise _problem(path, "no such file")
+        if path.is_dir():
+            raise _problem(path, "is a directory, not a results document")
+        self.head = self._read_head()
+        config = self.head.get("config")
+        summary = self.head.get("summary")
+        if not isinstance(config, dict) or not isinstance(summary, dict):
+            raise _problem(path, "not an osmosis results document (no config and summary)")
+        self.config: dict[str, Any] = config
+        self.summary: dict[str, Any] = summary
+        fns = config.get("eval_fns") or list((summary.get("eval_fns") or {}).keys())
+        self.eval_fns: list[str] = [str(fn) for fn in fns]
+        threshold = config.get("pass_threshold", 1.0)
+        self.pass_threshold = float(threshold) if isinstance(threshold, int | float) else 1.0
+        n = config.get("n_runs", 1)
+        self.n = n if isinstance(n, int) and n > 0 else 1
+        self._streamable = True
+
+    def _read_head(self) -> dict[str, Any]:
+        try:
+            with self.path.open("rb") as handle:
+                start = handle.read(1 << 20)
+        except OSError as exc:
+            raise _problem(self.path, f"cannot read it ({exc.strerror or exc})") from None
+        end = start.find(ROWS_MARK)
+        if end >= 0:
+            try:
+                head = json.loads(start[:end] + b"\n}")
+                if isinstance(head, dict):
+                    return head
+            except ValueError:
+                pass
+        document = self._load_whole()
+        return {k: v for k, v in document.items() if k != "rows"}
+
+    def _load_whole(self) -> dict[str, Any]:
+        try:
+            document = json.loads(self.path.read_bytes())
+        except (OSError, ValueError, RecursionError) as exc:
+            raise _problem(self.path, f"not valid JSON ({exc})") from None
+        if not isinstance(document, dict) or not isinstance(document.get("rows"), list):
+            raise _problem(self.path, "not an osmosis results document (no rows)")
+        return document
+
+    @property
+    def model(self) -> str:
+        return str(self.config.get("model") or "?")
+
+    @property
+    def label(self) -> str:
+        return self.path.stem
+
+    def raw_rows(self) -> Iterator[dict[str, Any]]:
+        """Each row object as written."""
+        if self._streamable:
+            try:
+                yield from self._stream()
+                return
+            except _NotStreamable:
+                self._streamable = False
+        rows = self._load_whole()["rows"]
+        for row in rows:
+            if not isinstance(row, dict):
+                raise _problem(self.path, "a row is not an object")
+            yield row
+
+    def _stream(self) -> Iterator[dict[str, Any]]:
+        with self.path.open("rb") as handle:
+            prefix = b""
+            for line in handle:
+                prefix += line
+                if ROWS_MARK in prefix:
+                    break
+                if len(prefix) > (1 << 22):
+                    raise _NotStreamable
+            else:
+                raise _NotStreamable
+            rest = prefix.split(ROWS_MARK, 1)[1].strip()
+            if rest not in (b"", b"]"):
+                raise _NotStreamable
+            if rest == b"]":
+                return
+            yielded = False
+            for line in handle:
+                text = line.strip()
+                if text in (b"]", b"}", b""):
+                    continue
+                if text.endswith(b","):
+                    text = text[:-1]
+                try:
+                    row = json.loads(text)
+                except (ValueError, RecursionError):
+                    if yielded:
+                        raise _problem(self.path, "a row is not valid JSON") from None
+                    raise _NotStreamable from None
+                if not isinstance(row, dict):
+                    raise _NotStreamable
+                yielded = True
+                yield row
+
+    def rows(self) -> Iterator[Row]:
+        for raw in self.raw_rows():
+            index, digest, runs = raw.get("row_index"), raw.get("row_digest", ""), raw.get("runs")
+            if not isinstance(index, int) or not isinstance(runs, list):
+                raise _problem(self.path, "a row lacks row_index or runs")
+            records = []
+            for run in runs:
+                if not isinstance(run, dict):
+                    raise _problem(self.path, f"row {index}: a run is not an object")
+                try:
+                    records.append(
+                        AttemptRecord.from_json({**run, "row_index": index, "row_digest": digest})
+                    )
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise _problem(self.path, f"row {index}: a malformed run ({exc})") from None
+            yield Row(index, str(digest or ""), records)
+
+
+class _NotStreamable(Exception):
+    """The document is valid JSON but not laid out one row per line."""

@@ -1,0 +1,384 @@
+"""``eval report``: one self-contained HTML file for one run or several.
+
+Everything is inline (CSS, a small hand-written script, the data as JSON, the charts as
+SVG drawn here in Python): the file opens offline, from an e-mail or a CI artefact, and
+a Content-Security-Policy forbids it any network access. Numbers shown are computed
+here, from the documents, never re-derived in the browser; user content (prompts,
+answers, transcripts) reaches the page only as text (``textContent``), never as markup.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from osmosis_client._fs import atomic_write
+from osmosis_client.errors import InvalidInputError
+
+from .ci_reports import RowVerdict, Source
+from .documents import ResultsFile, Row, excerpt, text_of
+
+ASSETS = Path(__file__).with_name("report_assets")
+#: run colours (colour-blind safe: Okabe–Ito)
+COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+#: the longest message text kept in the page (a transcript is for reading, not archiving)
+MAX_MESSAGE = 20_000
+HISTOGRAM_BINS = 10
+
+
+@dataclass
+class Written:
+    path: Path
+    rows: int
+    bytes: int
+
+
+def sources_of(paths: Sequence[Path]) -> list[Source]:
+    """Documents from paths; a directory is a suite directory (its entries, in order)."""
+    found: list[Source] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(_suite_sources(path))
+        else:
+            found.append(Source(path.stem, ResultsFile(path)))
+    if not found:
+        raise InvalidInputError("nothing to report", hint="give results documents")
+    labels: dict[str, int] = defaultdict(int)
+    for source in found:  # unique labels: a.json and other/a.json
+        labels[source.label] += 1
+        if labels[source.label] > 1:
+            source.label = f"{source.label} ({labels[source.label]})"
+    return found
+
+
+def _suite_sources(directory: Path) -> list[Source]:
+    suite = directory / "suite.json"
+    try:
+        document = json.loads(suite.read_text(encoding="utf-8"))
+        entries = document["entries"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise InvalidInputError(
+            f"{directory} is a directory but not a suite directory (no readable suite.json)",
+            hint="give results documents, or a directory written by `osmosis eval run SUITE`",
+            code="NOT_RESULTS",
+        ) from None
+    sources = []
+    for entry in entries:
+        output = Path(str(entry.get("output", "")))
+        if not output.is_absolute() and not output.exists():
+            output = directory / output.name
+        if output.is_file():
+            sources.append(Source(str(entry.get("name") or output.stem), ResultsFile(output)))
+    return sources
+
+
+# ------------------------------------------------------------------ data
+
+
+def _messages(record_messages: list[Any] | None) -> list[dict[str, Any]] | None:
+    if record_messages is None:
+        return None
+    shown = []
+    for message in record_messages:
+        if not isinstance(message, dict):
+            continue
+        item: dict[str, Any] = {
+            "role": str(message.get("role", "?")),
+            "content": text_of(message.get("content"))[:MAX_MESSAGE],
+        }
+        calls = message.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            item["tool_calls"] = [
+                {
+                    "name": str((call.get("function") or {}).get("name", "?")),
+                    "arguments": str((call.get("function") or {}).get("arguments", ""))[
+                        :MAX_MESSAGE
+                    ],
+                }
+                for call in calls
+                if isinstance(call, dict)
+            ]
+        if message.get("name"):
+            item["name"] = str(message["name"])
+        shown.append(item)
+    return shown
+
+
+def _cell(row: Row, doc: ResultsFile) -> dict[str, Any]:
+    verdicts = {fn: RowVerdict.of(row, fn, doc.pass_threshold) for fn in doc.eval_fns}
+    return {
+        "row": row.index,
+        "mean": {fn: v.mean for fn, v in verdicts.items()},
+        "passing": {fn: [v.attempts, v.passing] for fn, v in verdicts.items()},
+        "status": {fn: v.status for fn, v in verdicts.items()},
+        "attempts": [
+            {
+                "run": r.run_index,
+                "ok": r.success,
+                "skip": r.skipped,
+                "tag": r.model_tag,
+                "scores": r.scores,
+                "fn_errors": r.fn_errors,
+                "error": r.error,
+                "answer": (r.answer or "")[:MAX_MESSAGE],
+                "ms": r.duration_ms,
+                "tokens": r.tokens,
+                "messages": _messages(r.messages()),
+            }
+            for r in sorted(row.runs, key=lambda r: (r.model_tag or "", r.run_index))
+        ],
+    }
+
+
+def build_data(sources: Sequence[Source]) -> dict[str, Any]:
+    """The page's data: runs (summaries), and rows aligned across runs by content."""
+    runs = []
+    table: dict[tuple[str, int], dict[str, Any]] = {}
+    order: list[tuple[str, int]] = []
+    for position, source in enumerate(sources):
+        doc = source.results
+        runs.append(
+            {
+                "label": source.label,
+                "path": str(doc.path),
+                "model": doc.model,
+                "n": doc.n,
+                "threshold": doc.pass_threshold,
+                "fns": doc.eval_fns,
+                "summary": doc.summary,
+                "colour": COLOURS[position % len(COLOURS)],
+            }
+        )
+        seen: dict[str, int] = defaultdict(int)
+        for row in doc.rows():
+            digest = row.digest or f"#{row.index}"
+            key = (digest, seen[digest])
+            seen[digest] += 1
+            if key not in table:
+                table[key] = {"prompt": "", "cells": [None] * len(sources)}
+                order.append(key)
+            entry = table[key]
+            entry["cells"][position] = _cell(row, doc)
+            if not entry["prompt"]:
+                entry["prompt"] = excerpt(row.prompt(), 300)
+    rows = [table[key] for key in order]
+    return {
+        "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "runs": runs,
+        "rows": rows,
+    }
+
+
+# ------------------------------------------------------------------ charts
+
+
+def _fmt(value: Any) -> str:
+    return "–" if not isinstance(value, int | float) else f"{value:.3f}"
+
+
+def histogram_svg(sources: Sequence[Source], data: dict[str, Any]) -> str:
+    """Per-row mean scores of each run's first eval fn, binned (grouped bars)."""
+    series: list[tuple[str, str, list[float]]] = []
+    for run, position in zip(data["runs"], range(len(sources)), strict=True):
+        fn = run["fns"][0] if run["fns"] else None
+        scores = [
+            mean
+            for row in data["rows"]
+            if (cell := row["cells"][position]) is not None
+            and fn is not None
+            and (mean := cell["mean"].get(fn)) is not None
+        ]
+        series.append((run["label"], run["colour"], scores))
+    values = [s for _, _, scores in series for s in scores]
+    if not values:
+        return '<p class="muted">No scores to chart.</p>'
+    low, high = min(values), max(values)
+    if low >= 0.0 and high <= 1.0:  # the usual reward range: show all of it
+        low, high = 0.0, 1.0
+    if high == low:
+        high = low + 1.0
+    bins = HISTOGRAM_BINS
+    width, height, pad = 640, 220, 36
+    counts = []
+    for _, _, scores in series:
+        bucket = [0] * bins
+        for score in scores:
+            bucket[min(bins - 1, int((score - low) / (high - low) * bins))] += 1
+        counts.append(bucket)
+    top = max(max(bucket) for bucket in counts) or 1
+    slot = (width - 2 * pad) / bins
+    bar = slot * 0.8 / len(series)
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
+        'aria-label="Histogram of per-row mean scores" data-testid="histogram">'
+    ]
+    base = height - pad
+    parts.append(f'<line x1="{pad}" y1="{base}" x2="{width - pad}" y2="{base}" class="axis"/>')
+    for b in range(bins + 1):
+        x = pad + b * slot
+        if b % 2 == 0 or bins <= 5:
+            edge = low + (high - low) * b / bins
+            parts.append(f'<text x="{x:.1f}" y="{base + 14}" class="tick">{edge:.2g}</text>')
+    for s, (label, colour, _) in enumerate(series):
+        for b, count in enumerate(counts[s]):
+            if not count:
+                continue
+            h = (height - 2 * pad) * count / top
+            x = pad + b * slot + slot * 0.1 + s * bar
+            parts.append(
+                f'<rect x="{x:.1f}" y="{base - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
+                f'fill="{colour}"><title>{html.escape(label)}: {count} rows</title></rect>'
+            )
+    parts.append(f'<text x="{pad}" y="{pad - 12}" class="tick">rows (max {top})</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def pass_at_k_svg(data: dict[str, Any]) -> str:
+    """pass@k of each run's first eval fn over k (the summary's values)."""
+    lines = []
+    for run in data["runs"]:
+        fn = run["fns"][0] if run["fns"] else None
+        stats = (run["summary"].get("eval_fns") or {}).get(fn) or {}
+        points = sorted(
+            (int(key[8:]), value)
+            for key, value in stats.items()
+            if key.startswith("pass_at_") and isinstance(value, int | float)
+        )
+        if points:
+            lines.append((run["label"], run["colour"], points))
+    ks = sorted({k for _, _, points in lines for k, _ in points})
+    if len(ks) < 2:
+        return '<p class="muted">pass@k needs n ≥ 3 attempts per row.</p>'
+    width, height, pad = 640, 220, 36
+    span = ks[-1] - ks[0]
+
+    def x(k: int) -> float:
+        return pad + (width - 2 * pad) * (k - ks[0]) / span
+
+    def y(value: float) -> float:
+        return height - pad - (height - 2 * pad) * value
+
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
+        'aria-label="pass@k curve" data-testid="pass-at-k">'
+    ]
+    parts.append(
+        f'<line x1="{pad}" y1="{y(0):.1f}" x2="{width - pad}" y2="{y(0):.1f}" class="axis"/>'
+    )
+    for tick in (0.0, 0.5, 1.0):
+        parts.append(f'<text x="4" y="{y(tick) + 4:.1f}" class="tick">{tick:g}</text>')
+        parts.append(
+            f'<line x1="{pad}" y1="{y(tick):.1f}" x2="{width - pad}" y2="{y(tick):.1f}" '
+            'class="grid"/>'
+        )
+    for k in ks:
+        parts.append(f'<text x="{x(k):.1f}" y="{height - pad + 16}" class="tick">k={k}</text>')
+    for label, colour, points in lines:
+        path = " ".join(f"{x(k):.1f},{y(v):.1f}" for k, v in points)
+        parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for k, v in points:
+            parts.append(
+                f'<circle cx="{x(k):.1f}" cy="{y(v):.1f}" r="3.5" fill="{colour}">'
+                f"<title>{html.escape(label)}: pass@{k} = {v:.3f}</title></circle>"
+            )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def cards_html(data: dict[str, Any]) -> str:
+    cards = []
+    for position, run in enumerate(data["runs"]):
+        summary = run["summary"]
+        fn = run["fns"][0] if run["fns"] else None
+        stats = (summary.get("eval_fns") or {}).get(fn) or {}
+        facts = [
+            ("mean", _fmt(stats.get("mean"))),
+            ("pass@1", _fmt(stats.get("pass_at_1"))),
+            ("rows", f"{summary.get('total_rows', 0):,}"),
+            ("attempts", f"{summary.get('total_runs', 0):,}"),
+            ("errored", f"{summary.get('errored_runs', 0):,}"),
+            ("tokens", f"{summary.get('total_tokens', 0):,}"),
+            ("time", f"{(summary.get('total_duration_ms') or 0) / 1000:.1f}s"),
+        ]
+        facts_html = "".join(
+            f'<div class="fact"><span class="value" data-testid="{name}-{position}">'
+            f'{html.escape(value)}</span><span class="name">{name}</span></div>'
+            for name, value in facts
+        )
+        more = "".join(
+            f"<li><code>{html.escape(name)}</code>: mean {_fmt(s.get('mean'))}, "
+            f"pass@1 {_fmt(s.get('pass_at_1'))}</li>"
+            for name, s in (summary.get("eval_fns") or {}).items()
+        )
+        cards.append(
+            f'<section class="card" style="border-top-color:{run["colour"]}">'
+            f"<h2>{html.escape(run['label'])}</h2>"
+            f'<p class="muted">{html.escape(run["model"])} · n={run["n"]} · pass threshold '
+            f"{run['threshold']:g} · {html.escape(str(summary.get('status', '?')))}</p>"
+            f'<div class="facts">{facts_html}</div><ul class="fns">{more}</ul></section>'
+        )
+    return "".join(cards)
+
+
+# ------------------------------------------------------------------ page
+
+
+def _script_json(data: dict[str, Any]) -> str:
+    """JSON safe inside <script>: no closing tag, no HTML comment, no line separators."""
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def render(sources: Sequence[Source]) -> tuple[str, int]:
+    data = build_data(sources)
+    title = (
+        sources[0].label
+        if len(sources) == 1
+        else " vs ".join(s.label for s in sources)
+        if len(sources) == 2
+        else f"{len(sources)} runs"
+    )
+    page = (ASSETS / "report.html").read_text(encoding="utf-8")
+    replacements = {
+        "{{TITLE}}": html.escape(f"osmosis eval report — {title}"),
+        "{{HEADING}}": html.escape(title),
+        "{{GENERATED}}": html.escape(data["generated"]),
+        "{{CSS}}": (ASSETS / "report.css").read_text(encoding="utf-8"),
+        "{{CARDS}}": cards_html(data),
+        "{{HISTOGRAM}}": histogram_svg(sources, data),
+        "{{PASS_AT_K}}": pass_at_k_svg(data),
+        "{{DATA}}": _script_json(data),
+        "{{JS}}": (ASSETS / "report.js").read_text(encoding="utf-8"),
+    }
+    for marker, value in replacements.items():
+        page = page.replace(marker, value)
+    return page, len(data["rows"])
+
+
+def write_report(paths: Sequence[Path], output: Path) -> Written:
+    inputs = {str(p.resolve()) for p in paths if p.is_file()}
+    if output.is_dir():
+        raise InvalidInputError(f"{output} is a directory", hint="name a file, e.g. report.html")
+    if str(output.resolve()) in inputs:
+        raise InvalidInputError(
+            f"{output} is one of the results documents", hint="choose another -o PATH"
+        )
+    page, rows = render(sources_of(paths))
+    data = page.encode("utf-8")
+    if output.parent != Path(""):
+        output.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(output, data, mode=0o600)  # it holds prompts and model outputs
+    return Written(output, rows, len(data))

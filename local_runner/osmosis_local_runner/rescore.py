@@ -1,0 +1,174 @@
+"""``eval rescore``: grade a run's saved transcripts again with new or fixed eval fns.
+
+No model is called. Every attempt that finished keeps its transcript, answer, tokens
+and timing and gets new scores; an attempt that errored (the rollout failed) stays
+errored with 0 for every new fn; a skipped one stays skipped. The dataset rows come from
+the run's dataset file (or ``--dataset``) and must be the rows the run saw (checked by
+digest). The new document is a results document like any other, plus
+``"rescored_from"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from osmosis_client.errors import InvalidInputError
+
+from .dataset import Dataset, Row
+from .discovery import EvalFn, load_eval_fn
+from .documents import ResultsFile
+from .grading import grade
+from .journal import AttemptRecord
+from .results import check_results_path, document_head, model_summaries, write_document
+from .run_types import RunResult
+from .scheduler import LoopWatchdog, ReadAhead, WindowStats, run_window
+from .user_code import guard_exits
+
+
+def load_fns(specs: Sequence[str]) -> list[EvalFn]:
+    fns = [load_eval_fn(spec, graders=True) for spec in specs]
+    names = [fn.name for fn in fns]
+    duplicate = next((name for name in names if names.count(name) > 1), None)
+    if duplicate is not None:
+        raise InvalidInputError(f"eval fn {duplicate} is given twice", code="USAGE")
+    return fns
+
+
+def _dataset_path(source: ResultsFile, given: Path | None) -> Path:
+    if given is not None:
+        return given
+    recorded = source.config.get("dataset")
+    if isinstance(recorded, str) and recorded and Path(recorded).is_file():
+        return Path(recorded)
+    raise InvalidInputError(
+        f"the run's dataset {recorded!r} is not found from here",
+        hint="pass --dataset FILE (the dataset the run used), or run from the run's directory",
+        code="DATASET_NOT_FOUND",
+    )
+
+
+def _records(source: ResultsFile) -> dict[int, list[AttemptRecord]]:
+    records: dict[int, list[AttemptRecord]] = {}
+    for row in source.rows():
+        for record in row.runs:
+            if record.success and not record.skipped and record.transcript is None:
+                raise InvalidInputError(
+                    f"{source.path} has no transcripts (row {row.index}): rescore re-grades the "
+                    "saved conversations",
+                    hint="rerun without --no-transcripts to keep them",
+                    code="NO_TRANSCRIPTS",
+                )
+        records[row.index] = row.runs
+    return records
+
+
+def _dataset_rows(path: Path, records: dict[int, list[AttemptRecord]]) -> dict[int, Row]:
+    dataset = Dataset(path)
+    dataset.validate()
+    rows = {row.index: row for row in dataset.rows(set(records))}
+    for index, runs in sorted(records.items()):
+        row = rows.get(index)
+        expected = runs[0].row_digest if runs else ""
+        if row is None or (expected and row.digest != expected):
+            raise InvalidInputError(
+                f"row {index} of {path} is not the row the run graded (the dataset changed)",
+                hint="pass --dataset FILE with the dataset the run used",
+                code="DATASET_CHANGED",
+            )
+    return rows
+
+
+async def _regrade(
+    record: AttemptRecord, fns: Sequence[EvalFn], row: Row, timeout: float | None
+) -> AttemptRecord:
+    names = [fn.name for fn in fns]
+    if record.skipped:
+        return replace(record, scores={}, fn_errors=None)
+    if not record.success:
+        return replace(record, scores={name: 0.0 for name in names}, fn_errors=None)
+    grades = await grade(fns, record.messages() or [], row, record.run_index, timeout=timeout)
+    return replace(
+        record,
+        scores=grades.scores,
+        fn_errors=grades.fn_errors or None,
+        success=grades.error is None,
+        error=grades.error,
+    )
+
+
+def rescore(
+    path: Path,
+    specs: Sequence[str],
+    output: Path,
+    *,
+    dataset: Path | None = None,
+    batch_size: int = 16,
+    on_note: Callable[[str], None] | None = None,
+) -> RunResult:
+    source = ResultsFile(path)
+    data_path = _dataset_path(source, dataset)
+    check_results_path(output, {"results document": path, "dataset": data_path})
+    with contextlib.suppress(OSError):
+        if output.exists() and os.path.samefile(output, path):
+            raise InvalidInputError(f"{output} is the document being rescored", code="RESULTS_PATH")
+    fns = load_fns(specs)
+    records = _records(source)
+    rows = _dataset_rows(data_path, records)
+    timeout = source.config.get("grader_timeout_s")
+    timeout = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None
+    if on_note is not None:
+        attempts = sum(len(runs) for runs in records.values())
+        on_note(
+            f"Re-grading {attempts:,} attempts of {len(records):,} rows with "
+            f"{', '.join(fn.name for fn in fns)}"
+        )
+
+    new: dict[int, list[AttemptRecord]] = {index: [] for index in records}
+
+    async def execute(record: AttemptRecord) -> None:
+        new[record.row_index].append(await _regrade(record, fns, rows[record.row_index], timeout))
+
+    async def main() -> None:
+        items = (r for index in sorted(records) for r in records[index])
+        with guard_exits(), LoopWatchdog.watching(asyncio.get_running_loop()):
+            await run_window(ReadAhead(items, batch_size), batch_size, execute)
+
+    asyncio.run(main())
+    for runs in new.values():
+        runs.sort(key=lambda r: (r.run_index, r.model_tag or ""))
+    head = _head(source, path, [fn.name for fn in fns], new)
+    write_document(output, head, new)
+    return RunResult(head, output, WindowStats(), new)
+
+
+def _head(
+    source: ResultsFile, path: Path, names: list[str], records: dict[int, list[AttemptRecord]]
+) -> dict[str, Any]:
+    config = {**source.config, "eval_fns": names}
+    summary = source.summary
+    head = document_head(
+        config,
+        records,
+        names,
+        n=source.n,
+        pass_threshold=source.pass_threshold,
+        duration_ms=int(summary.get("total_duration_ms") or 0),
+        status=str(summary.get("status") or "finished"),
+    )
+    baseline = config.get("baseline_model")
+    if isinstance(baseline, str):
+        head["model_summaries"] = model_summaries(
+            records,
+            names,
+            {None: source.model, "baseline": baseline},
+            n=source.n,
+            pass_threshold=source.pass_threshold,
+        )
+    head["rescored_from"] = str(path)
+    return head
