@@ -22,6 +22,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "OSMOSIS_ALLOW_INSECURE",
         "NO_COLOR",
         "XDG_CONFIG_HOME",
+        "GITHUB_STEP_SUMMARY",
     ):
         monkeypatch.delenv(name, raising=False)
     config = tmp_path / "config"

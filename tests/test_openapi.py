@@ -48,6 +48,7 @@ def test_every_contract_route_is_described() -> None:
         ("/api/cli/eval-runs", "get"),
         ("/api/cli/eval-runs/{name_or_id}", "get"),
         ("/api/cli/eval-runs/{name_or_id}/metrics", "get"),
+        ("/api/cli/eval-runs/{name_or_id}/logs", "get"),
         ("/api/cli/eval-runs/{name_or_id}/stop", "post"),
         ("/api/cli/rollout-server/register", "post"),
     }
@@ -69,6 +70,8 @@ MODEL_SCHEMAS: list[tuple[type[BaseModel], str]] = [
     (models.RunMetrics, "RunMetrics"),
     (models._RawPage, "EvalRunPage"),
     (models.RegisteredServer, "RegisteredServer"),
+    (models.LogEntry, "LogEntry"),
+    (models.LogPage, "LogPage"),
 ]
 
 
@@ -135,6 +138,9 @@ def test_double_answers_match_the_schemas(double: PlatformDouble) -> None:
         double.route("GET", f"/api/cli/eval-runs/{created['id']}/metrics", AUTH, None)[1],
         "RunMetrics",
     )
+    logs = double.route("GET", f"/api/cli/eval-runs/{created['id']}/logs?limit=2", AUTH, None)
+    assert logs[0] == 200 and logs[1]["logs"]
+    check(logs[1], "LogPage")
     check(double.route("POST", f"/api/cli/eval-runs/{created['id']}/stop", AUTH, {})[1], "Error")
     check(double.route("GET", "/api/cli/eval-runs/nope", AUTH, None)[1], "Error")
     register = {"host": "127.0.0.1", "port": 9, "agent_loop_name": "calculator"}

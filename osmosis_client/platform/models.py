@@ -354,5 +354,5 @@ class LogEntry(WireModel):
 class LogPage(WireModel):
     """``GET …/logs``: entries newest first; ``next_cursor`` reads the next older page."""
 
-    logs: list[LogEntry] = Field(default_factory=list)
+    logs: list[LogEntry]
     next_cursor: str | None = None

@@ -302,3 +302,28 @@ def test_with_token_login_never_echoes(
     assert result.returncode == 0, result.stderr
     secret_free(platform, result)
     assert platform.state.token not in (tmp_path / "cfg" / "credentials.json").read_text()
+
+
+def test_logs_follow_a_live_run_through_a_fault(
+    run_osmosis: Run, platform: PlatformDouble, project: Path, ci_env: dict[str, str]
+) -> None:
+    platform.state.running_s = 1.0
+    platform.state.log_interval_s = 0.1
+    submit = run_osmosis("eval", "submit", config(project), "--yes", "--json", extra_env=ci_env)
+    assert submit.returncode == 0, submit.stderr
+    name = json.loads(submit.stdout)["name"]
+    run_id = json.loads(submit.stdout)["id"]
+    platform.inject("GET", f"/api/cli/eval-runs/{name}/logs", "status", status=503, count=1)
+    follow = run_osmosis("eval", "logs", name, "--follow", "--json", extra_env=ci_env, timeout=60)
+    assert follow.returncode == 0, follow.stderr
+    records = [json.loads(line) for line in follow.stdout.splitlines()]
+    messages = [r["message"] for r in records]
+    # every entry once, in order: queued, started, each rollout, the end
+    assert messages[0] == "run queued" and messages[-1] == "run finished"
+    assert messages[2:-1] == [f"rollout {k} finished" for k in range(1, len(messages) - 2)]
+    assert len(messages) >= 10 and len(set(messages)) == len(messages)
+    tail = run_osmosis("eval", "logs", run_id, "--limit", "2", extra_env=ci_env)
+    assert tail.returncode == 0, tail.stderr
+    lines = tail.stdout.splitlines()
+    assert len(lines) == 2 and lines[1].endswith("run finished")
+    secret_free(platform, follow, tail)

@@ -1,0 +1,74 @@
+"""osmosis eval logs through the CLI (respx platform)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+import respx
+
+from tests.osmosis_cli.conftest import Invoke
+from tests.osmosis_client.platform.test_eval_runs import detail
+from tests.osmosis_client.platform.test_logs import LOGS, LogServer, entry
+
+
+@pytest.fixture
+def api(router: respx.MockRouter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> respx.MockRouter:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OSMOSIS_TOKEN", "ci-token-secret")
+    monkeypatch.setenv("OSMOSIS_WORKSPACE", "acme")
+    return router
+
+
+def test_logs_prints_the_newest_entries_oldest_first(invoke: Invoke, api: respx.MockRouter) -> None:
+    server = LogServer([entry(i) for i in range(8)])
+    server.entries[-1] = server.entries[-1] | {"level": "error", "details": {"row": 7}}
+    api.get(LOGS).mock(side_effect=server)
+    result = invoke("eval", "logs", "demo-abc", "--limit", "3")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("2026-11-23T10:00:05.000Z  INFO    rollout    event 5")
+    assert lines[2].endswith('event 7  {"row":7}') and "ERROR" in lines[2]
+    assert "ci-token-secret" not in result.stdout + result.stderr
+
+
+def test_logs_json_is_one_record_per_line(invoke: Invoke, api: respx.MockRouter) -> None:
+    api.get(LOGS).mock(side_effect=LogServer([entry(i) for i in range(4)]))
+    result = invoke("eval", "logs", "demo-abc", "--json")
+    assert result.exit_code == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["message"] for r in records] == [f"event {i}" for i in range(4)]
+    assert set(records[0]) == {"timestamp", "level", "step", "message"}
+
+
+def test_logs_follow_tails_until_the_run_ends(invoke: Invoke, api: respx.MockRouter) -> None:
+    server = LogServer([entry(0)])
+    states = iter(["running", "running", "finished"])
+
+    def run_state(request: httpx.Request) -> httpx.Response:
+        server.entries.append(entry(len(server.entries)))
+        return httpx.Response(200, json=detail(next(states), None))
+
+    api.get("/api/cli/eval-runs/demo-abc").mock(side_effect=run_state)
+    api.get(LOGS).mock(side_effect=server)
+    result = invoke("eval", "logs", "demo-abc", "--follow", "--json")
+    assert result.exit_code == 0, result.stderr
+    messages = [json.loads(line)["message"] for line in result.stdout.splitlines()]
+    assert messages == [f"event {i}" for i in range(4)]
+
+
+def test_logs_of_a_missing_run_exit_1(invoke: Invoke, api: respx.MockRouter) -> None:
+    api.get("/api/cli/eval-runs/nope/logs").respond(
+        404, json={"code": "NOT_FOUND", "message": "eval run not found"}
+    )
+    result = invoke("eval", "logs", "nope")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: ") and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_logs_limit_is_bounded(invoke: Invoke, api: respx.MockRouter) -> None:
+    result = invoke("eval", "logs", "demo-abc", "--limit", "0")
+    assert result.exit_code == 2

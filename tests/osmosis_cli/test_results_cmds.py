@@ -1,0 +1,353 @@
+"""eval compare / rescore, --junit, --no-transcripts and GitHub step summaries through the
+CLI, on offline runs of the bundled quickstart."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import httpx
+import pytest
+import respx
+
+from tests.junit_schema import validate
+from tests.osmosis_cli.conftest import Invoke
+from tests.osmosis_cli.test_eval_hosted import CONFIG
+from tests.osmosis_client.platform.test_eval_runs import CREATED, detail
+from tests.results_docs import attempt, write
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+TOML = "configs/eval/quickstart.toml"
+MAIN = "rollouts/calculator/main.py"
+REWARDS = "rollouts/calculator/rewards.py"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "qs"
+    shutil.copytree(QUICKSTART, root, ignore=shutil.ignore_patterns(".osmosis"))
+    monkeypatch.chdir(root)
+    return root
+
+
+def run_quickstart(invoke: Invoke, out: str, *args: str) -> dict:  # type: ignore[type-arg]
+    result = invoke("eval", "run", TOML, "-o", out, "--json", *args)
+    assert result.exit_code == 0, result.stderr
+    return result.json()  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------ compare
+
+
+def test_two_offline_runs_compare_with_an_interval_and_flips(
+    invoke: Invoke, project: Path
+) -> None:
+    run_quickstart(invoke, "a.json", "--model", "mock/calculator")
+    run_quickstart(invoke, "b.json")  # mock/flaky-calculator
+    result = invoke("eval", "compare", "a.json", "b.json")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[2] == "Paired rows: 20 (unpaired: A 0, B 0)"
+    header = lines[4].split("\t")
+    assert header[:5] == ["EVAL FN", "MEAN A", "MEAN B", "B−A", "95% CI (BOOTSTRAP)"]
+    grader = lines[5].split("\t")
+    assert grader[0] == "grader" and grader[1] == "1.000" and float(grader[3]) < 0
+    assert grader[4].startswith("[-") and grader[7] != "0"  # rows flipped to fail
+    assert "Largest drops (grader):" in result.stdout
+
+    doc = invoke("eval", "compare", "a.json", "b.json", "--json").json()
+    stats = doc["eval_fns"]["grader"]
+    assert stats["ci_method"] == "bootstrap" and stats["ci_low"] <= stats["diff"] <= stats["ci_high"]
+    assert stats["flipped_to_fail"] >= 1 and stats["flipped_to_pass"] == 0
+    assert 0 < stats["mcnemar_p"] <= 1
+    assert doc["worst_rows"] and all(w["score_b"] < w["score_a"] for w in doc["worst_rows"])
+    assert {"row_index", "fn", "score_a", "score_b", "prompt"} <= set(doc["worst_rows"][0])
+
+
+def test_fail_if_worse_gates_on_an_established_regression(
+    invoke: Invoke, project: Path
+) -> None:
+    run_quickstart(invoke, "a.json", "--model", "mock/calculator")
+    run_quickstart(invoke, "b.json")
+    worse = invoke("eval", "compare", "a.json", "b.json", "--fail-if-worse", "0.05")
+    assert worse.exit_code == 4
+    assert "REGRESSION: B is worse than A on grader" in worse.stderr
+    doc = invoke("eval", "compare", "a.json", "b.json", "--json", "--fail-if-worse", "0.05")
+    assert doc.exit_code == 4 and doc.json()["regressions"] == ["grader"]
+    better = invoke("eval", "compare", "b.json", "a.json", "--fail-if-worse", "0.05")
+    assert better.exit_code == 0
+    assert "no regression established" in better.stderr
+    # a bar lower than the drop's interval allows: not established
+    assert invoke("eval", "compare", "a.json", "b.json", "--fail-if-worse", "0.9").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.json", "b.json"], "missing.json: no such file"),
+        (["my-hosted-run", "b.json"], "the platform does not serve yet"),
+        (["a.json", "a.json", "--eval-fn", "nope"], "eval fn 'nope' is not in both"),
+    ],
+)
+def test_compare_bad_input_is_one_line_and_exit_2(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "a.json", {0: [1.0]})
+    write(tmp_path / "b.json", {0: [1.0]})
+    result = invoke("eval", "compare", *args)
+    assert result.exit_code == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_compare_appends_to_the_github_step_summary(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    a = write(tmp_path / "a.json", {i: [1.0] for i in range(6)})
+    b = write(tmp_path / "b.json", {i: [float(i % 2)] for i in range(6)})
+    assert invoke("eval", "compare", str(a), str(b)).exit_code == 0
+    text = summary.read_text()
+    assert text.startswith("earlier step\n")  # appended, never overwritten
+    assert "## osmosis eval compare: `a` → `b`" in text
+    assert "| grader | 1.000 | 0.500 | -0.500 |" in text and "Largest drops" in text
+
+
+# ------------------------------------------------------------------ rescore
+
+
+def test_rescore_reproduces_the_scores_with_the_same_eval_fn(
+    invoke: Invoke, project: Path
+) -> None:
+    seed = invoke(
+        "eval", "-m", f"{MAIN}:CalculatorWorkflow", "-d", "data/arithmetic.jsonl",
+        "--model", "mock/flaky-calculator", "--eval-fn", f"{REWARDS}:exact_number",
+        "--n", "3", "--limit", "12", "-o", "seed.json", "--quiet",
+    )
+    assert seed.exit_code == 0, seed.stderr
+    result = invoke("eval", "rescore", "seed.json", "--eval-fn", f"{REWARDS}:exact_number",
+                    "-o", "again.json", "--json")
+    assert result.exit_code == 0, result.stderr
+    original = json.loads((project / "seed.json").read_text())
+    again = result.json()
+    assert again == json.loads((project / "again.json").read_text())
+    assert again["rescored_from"] == "seed.json"
+    assert again["summary"]["eval_fns"] == original["summary"]["eval_fns"]
+    assert [r["runs"] for r in again["rows"]] == [r["runs"] for r in original["rows"]]
+
+
+def test_rescore_a_toml_run_with_its_grader_and_with_a_new_fn(
+    invoke: Invoke, project: Path
+) -> None:
+    original = run_quickstart(invoke, "run.json")
+    same = invoke("eval", "rescore", "run.json", "--eval-fn", f"{MAIN}:NumberMatch", "--json")
+    assert same.exit_code == 0, same.stderr
+    assert same.json()["summary"]["eval_fns"] == original["summary"]["eval_fns"]
+    assert (project / "run.rescored.json").is_file()  # the default output
+
+    other = invoke(
+        "eval", "rescore", "run.json", "--eval-fn", f"{REWARDS}:brevity", "-o", "brief.json",
+        "--json",
+    )
+    assert other.exit_code == 0, other.stderr
+    doc = other.json()
+    assert doc["config"]["eval_fns"] == [f"{REWARDS}:brevity"]
+    assert doc["summary"]["eval_fns"][f"{REWARDS}:brevity"]["mean"] == 1.0  # answers are short
+    assert doc["summary"]["total_tokens"] == original["summary"]["total_tokens"]  # no model call
+    # the rescored document compares with the original like any other
+    assert invoke("eval", "compare", "run.json", "run.rescored.json").exit_code == 0
+
+
+def test_rescore_needs_transcripts(invoke: Invoke, project: Path) -> None:
+    doc = run_quickstart(invoke, "bare.json", "--no-transcripts")
+    assert all("messages" not in run for row in doc["rows"] for run in row["runs"])
+    assert all("answer" in run for row in doc["rows"] for run in row["runs"])
+    result = invoke("eval", "rescore", "bare.json", "--eval-fn", f"{MAIN}:NumberMatch")
+    assert result.exit_code == 2
+    assert "has no transcripts" in result.stderr and "--no-transcripts" in result.stderr
+
+
+def test_rescore_refuses_a_changed_dataset(invoke: Invoke, project: Path) -> None:
+    run_quickstart(invoke, "run.json")
+    data = project / "data" / "arithmetic.jsonl"
+    lines = data.read_text().splitlines()
+    data.write_text("\n".join(lines[1:] + lines[:1]) + "\n")  # same rows, other positions
+    result = invoke("eval", "rescore", "run.json", "--eval-fn", f"{MAIN}:NumberMatch")
+    assert result.exit_code == 2 and "the dataset changed" in result.stderr
+
+
+def test_rescore_survives_a_hostile_eval_fn(invoke: Invoke, project: Path) -> None:
+    run_quickstart(invoke, "run.json")
+    (project / "hostile.py").write_text(
+        "import sys\n"
+        "def exits(solution_str, ground_truth, **kw):\n"
+        "    print('noise from user code')\n"
+        "    sys.exit(3)\n"
+        "def raises(solution_str, ground_truth, **kw):\n"
+        "    raise RuntimeError('grader bug')\n"
+    )
+    result = invoke(
+        "eval", "rescore", "run.json", "--eval-fn", "hostile.py:exits",
+        "--eval-fn", "hostile.py:raises", "--json",
+    )
+    assert result.exit_code == 0, result.stderr
+    doc = result.json()  # stdout still holds one document: the user's print went to stderr
+    run = doc["rows"][0]["runs"][0]
+    assert run["success"] is True
+    assert "RuntimeError: grader bug" in run["fn_errors"]["hostile.py:raises"]
+    assert "exit" in run["fn_errors"]["hostile.py:exits"].lower()
+
+
+# ------------------------------------------------------------------ JUnit
+
+
+def test_junit_for_a_local_run_is_valid_and_counts_rows(invoke: Invoke, project: Path) -> None:
+    result = invoke("eval", "run", TOML, "-o", "run.json", "--junit", "reports/junit.xml")
+    assert result.exit_code == 0, result.stderr
+    path = project / "reports" / "junit.xml"
+    validate(path)
+    root = ET.parse(path).getroot()
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["run"]
+    cases = suites[0].findall("testcase")
+    assert len(cases) == 20 and cases[0].get("name") == "row 0"
+    doc = json.loads((project / "run.json").read_text())
+    failing = [
+        row["row_index"]
+        for row in doc["rows"]
+        if sum(r["scores"]["grader"] >= 1.0 for r in row["runs"]) * 2 <= len(row["runs"])
+    ]
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert [int(c.get("name", "").split()[1]) for c in failed] == failing
+    assert suites[0].get("failures") == str(len(failing)) == root.get("failures")
+    message = failed[0].find("failure").get("message")  # type: ignore[union-attr]
+    assert "attempts passed" in str(message) and "pass threshold 1" in str(message)
+
+
+def test_junit_marks_errored_rows_as_errors_and_strips_unprintable_text(
+    tmp_path: Path,
+) -> None:
+    from osmosis_local_runner.ci_reports import Source, junit_xml
+    from osmosis_local_runner.documents import ResultsFile
+
+    doc = write(
+        tmp_path / "run.json",
+        {0: [1.0]},
+        extra={
+            1: [attempt(1, 0, None, error="workflow: RuntimeError: \x1b[31mboom\x00")],
+            2: [attempt(2, 0, 0.0, answer="bad \x07 answer <tag> & 'quotes'")],
+            3: [attempt(3, 0, None, skipped=True)],
+        },
+    )
+    data = junit_xml([Source("run", ResultsFile(doc))])
+    validate(data)
+    root = ET.fromstring(data)
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert cases["row 0"].find("failure") is None and cases["row 0"].find("error") is None
+    error = cases["row 1"].find("error")
+    assert error is not None and "RuntimeError" in str(error.get("message"))
+    assert cases["row 2"].find("failure") is not None
+    assert "<tag> & 'quotes'" in str(cases["row 2"].findtext("system-out"))
+    assert cases["row 3"].find("skipped") is not None
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == (
+        "4", "1", "1", "1",
+    )
+
+
+def test_junit_for_a_suite_has_one_testsuite_per_entry(invoke: Invoke, project: Path) -> None:
+    result = invoke(
+        "eval", "run", "configs/eval/suite.toml", "-o", "out", "--limit", "3",
+        "--junit", "suite.xml", "--quiet",
+    )
+    assert result.exit_code == 0, result.stderr
+    validate(project / "suite.xml")
+    root = ET.parse(project / "suite.xml").getroot()
+    names = [s.get("name") for s in root.findall("testsuite")]
+    document = json.loads((project / "out" / "suite.json").read_text())
+    assert names == [e["name"] for e in document["entries"]]
+    assert all(len(s.findall("testcase")) == 3 for s in root.findall("testsuite"))
+
+
+def test_a_bad_junit_path_is_refused_before_the_run(invoke: Invoke, project: Path) -> None:
+    (project / "adir").mkdir()
+    result = invoke("eval", "run", TOML, "-o", "run.json", "--junit", "adir")
+    assert result.exit_code == 2 and "is a directory" in result.stderr
+    assert not (project / "run.json").exists()
+    same = invoke("eval", "run", TOML, "-o", "run.json", "--junit", "run.json")
+    assert same.exit_code == 2 and "is the results document" in same.stderr
+
+
+def test_eval_run_writes_the_step_summary(
+    invoke: Invoke, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = project / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    run_quickstart(invoke, "run.json")
+    text = summary.read_text()
+    assert text.startswith("## osmosis eval run\n\n### run\n")
+    assert "| eval fn | mean | std | pass@1 | pass@3 |" in text
+    assert "| grader |" in text and "Worst rows (grader)" in text
+
+
+def test_an_unwritable_step_summary_is_a_warning_not_a_failure(
+    invoke: Invoke, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(project / "no" / "such" / "dir" / "x.md"))
+    result = invoke("eval", "run", TOML, "-o", "run.json")
+    assert result.exit_code == 0
+    assert "warning: cannot append to GITHUB_STEP_SUMMARY" in result.stderr
+
+
+# ------------------------------------------------------------------ hosted
+
+
+@pytest.fixture
+def hosted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, router: respx.MockRouter) -> Path:
+    from tests.gitrepo import make_project
+
+    path = make_project(tmp_path)
+    monkeypatch.chdir(path)
+    monkeypatch.setenv("OSMOSIS_TOKEN", "ci-token-secret")
+    monkeypatch.setenv("OSMOSIS_WORKSPACE", "acme")
+    router.get("/api/cli/workspaces").respond(200, json={"workspaces": [{"id": "w1", "name": "acme"}]})
+    return path
+
+
+@pytest.mark.parametrize(("final", "code"), [("finished", 0), ("failed", 4)])
+def test_submit_wait_junit_has_the_runs_verdict(
+    invoke: Invoke,
+    hosted: Path,
+    router: respx.MockRouter,
+    monkeypatch: pytest.MonkeyPatch,
+    final: str,
+    code: int,
+) -> None:
+    summary = hosted / "step.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    router.post("/api/cli/eval-runs").respond(201, json=CREATED)
+    router.get("/api/cli/eval-runs/demo-abc").mock(
+        side_effect=[httpx.Response(200, json=detail(final, 0.9))]
+    )
+    result = invoke(
+        "eval", "submit", CONFIG, "--yes", "--min-pass-rate", "0.5", "--junit", "j.xml"
+    )
+    assert result.exit_code == code, result.stderr
+    validate(hosted / "j.xml")
+    case = ET.parse(hosted / "j.xml").getroot().find("testsuite/testcase")
+    assert case is not None and case.get("name") == "demo-abc"
+    assert (case.find("failure") is not None) == (final == "failed")
+    assert "demo-abc" in summary.read_text() and ("passed" in summary.read_text()) == (code == 0)
+
+
+def test_submit_junit_needs_wait(invoke: Invoke, hosted: Path, router: respx.MockRouter) -> None:
+    create = router.post("/api/cli/eval-runs").respond(201, json=CREATED)
+    result = invoke("eval", "submit", CONFIG, "--yes", "--junit", "j.xml")
+    assert result.exit_code == 2 and "--junit needs --wait" in result.stderr
+    assert not create.called
