@@ -30,8 +30,17 @@ def junit_xsd() -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run(
             [
-                sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                "--no-binary", ":all:", "-d", tmp, f"pytest=={version}",
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "-d",
+                tmp,
+                f"pytest=={version}",
             ],
             capture_output=True,
             text=True,
@@ -40,8 +49,10 @@ def junit_xsd() -> Path:
         )
         archives = list(Path(tmp).glob("pytest-*.tar.gz"))
         if done.returncode != 0 or not archives:
-            pytest.skip(f"cannot fetch the pytest {version} sdist for junit-10.xsd: "
-                        f"{(done.stderr or '').strip().splitlines()[-1:] or 'no archive'}")
+            pytest.skip(
+                f"cannot fetch the pytest {version} sdist for junit-10.xsd: "
+                f"{(done.stderr or '').strip().splitlines()[-1:] or 'no archive'}"
+            )
         with tarfile.open(archives[0]) as archive:
             member = archive.extractfile(f"pytest-{version}/{MEMBER}")
             if member is None:

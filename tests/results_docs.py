@@ -58,9 +58,7 @@ def write(
     rows: dict[int, list[AttemptRecord]] = {}
     for index, values in scores.items():
         digest = (digests or {}).get(index)
-        rows[index] = [
-            attempt(index, k, v, digest=digest, fn=fn) for k, v in enumerate(values)
-        ]
+        rows[index] = [attempt(index, k, v, digest=digest, fn=fn) for k, v in enumerate(values)]
     for index, records in (extra or {}).items():
         rows[index] = list(records)
     n = max((len(v) for v in rows.values()), default=1)

@@ -308,7 +308,8 @@ def cards_html(data: dict[str, Any]) -> str:
             ("time", f"{(summary.get('total_duration_ms') or 0) / 1000:.1f}s"),
         ]
         facts_html = "".join(
-            f'<div class="fact"><span class="value" data-testid="{name}-{position}">'
+            f'<div class="fact"><span class="value" '
+            f'data-testid="{name.replace("@", "_at_")}-{position}">'
             f'{html.escape(value)}</span><span class="name">{name}</span></div>'
             for name, value in facts
         )

@@ -333,7 +333,9 @@ class PlatformDouble:
                 )
         status = self._status(run)
         if status in TERMINAL:
-            end = (run.stopped_at - run.created) if run.stopped_at else run.pending_s + run.running_s
+            end = (
+                (run.stopped_at - run.created) if run.stopped_at else run.pending_s + run.running_s
+            )
             entries.append(entry(end, "finish", f"run {status}"))
         return entries
 

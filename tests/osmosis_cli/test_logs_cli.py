@@ -15,7 +15,9 @@ from tests.osmosis_client.platform.test_logs import LOGS, LogServer, entry
 
 
 @pytest.fixture
-def api(router: respx.MockRouter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> respx.MockRouter:
+def api(
+    router: respx.MockRouter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> respx.MockRouter:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OSMOSIS_TOKEN", "ci-token-secret")
     monkeypatch.setenv("OSMOSIS_WORKSPACE", "acme")

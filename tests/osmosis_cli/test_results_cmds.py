@@ -41,9 +41,7 @@ def run_quickstart(invoke: Invoke, out: str, *args: str) -> dict:  # type: ignor
 # ------------------------------------------------------------------ compare
 
 
-def test_two_offline_runs_compare_with_an_interval_and_flips(
-    invoke: Invoke, project: Path
-) -> None:
+def test_two_offline_runs_compare_with_an_interval_and_flips(invoke: Invoke, project: Path) -> None:
     run_quickstart(invoke, "a.json", "--model", "mock/calculator")
     run_quickstart(invoke, "b.json")  # mock/flaky-calculator
     result = invoke("eval", "compare", "a.json", "b.json")
@@ -59,16 +57,16 @@ def test_two_offline_runs_compare_with_an_interval_and_flips(
 
     doc = invoke("eval", "compare", "a.json", "b.json", "--json").json()
     stats = doc["eval_fns"]["grader"]
-    assert stats["ci_method"] == "bootstrap" and stats["ci_low"] <= stats["diff"] <= stats["ci_high"]
+    assert (
+        stats["ci_method"] == "bootstrap" and stats["ci_low"] <= stats["diff"] <= stats["ci_high"]
+    )
     assert stats["flipped_to_fail"] >= 1 and stats["flipped_to_pass"] == 0
     assert 0 < stats["mcnemar_p"] <= 1
     assert doc["worst_rows"] and all(w["score_b"] < w["score_a"] for w in doc["worst_rows"])
     assert {"row_index", "fn", "score_a", "score_b", "prompt"} <= set(doc["worst_rows"][0])
 
 
-def test_fail_if_worse_gates_on_an_established_regression(
-    invoke: Invoke, project: Path
-) -> None:
+def test_fail_if_worse_gates_on_an_established_regression(invoke: Invoke, project: Path) -> None:
     run_quickstart(invoke, "a.json", "--model", "mock/calculator")
     run_quickstart(invoke, "b.json")
     worse = invoke("eval", "compare", "a.json", "b.json", "--fail-if-worse", "0.05")
@@ -121,17 +119,36 @@ def test_compare_appends_to_the_github_step_summary(
 # ------------------------------------------------------------------ rescore
 
 
-def test_rescore_reproduces_the_scores_with_the_same_eval_fn(
-    invoke: Invoke, project: Path
-) -> None:
+def test_rescore_reproduces_the_scores_with_the_same_eval_fn(invoke: Invoke, project: Path) -> None:
     seed = invoke(
-        "eval", "-m", f"{MAIN}:CalculatorWorkflow", "-d", "data/arithmetic.jsonl",
-        "--model", "mock/flaky-calculator", "--eval-fn", f"{REWARDS}:exact_number",
-        "--n", "3", "--limit", "12", "-o", "seed.json", "--quiet",
+        "eval",
+        "-m",
+        f"{MAIN}:CalculatorWorkflow",
+        "-d",
+        "data/arithmetic.jsonl",
+        "--model",
+        "mock/flaky-calculator",
+        "--eval-fn",
+        f"{REWARDS}:exact_number",
+        "--n",
+        "3",
+        "--limit",
+        "12",
+        "-o",
+        "seed.json",
+        "--quiet",
     )
     assert seed.exit_code == 0, seed.stderr
-    result = invoke("eval", "rescore", "seed.json", "--eval-fn", f"{REWARDS}:exact_number",
-                    "-o", "again.json", "--json")
+    result = invoke(
+        "eval",
+        "rescore",
+        "seed.json",
+        "--eval-fn",
+        f"{REWARDS}:exact_number",
+        "-o",
+        "again.json",
+        "--json",
+    )
     assert result.exit_code == 0, result.stderr
     original = json.loads((project / "seed.json").read_text())
     again = result.json()
@@ -151,7 +168,13 @@ def test_rescore_a_toml_run_with_its_grader_and_with_a_new_fn(
     assert (project / "run.rescored.json").is_file()  # the default output
 
     other = invoke(
-        "eval", "rescore", "run.json", "--eval-fn", f"{REWARDS}:brevity", "-o", "brief.json",
+        "eval",
+        "rescore",
+        "run.json",
+        "--eval-fn",
+        f"{REWARDS}:brevity",
+        "-o",
+        "brief.json",
         "--json",
     )
     assert other.exit_code == 0, other.stderr
@@ -192,8 +215,14 @@ def test_rescore_survives_a_hostile_eval_fn(invoke: Invoke, project: Path) -> No
         "    raise RuntimeError('grader bug')\n"
     )
     result = invoke(
-        "eval", "rescore", "run.json", "--eval-fn", "hostile.py:exits",
-        "--eval-fn", "hostile.py:raises", "--json",
+        "eval",
+        "rescore",
+        "run.json",
+        "--eval-fn",
+        "hostile.py:exits",
+        "--eval-fn",
+        "hostile.py:raises",
+        "--json",
     )
     assert result.exit_code == 0, result.stderr
     doc = result.json()  # stdout still holds one document: the user's print went to stderr
@@ -256,15 +285,31 @@ def test_junit_marks_errored_rows_as_errors_and_strips_unprintable_text(
     assert cases["row 3"].find("skipped") is not None
     suite = root.find("testsuite")
     assert suite is not None
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == (
-        "4", "1", "1", "1",
+    assert (
+        suite.get("tests"),
+        suite.get("failures"),
+        suite.get("errors"),
+        suite.get("skipped"),
+    ) == (
+        "4",
+        "1",
+        "1",
+        "1",
     )
 
 
 def test_junit_for_a_suite_has_one_testsuite_per_entry(invoke: Invoke, project: Path) -> None:
     result = invoke(
-        "eval", "run", "configs/eval/suite.toml", "-o", "out", "--limit", "3",
-        "--junit", "suite.xml", "--quiet",
+        "eval",
+        "run",
+        "configs/eval/suite.toml",
+        "-o",
+        "out",
+        "--limit",
+        "3",
+        "--junit",
+        "suite.xml",
+        "--quiet",
     )
     assert result.exit_code == 0, result.stderr
     validate(project / "suite.xml")
@@ -316,7 +361,9 @@ def hosted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, router: respx.MockRo
     monkeypatch.chdir(path)
     monkeypatch.setenv("OSMOSIS_TOKEN", "ci-token-secret")
     monkeypatch.setenv("OSMOSIS_WORKSPACE", "acme")
-    router.get("/api/cli/workspaces").respond(200, json={"workspaces": [{"id": "w1", "name": "acme"}]})
+    router.get("/api/cli/workspaces").respond(
+        200, json={"workspaces": [{"id": "w1", "name": "acme"}]}
+    )
     return path
 
 
@@ -335,9 +382,7 @@ def test_submit_wait_junit_has_the_runs_verdict(
     router.get("/api/cli/eval-runs/demo-abc").mock(
         side_effect=[httpx.Response(200, json=detail(final, 0.9))]
     )
-    result = invoke(
-        "eval", "submit", CONFIG, "--yes", "--min-pass-rate", "0.5", "--junit", "j.xml"
-    )
+    result = invoke("eval", "submit", CONFIG, "--yes", "--min-pass-rate", "0.5", "--junit", "j.xml")
     assert result.exit_code == code, result.stderr
     validate(hosted / "j.xml")
     case = ET.parse(hosted / "j.xml").getroot().find("testsuite/testcase")

@@ -48,8 +48,11 @@ def test_bootstrap_is_deterministic_and_agrees_with_scipy() -> None:
     assert first == stats.bootstrap_interval(list(diffs))  # fixed seed: same answer
     assert first is not None and first.method == "bootstrap"
     theirs = sp.bootstrap(
-        (diffs,), lambda x, axis: x.mean(axis=axis), method="percentile",
-        n_resamples=10_000, random_state=0,
+        (diffs,),
+        lambda x, axis: x.mean(axis=axis),
+        method="percentile",
+        n_resamples=10_000,
+        random_state=0,
     ).confidence_interval
     # different random streams: the two percentile intervals agree to Monte Carlo error
     assert first.low == pytest.approx(theirs.low, abs=0.015)
@@ -65,7 +68,7 @@ def test_constant_differences_give_a_point_interval() -> None:
 def test_paired_interval_switches_to_t_above_the_bootstrap_limit() -> None:
     small = [0.0, 1.0] * (stats.BOOTSTRAP_MAX_PAIRS // 2)
     assert stats.paired_interval(small).method == "bootstrap"  # type: ignore[union-attr]
-    large = small + [0.0, 1.0]
+    large = [*small, 0.0, 1.0]
     assert stats.paired_interval(large).method == "t"  # type: ignore[union-attr]
 
 

@@ -54,7 +54,9 @@ class LogServer:
         )
 
 
-def test_one_page_is_newest_first_with_a_cursor(make_api: MakeApi, router: respx.MockRouter) -> None:
+def test_one_page_is_newest_first_with_a_cursor(
+    make_api: MakeApi, router: respx.MockRouter
+) -> None:
     server = LogServer([entry(i) for i in range(5)])
     router.get(LOGS).mock(side_effect=server)
     api = make_api(token="t", workspace="a")

@@ -1,0 +1,257 @@
+"""The HTML report in a real headless Chromium (Playwright): it loads offline with no
+console errors, shows the documents' numbers, filters, paginates and opens transcripts.
+
+Chromium comes from the system (Debian's ``chromium``, which .ci/run installs); the tests
+skip, saying why, where no browser can be found.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from osmosis_local_runner.journal import AttemptRecord
+from osmosis_local_runner.results import document_head, write_document
+from tests.e2e.conftest import osmosis_command
+
+pytestmark = pytest.mark.slow
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    for candidate in (os.environ.get("OSMOSIS_CHROMIUM"), "chromium", "chromium-browser"):
+        if candidate and (found := shutil.which(candidate)):
+            return found
+    return None
+
+
+def expect(locator: Any) -> Any:
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect(locator)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    path = chromium_path()
+    if path is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium; .ci/run does)")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=path, args=ARGS)
+        yield launched
+        launched.close()
+
+
+class Page:
+    """A page with its console errors and every request it made recorded."""
+
+    def __init__(self, browser: Any, path: Path) -> None:
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.context = browser.new_context()
+        self.page = self.context.new_page()
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("dialog", lambda d: (self.errors.append(f"dialog: {d.message}"), d.dismiss()))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.goto(path.as_uri())
+        self.page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+
+    def text(self, selector: str) -> str:
+        return str(self.page.text_content(selector))
+
+    def statuses(self) -> list[str]:
+        return self.page.eval_on_selector_all("tr.row", "rows => rows.map(r => r.dataset.status)")
+
+    def close(self) -> None:
+        self.context.close()
+
+
+class Result:
+    def __init__(self, done: subprocess.CompletedProcess[str]) -> None:
+        self.exit_code, self.stdout, self.stderr = done.returncode, done.stdout, done.stderr
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def invoke(*args: str) -> Result:
+    """The installed CLI in a subprocess (Playwright's sync API owns this thread's loop)."""
+    return Result(
+        subprocess.run([*osmosis_command(), *args], capture_output=True, text=True, timeout=120)
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "qs"
+    shutil.copytree(QUICKSTART, root, ignore=shutil.ignore_patterns(".osmosis"))
+    monkeypatch.chdir(root)
+    return root
+
+
+def test_a_vs_b_report_shows_the_numbers_filters_and_transcripts(
+    browser: Any, project: Path
+) -> None:
+    for name, model in (("a", "mock/calculator"), ("b", "mock/flaky-calculator")):
+        ran = invoke(
+            "eval",
+            "run",
+            "configs/eval/quickstart.toml",
+            "--model",
+            model,
+            "-o",
+            f"{name}.json",
+            "--quiet",
+        )
+        assert ran.exit_code == 0, ran.stderr
+    made = invoke("eval", "report", "a.json", "b.json", "-o", "out/report.html")
+    assert made.exit_code == 0, made.stderr
+    docs = [json.loads((project / f"{n}.json").read_text()) for n in ("a", "b")]
+    page = Page(browser, project / "out" / "report.html")
+    try:
+        assert page.errors == []
+        assert all(url.startswith("file://") for url in page.requests)  # nothing fetched
+        for i, doc in enumerate(docs):
+            stats = doc["summary"]["eval_fns"]["grader"]
+            assert page.text(f"[data-testid=mean-{i}]") == f"{stats['mean']:.3f}"
+            assert page.text(f"[data-testid=pass_at_1-{i}]") == f"{stats['pass_at_1']:.3f}"
+            assert page.text(f"[data-testid=rows-{i}]") == str(doc["summary"]["total_rows"])
+        assert page.text("[data-testid=row-count]") == "20 of 20 rows"
+        assert page.page.locator("[data-testid=histogram] rect").count() > 0
+        assert page.page.locator("[data-testid=pass-at-k] polyline").count() == 2
+
+        # failed only, on run b: exactly b's rows that do not pass
+        page.page.select_option("#run", "1")
+        page.page.check("#filter-failed")
+        failing = [
+            row["row_index"]
+            for row in docs[1]["rows"]
+            if sum(r["scores"]["grader"] >= 1.0 for r in row["runs"]) * 2 <= len(row["runs"])
+        ]
+        assert failing and set(page.statuses()) == {"failed"}
+        shown = page.page.eval_on_selector_all("tr.row", "rs => rs.map(r => +r.dataset.index)")
+        assert shown == failing
+        assert page.text("[data-testid=row-count]") == f"{len(failing)} of 20 rows"
+
+        page.page.check("#filter-flipped")
+        compared = invoke("eval", "compare", "a.json", "b.json", "--json").json()["eval_fns"]
+        flips = compared["grader"]["flipped_to_fail"] + compared["grader"]["flipped_to_pass"]
+        assert page.page.locator("tr.row").count() == flips
+
+        # a transcript opens as a chat: every attempt of both runs, with its messages
+        page.page.locator("tr.row").first.click()
+        transcript = page.page.locator(".transcript")
+        transcript.wait_for()
+        assert transcript.locator(".attempt").count() == 6  # n=3 in each run
+        assert transcript.locator(".msg.assistant").count() == 6
+        assert transcript.locator(".msg.user").first.text_content().startswith("user")  # type: ignore[union-attr]
+
+        page.page.check("input[value=all]")
+        page.page.fill("#search", "43 + 21")
+        expect(page.page.locator("[data-testid=row-count]")).to_have_text("1 of 20 rows")
+        assert page.errors == []
+    finally:
+        page.close()
+
+
+def _big_document(path: Path, rows: int) -> None:
+    records: dict[int, list[AttemptRecord]] = {}
+    for i in range(rows):
+        answer = "<img src=x onerror=alert(1)><script>alert(2)</script>" if i == 7 else str(i)
+        messages = [
+            {"role": "system", "content": "You are a calculator."},
+            {"role": "user", "content": f"What is {i} + 0?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "add", "arguments": json.dumps({"a": i, "b": 0})},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": str(i)},
+            {"role": "assistant", "content": answer},
+        ]
+        records[i] = [
+            AttemptRecord(
+                row_index=i,
+                run_index=0,
+                row_digest=f"d{i}",
+                success=i % 50 != 3,
+                scores={"grader": 0.0 if i % 5 == 0 or i % 50 == 3 else 1.0},
+                duration_ms=120,
+                tokens=40,
+                error="workflow: RuntimeError: boom" if i % 50 == 3 else None,
+                answer=answer,
+                transcript=json.dumps(messages),
+            )
+        ]
+    config = {
+        "model": "mock/big",
+        "n_runs": 1,
+        "pass_threshold": 1.0,
+        "eval_fns": ["grader"],
+        "dataset": "big.jsonl",
+    }
+    head = document_head(
+        config, records, ["grader"], n=1, pass_threshold=1.0, duration_ms=60_000, status="finished"
+    )
+    write_document(path, head, records)
+
+
+def test_a_2000_row_report_loads_paginated_and_keeps_user_text_inert(
+    browser: Any, tmp_path: Path
+) -> None:
+    results = tmp_path / "big.json"
+    _big_document(results, 2000)
+    made = invoke("eval", "report", str(results), "-o", str(tmp_path / "big.html"))
+    assert made.exit_code == 0, made.stderr
+    page = Page(browser, tmp_path / "big.html")
+    try:
+        assert page.errors == []
+        assert page.page.locator("tr.row").count() == 50  # one page, not 2,000 rows
+        assert page.text("[data-testid=page]") == "page 1 of 40"
+        page.page.click("#next")
+        assert page.text("[data-testid=page]") == "page 2 of 40"
+        assert page.page.locator("tr.row").first.get_attribute("data-index") == "50"
+
+        page.page.check("#filter-error")
+        assert page.text("[data-testid=row-count]") == "40 of 2000 rows"
+        assert set(page.statuses()) == {"error"}
+
+        # a model answer full of markup is shown as text: nothing runs, nothing loads
+        page.page.check("input[value=all]")
+        page.page.fill("#search", "onerror")
+        expect(page.page.locator("[data-testid=row-count]")).to_have_text("1 of 2000 rows")
+        page.page.locator("tr.row").first.click()
+        transcript = page.page.locator(".transcript")
+        transcript.wait_for()
+        assert "<script>alert(2)</script>" in str(transcript.text_content())
+        assert transcript.locator("img, script").count() == 0
+        assert "→ add(" in str(transcript.locator(".call").first.text_content())
+        assert page.errors == [] and all(u.startswith("file://") for u in page.requests)
+    finally:
+        page.close()
