@@ -105,6 +105,15 @@ _BY_CODE: dict[str, Hint] = {
         f"{e.hint} (--{str(e.data.get('setting', 'batch_size')).replace('_', '-')})"
     ),
     "DEADLINE": lambda e, c: f"resume with --resume -o {e.data.get('results')}",
+    "RESCORE_DATASET_NOT_FOUND": lambda e, c: (
+        "pass --dataset FILE (the dataset the run used), or run from the run's directory"
+    ),
+    "NO_TRANSCRIPTS": lambda e, c: "rerun without --no-transcripts to keep them",
+    "DATASET_CHANGED": lambda e, c: "pass --dataset FILE with the dataset the run used",
+    "NOTHING_TO_COMPARE": lambda e, c: (
+        f"{e.hint} (`osmosis eval rescore` grades a run again)" if e.hint else None
+    ),
+    "REPORT_PATH": lambda e, c: f"{e.hint} (-o PATH)" if e.hint else "pass another -o PATH",
 }
 
 

@@ -268,8 +268,7 @@ def compare(path_a: Path, path_b: Path, *, eval_fns: Sequence[str] | None = None
         raise InvalidInputError(
             "the two documents share no eval fn "
             f"(A: {', '.join(a.eval_fns) or 'none'}; B: {', '.join(b.eval_fns) or 'none'})",
-            hint="compare runs scored by the same eval fns, or rescore one of them "
-            "(osmosis eval rescore)",
+            hint="compare runs scored by the same eval fns, or rescore one of them",
             code="NOTHING_TO_COMPARE",
         )
     rows_a = [RowStats.of(row, shared, a.pass_threshold) for row in a.rows()]
@@ -279,7 +278,7 @@ def compare(path_a: Path, path_b: Path, *, eval_fns: Sequence[str] | None = None
         raise InvalidInputError(
             f"no row of {path_a} is in {path_b}",
             hint="compare two runs of the same dataset (rows are paired by content)",
-            code="NOTHING_TO_COMPARE",
+            code="NO_COMMON_ROWS",
         )
     ks = ks_for(min(a.n, b.n))
     notes = []

@@ -26,7 +26,7 @@ EXCERPT = 200
 def _problem(path: Path, what: str, hint: str | None = None) -> InvalidInputError:
     return InvalidInputError(
         f"{path}: {what}",
-        hint=hint or "give a results document written by `osmosis eval run` (-o PATH)",
+        hint=hint or "give a results document written by a local run",
         code="NOT_RESULTS",
         data={"path": str(path)},
     )

@@ -65,7 +65,7 @@ def _suite_sources(directory: Path) -> list[Source]:
     except (OSError, ValueError, KeyError, TypeError):
         raise InvalidInputError(
             f"{directory} is a directory but not a suite directory (no readable suite.json)",
-            hint="give results documents, or a directory written by `osmosis eval run SUITE`",
+            hint="give results documents, or a suite run's directory",
             code="NOT_RESULTS",
         ) from None
     sources = []
@@ -372,10 +372,14 @@ def render(sources: Sequence[Source]) -> tuple[str, int]:
 def write_report(paths: Sequence[Path], output: Path) -> Written:
     inputs = {str(p.resolve()) for p in paths if p.is_file()}
     if output.is_dir():
-        raise InvalidInputError(f"{output} is a directory", hint="name a file, e.g. report.html")
+        raise InvalidInputError(
+            f"{output} is a directory", hint="name a file, e.g. report.html", code="REPORT_PATH"
+        )
     if str(output.resolve()) in inputs:
         raise InvalidInputError(
-            f"{output} is one of the results documents", hint="choose another -o PATH"
+            f"{output} is one of the results documents",
+            hint="choose another path for the report",
+            code="REPORT_PATH",
         )
     page, rows = render(sources_of(paths))
     data = page.encode("utf-8")

@@ -48,8 +48,8 @@ def _dataset_path(source: ResultsFile, given: Path | None) -> Path:
         return Path(recorded)
     raise InvalidInputError(
         f"the run's dataset {recorded!r} is not found from here",
-        hint="pass --dataset FILE (the dataset the run used), or run from the run's directory",
-        code="DATASET_NOT_FOUND",
+        hint="name the dataset the run used, or work from the run's directory",
+        code="RESCORE_DATASET_NOT_FOUND",
     )
 
 
@@ -61,7 +61,7 @@ def _records(source: ResultsFile) -> dict[int, list[AttemptRecord]]:
                 raise InvalidInputError(
                     f"{source.path} has no transcripts (row {row.index}): rescore re-grades the "
                     "saved conversations",
-                    hint="rerun without --no-transcripts to keep them",
+                    hint="run again keeping transcripts",
                     code="NO_TRANSCRIPTS",
                 )
         records[row.index] = row.runs
@@ -78,7 +78,7 @@ def _dataset_rows(path: Path, records: dict[int, list[AttemptRecord]]) -> dict[i
         if row is None or (expected and row.digest != expected):
             raise InvalidInputError(
                 f"row {index} of {path} is not the row the run graded (the dataset changed)",
-                hint="pass --dataset FILE with the dataset the run used",
+                hint="name the dataset the run used",
                 code="DATASET_CHANGED",
             )
     return rows
