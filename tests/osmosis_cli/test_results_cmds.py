@@ -4,6 +4,7 @@ CLI, on offline runs of the bundled quickstart."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -396,3 +397,57 @@ def test_submit_junit_needs_wait(invoke: Invoke, hosted: Path, router: respx.Moc
     result = invoke("eval", "submit", CONFIG, "--yes", "--junit", "j.xml")
     assert result.exit_code == 2 and "--junit needs --wait" in result.stderr
     assert not create.called
+
+
+# ------------------------------------------------------------------ report (no browser)
+
+
+def test_report_of_a_suite_directory_is_self_contained(invoke: Invoke, project: Path) -> None:
+    ran = invoke("eval", "run", "configs/eval/suite.toml", "-o", "out", "--limit", "3", "--quiet")
+    assert ran.exit_code == 0, ran.stderr
+    result = invoke("eval", "report", "out", "-o", "suite.html")
+    assert result.exit_code == 0, result.stderr
+    assert "Report written to suite.html (3 rows" in result.stderr
+    page = (project / "suite.html").read_text()
+    entries = json.loads((project / "out" / "suite.json").read_text())["entries"]
+    data = json.loads(page.split('id="data">', 1)[1].split("</script>", 1)[0])
+    assert [r["label"] for r in data["runs"]] == [e["name"] for e in entries]
+    # nothing to fetch: no external scripts, styles, images or links
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert "default-src 'none'" in page
+    assert (project / "suite.html").stat().st_mode & 0o077 == 0  # prompts and answers inside
+
+
+def test_report_keeps_markup_in_user_content_inert(tmp_path: Path, invoke: Invoke) -> None:
+    doc = write(
+        tmp_path / "x.json",
+        {},
+        extra={
+            0: [
+                attempt(
+                    0,
+                    0,
+                    1.0,
+                    answer="</script><script>alert(1)</script>",
+                    prompt="<!-- \u2028 & <b>",
+                )
+            ]
+        },
+    )
+    result = invoke("eval", "report", str(doc), "-o", str(tmp_path / "x.html"))
+    assert result.exit_code == 0, result.stderr
+    page = (tmp_path / "x.html").read_text()
+    assert "<script>alert(1)</script>" not in page and "</script><script>" not in page
+    data = json.loads(page.split('id="data">', 1)[1].split("</script>", 1)[0])
+    assert (
+        data["rows"][0]["cells"][0]["attempts"][0]["answer"] == "</script><script>alert(1)</script>"
+    )
+
+
+def test_report_refuses_to_overwrite_an_input(tmp_path: Path, invoke: Invoke) -> None:
+    doc = write(tmp_path / "x.json", {0: [1.0]})
+    result = invoke("eval", "report", str(doc), "-o", str(doc))
+    assert result.exit_code == 2 and "is one of the results documents" in result.stderr
+    assert json.loads(doc.read_text())["summary"]["total_rows"] == 1
+    missing = invoke("eval", "report", str(tmp_path / "nope.json"))
+    assert missing.exit_code == 2 and "no such file" in missing.stderr
