@@ -340,8 +340,18 @@ def main() -> None:
 
     results["server_mode"] = measure_server_mode()
 
+    from bench.report import measure as measure_report
+
+    results["html_report"] = measure_report()
+
     write_report(results)
     print(json.dumps(results, indent=2))
+
+
+def report_section(measured: dict[str, Any]) -> str:
+    from bench.report import section
+
+    return section(measured)
 
 
 def server_mode_section(s: dict[str, Any]) -> str:
@@ -498,6 +508,8 @@ that reason alone. Our command classes give `--help` a `False` default, and the 
 global option that takes a value (`--platform-url`) is read by the entry point before
 typer parses, so help pages and usage errors import neither pydantic nor anything heavy
 (a test asserts it for every help page).
+
+{report_section(r["html_report"])}
 """
     (ROOT / "docs" / "benchmarks.md").write_text(text)
 
