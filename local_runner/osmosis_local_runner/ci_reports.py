@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from .documents import ResultsFile, Row, excerpt
+from .documents import ResultsFile, Row, excerpt, majority_passes
 from .results import passed
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class RowVerdict:
         mean = sum(r.scores.get(fn, 0.0) for r in runs) / attempts if attempts else None
         if not attempts:
             status = "skipped"
-        elif passing * 2 > attempts:
+        elif majority_passes(attempts, passing):
             status = "passed"
         elif failed_runs:
             status = "error"

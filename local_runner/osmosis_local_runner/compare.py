@@ -17,7 +17,7 @@ from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 
-from .documents import ResultsFile, Row, excerpt
+from .documents import ResultsFile, Row, excerpt, majority_passes
 from .scoring import ks_for, pass_at_k
 from .stats import Interval, mcnemar_exact, paired_interval, t_interval
 
@@ -56,8 +56,7 @@ class RowStats:
 
     def majority_passes(self, fn: str) -> bool:
         """A row passes when more than half of its attempts pass."""
-        attempts, passing = self.passes[fn]
-        return attempts > 0 and passing * 2 > attempts
+        return majority_passes(*self.passes[fn])
 
 
 @dataclass

@@ -63,6 +63,12 @@ class Row:
         return None
 
 
+def majority_passes(attempts: int, passing: int) -> bool:
+    """A row passes (for flips, JUnit and the report) when more than half of its attempts
+    pass."""
+    return attempts > 0 and passing * 2 > attempts
+
+
 def text_of(content: Any) -> str:
     """A message's content as text (OpenAI content parts joined)."""
     if isinstance(content, str):
