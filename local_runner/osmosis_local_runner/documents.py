@@ -9,6 +9,7 @@ reformatted by another tool (still valid JSON) is read whole instead.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,6 +203,9 @@ class ResultsFile:
             for run in runs:
                 if not isinstance(run, dict):
                     raise _problem(self.path, f"row {index}: a run is not an object")
+                problem = _run_problem(run)
+                if problem is not None:
+                    raise _problem(self.path, f"row {index}: a malformed run ({problem})")
                 try:
                     records.append(
                         AttemptRecord.from_json({**run, "row_index": index, "row_digest": digest})
@@ -209,6 +213,33 @@ class ResultsFile:
                 except (KeyError, TypeError, ValueError) as exc:
                     raise _problem(self.path, f"row {index}: a malformed run ({exc})") from None
             yield Row(index, str(digest or ""), records)
+
+
+def _run_problem(run: dict[str, Any]) -> str | None:
+    """What makes a run unusable (hand-edited or foreign documents), or None."""
+    scores = run.get("scores")
+    if not isinstance(scores, dict):
+        return "scores must be an object"
+    for name, value in scores.items():
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            return f"score {name!r} is not a finite number"
+    for key in ("answer", "error"):
+        if run.get(key) is not None and not isinstance(run[key], str):
+            return f"{key} must be text"
+    for key in ("duration_ms", "tokens"):
+        value = run.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return f"{key} must be a number"
+    if "messages" in run and not isinstance(run["messages"], list):
+        return "messages must be a list"
+    fn_errors = run.get("fn_errors")
+    if fn_errors is not None and not isinstance(fn_errors, dict):
+        return "fn_errors must be an object"
+    return None
 
 
 class _NotStreamable(Exception):

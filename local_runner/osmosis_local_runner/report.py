@@ -94,15 +94,17 @@ def _messages(record_messages: list[Any] | None) -> list[dict[str, Any]] | None:
         }
         calls = message.get("tool_calls")
         if isinstance(calls, list) and calls:
+            functions = [
+                call["function"]
+                for call in calls
+                if isinstance(call, dict) and isinstance(call.get("function"), dict)
+            ]
             item["tool_calls"] = [
                 {
-                    "name": str((call.get("function") or {}).get("name", "?")),
-                    "arguments": str((call.get("function") or {}).get("arguments", ""))[
-                        :MAX_MESSAGE
-                    ],
+                    "name": str(function.get("name", "?")),
+                    "arguments": str(function.get("arguments", ""))[:MAX_MESSAGE],
                 }
-                for call in calls
-                if isinstance(call, dict)
+                for function in functions
             ]
         if message.get("name"):
             item["name"] = str(message["name"])

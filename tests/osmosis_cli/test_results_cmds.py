@@ -451,3 +451,28 @@ def test_report_refuses_to_overwrite_an_input(tmp_path: Path, invoke: Invoke) ->
     assert json.loads(doc.read_text())["summary"]["total_rows"] == 1
     missing = invoke("eval", "report", str(tmp_path / "nope.json"))
     assert missing.exit_code == 2 and "no such file" in missing.stderr
+
+
+def test_report_renders_odd_transcripts_without_failing(tmp_path: Path, invoke: Invoke) -> None:
+    odd = attempt(0, 0, 1.0)
+    odd.transcript = json.dumps(
+        [
+            "not a message",
+            {"role": "user", "content": [{"type": "text", "text": "parts"}, "junk"]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": ["x", {"function": "add"}, {"function": {"name": "f"}}],
+            },
+            {"role": 7, "content": {"nested": True}},
+        ]
+    )
+    doc = write(tmp_path / "odd.json", {}, extra={0: [odd]})
+    result = invoke("eval", "report", str(doc), "-o", str(tmp_path / "odd.html"))
+    assert result.exit_code == 0, result.stderr
+    page = (tmp_path / "odd.html").read_text()
+    data = json.loads(page.split('id="data">', 1)[1].split("</script>", 1)[0])
+    messages = data["rows"][0]["cells"][0]["attempts"][0]["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "7"]
+    assert messages[0]["content"] == "parts"
+    assert messages[1]["tool_calls"] == [{"name": "f", "arguments": ""}]

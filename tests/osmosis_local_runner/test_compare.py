@@ -130,6 +130,11 @@ def test_a_reformatted_document_is_read_whole(tmp_path: Path) -> None:
     assert compare(a, pretty).fns["grader"].diff == 0.0
 
 
+def _doc_with_run(run: dict[str, object]) -> str:
+    full = {"run_index": 0, "success": True, "duration_ms": 1, "tokens": 1, "error": None, **run}
+    return json.dumps({"config": {}, "summary": {}, "rows": [{"row_index": 0, "runs": [full]}]})
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -138,6 +143,11 @@ def test_a_reformatted_document_is_read_whole(tmp_path: Path) -> None:
         ("[1, 2]", "not an osmosis results document"),
         ('{"config": {}, "summary": {}, "rows": [{"runs": []}]}', "lacks row_index"),
         ('{"config": {}, "summary": {}, "rows": [{"row_index": 0, "runs": [{}]}]}', "malformed"),
+        (_doc_with_run({"scores": {"g": "1"}}), "score 'g' is not a finite number"),
+        (_doc_with_run({"scores": {"g": float("nan")}}), "score 'g' is not a finite number"),
+        (_doc_with_run({"scores": {"g": 1}, "answer": 42}), "answer must be text"),
+        (_doc_with_run({"scores": {"g": 1}, "messages": "hi"}), "messages must be a list"),
+        (_doc_with_run({"scores": {"g": 1}, "tokens": "many"}), "tokens must be a number"),
     ],
 )
 def test_broken_documents_are_named_not_tracebacks(
