@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from .output import Output
 
+FLIPS_SHOWN = 20
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON document on stdout.")]
 
 
@@ -151,6 +152,28 @@ def show_comparison(out: Output, comparison: Comparison, fail_if_worse: float | 
             ],
             keep=["eval fn"],
         )
+    for fn, c in comparison.fns.items():
+        if c.flips:
+            out.print()
+            out.print(
+                f"Flipped rows ({fn}): {c.flipped_to_fail} pass→fail, {c.flipped_to_pass} fail→pass"
+            )
+            out.table(
+                ["row", "flip", "A", "B", "prompt"],
+                [
+                    [
+                        str(ra.index),
+                        "pass→fail" if direction == "to_fail" else "fail→pass",
+                        _num(ra.means.get(fn)),
+                        _num(rb.means.get(fn)),
+                        _clip(ra.prompt or rb.prompt, 60),
+                    ]
+                    for ra, rb, direction in c.flips[:FLIPS_SHOWN]
+                ],
+                keep=["row"],
+            )
+            if len(c.flips) > FLIPS_SHOWN:
+                out.print(f"… {len(c.flips) - FLIPS_SHOWN} more (--json lists them all)")
     for fn in comparison.fns:
         worst = [w for w in comparison.worst if w.fn == fn]
         if not worst:

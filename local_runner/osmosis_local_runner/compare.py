@@ -75,6 +75,8 @@ class FnComparison:
     flipped_to_fail: int
     flipped_to_pass: int
     mcnemar_p: float
+    #: the rows that flipped, in A's row order: (A's row, B's row, "to_fail" | "to_pass")
+    flips: list[tuple[RowStats, RowStats, str]] = field(default_factory=list)
 
     def regressed(self, delta: float) -> bool:
         """B is worse than A by more than ``delta``: the interval lies below −delta."""
@@ -164,6 +166,17 @@ class Comparison:
             "unpaired": {"a": self.unpaired_a, "b": self.unpaired_b},
             "eval_fns": {fn: c.to_json() for fn, c in self.fns.items()},
             "worst_rows": [w.to_json() for w in self.worst],
+            "flipped_rows": [
+                {
+                    "row_index": ra.index,
+                    "fn": fn,
+                    "direction": direction,
+                    "score_a": ra.means.get(fn),
+                    "score_b": rb.means.get(fn),
+                }
+                for fn, c in self.fns.items()
+                for ra, rb, direction in c.flips
+            ],
             "only_in_a": self.only_a,
             "only_in_b": self.only_b,
             "notes": self.notes,
@@ -218,9 +231,13 @@ def compare_fn(
 
     rows_a = [ra for ra, _, _, _ in scored]
     rows_b = [rb for _, rb, _, _ in scored]
-    flags = [(ra.majority_passes(fn), rb.majority_passes(fn)) for ra, rb, _, _ in scored]
-    to_fail = sum(pa and not pb for pa, pb in flags)
-    to_pass = sum(pb and not pa for pa, pb in flags)
+    flips = [
+        (ra, rb, "to_fail" if pa else "to_pass")
+        for ra, rb, _, _ in scored
+        if (pa := ra.majority_passes(fn)) != rb.majority_passes(fn)
+    ]
+    to_fail = sum(direction == "to_fail" for _, _, direction in flips)
+    to_pass = len(flips) - to_fail
     return FnComparison(
         fn=fn,
         pairs=len(scored),
@@ -235,6 +252,7 @@ def compare_fn(
         pass_at_k_b=at_k(rows_b),
         flipped_to_fail=to_fail,
         flipped_to_pass=to_pass,
+        flips=flips,
         mcnemar_p=mcnemar_exact(to_fail, to_pass),
     )
 

@@ -46,6 +46,15 @@ def test_the_worked_example_is_what_compare_prints(tmp_path: Path, invoke: Invok
             assert ours[key] == value, key
     text = invoke("eval", "compare", str(base), str(cand)).stdout
     assert "[-0.375, +0.146]" in text and "0.625" in text
+    flips = [
+        line.split("\t")[:2] for line in text.split("Flipped rows (grader)")[1].splitlines()[2:6]
+    ]
+    assert flips == [
+        ["4", "pass→fail"],
+        ["8", "pass→fail"],
+        ["10", "fail→pass"],
+        ["11", "pass→fail"],
+    ]
 
 
 def test_the_worked_example_agrees_with_scipy() -> None:

@@ -55,6 +55,7 @@ def test_two_offline_runs_compare_with_an_interval_and_flips(invoke: Invoke, pro
     assert grader[0] == "grader" and grader[1] == "1.000" and float(grader[3]) < 0
     assert grader[4].startswith("[-") and grader[7] != "0"  # rows flipped to fail
     assert "Largest drops (grader):" in result.stdout
+    assert "Flipped rows (grader): " in result.stdout and "pass→fail" in result.stdout
 
     doc = invoke("eval", "compare", "a.json", "b.json", "--json").json()
     stats = doc["eval_fns"]["grader"]
@@ -65,6 +66,8 @@ def test_two_offline_runs_compare_with_an_interval_and_flips(invoke: Invoke, pro
     assert 0 < stats["mcnemar_p"] <= 1
     assert doc["worst_rows"] and all(w["score_b"] < w["score_a"] for w in doc["worst_rows"])
     assert {"row_index", "fn", "score_a", "score_b", "prompt"} <= set(doc["worst_rows"][0])
+    assert len(doc["flipped_rows"]) == stats["flipped_to_fail"]
+    assert all(f["direction"] == "to_fail" for f in doc["flipped_rows"])
 
 
 def test_fail_if_worse_gates_on_an_established_regression(invoke: Invoke, project: Path) -> None:

@@ -58,6 +58,9 @@ def test_row_scores_are_attempt_means_and_flips_use_majorities(tmp_path: Path) -
     # row 0: 2/3 → 1/3 passes (pass → fail); row 1: 1/3 → 2/3 (fail → pass)
     assert (c.flipped_to_fail, c.flipped_to_pass) == (1, 1)
     assert c.mcnemar_p == 1.0
+    flipped = compare(a, b).to_json()["flipped_rows"]
+    assert [(f["row_index"], f["direction"]) for f in flipped] == [(0, "to_fail"), (1, "to_pass")]
+    assert flipped[0]["score_a"] == pytest.approx(2 / 3) and flipped[0]["fn"] == "grader"
     assert c.pass_at_k_a[1] == pytest.approx(c.mean_a)
     assert set(c.pass_at_k_a) == {1, 3}
     assert c.pass_at_k_a[3] == pytest.approx(3 / 4)
