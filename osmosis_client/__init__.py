@@ -41,7 +41,15 @@ if TYPE_CHECKING:
     from osmosis_client.platform._client import AsyncClient, Client
     from osmosis_client.platform.credentials import CredentialStore
     from osmosis_client.platform.eval_config import EvalConfig, load_config
-    from osmosis_client.platform.models import EvalRun, EvalRunPage, RunMetrics, User, Workspace
+    from osmosis_client.platform.models import (
+        EvalRun,
+        EvalRunPage,
+        LogEntry,
+        LogPage,
+        RunMetrics,
+        User,
+        Workspace,
+    )
     from osmosis_client.rewards import (
         RubricResult,
         aevaluate_rubric,
@@ -85,6 +93,8 @@ _EXPORTS: dict[str, str] = {
     "EvalRun": "osmosis_client.platform.models",
     "EvalRunPage": "osmosis_client.platform.models",
     "RunMetrics": "osmosis_client.platform.models",
+    "LogEntry": "osmosis_client.platform.models",
+    "LogPage": "osmosis_client.platform.models",
     "User": "osmosis_client.platform.models",
     "Workspace": "osmosis_client.platform.models",
     "osmosis_reward": "osmosis_client.rewards",
@@ -119,6 +129,8 @@ __all__ = [
     "Grader",
     "GraderContext",
     "InvalidInputError",
+    "LogEntry",
+    "LogPage",
     "MissingAPIKeyError",
     "ModelEndpointError",
     "ModelNotFoundError",

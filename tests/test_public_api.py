@@ -30,6 +30,8 @@ ROOT_NAMES = [
     "Grader",
     "GraderContext",
     "InvalidInputError",
+    "LogEntry",
+    "LogPage",
     "MissingAPIKeyError",
     "ModelEndpointError",
     "ModelNotFoundError",
