@@ -552,6 +552,7 @@ def execute(
     and 1 when every attempt (or more than ``--max-error-rate``) errored. With
     ``--json``, whatever user code prints goes to stderr: stdout holds the document.
     ``--junit`` and the GitHub step summary are written whatever the verdict."""
+    from osmosis_client.errors import OsmosisError
     from osmosis_local_runner.results import error_verdict
 
     from .ci_outputs import after_local, check_junit_path, local_sources
@@ -559,7 +560,15 @@ def execute(
     with out.user_output_to_stderr():
         spec = make_spec()
         check_junit_path(junit, spec.output)
-        result = _run(spec, out, quiet=quiet, dry_run=dry_run)
+        before = _stamp(spec.output)
+        try:
+            result = _run(spec, out, quiet=quiet, dry_run=dry_run)
+        except OsmosisError:
+            # stopped by a deadline or a journal failure: the document of what finished
+            # was written — CI still gets its artefacts
+            if _stamp(spec.output) not in (None, before):
+                after_local(out, junit, local_sources([(spec.output.stem, spec.output)]))
+            raise
     if result is None:
         return
     report_result(out, result)
@@ -569,12 +578,20 @@ def execute(
         raise typer.Exit(EXIT_INTERRUPTED)
     verdict = error_verdict(summary, max_error_rate)
     if verdict is not None:
-        from osmosis_client.errors import OsmosisError
-
         out.error(
             OsmosisError(verdict, hint=f"see the errors in {result.output}", code="RUN_FAILED")
         )
         raise typer.Exit(EXIT_FAILED)
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """Which file is at ``path`` (documents are replaced whole, so a new one is a new
+    inode), or None."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 def _run(spec: RunSpec, out: Output, *, quiet: bool, dry_run: bool) -> RunResult | None:

@@ -479,3 +479,37 @@ def test_report_renders_odd_transcripts_without_failing(tmp_path: Path, invoke: 
     assert [m["role"] for m in messages] == ["user", "assistant", "7"]
     assert messages[0]["content"] == "parts"
     assert messages[1]["tool_calls"] == [{"name": "f", "arguments": ""}]
+
+
+def test_junit_is_written_when_a_deadline_stops_the_run(invoke: Invoke, project: Path) -> None:
+    result = invoke(
+        "eval",
+        "run",
+        TOML,
+        "--model",
+        "mock/calculator@300",
+        "--batch-size",
+        "2",
+        "--deadline",
+        "0.5",
+        "-o",
+        "r.json",
+        "--junit",
+        "r.xml",
+    )
+    assert result.exit_code == 1 and "deadline" in result.stderr
+    doc = json.loads((project / "r.json").read_text())
+    root = ET.parse(project / "r.xml").getroot()
+    assert int(root.get("tests", "0")) == doc["summary"]["total_rows"] > 0
+
+
+def test_no_junit_from_a_stale_document_when_the_run_never_wrote(
+    invoke: Invoke, project: Path
+) -> None:
+    run_quickstart(invoke, "r.json")  # an earlier document at the same path
+    (project / "r.json.journal.jsonl").unlink()
+    failed = invoke(
+        "eval", "run", TOML, "--model", "openai/gpt-5-mini", "-o", "r.json", "--junit", "r.xml"
+    )
+    assert failed.exit_code == 2  # no key: nothing ran
+    assert not (project / "r.xml").exists()
