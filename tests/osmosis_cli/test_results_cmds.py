@@ -302,7 +302,10 @@ def test_junit_marks_errored_rows_as_errors_and_strips_unprintable_text(
     )
 
 
-def test_junit_for_a_suite_has_one_testsuite_per_entry(invoke: Invoke, project: Path) -> None:
+def test_junit_for_a_suite_has_one_testsuite_per_entry(
+    invoke: Invoke, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(project / "step.md"))
     result = invoke(
         "eval",
         "run",
@@ -322,6 +325,13 @@ def test_junit_for_a_suite_has_one_testsuite_per_entry(invoke: Invoke, project: 
     document = json.loads((project / "out" / "suite.json").read_text())
     assert names == [e["name"] for e in document["entries"]]
     assert all(len(s.findall("testcase")) == 3 for s in root.findall("testsuite"))
+    summary = (project / "step.md").read_text()
+    assert summary.startswith("## osmosis eval suite quickstart-suite\n")
+    head = summary.split("<details>", 1)[0]
+    table = [line for line in head.splitlines() if line.startswith("| ") and "---" not in line]
+    assert table[0].startswith("| entry | status | mean |") and len(table) == 1 + len(names)
+    assert table[1].startswith("| exact |")  # best first
+    assert summary.count("<details><summary>") == len(names)
 
 
 def test_a_bad_junit_path_is_refused_before_the_run(invoke: Invoke, project: Path) -> None:

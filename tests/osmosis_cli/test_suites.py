@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -205,9 +206,11 @@ def test_hosted_suite_wait_gates_every_run(
     invoke: Invoke,
     repo: Path,
     router: respx.MockRouter,
+    monkeypatch: pytest.MonkeyPatch,
     statuses: tuple[str, str],
     code: int,
 ) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(repo / "step.md"))
     _workspaces(router)
     created = iter([{**CREATED, "id": f"r{i}", "name": f"run-{i}"} for i in (1, 2)])
     router.post("/api/cli/eval-runs").mock(
@@ -219,11 +222,28 @@ def test_hosted_suite_wait_gates_every_run(
         router.get(f"/api/cli/eval-runs/run-{i}").respond(200, json=body)
         router.get(f"/api/cli/eval-runs/run-{i}/metrics").respond(404)
     result = invoke(
-        "eval", "submit", "configs/eval/suite.toml", "--yes", "--wait", "--allow-unpushed"
+        "eval",
+        "submit",
+        "configs/eval/suite.toml",
+        "--yes",
+        "--wait",
+        "--allow-unpushed",
+        "--junit",
+        "hosted.xml",
     )
     assert result.exit_code == code, result.stderr
     if code:
         assert "1 of 2 runs did not pass: demo-gpt-5-easy (run-2) ended failed" in result.stderr
+    # CI artefacts: one test case per entry carrying its verdict, and the summary table
+    from tests.junit_schema import validate
+
+    validate(repo / "hosted.xml")
+    cases = ET.parse(repo / "hosted.xml").getroot().findall("testsuite/testcase")
+    assert [c.get("name") for c in cases] == ["demo-gpt-5-mini-easy", "demo-gpt-5-easy"]
+    assert [c.find("failure") is not None for c in cases] == [s == "failed" for s in statuses]
+    summary = (repo / "step.md").read_text()
+    assert f"| demo-gpt-5-easy: run-2 | {statuses[1]} |" in summary
+    assert ("❌ ended failed" in summary) == bool(code)
 
 
 def test_list_suite_shows_only_its_runs(
