@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -354,21 +355,58 @@ def render(sources: Sequence[Source]) -> tuple[str, int]:
         if len(sources) == 2
         else f"{len(sources)} runs"
     )
-    page = (ASSETS / "report.html").read_text(encoding="utf-8")
-    replacements = {
-        "{{TITLE}}": html.escape(f"osmosis eval report — {title}"),
-        "{{HEADING}}": html.escape(title),
-        "{{GENERATED}}": html.escape(data["generated"]),
-        "{{CSS}}": (ASSETS / "report.css").read_text(encoding="utf-8"),
-        "{{CARDS}}": cards_html(data),
-        "{{HISTOGRAM}}": histogram_svg(sources, data),
-        "{{PASS_AT_K}}": pass_at_k_svg(data),
-        "{{DATA}}": _script_json(data),
-        "{{JS}}": (ASSETS / "report.js").read_text(encoding="utf-8"),
+    template = (ASSETS / "report.html").read_text(encoding="utf-8")
+    parts = {
+        "TITLE": html.escape(f"osmosis eval report — {title}"),
+        "HEADING": html.escape(title),
+        "GENERATED": html.escape(data["generated"]),
+        "CSS": (ASSETS / "report.css").read_text(encoding="utf-8"),
+        "CARDS": cards_html(data),
+        "COMPARISON": comparison_html(sources),
+        "HISTOGRAM": histogram_svg(sources, data),
+        "PASS_AT_K": pass_at_k_svg(data),
+        "DATA": _script_json(data),
+        "JS": (ASSETS / "report.js").read_text(encoding="utf-8"),
     }
-    for marker, value in replacements.items():
-        page = page.replace(marker, value)
+    # one pass over the template: text inserted (user content included) is never scanned
+    page = re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: parts[m.group(1)], template)
     return page, len(data["rows"])
+
+
+def comparison_html(sources: Sequence[Source]) -> str:
+    """A vs B: ``eval compare``'s table (the same numbers), when the two runs pair."""
+    if len(sources) != 2:
+        return ""
+    from .compare import compare
+
+    try:
+        result = compare(sources[0].results.path, sources[1].results.path)
+    except InvalidInputError as exc:
+        return f'<p class="muted">Not compared: {html.escape(exc.message)}</p>'
+    a, b = (html.escape(s.label) for s in sources)
+    rows = []
+    for fn, c in result.fns.items():
+        interval = (
+            f"[{c.interval.low:+.3f}, {c.interval.high:+.3f}] ({c.interval.method})"
+            if c.interval
+            else "–"
+        )
+        diff = "–" if c.diff is None else f"{c.diff:+.3f}"
+        rows.append(
+            f"<tr><td><code>{html.escape(fn)}</code></td><td>{_fmt(c.mean_a)}</td>"
+            f'<td>{_fmt(c.mean_b)}</td><td data-testid="diff-{html.escape(fn)}">{diff}</td>'
+            f"<td>{interval}</td><td>{c.flipped_to_fail}</td><td>{c.flipped_to_pass}</td>"
+            f"<td>{c.mcnemar_p:.3g}</td></tr>"
+        )
+    return (
+        f'<section class="comparison"><h2>{b} vs {a}</h2><p class="muted">'
+        f"{len(result.pairs)} paired rows (unpaired: {result.unpaired_a} / "
+        f"{result.unpaired_b}); differences are {b} − {a}, as `osmosis eval compare` "
+        "prints them</p><table><thead><tr><th>eval fn</th><th>mean "
+        f"{a}</th><th>mean {b}</th><th>difference</th><th>95% CI</th><th>pass→fail</th>"
+        f"<th>fail→pass</th><th>McNemar p</th></tr></thead><tbody>{''.join(rows)}"
+        "</tbody></table></section>"
+    )
 
 
 def write_report(paths: Sequence[Path], output: Path) -> Written:

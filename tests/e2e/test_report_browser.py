@@ -137,6 +137,8 @@ def test_a_vs_b_report_shows_the_numbers_filters_and_transcripts(
             assert page.text(f"[data-testid=pass_at_1-{i}]") == f"{stats['pass_at_1']:.3f}"
             assert page.text(f"[data-testid=rows-{i}]") == str(doc["summary"]["total_rows"])
         assert page.text("[data-testid=row-count]") == "20 of 20 rows"
+        compared = invoke("eval", "compare", "a.json", "b.json", "--json").json()["eval_fns"]
+        assert page.text("[data-testid=diff-grader]") == f"{compared['grader']['diff']:+.3f}"
         assert page.page.locator("[data-testid=histogram] rect").count() > 0
         assert page.page.locator("[data-testid=pass-at-k] polyline").count() == 2
 
@@ -154,7 +156,6 @@ def test_a_vs_b_report_shows_the_numbers_filters_and_transcripts(
         assert page.text("[data-testid=row-count]") == f"{len(failing)} of 20 rows"
 
         page.page.check("#filter-flipped")
-        compared = invoke("eval", "compare", "a.json", "b.json", "--json").json()["eval_fns"]
         flips = compared["grader"]["flipped_to_fail"] + compared["grader"]["flipped_to_pass"]
         assert page.page.locator("tr.row").count() == flips
 
@@ -165,6 +166,15 @@ def test_a_vs_b_report_shows_the_numbers_filters_and_transcripts(
         assert transcript.locator(".attempt").count() == 6  # n=3 in each run
         assert transcript.locator(".msg.assistant").count() == 6
         assert transcript.locator(".msg.user").first.text_content().startswith("user")  # type: ignore[union-attr]
+
+        # the keyboard works too: Enter on a focused row closes and reopens it
+        first = page.page.locator("tr.row").first
+        first.focus()
+        page.page.keyboard.press("Enter")
+        assert page.page.locator(".transcript").count() == 0
+        page.page.keyboard.press("Enter")
+        assert page.page.locator(".transcript").count() == 1
+        assert first.get_attribute("aria-expanded") == "true"
 
         page.page.check("input[value=all]")
         page.page.fill("#search", "43 + 21")

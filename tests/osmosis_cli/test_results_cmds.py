@@ -442,7 +442,7 @@ def test_report_keeps_markup_in_user_content_inert(tmp_path: Path, invoke: Invok
                     0,
                     1.0,
                     answer="</script><script>alert(1)</script>",
-                    prompt="<!-- \u2028 & <b>",
+                    prompt="<!-- \u2028 & <b> {{JS}} {{DATA}}",
                 )
             ]
         },
@@ -455,6 +455,7 @@ def test_report_keeps_markup_in_user_content_inert(tmp_path: Path, invoke: Invok
     assert (
         data["rows"][0]["cells"][0]["attempts"][0]["answer"] == "</script><script>alert(1)</script>"
     )
+    assert data["rows"][0]["prompt"] == "<!-- & <b> {{JS}} {{DATA}}"  # markers never expanded
 
 
 def test_report_refuses_to_overwrite_an_input(tmp_path: Path, invoke: Invoke) -> None:

@@ -121,9 +121,17 @@
         td.appendChild(badge(cell));
         tr.appendChild(td);
       });
-      tr.addEventListener("click", function () {
+      tr.tabIndex = 0;
+      tr.setAttribute("aria-expanded", state.open[index] ? "true" : "false");
+      function toggle() {
         state.open[index] = !state.open[index];
         render();
+        var again = body.querySelector('tr.row[data-index="' + index + '"]');
+        if (again) again.focus();
+      }
+      tr.addEventListener("click", toggle);
+      tr.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" || event.key === " ") { event.preventDefault(); toggle(); }
       });
       body.appendChild(tr);
       if (state.open[index]) body.appendChild(detail(row));
