@@ -401,7 +401,7 @@ def comparison_html(sources: Sequence[Source]) -> str:
     return (
         f'<section class="comparison"><h2>{b} vs {a}</h2><p class="muted">'
         f"{len(result.pairs)} paired rows (unpaired: {result.unpaired_a} / "
-        f"{result.unpaired_b}); differences are {b} − {a}, as `osmosis eval compare` "
+        f"{result.unpaired_b}); differences are {b} − {a}, as <code>osmosis eval compare</code> "
         "prints them</p><table><thead><tr><th>eval fn</th><th>mean "
         f"{a}</th><th>mean {b}</th><th>difference</th><th>95% CI</th><th>pass→fail</th>"
         f"<th>fail→pass</th><th>McNemar p</th></tr></thead><tbody>{''.join(rows)}"
