@@ -90,10 +90,6 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _signed(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.3f}"
-
-
 def _p(value: float) -> str:
     return f"{value:.3g}" if value >= 0.001 else f"{value:.1e}"
 
@@ -129,8 +125,8 @@ def show_comparison(out: Output, comparison: Comparison, fail_if_worse: float | 
                 fn,
                 _num(c.mean_a),
                 _num(c.mean_b),
-                _signed(c.diff),
-                f"[{_signed(c.interval.low)}, {_signed(c.interval.high)}]" if c.interval else "-",
+                c.diff_text(missing="-"),
+                c.interval_text(method=False, missing="-"),
                 _num(c.pass_rate_a),
                 _num(c.pass_rate_b),
                 str(c.flipped_to_fail),

@@ -20,7 +20,6 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from .documents import ResultsFile, Row, excerpt, majority_passes
-from .results import passed
 
 if TYPE_CHECKING:
     from .compare import Comparison
@@ -54,8 +53,7 @@ class RowVerdict:
     @classmethod
     def of(cls, row: Row, fn: str, threshold: float) -> RowVerdict:
         runs = row.scored()
-        attempts = len(runs)
-        passing = sum(passed(r, fn, threshold) for r in runs)
+        attempts, passing = row.passes(fn, threshold)
         failed_runs = [r for r in runs if not r.success or (r.fn_errors and fn in r.fn_errors)]
         first_error = next((r.error or (r.fn_errors or {}).get(fn) for r in failed_runs), None)
         mean = sum(r.scores.get(fn, 0.0) for r in runs) / attempts if attempts else None
@@ -340,14 +338,9 @@ def compare_markdown(comparison: Comparison) -> str:
         "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|",
     ]
     for fn, c in comparison.fns.items():
-        ci = (
-            f"[{c.interval.low:+.3f}, {c.interval.high:+.3f}] ({c.interval.method})"
-            if c.interval
-            else "–"
-        )
-        diff = "–" if c.diff is None else f"{c.diff:+.3f}"
         lines.append(
-            f"| {_md(fn)} | {_num(c.mean_a)} | {_num(c.mean_b)} | {diff} | {ci} | "
+            f"| {_md(fn)} | {_num(c.mean_a)} | {_num(c.mean_b)} | {c.diff_text()} | "
+            f"{c.interval_text()} | "
             f"{_num(c.pass_rate_a)} | {_num(c.pass_rate_b)} | {c.flipped_to_fail} | "
             f"{c.flipped_to_pass} | {c.mcnemar_p:.3g} |"
         )

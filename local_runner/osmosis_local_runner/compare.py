@@ -78,6 +78,16 @@ class FnComparison:
     #: the rows that flipped, in A's row order: (A's row, B's row, "to_fail" | "to_pass")
     flips: list[tuple[RowStats, RowStats, str]] = field(default_factory=list)
 
+    def diff_text(self, missing: str = "–") -> str:
+        return missing if self.diff is None else f"{self.diff:+.3f}"
+
+    def interval_text(self, *, method: bool = True, missing: str = "–") -> str:
+        """``[-0.317, -0.117] (bootstrap)``: how every output shows the interval."""
+        if self.interval is None:
+            return missing
+        text = f"[{self.interval.low:+.3f}, {self.interval.high:+.3f}]"
+        return f"{text} ({self.interval.method})" if method else text
+
     def regressed(self, delta: float) -> bool:
         """B is worse than A by more than ``delta``: the interval lies below −delta."""
         return self.interval is not None and self.interval.high < -delta

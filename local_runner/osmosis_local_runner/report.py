@@ -386,16 +386,10 @@ def comparison_html(sources: Sequence[Source]) -> str:
     a, b = (html.escape(s.label) for s in sources)
     rows = []
     for fn, c in result.fns.items():
-        interval = (
-            f"[{c.interval.low:+.3f}, {c.interval.high:+.3f}] ({c.interval.method})"
-            if c.interval
-            else "–"
-        )
-        diff = "–" if c.diff is None else f"{c.diff:+.3f}"
         rows.append(
             f"<tr><td><code>{html.escape(fn)}</code></td><td>{_fmt(c.mean_a)}</td>"
-            f'<td>{_fmt(c.mean_b)}</td><td data-testid="diff-{html.escape(fn)}">{diff}</td>'
-            f"<td>{interval}</td><td>{c.flipped_to_fail}</td><td>{c.flipped_to_pass}</td>"
+            f'<td>{_fmt(c.mean_b)}</td><td data-testid="diff-{html.escape(fn)}">'
+            f"{c.diff_text()}</td><td>{c.interval_text()}</td><td>{c.flipped_to_fail}</td><td>{c.flipped_to_pass}</td>"
             f"<td>{c.mcnemar_p:.3g}</td></tr>"
         )
     return (
