@@ -23,6 +23,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "NO_COLOR",
         "XDG_CONFIG_HOME",
         "GITHUB_STEP_SUMMARY",
+        "OSMOSIS_CA_BUNDLE",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
     ):
         monkeypatch.delenv(name, raising=False)
     config = tmp_path / "config"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 DOUBLE = Path(__file__).parent / "e2e" / "rollout_server_double.py"
+REALWIRE = Path(__file__).parent / "realwire.py"  # FAKE_WIRE: the double serves through it
 
 QUESTIONS = [
     ("What is 17 + 39?", "56"),
@@ -59,6 +60,7 @@ def server_workspace(
     rollout = root / "rollouts" / "fake"
     rollout.mkdir(parents=True, exist_ok=True)
     shutil.copy(DOUBLE, rollout / "main.py")
+    shutil.copy(REALWIRE, rollout / "realwire.py")
     if vendored_sdk:
         (rollout / "osmosis_ai").mkdir(exist_ok=True)
         (rollout / "osmosis_ai" / "__init__.py").write_text("")

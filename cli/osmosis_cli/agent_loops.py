@@ -81,7 +81,15 @@ def serve(
     ctx: typer.Context,
     module: ModuleOpt,
     port: Annotated[int, typer.Option("-p", "--port", min=0, max=65535, metavar="PORT")] = 9000,
-    host: Annotated[str, typer.Option("-H", "--host", metavar="HOST")] = "0.0.0.0",
+    host: Annotated[
+        str | None,
+        typer.Option(
+            "-H",
+            "--host",
+            metavar="HOST",
+            help="Address to bind (default: 0.0.0.0; with --local, 127.0.0.1).",
+        ),
+    ] = None,
     local: Annotated[
         bool, typer.Option("--local", help="No API key and no registration (local debugging).")
     ] = False,
@@ -108,6 +116,15 @@ def serve(
     log_level: Annotated[
         str, typer.Option("--log-level", metavar="LEVEL", help="debug, info, warning or error.")
     ] = "info",
+    max_queued: Annotated[
+        int,
+        typer.Option(
+            "--max-queued",
+            min=0,
+            metavar="N",
+            help="Rollouts that may wait beyond the running ones (more: 429 + Retry-After).",
+        ),
+    ] = 1000,
     no_compat: NoCompatOpt = False,
 ) -> None:
     """Serve an agent loop for training (the rollout-server protocol of the 0.2 SDK)."""
@@ -116,12 +133,26 @@ def serve(
     import time
 
     from osmosis_client.errors import InvalidInputError
+    from osmosis_client.platform.settings import is_loopback_host
     from osmosis_client.rollout.agent_loop.server import RolloutServer
     from osmosis_client.rollout.agent_loop.validate import validate_agent_loop
 
     out = current_output()
     if local and api_key:
         raise InvalidInputError("--local and --api-key exclude each other", code="USAGE")
+    if api_key is not None and not api_key.strip():
+        raise InvalidInputError(
+            "--api-key is empty (an unset variable?)",
+            hint="give the key trainers will send, or leave --api-key out to have one made",
+            code="USAGE",
+        )
+    # without a key anyone who reaches the port can start rollouts: loopback by default
+    host = host or ("127.0.0.1" if local else "0.0.0.0")
+    if local and not is_loopback_host(host):
+        out.warn(
+            f"serving on {host} with no API key: anyone who can reach this port can start "
+            "rollouts (drop --local to require a key, or bind 127.0.0.1)"
+        )
     if log_level.lower() not in LOG_LEVELS:
         raise InvalidInputError(
             f"unknown --log-level {log_level!r}", hint="use " + ", ".join(LOG_LEVELS)
@@ -141,7 +172,7 @@ def serve(
         out.print(f"API key (shown once; trainers send it as a Bearer token): {key}")
     _setup_logging(out, log_level)
     debug_dir = log_dir / str(int(time.time())) if log_dir else None
-    server = RolloutServer(loop, api_key=key, debug_dir=debug_dir)
+    server = RolloutServer(loop, api_key=key, debug_dir=debug_dir, max_queued=max_queued)
     stopped_by_sigint = asyncio.run(
         _serve(
             out,
@@ -255,6 +286,8 @@ async def _advertised(out: Output, host: str) -> str | None:
     address — looked up (and said so) only because registration needs it."""
     if host not in ("0.0.0.0", "::", ""):
         return host
+    import ipaddress
+
     import httpx
 
     out.info(
@@ -265,8 +298,8 @@ async def _advertised(out: Output, host: str) -> str | None:
         async with httpx.AsyncClient(timeout=5.0) as client:
             response = await client.get(PUBLIC_ADDRESS_SERVICE)
             response.raise_for_status()
-            return response.text.strip()
-    except httpx.HTTPError as exc:
+            return str(ipaddress.ip_address(response.text[:64].strip()))
+    except (httpx.HTTPError, ValueError) as exc:
         out.warn(f"could not learn the public address ({type(exc).__name__}); not registering")
         return None
 

@@ -118,6 +118,15 @@ NoTranscriptsOpt = Annotated[
         "`eval rescore` and the report's transcripts need them).",
     ),
 ]
+CaBundleOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--ca-bundle",
+        metavar="PATH",
+        help="Also trust the certificates in this PEM file (a private gateway's CA); "
+        "default: $OSMOSIS_CA_BUNDLE. Certificates are always verified.",
+    ),
+]
 JunitOpt = Annotated[
     Path | None,
     typer.Option(
@@ -271,6 +280,7 @@ def run_config(
     deadline: DeadlineOpt = None,
     no_transcripts: NoTranscriptsOpt = False,
     junit: JunitOpt = None,
+    ca_bundle: CaBundleOpt = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would run (a suite: every entry).")
     ] = False,
@@ -321,6 +331,7 @@ def run_config(
         "sampling_args": sampling_args(sampling_args_json),
         "temperature": temperature,
         "transcripts": not no_transcripts,
+        "ca_bundle": ca_bundle,
     }
     if looks_like_suite(config_path):
         from .suites import dry_run as suite_dry_run
@@ -451,6 +462,7 @@ def seed(
     deadline: DeadlineOpt = None,
     no_transcripts: NoTranscriptsOpt = False,
     junit: JunitOpt = None,
+    ca_bundle: CaBundleOpt = None,
     json_output: JsonOpt = False,
     quiet: QuietOpt = False,
     stray: Annotated[list[str] | None, typer.Argument(hidden=True, metavar="")] = None,
@@ -492,6 +504,7 @@ def seed(
         max_retries=max_retries,
         deadline=deadline,
         transcripts=not no_transcripts,
+        ca_bundle=ca_bundle,
         endpoints=endpoints,
         headers=list(header or []),
         sampling_args=sampling_args(sampling_args_json),

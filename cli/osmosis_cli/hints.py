@@ -83,6 +83,11 @@ _BY_CODE: dict[str, Hint] = {
     "PROVIDER_AUTH": _provider_auth,
     "MODEL_NOT_FOUND": _model_not_found,
     "ENDPOINT_UNREACHABLE": lambda e, c: "check --base-url and that the server is running",
+    "TLS_CERTIFICATE": lambda e, c: (
+        "pass --ca-bundle PATH (a PEM file holding its CA), or set SSL_CERT_FILE"
+        if "endpoint" in e.data
+        else "set OSMOSIS_CA_BUNDLE or SSL_CERT_FILE to a PEM file holding its CA"
+    ),
     "NO_MODEL": lambda e, c: "pass --model provider/model",
     "UNKNOWN_MODEL_ROUTE": lambda e, c: (
         f"use provider/model ({e.data.get('providers', '…')}, mock) or pass --base-url "

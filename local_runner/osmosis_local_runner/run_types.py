@@ -62,6 +62,8 @@ class RunSpec:
     deadline: float | None = None
     #: a cap shared with other runs in flight at once (a suite's --parallel entries)
     slots: asyncio.Semaphore | None = None
+    #: certificates to trust besides the usual roots (None: $OSMOSIS_CA_BUNDLE, if set)
+    ca_bundle: Path | None = None
 
     def rollout_kind(self) -> RolloutKind:
         if self.rollout is not None:

@@ -236,6 +236,7 @@ class Runner:
                 target,
                 concurrency=spec.batch_size + 1,  # + the probe's own connection
                 default_params=spec.sampling,
+                ca_bundle=spec.ca_bundle,
             )
         return clients
 
@@ -369,7 +370,16 @@ class Runner:
     async def _rollout_with_retries(self, row: Row, run_index: int, env: RunEnv) -> Outcome:
         retries = 0
         while True:
-            outcome = await self.kind.run(row, run_index, env)
+            try:
+                outcome = await self.kind.run(row, run_index, env)
+            except (asyncio.CancelledError, RunAborted):
+                raise
+            except Exception as exc:  # a kind's bug or a peer's surprise: this attempt fails
+                logger.debug("row %d run %d: %s failed", row.index, run_index, self.kind.name,
+                             exc_info=True)
+                outcome = Outcome(
+                    [], 0, f"{self.kind.name}: internal error ({type(exc).__name__}: {exc})"[:1000]
+                )
             if not outcome.transient or retries >= self.spec.max_retries:
                 if retries:
                     outcome.extra["retries"] = retries

@@ -71,6 +71,8 @@ class Overrides:
     endpoints: Path | None = None  # --endpoints: the registry file
     headers: list[str] = field(default_factory=list)  # --header "Name: Value"
     sampling_args: dict[str, Any] = field(default_factory=dict)  # --sampling-args JSON
+    #: a PEM bundle of certificates to trust besides the usual roots (--ca-bundle)
+    ca_bundle: Path | None = None
     #: a live echo of the rollout server's output (-v)
     server_echo: Callable[[str], None] | None = None
 
@@ -206,6 +208,7 @@ def config_spec(
         max_retries=flags.max_retries or 0,
         deadline=flags.deadline,
         transcripts=flags.transcripts,
+        ca_bundle=flags.ca_bundle,
         inputs={
             what: path
             for what, path in (("config", config.path), ("rollout", config.entrypoint_path))
@@ -276,6 +279,7 @@ def seed_spec(module: str, dataset: Path, eval_fns: list[str], flags: Overrides)
         max_retries=flags.max_retries or 0,
         deadline=flags.deadline,
         transcripts=flags.transcripts,
+        ca_bundle=flags.ca_bundle,
         baseline=baseline,
         fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
     )

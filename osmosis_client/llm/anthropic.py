@@ -15,6 +15,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from osmosis_client._wire import loads
+
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 _PASSED = ("temperature", "top_p", "top_k", "metadata", "stream")
@@ -66,7 +68,7 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
 def _arguments(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
-            return json.loads(raw) if raw.strip() else {}
+            return loads(raw) if raw.strip() else {}
         except ValueError:
             return {"_raw": raw}
     return raw if isinstance(raw, dict) else {}

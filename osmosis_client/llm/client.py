@@ -13,6 +13,7 @@ import asyncio
 import contextvars
 import json
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 from osmosis_client._plan import drive_async
 from osmosis_client._redact import redact_url
 from osmosis_client._retry import Failure, RetryPolicy, Success, retry_plan
+from osmosis_client._tls import certificate_problem, ssl_context
 from osmosis_client._version import __version__
+from osmosis_client._wire import BodyTooLarge, loads, read_body
 from osmosis_client.errors import (
     EndpointUnreachableError,
     ModelNotFoundError,
@@ -29,6 +32,7 @@ from osmosis_client.errors import (
 from osmosis_client.llm import anthropic, mock
 from osmosis_client.llm.endpoints import merge_headers
 from osmosis_client.llm.providers import ModelTarget, Replica
+from osmosis_client.llm.streaming import ChunkAssembler, EventDecoder
 
 if TYPE_CHECKING:
     import aiohttp
@@ -80,7 +84,7 @@ class _Endpoint:
         if not self.anthropic or status >= 300:
             return raw
         try:
-            data = json.loads(raw)
+            data = loads(raw)
         except ValueError:
             return raw
         if not isinstance(data, dict):
@@ -113,8 +117,11 @@ class ModelClient:
         default_params: Mapping[str, Any] | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         monotonic: Callable[[], float] = time.monotonic,
+        ca_bundle: str | os.PathLike[str] | None = None,
     ) -> None:
         self.target = target
+        #: certificates are always verified; a named bundle is trusted besides the roots
+        self._ssl = None if target.is_mock else ssl_context(ca_bundle)
         self.concurrency = max(1, concurrency)
         self.request_timeout = request_timeout
         self.retry_policy = retry_policy or model_retry_policy()
@@ -141,7 +148,9 @@ class ModelClient:
 
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(
-                    limit=self.concurrency * max(1, len(self._replicas)), ttl_dns_cache=300
+                    limit=self.concurrency * max(1, len(self._replicas)),
+                    ttl_dns_cache=300,
+                    ssl=self._ssl if self._ssl is not None else True,
                 ),
                 timeout=aiohttp.ClientTimeout(total=self.request_timeout, sock_connect=10),
                 headers=self._headers,
@@ -178,6 +187,8 @@ class ModelClient:
         payload: dict[str, Any] = {**self.default_params, **(params or {})}
         payload["model"] = self.target.model
         payload["messages"] = list(messages)
+        if payload.get("stream") is True and "stream_options" not in payload:
+            payload["stream_options"] = {"include_usage": True}  # tokens are counted
         if self.target.is_mock:
             return await mock.complete(self.target.model, payload)
         return await self._post(payload, retry_policy or self.retry_policy)
@@ -197,20 +208,24 @@ class ModelClient:
         errors = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
         last_endpoint: list[_Endpoint] = [self._replicas[0]]
 
-        async def send_to(endpoint: _Endpoint) -> tuple[int, bytes, str | None]:
+        async def send_to(endpoint: _Endpoint) -> tuple[int, bytes | dict[str, Any], str | None]:
             body, url = endpoint.request(payload)
             async with session.post(url, data=body, headers=endpoint.headers()) as response:
-                raw = await response.content.read(MAX_RESPONSE_BYTES + 1)  # decompressed
-                if len(raw) > MAX_RESPONSE_BYTES:
+                status = response.status
+                try:
+                    if status < 300 and response.content_type == "text/event-stream":
+                        return status, await _read_stream(response, endpoint.shown), None
+                    raw = await read_body(response, MAX_RESPONSE_BYTES)  # whole, decompressed
+                except BodyTooLarge:
                     raise ProviderRequestError(
                         f"the model endpoint {endpoint.shown} sent more than "
                         f"{MAX_RESPONSE_BYTES >> 20} MiB for one answer",
-                        status_code=response.status,
-                    )
-                retry_after = None if response.status < 300 else response.headers.get("Retry-After")
-                return response.status, endpoint.answer(response.status, raw), retry_after
+                        status_code=status,
+                    ) from None
+                retry_after = None if status < 300 else response.headers.get("Retry-After")
+                return status, endpoint.answer(status, raw), retry_after
 
-        async def send(_: Any) -> tuple[int, bytes, str | None]:
+        async def send(_: Any) -> tuple[int, bytes | dict[str, Any], str | None]:
             """One try: the next healthy replica; a replica that fails with a connection
             error or a 5xx is rested and the request goes to another at once."""
             candidates = self._order()
@@ -235,8 +250,13 @@ class ModelClient:
         def classify(outcome: Any) -> Success[dict[str, Any]] | Failure:
             endpoint = last_endpoint[0]
             if isinstance(outcome, BaseException):
+                problem = certificate_problem(outcome)
+                if problem is not None:  # retrying cannot help
+                    return Failure(self._untrusted(problem, endpoint), retryable=False)
                 return Failure(self._unreachable(outcome, endpoint))
             status, raw, retry_after = outcome
+            if isinstance(raw, dict):
+                return Success(raw)  # an event stream, assembled
             if status < 300:
                 return Success(_decode(raw, endpoint.shown))
             return Failure(
@@ -281,6 +301,16 @@ class ModelClient:
             data={"endpoint": where},
         )
 
+    def _untrusted(self, problem: str, endpoint: _Endpoint) -> EndpointUnreachableError:
+        return EndpointUnreachableError(
+            f"the model endpoint {endpoint.shown} presented a certificate that is not "
+            f"trusted ({problem})",
+            hint="trust its CA: set SSL_CERT_FILE or OSMOSIS_CA_BUNDLE to a PEM bundle "
+            "holding it",
+            code="TLS_CERTIFICATE",
+            data={"endpoint": endpoint.shown, "problem": problem},
+        )
+
     def _status_error(self, status: int, raw: bytes, endpoint: _Endpoint) -> ProviderRequestError:
         detail = _error_detail(raw)
         where = endpoint.shown
@@ -313,9 +343,27 @@ def _status_label(outcome: Any) -> str:
     return str(outcome[0]) if isinstance(outcome, tuple) else type(outcome).__name__
 
 
+async def _read_stream(response: aiohttp.ClientResponse, where: str) -> dict[str, Any]:
+    """A streamed answer (server-sent events, in whatever pieces they arrive) as one
+    chat completion; capped like a whole answer."""
+    decoder, assembler, size = EventDecoder(), ChunkAssembler(where), 0
+    async for piece in response.content.iter_any():
+        size += len(piece)
+        if size > MAX_RESPONSE_BYTES:
+            raise BodyTooLarge(MAX_RESPONSE_BYTES)
+        for event in decoder.feed(piece):
+            assembler.add(event)
+        if assembler.done:
+            break
+    else:
+        for event in decoder.close():
+            assembler.add(event)
+    return assembler.result()
+
+
 def _error_detail(raw: bytes) -> str:
     try:
-        data = json.loads(raw)
+        data = loads(raw)
     except ValueError:
         return " ".join(raw.decode(errors="replace").split())[:200] or "no details"
     if isinstance(data, dict):
@@ -326,12 +374,15 @@ def _error_detail(raw: bytes) -> str:
             return error[:200]
         if data.get("message"):
             return str(data["message"])[:200]
-    return json.dumps(data)[:200]
+    try:
+        return json.dumps(data)[:200]
+    except (TypeError, ValueError, RecursionError):
+        return "no details"
 
 
 def _decode(raw: bytes, where: str) -> dict[str, Any]:
     try:
-        data = json.loads(raw)
+        data = loads(raw)
     except ValueError:
         raise ProviderRequestError(
             f"the model endpoint {where} sent a response that is not JSON"

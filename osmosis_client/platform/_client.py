@@ -10,6 +10,8 @@ Everything about a request — headers, scope, retries, error mapping — lives 
 from __future__ import annotations
 
 import asyncio
+import os
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -19,6 +21,7 @@ from pydantic import SecretStr
 
 from osmosis_client._plan import drive_async, drive_sync
 from osmosis_client._retry import RetryPolicy
+from osmosis_client._tls import ssl_context
 from osmosis_client.platform._transport import DEFAULT_TIMEOUT, Body, Transport, decode_json
 from osmosis_client.platform.resources._base import Call
 from osmosis_client.platform.resources.auth import AsyncAuth, Auth
@@ -53,7 +56,11 @@ class _BaseClient:
         max_retries: int,
         retry_policy: RetryPolicy | None,
         timeout: httpx.Timeout | float | None,
+        ca_bundle: str | os.PathLike[str] | None = None,
     ) -> None:
+        #: certificates are always verified; a named bundle (else $OSMOSIS_CA_BUNDLE) is
+        #: trusted besides the roots httpx trusts (certifi, or SSL_CERT_FILE)
+        self._verify: ssl.SSLContext | bool = ssl_context(ca_bundle) or True
         self._transport = Transport(
             base_url=resolve_platform_url(base_url),
             token=_secret(token),
@@ -106,6 +113,7 @@ class Client(_BaseClient):
         max_retries: int = 4,
         retry_policy: RetryPolicy | None = None,
         http_client: httpx.Client | None = None,
+        ca_bundle: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         super().__init__(
@@ -116,8 +124,11 @@ class Client(_BaseClient):
             max_retries=max_retries,
             retry_policy=retry_policy,
             timeout=timeout,
+            ca_bundle=ca_bundle,
         )
-        self._http = http_client or httpx.Client(timeout=self._transport.timeout)
+        self._http = http_client or httpx.Client(
+            timeout=self._transport.timeout, verify=self._verify
+        )
         self._sleep = sleep
         self.auth = Auth(self)
         self.workspaces = Workspaces(self)
@@ -164,6 +175,7 @@ class AsyncClient(_BaseClient):
         max_retries: int = 4,
         retry_policy: RetryPolicy | None = None,
         http_client: httpx.AsyncClient | None = None,
+        ca_bundle: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
         super().__init__(
@@ -174,8 +186,11 @@ class AsyncClient(_BaseClient):
             max_retries=max_retries,
             retry_policy=retry_policy,
             timeout=timeout,
+            ca_bundle=ca_bundle,
         )
-        self._http = http_client or httpx.AsyncClient(timeout=self._transport.timeout)
+        self._http = http_client or httpx.AsyncClient(
+            timeout=self._transport.timeout, verify=self._verify
+        )
         self._sleep = sleep
         self.auth = AsyncAuth(self)
         self.workspaces = AsyncWorkspaces(self)

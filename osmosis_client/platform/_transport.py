@@ -8,7 +8,6 @@ drive it (:func:`drive_sync` / :func:`drive_async`): no policy lives there.
 
 from __future__ import annotations
 
-import json
 import logging
 import platform
 import time
@@ -22,7 +21,9 @@ from pydantic import SecretStr
 
 from osmosis_client._redact import safe_text
 from osmosis_client._retry import Failure, RetryPolicy, Success, retry_plan
+from osmosis_client._tls import certificate_problem
 from osmosis_client._version import __version__
+from osmosis_client._wire import loads
 from osmosis_client.errors import (
     APIConnectionError,
     APIStatusError,
@@ -201,7 +202,8 @@ class Transport:
                     status=outcome.status_code,
                     retry_after=outcome.headers.get("Retry-After"),
                 )
-            return Failure(self.connection_error(outcome, options))
+            error = self.connection_error(outcome, options)
+            return Failure(error, retryable=error.code != "TLS_CERTIFICATE")
 
         return retry_plan(
             request,
@@ -224,9 +226,19 @@ class Transport:
         self, exc: httpx.TransportError, options: RequestOptions
     ) -> APIConnectionError:
         host = httpx.URL(self.base_url).host
-        data = {"maybe_created": options.ambiguous_hint is not None}
-        if isinstance(exc, httpx.TimeoutException):
-            error: APIConnectionError = APITimeoutError(
+        data: dict[str, Any] = {"maybe_created": options.ambiguous_hint is not None}
+        problem = certificate_problem(exc)
+        if problem is not None:
+            error: APIConnectionError = APIConnectionError(
+                f"the platform at {host} presented a certificate that is not trusted "
+                f"({problem})",
+                hint="trust its CA: set OSMOSIS_CA_BUNDLE or SSL_CERT_FILE to a PEM bundle "
+                "holding it",
+                code="TLS_CERTIFICATE",
+                data={**data, "problem": problem},
+            )
+        elif isinstance(exc, httpx.TimeoutException):
+            error = APITimeoutError(
                 f"the platform at {host} did not answer in time",
                 hint=options.ambiguous_hint or "check your network and try again",
                 data=data,
@@ -289,12 +301,12 @@ def _error_fields(response: httpx.Response) -> tuple[dict[str, Any], str | None,
     body: dict[str, Any] = {}
     raw_text = ""
     try:
-        decoded = response.json()
+        decoded = loads(response.content)
         if isinstance(decoded, dict):
             body = decoded
         else:
             raw_text = response.text
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError, RecursionError):
+    except (UnicodeDecodeError, ValueError):
         raw_text = response.text
     code = body.get("code") if isinstance(body.get("code"), str) else None
     message = body.get("message") if isinstance(body.get("message"), str) else None
@@ -351,8 +363,8 @@ def decode_json(response: httpx.Response) -> Any:
     if response.status_code == 204 or not response.content:
         return None
     try:
-        return response.json()
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+        return loads(response.content)
+    except (UnicodeDecodeError, ValueError):
         snippet = " ".join(response.text.split())[:200]
         raise ProtocolError(
             f"the platform sent a response that is not JSON: {snippet!r}",

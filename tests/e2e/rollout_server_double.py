@@ -20,7 +20,14 @@ polls), ``FAKE_LEASE_SECONDS`` / ``FAKE_WAIT_SECONDS`` (lease and long-poll wait
 ``FAKE_IGNORE_CANCEL=1`` (a cancel is acknowledged, but the rollout runs on to its end), ``FAKE_CRASH_AT_START`` (a message, then exit 3),
 ``FAKE_IGNORE_TERM=1`` (SIGTERM ignored), ``FAKE_STREAM=1``, ``FAKE_TOOLS=1`` (offer
 add/subtract/multiply/divide tools and answer their calls), ``FAKE_LOG`` (a file: one JSON line per request
-the double received, for tests), ``FAKE_PRINT_ENV`` (names whose values it prints).
+the double received, for tests), ``FAKE_PRINT_ENV`` (names whose values it prints),
+``FAKE_PRINT_ALL_ENV=1`` (every variable it got, one per line), ``FAKE_SAMPLE_PAD`` (bytes of
+padding in every sample's metrics: a large answer), ``FAKE_NESTED_POST_ROWS`` /
+``FAKE_NESTED_RESULT_ROWS`` (those rows' ``POST /rollout`` / result answers are 200 with
+``[`` × 100,000), ``FAKE_LONG_LINE`` (print one line of that many bytes with ``FAKE_LONG_LINE_SECRET``
+in its middle), ``FAKE_WIRE`` (serve through ``realwire.Proxy`` — copied beside main.py —
+with that wire, e.g. ``piece=700,delay=0.002,chunked=1,encoding=gzip``; ``FAKE_WIRE_KILL=N``:
+the first N result answers die mid-body).
 """
 
 from __future__ import annotations
@@ -57,6 +64,10 @@ RAISE, REMOVE, NO_REWARD = (
     _rows("FAKE_NO_REWARD_ROWS"),
 )
 DIE_ON = int(ENV["FAKE_DIE_ON_ROW"]) if ENV.get("FAKE_DIE_ON_ROW") else None
+PAD = int(ENV.get("FAKE_SAMPLE_PAD") or 0)
+PAD_TEXT = secrets.token_hex(PAD // 2 + 1)[:PAD]  # incompressible: gzip keeps it large
+NESTED_POST, NESTED_RESULT = _rows("FAKE_NESTED_POST_ROWS"), _rows("FAKE_NESTED_RESULT_ROWS")
+NESTED = b"[" * 100_000
 POST_STATUSES, POLL_STATUSES = _statuses("FAKE_POST_STATUSES"), _statuses("FAKE_POLL_STATUSES")
 LEASE = float(ENV.get("FAKE_LEASE_SECONDS", 120))
 WAIT = float(ENV.get("FAKE_WAIT_SECONDS", 30))
@@ -342,7 +353,7 @@ def run_rollout(rid: str) -> None:
             "label": request["label"],
             "reward": reward,
             "remove_sample": row in REMOVE,
-            "metrics": {},
+            "metrics": {"pad": PAD_TEXT} if PAD else {},
             "extra_fields": request["extra_fields"],
         }
         set_status(rid, "success", sample=sample)
@@ -388,6 +399,13 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(raw)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def _raw(self, status: int, raw: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
         self.end_headers()
         self.wfile.write(raw)
 
@@ -452,6 +470,9 @@ class Handler(BaseHTTPRequestHandler):
             ):
                 lock.wait(max(0.0, deadline - time.monotonic()))
             entry["polled"] = time.monotonic()
+            if entry["request"]["extra_fields"]["row_index"] in NESTED_RESULT:
+                self._raw(200, NESTED)
+                return
             body = {
                 "rollout_id": rid,
                 "status": entry["status"],
@@ -491,6 +512,9 @@ class Handler(BaseHTTPRequestHandler):
                     "polled": time.monotonic(),
                 }
             threading.Thread(target=run_rollout, args=(rid,), daemon=True).start()
+            if body["extra_fields"]["row_index"] in NESTED_POST:
+                self._raw(202, NESTED)
+                return
             self._send(
                 202,
                 {
@@ -538,10 +562,35 @@ def main() -> None:
     for name in ENV.get("FAKE_PRINT_ENV", "").split(","):
         if name:
             print(f"{name}={ENV.get(name)}", flush=True)
+    if ENV.get("FAKE_PRINT_ALL_ENV") == "1":
+        for name in sorted(ENV):
+            print(f"env {name}={ENV[name]}", flush=True)
+    if ENV.get("FAKE_LONG_LINE"):
+        size = int(ENV["FAKE_LONG_LINE"])
+        secret = ENV.get("FAKE_LONG_LINE_SECRET", "")
+        half = "x" * (size // 2)
+        sys.stdout.write(f"{half}Authorization: Bearer {secret}{half}\n")
+        sys.stdout.flush()
     if ENV.get("FAKE_IGNORE_TERM") == "1":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     threading.Thread(target=lease_watchdog, daemon=True).start()
-    server = ThreadingHTTPServer(("127.0.0.1", int(ENV["_OSMOSIS_ROLLOUT_PORT"])), Handler)
+    port = int(ENV["_OSMOSIS_ROLLOUT_PORT"])
+    if ENV.get("FAKE_WIRE"):
+        import realwire  # copied beside this file by the test
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        proxy = realwire.Proxy(
+            f"http://127.0.0.1:{server.server_address[1]}",
+            realwire.from_env(ENV["FAKE_WIRE"]),
+            port=port,
+        )
+        proxy.kill_next(int(ENV.get("FAKE_WIRE_KILL") or 0), path="/result")
+        print(f"rollout server double listening on {port} (through a real-wire proxy)", flush=True)
+        proxy.serve_forever()
+        return
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
     print(f"rollout server double listening on {server.server_address[1]}", flush=True)
     server.serve_forever()

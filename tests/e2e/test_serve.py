@@ -27,7 +27,9 @@ from tests.e2e.trainer_double import Trainer, get, init_body, post
 pytestmark = pytest.mark.slow
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent-loop"
-SERVING = re.compile(r"Serving agent loop '(?P<name>[^']+)' on http://[^:]+:(?P<port>\d+)")
+SERVING = re.compile(
+    r"Serving agent loop '(?P<name>[^']+)' on http://(?P<host>[^:]+):(?P<port>\d+)"
+)
 
 
 @dataclass
@@ -44,12 +46,17 @@ class Served:
         return self.proc.returncode, self.stdout_first + out, "".join(self.stderr_lines) + err
 
 
-def start(workdir: Path, *args: str, env_extra: dict[str, str] | None = None) -> Served:
+def start(
+    workdir: Path,
+    *args: str,
+    env_extra: dict[str, str] | None = None,
+    host: str | None = "127.0.0.1",
+) -> Served:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")}
     env["OSMOSIS_CONFIG_DIR"] = str(workdir / "cfg")
     env.update(env_extra or {})
     proc = subprocess.Popen(
-        [*osmosis_command(), "serve", "-p", "0", "-H", "127.0.0.1", *args],
+        [*osmosis_command(), "serve", "-p", "0", *(["-H", host] if host else []), *args],
         cwd=workdir,
         env=env,
         stdout=subprocess.PIPE,
@@ -144,11 +151,13 @@ def test_repeated_init_is_idempotent(workdir: Path, trainer: Trainer) -> None:
         calls = len(trainer.state.chat_calls)
         again, body = post(f"{served.url}/v1/rollout/init", init_body("r-2", trainer.url))
         assert again == 202 and body["rollout_id"] == "r-2" and len(body["tools"]) == 4
-        keyed, _ = post(
+        # the key r-2 already started rollout r-2: a new id under it is a conflict, not a
+        # 202 for a rollout that would never run (docs/agent-loops.md, idempotency)
+        keyed, conflict = post(
             f"{served.url}/v1/rollout/init",
             init_body("r-3", trainer.url, idempotency_key="r-2"),
         )
-        assert keyed == 202
+        assert keyed == 409 and "already started rollout 'r-2'" in conflict["detail"]
         time.sleep(0.3)
         assert len(trainer.state.chat_calls) == calls  # nothing started again
         assert get(f"{served.url}/health")[1]["completed_rollouts"] == 1
@@ -313,3 +322,32 @@ def test_local_and_api_key_conflict(workdir: Path) -> None:
         timeout=30,
     )
     assert result.returncode == 2 and "exclude each other" in result.stderr
+
+
+def test_local_serves_on_loopback_by_default_and_warns_on_a_wider_bind(workdir: Path) -> None:
+    served = start(workdir, "-m", "server:agent_loop", "--local", host=None)
+    try:
+        line = "".join(served.stderr_lines)
+        assert SERVING.search(line)["host"] == "127.0.0.1"  # type: ignore[index]
+        assert "no API key" not in line
+    finally:
+        served.stop()
+    wide = start(workdir, "-m", "server:agent_loop", "--local", host="0.0.0.0")
+    try:
+        shown = "".join(wide.stderr_lines)
+        assert "serving on 0.0.0.0 with no API key: anyone who can reach this port" in shown
+    finally:
+        wide.stop()
+
+
+def test_an_empty_api_key_is_refused(workdir: Path) -> None:
+    result = subprocess.run(
+        [*osmosis_command(), "serve", "-m", "server:agent_loop", "--api-key", "", "-p", "0"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")},
+    )
+    assert result.returncode == 2
+    assert "--api-key is empty" in result.stderr and "Traceback" not in result.stderr

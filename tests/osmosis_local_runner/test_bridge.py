@@ -265,3 +265,74 @@ def test_the_openai_client_library_reads_both_answers() -> None:
         await client.close()
 
     asyncio.run(with_bridge(test))
+
+
+def test_a_nested_json_body_is_a_400_without_a_traceback(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    async def test(bridge: Bridge, session: aiohttp.ClientSession) -> None:
+        headers = {**auth(bridge), "Content-Type": "application/json"}
+        async with session.post(url(bridge), data=b"[" * 100_000, headers=headers) as r:
+            assert r.status == 400
+            assert (await r.json())["error"]["message"] == "the body is nested too deeply"
+
+    with caplog.at_level("DEBUG"):
+        asyncio.run(with_bridge(test))
+    ours = [r for r in caplog.records if r.name.startswith(("aiohttp", "osmosis"))]
+    assert not any(r.exc_info for r in ours)
+    assert "Error handling request" not in caplog.text + capfd.readouterr().err
+
+
+def test_a_model_answer_that_cannot_be_reencoded_is_a_500_not_a_crash(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    deep: Any = []
+    for _ in range(5000):
+        deep = [deep]
+
+    class Deep(Model):
+        async def complete(self, messages: Sequence[Any], params: dict[str, Any]) -> dict[str, Any]:
+            answer = await super().complete(messages, params)
+            answer["choices"][0]["message"]["annotations"] = deep
+            return answer
+
+    async def test(bridge: Bridge, session: aiohttp.ClientSession) -> None:
+        body = {"messages": QUESTION}
+        async with session.post(url(bridge), json=body, headers=auth(bridge)) as r:
+            assert r.status == 500
+            assert (await r.json())["error"]["type"] == "internal_error"
+        async with session.post(url(bridge), json={**body, "stream": True}, headers=auth(bridge)) as r:
+            text = (await r.read()).decode()
+        assert "event: error" in text and "internal error" in text and text.endswith("[DONE]\n\n")
+
+    with caplog.at_level("DEBUG"):
+        asyncio.run(with_bridge(test, model=Deep()))
+    ours = [r for r in caplog.records if r.name.startswith(("aiohttp", "osmosis"))]
+    assert not any(r.exc_info for r in ours) and "Error handling request" not in caplog.text
+
+
+def test_a_request_sent_in_small_chunked_pieces_is_read_whole() -> None:
+    """A rollout's HTTP client may send its body chunked, in small delayed writes."""
+
+    async def test(bridge: Bridge, session: aiohttp.ClientSession) -> None:
+        body = json.dumps({"model": "m", "messages": QUESTION * 50}).encode()
+        head = (
+            f"POST /v1/rollouts/r-1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+            f"Authorization: Bearer {bridge.token}\r\nContent-Type: application/json\r\n"
+            "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        ).encode()
+        reader, writer = await asyncio.open_connection("127.0.0.1", bridge.port)
+        writer.write(head)
+        for start in range(0, len(body), 13):
+            piece = body[start : start + 13]
+            writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            await writer.drain()
+            await asyncio.sleep(0.0005)
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), 30.0)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 200")
+        assert b'"content":"5"' in answer.replace(b" ", b"")
+
+    asyncio.run(with_bridge(test))

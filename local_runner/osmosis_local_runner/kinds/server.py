@@ -47,6 +47,7 @@ from ..server.process import (
 )
 from ..server.protocol import (
     Accepted,
+    BadAnswer,
     Refused,
     Result,
     RolloutServerClient,
@@ -324,6 +325,10 @@ class ServerRollout:
                 return Outcome(
                     [], route.tokens, f"the rollout server refused the rollout ({exc})", extra=extra
                 )
+            except BadAnswer as exc:
+                await client.cancel(ids=[rollout_id])  # it may still be running there
+                extra["err_category"] = "http_error"
+                return Outcome([], route.tokens, f"the rollout server's {exc}", extra=extra)
             if result.status == "success":
                 await self._await_trajectory(rollout_id)
             return self._outcome(result, body, route.tokens, rollout_id, extra)
@@ -441,7 +446,7 @@ class ServerRollout:
         try:
             with deadline(CANCEL_SETTLE):
                 result = await self._poll(server, client, rollout_id, accepted)
-        except (TimeoutError, _Transient, _ServerGone, Refused):
+        except (TimeoutError, _Transient, _ServerGone, Refused, BadAnswer):
             return None
         return result
 

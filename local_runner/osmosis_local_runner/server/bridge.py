@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from osmosis_client._wire import loads
 from osmosis_client.errors import OsmosisError, ProviderRequestError
 from osmosis_client.llm.client import SESSION_ID, parse_reply
 
@@ -156,9 +157,10 @@ class Bridge:
                 404, f"rollout {rollout_id!r} is not running", "invalid_request_error"
             )
         try:
-            body = json.loads(await request.read())
-        except ValueError:
-            raise BridgeError(400, "the body is not JSON", "invalid_request_error") from None
+            body = loads(await request.read())
+        except ValueError as exc:
+            why = "nested too deeply" if "nested" in str(exc) else "not JSON"
+            raise BridgeError(400, f"the body is {why}", "invalid_request_error") from None
         if not isinstance(body, dict):
             raise BridgeError(400, "the body must be a JSON object", "invalid_request_error")
         messages = body.get("messages")
@@ -178,6 +180,19 @@ class Bridge:
         return route, body
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        """One call; whatever goes wrong is an answer to the rollout, never a traceback."""
+        from aiohttp import web
+
+        try:
+            return await self._answer(request)
+        except (asyncio.CancelledError, web.HTTPException):
+            raise
+        except Exception as exc:
+            logger.debug("bridge: %s: %s", type(exc).__name__, exc)
+            error = BridgeError(500, f"internal error ({type(exc).__name__})", "internal_error")
+            return web.json_response(error.body(), status=500)
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
         from aiohttp import web
 
         try:
@@ -237,15 +252,17 @@ class Bridge:
                     break
                 await response.write(b": ping\n\n")
             try:
-                reply = call.result()
+                event = b"data: " + _dumps(as_chunk(call.result(), model)).encode()
             except BridgeError as exc:
-                await response.write(
-                    b"event: error\ndata: " + _dumps(exc.body()).encode() + b"\n\n"
-                )
-            else:
-                await response.write(b"data: " + _dumps(as_chunk(reply, model)).encode() + b"\n\n")
+                event = b"event: error\ndata: " + _dumps(exc.body()).encode()
+            except Exception as exc:  # e.g. an answer nested too deeply to re-encode
+                error = BridgeError(500, f"internal error ({type(exc).__name__})", "internal_error")
+                event = b"event: error\ndata: " + _dumps(error.body()).encode()
+            await response.write(event + b"\n\n")
             await response.write(b"data: [DONE]\n\n")
             await response.write_eof()
+        except (ConnectionError, RuntimeError) as exc:  # the rollout hung up mid-stream
+            logger.debug("bridge: stream closed early: %s", exc)
         finally:
             if not call.done():
                 call.cancel()

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from osmosis_client._wire import BodyTooLarge, loads, read_body
+
 from ..dataset import Row
 
 if TYPE_CHECKING:
@@ -107,6 +109,16 @@ class Refused(Exception):
         return self.status in (409, 429, 502, 503, 504)
 
 
+class BadAnswer(Exception):
+    """A route answered success with a body that breaks the protocol (not JSON, nested
+    too deeply, too large, a required key missing): the attempt fails, not retried."""
+
+    def __init__(self, route: str, why: str) -> None:
+        super().__init__(f"{route} answered with an unusable body ({why})")
+        self.route = route
+        self.why = why
+
+
 def _number(value: Any, default: float) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return float(value) if value > 0 else default
@@ -145,13 +157,18 @@ class RolloutServerClient:
         self.session = session
         self.base_url = base_url
 
-    async def _json(self, response: aiohttp.ClientResponse) -> Any:
-        raw = await response.content.read(MAX_BODY + 1)
-        if len(raw) > MAX_BODY:
-            raise Refused(response.status, "the server's answer is larger than 64 MiB")
+    async def _json(self, response: aiohttp.ClientResponse, route: str) -> Any:
+        """The whole answer, decoded. A success that is not JSON (or nests too deeply to
+        read) is a :class:`BadAnswer`; an error's text is kept for its message."""
         try:
-            return json.loads(raw) if raw else None
-        except ValueError:
+            raw = await read_body(response, MAX_BODY)
+        except BodyTooLarge as exc:
+            raise BadAnswer(route, str(exc)) from None
+        try:
+            return loads(raw) if raw else None
+        except ValueError as exc:
+            if response.status < 300:
+                raise BadAnswer(route, str(exc) if "nested" in str(exc) else "not JSON") from None
             return raw[:300].decode("utf-8", "replace")
 
     async def submit(self, body: Mapping[str, Any]) -> Accepted:
@@ -163,11 +180,11 @@ class RolloutServerClient:
             headers={"Content-Type": "application/json"},
             timeout=aiohttp.ClientTimeout(total=60.0),
         ) as response:
-            data = await self._json(response)
+            data = await self._json(response, "POST /rollout")
             if response.status >= 300:
                 raise Refused(response.status, _detail(data), _retry_after(response))
         if not isinstance(data, dict) or not isinstance(data.get("polling_lease_token"), str):
-            raise Refused(502, "POST /rollout answered without a polling_lease_token")
+            raise BadAnswer("POST /rollout", "no polling_lease_token")
         return Accepted(
             lease=data["polling_lease_token"],
             wait=_number(data.get("result_wait_timeout_sec"), DEFAULT_WAIT),
@@ -182,11 +199,11 @@ class RolloutServerClient:
             headers={LEASE_HEADER: lease},
             timeout=aiohttp.ClientTimeout(total=wait + POLL_SLACK),
         ) as response:
-            data = await self._json(response)
+            data = await self._json(response, "GET /rollout/{id}/result")
             if response.status >= 300:
                 raise Refused(response.status, _detail(data), _retry_after(response))
         if not isinstance(data, dict) or not isinstance(data.get("status"), str):
-            raise Refused(502, "the result answer has no status")
+            raise BadAnswer("GET /rollout/{id}/result", "no status")
         sample = data.get("sample")
         message = data.get("err_message")
         category = data.get("err_category")
@@ -224,8 +241,8 @@ def read_trajectory(path: Path) -> dict[str, Any] | None:
     try:
         if path.stat().st_size > MAX_BODY:
             return None
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
+        data = loads(path.read_bytes())
+    except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 

@@ -11,11 +11,25 @@ failed callbacks, which are logged; the server and the rollout record stay.
 
 Built on aiohttp's server: the runner already depends on aiohttp, it starts in
 milliseconds, and one event loop serves hundreds of concurrent rollouts.
+
+Beyond the published server, for a network that may be hostile: a client must send
+a request's headers within 10 s and its body within 60 s (:mod:`osmosis_client._serving`);
+at most ``max_queued`` rollouts wait beyond the ``max_concurrent`` running ones
+(more: 429 with ``Retry-After``); every answer is read whole and capped; callbacks
+never follow redirects; a malformed request is a 4xx, never a traceback.
+
+Idempotency: a request names its rollout (``rollout_id``) and, optionally, itself
+(``idempotency_key``; absent, the rollout id stands in). While a rollout runs and
+for an hour after it ends, a request with the same rollout id *and* the same key is
+a repeat (the same 202, nothing started); the same rollout id with another key, or
+the same key with another rollout id, is a conflict (409) — never a 202 for a
+rollout that will not run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import hmac
 import json
 import logging
@@ -29,6 +43,8 @@ from pydantic import ValidationError
 
 from osmosis_client._plan import drive_async
 from osmosis_client._retry import Failure, RetryPolicy, Success, retry_plan
+from osmosis_client._serving import SlowClientGuard
+from osmosis_client._wire import BodyTooLarge, loads, read_body
 from osmosis_client.rollout.agent_loop.exceptions import (
     OsmosisServerError,
     OsmosisTimeoutError,
@@ -50,6 +66,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger("osmosis_client.serve")
 
 DEFAULT_MAX_CONCURRENT = 100
+DEFAULT_MAX_QUEUED = 1000  # rollouts waiting for a slot beyond the running ones
+MAX_FINISHED = 20_000  # finished records kept for repeats (the oldest are forgotten first)
+MAX_REQUEST = 8 << 20
+MAX_ANSWER = 64 << 20  # one answer from the trainer, decompressed
+RETRY_AFTER = 1  # seconds, when the queue is full
 RECORD_TTL = 3600.0  # a finished rollout's id answers repeats for an hour
 MODEL_CALL_TIMEOUT = 300.0
 #: what every model call to the trainer carries (other parameters are dropped)
@@ -83,6 +104,7 @@ def completion_policy() -> RetryPolicy:
 class _Record:
     rollout_id: str
     tools: list[dict[str, Any]]
+    key: str = ""  # the idempotency key (the rollout id when none was given)
     task: asyncio.Task[None] | None = None
     finished_at: float | None = None
     result: RolloutResult | None = None
@@ -93,7 +115,11 @@ class ServerStats:
     active: int = 0  # running or queued
     completed: int = 0
     callbacks_failed: int = 0
+    refused_busy: int = 0  # inits answered 429 (the queue was full)
+    #: by rollout id: running ones, and finished ones for an hour
     rollouts: dict[str, _Record] = field(default_factory=dict)
+    #: the same records by idempotency key
+    keys: dict[str, _Record] = field(default_factory=dict)
 
 
 class TrainerLLM:
@@ -170,10 +196,15 @@ async def post_json(
         headers["Authorization"] = f"Bearer {api_key}"
     payload = json.dumps(body).encode()
 
-    async def send(data: bytes) -> tuple[int, bytes]:
+    async def send(data: bytes) -> tuple[int, bytes | None]:
         client_timeout = aiohttp.ClientTimeout(total=timeout)
-        async with session.post(url, data=data, headers=headers, timeout=client_timeout) as resp:
-            return resp.status, await resp.read()
+        async with session.post(
+            url, data=data, headers=headers, timeout=client_timeout, allow_redirects=False
+        ) as resp:
+            try:
+                return resp.status, await read_body(resp, MAX_ANSWER)
+            except BodyTooLarge:
+                return resp.status, None
 
     def classify(outcome: Any) -> Success[dict[str, Any]] | Failure:
         if isinstance(outcome, asyncio.TimeoutError):
@@ -181,15 +212,26 @@ async def post_json(
         if isinstance(outcome, BaseException):
             return Failure(OsmosisTransportError(f"cannot reach {url} ({type(outcome).__name__})"))
         status, raw = outcome
+        if raw is None:
+            return Failure(
+                OsmosisServerError(f"{url} answered more than {MAX_ANSWER >> 20} MiB"),
+                retryable=False,
+            )
+        if 300 <= status < 400:  # the key would follow the redirect to wherever it points
+            return Failure(
+                OsmosisServerError(f"{url} answered {status} (a redirect, not followed)"),
+                retryable=False,
+            )
         if status < 300:
             try:
-                data = json.loads(raw) if raw else {}
-            except ValueError:
+                data = loads(raw) if raw else {}
+            except ValueError as exc:
                 return Failure(
-                    OsmosisServerError(f"{url} answered with invalid JSON"), retryable=False
+                    OsmosisServerError(f"{url} answered with invalid JSON ({exc})"),
+                    retryable=False,
                 )
             return Success(data if isinstance(data, dict) else {})
-        text = raw[:200].decode(errors="replace")
+        text = " ".join(raw[:200].decode(errors="replace").split())
         return Failure(OsmosisServerError(f"{url} answered {status}: {text}"), status=status)
 
     plan = retry_plan(payload, policy, classify, describe=f"POST {url}")
@@ -207,24 +249,30 @@ class RolloutServer:
         *,
         api_key: str | None = None,
         max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        max_queued: int = DEFAULT_MAX_QUEUED,
         debug_dir: Path | None = None,
         record_ttl: float = RECORD_TTL,
         model_timeout: float = MODEL_CALL_TIMEOUT,
+        guard: SlowClientGuard | None = None,
         sleep: Callable[[float], Any] = asyncio.sleep,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.loop = agent_loop
         self.api_key = api_key
         self.max_concurrent = max(1, max_concurrent)
+        self.max_queued = max(0, max_queued)
         self.debug_dir = debug_dir
         self.record_ttl = record_ttl
         self.model_timeout = model_timeout
+        self.guard = guard or SlowClientGuard()
         self.stats = ServerStats()
         self._sleep = sleep
         self._monotonic = monotonic
         self._slots = asyncio.Semaphore(self.max_concurrent)
         self._session: ClientSession | None = None
         self._runner: web.AppRunner | None = None
+        self._listener: asyncio.AbstractServer | None = None
+        self._finished: collections.deque[_Record] = collections.deque()  # in finishing order
         self.port: int | None = None
 
     # ------------------------------------------------------------ the app
@@ -232,7 +280,9 @@ class RolloutServer:
     def app(self) -> web.Application:
         from aiohttp import web
 
-        app = web.Application(client_max_size=8 << 20)
+        app = web.Application(
+            client_max_size=MAX_REQUEST, middlewares=[self.guard.middleware(), _no_tracebacks]
+        )
         app.router.add_get("/health", self._health)
         app.router.add_get("/platform/health", self._platform_health)
         app.router.add_post("/v1/rollout/init", self._init)
@@ -246,9 +296,15 @@ class RolloutServer:
         self._session = aiohttp.ClientSession()
         self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
-        await web.TCPSite(self._runner, host, port).start()
-        addresses = self._runner.addresses
-        self.port = int(addresses[0][1]) if addresses else port
+        server = self._runner.server
+        assert server is not None
+        loop = asyncio.get_running_loop()
+        self._listener = await loop.create_server(
+            self.guard.wrap(server), host, port, backlog=1024, reuse_address=True
+        )
+        self.guard.start()
+        sockets = list(self._listener.sockets or ())
+        self.port = int(sockets[0].getsockname()[1]) if sockets else port
         return self.port
 
     async def stop(self) -> None:
@@ -257,6 +313,9 @@ class RolloutServer:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self._listener is not None:
+            self._listener.close()
+        await self.guard.stop()
         if self._runner is not None:
             await self._runner.cleanup()
         if self._session is not None:
@@ -299,15 +358,25 @@ class RolloutServer:
         given = request.headers.get("Authorization", "")
         if given.lower().startswith("bearer "):
             given = given[7:].strip()
-        return hmac.compare_digest(given.encode(), self.api_key.encode())
+        # header bytes that are not UTF-8 arrive as surrogates: compare bytes, never fail
+        return hmac.compare_digest(
+            given.encode("utf-8", "surrogateescape"), self.api_key.encode()
+        )
 
     async def _init(self, http: web.Request) -> web.Response:
         from aiohttp import web
 
         if not self._authorized(http):
             return web.json_response(UNAUTHORIZED, status=401)
+        raw = await self.guard.read_body(http)
+        if raw is None:
+            return web.json_response(
+                {"detail": "the request body did not arrive in time"},
+                status=408,
+                headers={"Connection": "close"},
+            )
         try:
-            body = await http.json()
+            body = loads(raw)
         except ValueError as exc:
             detail = [
                 {"type": "json_invalid", "loc": ["body", 0], "msg": f"JSON decode error: {exc}"}
@@ -319,11 +388,22 @@ class RolloutServer:
             request = RolloutRequest.model_validate(body)
         except ValidationError as exc:
             return web.json_response({"detail": _detail(exc)}, status=422)
-        except ValueError as exc:
-            detail = [{"type": "model_attributes_type", "loc": ["body"], "msg": str(exc)}]
+        except (ValueError, RecursionError) as exc:
+            msg = str(exc) if isinstance(exc, ValueError) else "the body is nested too deeply"
+            detail = [{"type": "model_attributes_type", "loc": ["body"], "msg": msg}]
             return web.json_response({"detail": detail}, status=422)
-        record = self._existing(request)
+        try:
+            record = self._existing(request)
+        except _Conflict as exc:
+            return web.json_response({"detail": str(exc)}, status=409)
         if record is None:
+            if self.stats.active >= self.max_concurrent + self.max_queued:
+                self.stats.refused_busy += 1
+                return web.json_response(
+                    {"detail": f"busy: {self.stats.active} rollouts running or queued"},
+                    status=429,
+                    headers={"Retry-After": str(RETRY_AFTER)},
+                )
             try:
                 tools = [tool_to_dict(t) for t in self.loop.get_tools(request)]
             except Exception as exc:
@@ -337,37 +417,46 @@ class RolloutServer:
     # ------------------------------------------------------------ rollouts
 
     def _existing(self, request: RolloutRequest) -> _Record | None:
-        """A repeat of a running rollout, or of one finished less than an hour ago."""
+        """A repeat of a running rollout, or of one finished less than an hour ago;
+        None for a new one; :class:`_Conflict` when the id and the key disagree."""
+        self._expire()
         key = request.idempotency_key or request.rollout_id
-        record = self.stats.rollouts.get(key)
-        if record is None:
+        by_id = self.stats.rollouts.get(request.rollout_id)
+        by_key = self.stats.keys.get(key)
+        if by_id is None and by_key is None:
             return None
-        if (
-            record.finished_at is not None
-            and self._monotonic() - record.finished_at > self.record_ttl
-        ):
-            del self.stats.rollouts[key]
-            return None
-        return record
+        if by_id is not None and by_id is by_key:
+            return by_id
+        if by_id is not None:
+            raise _Conflict(
+                f"rollout {request.rollout_id!r} was started with another idempotency_key"
+            )
+        assert by_key is not None
+        raise _Conflict(
+            f"idempotency_key {key!r} already started rollout {by_key.rollout_id!r}"
+        )
 
     def _launch(self, request: RolloutRequest, tools: list[dict[str, Any]] | None) -> _Record:
         key = request.idempotency_key or request.rollout_id
-        record = _Record(request.rollout_id, tools or [])
-        self.stats.rollouts[key] = record
+        record = _Record(request.rollout_id, tools or [], key)
+        self.stats.rollouts[request.rollout_id] = record
+        self.stats.keys[key] = record
         self.stats.active += 1
         record.task = asyncio.ensure_future(self._rollout(request, record, tools))
-        self._expire()
         return record
 
     def _expire(self) -> None:
+        """Forget finished rollouts after an hour, and the oldest beyond MAX_FINISHED."""
         now = self._monotonic()
-        stale = [
-            key
-            for key, r in self.stats.rollouts.items()
-            if r.finished_at is not None and now - r.finished_at > self.record_ttl
-        ]
-        for key in stale:
-            del self.stats.rollouts[key]
+        finished = self._finished
+        while finished and (
+            len(finished) > MAX_FINISHED or now - (finished[0].finished_at or now) > self.record_ttl
+        ):
+            record = finished.popleft()
+            if self.stats.rollouts.get(record.rollout_id) is record:
+                del self.stats.rollouts[record.rollout_id]
+            if self.stats.keys.get(record.key) is record:
+                del self.stats.keys[record.key]
 
     async def _rollout(
         self, request: RolloutRequest, record: _Record, tools: list[dict[str, Any]] | None
@@ -382,6 +471,7 @@ class RolloutServer:
             raise
         finally:
             record.finished_at = self._monotonic()
+            self._finished.append(record)
             self.stats.active -= 1
             self.stats.completed += 1
 
@@ -446,3 +536,23 @@ def _detail(exc: ValidationError) -> list[dict[str, Any]]:
         {"type": err["type"], "loc": ["body", *err["loc"]], "msg": err["msg"]}
         for err in exc.errors(include_url=False, include_context=False, include_input=False)
     ]
+
+
+class _Conflict(Exception):
+    """An init whose rollout id and idempotency key point at different rollouts."""
+
+
+async def _no_tracebacks(request: Any, handler: Any) -> Any:
+    """Anything unexpected in a handler is a one-line 500, never a traceback on stderr."""
+    from aiohttp import web
+
+    try:
+        return await handler(request)
+    except (asyncio.CancelledError, web.HTTPException):
+        raise
+    except Exception as exc:
+        logger.warning("%s %s failed: %s", request.method, request.path, type(exc).__name__)
+        return web.json_response({"detail": "Internal Server Error"}, status=500)
+
+
+_no_tracebacks.__middleware_version__ = 1  # type: ignore[attr-defined]
