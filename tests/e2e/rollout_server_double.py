@@ -24,8 +24,9 @@ the double received, for tests), ``FAKE_PRINT_ENV`` (names whose values it print
 ``FAKE_PRINT_ALL_ENV=1`` (every variable it got, one per line), ``FAKE_SAMPLE_PAD`` (bytes of
 padding in every sample's metrics: a large answer), ``FAKE_NESTED_POST_ROWS`` /
 ``FAKE_NESTED_RESULT_ROWS`` (those rows' ``POST /rollout`` / result answers are 200 with
-``[`` × 100,000), ``FAKE_LONG_LINE`` (print one line of that many bytes with ``FAKE_LONG_LINE_SECRET``
-in its middle), ``FAKE_WIRE`` (serve through ``realwire.Proxy`` — copied beside main.py —
+``[`` × 100,000), ``FAKE_LONG_LINE`` (print one line of that many bytes with the value of the variable
+named by ``FAKE_LONG_LINE_SECRET`` in its middle, and one such line cut at the secret's middle
+by a 1 MiB+ run of filler), ``FAKE_WIRE`` (serve through ``realwire.Proxy`` — copied beside main.py —
 with that wire, e.g. ``piece=700,delay=0.002,chunked=1,encoding=gzip``; ``FAKE_WIRE_KILL=N``:
 the first N result answers die mid-body).
 """
@@ -567,9 +568,11 @@ def main() -> None:
             print(f"env {name}={ENV[name]}", flush=True)
     if ENV.get("FAKE_LONG_LINE"):
         size = int(ENV["FAKE_LONG_LINE"])
-        secret = ENV.get("FAKE_LONG_LINE_SECRET", "")
+        secret = ENV.get(ENV.get("FAKE_LONG_LINE_SECRET", ""), "")
         half = "x" * (size // 2)
         sys.stdout.write(f"{half}Authorization: Bearer {secret}{half}\n")
+        filler = "y" * ((1 << 20) - 25)  # the secret straddles the 1 MiB a line may keep
+        sys.stdout.write(f"{filler} token={secret} and more\n")
         sys.stdout.flush()
     if ENV.get("FAKE_IGNORE_TERM") == "1":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

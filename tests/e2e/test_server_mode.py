@@ -20,7 +20,12 @@ from osmosis_local_runner.kinds.server import ServerRollout
 from osmosis_local_runner.run_types import RunResult, RunSpec
 from osmosis_local_runner.runner import Runner
 from osmosis_local_runner.server import environment
-from osmosis_local_runner.server.process import ServerStartError, _start_time, reap_orphans
+from osmosis_local_runner.server.process import (
+    INSTANCE_VAR,
+    ServerStartError,
+    _start_time,
+    reap_orphans,
+)
 from osmosis_local_runner.specs import Overrides, config_spec
 from tests.server_workspace import default_rows, server_pids, server_workspace
 
@@ -374,29 +379,73 @@ def test_reserved_variables_are_refused(tmp_path: Path) -> None:
     assert "env._OSMOSIS_ROLLOUT_PORT: is set for the rollout server by the runner" in str(problem)
 
 
+def sleeper(instance: str | None) -> subprocess.Popen[bytes]:
+    env = {**os.environ, **({INSTANCE_VAR: instance} if instance else {})}
+    return subprocess.Popen(["sleep", "60"], start_new_session=True, env=env)
+
+
+def record_of(proc: subprocess.Popen[bytes], owner: int, instance: str, **extra: Any) -> str:
+    return json.dumps(
+        {
+            "pid": proc.pid,
+            "pgid": proc.pid,
+            "start": _start_time(proc.pid),
+            "owner_pid": owner,
+            "owner_start": _start_time(owner),
+            "instance_id": instance,
+            **extra,
+        }
+    )
+
+
 def test_orphaned_servers_of_a_dead_run_are_reaped(tmp_path: Path) -> None:
     registry = tmp_path / "servers"
     registry.mkdir()
-    orphan = subprocess.Popen(["sleep", "60"], start_new_session=True)
-    owned = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    orphan, owned = sleeper("a" * 32), sleeper("b" * 32)
     dead = subprocess.Popen(["true"])
     dead.wait()
     try:
-        for name, proc, owner in (("a", orphan, dead.pid), ("b", owned, os.getpid())):
-            record = {
-                "pid": proc.pid,
-                "pgid": proc.pid,
-                "start": _start_time(proc.pid),
-                "owner_pid": owner,
-                "owner_start": _start_time(owner),
-            }
-            (registry / f"{name}.json").write_text(json.dumps(record))
+        (registry / "a.json").write_text(record_of(orphan, dead.pid, "a" * 32))
+        (registry / "b.json").write_text(record_of(owned, os.getpid(), "b" * 32))
         assert reap_orphans(registry, wait=5.0) == [orphan.pid]
         assert orphan.wait(timeout=5) != 0
         assert owned.poll() is None  # its controller (this process) is alive
         assert not (registry / "a.json").exists() and (registry / "b.json").exists()
     finally:
         for proc in (orphan, owned):
+            proc.kill()
+            proc.wait()
+
+
+def test_a_planted_record_never_gets_a_process_killed(tmp_path: Path) -> None:
+    """A cloned repository may carry .osmosis/servers/*.json naming anything: only a
+    process carrying the record's instance id in its environment is ever signalled."""
+    registry = tmp_path / "servers"
+    registry.mkdir()
+    stranger = sleeper(None)  # a process of this user that no run started
+    impostor = sleeper("c" * 32)  # carries an instance id, but another one
+    in_group = sleeper("f" * 32)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    try:
+        plants = {
+            "stranger": record_of(stranger, dead.pid, "d" * 32),
+            "impostor": record_of(impostor, dead.pid, "e" * 32),
+            "no-start": record_of(stranger, dead.pid, "d" * 32, start=None),
+            # pgid of another group, led by the stranger: never a group we did not lead
+            "group": json.dumps({**json.loads(record_of(in_group, dead.pid, "f" * 32)),
+                                 "pgid": stranger.pid}),
+            "me": json.dumps({"pid": os.getpid(), "pgid": os.getpid(), "owner_pid": dead.pid,
+                              "start": _start_time(os.getpid()), "instance_id": "g" * 32}),
+        }
+        for name, text in plants.items():
+            (registry / f"{name}.json").write_text(text)
+        assert reap_orphans(registry, wait=1.0) == []
+        for proc in (stranger, impostor, in_group):
+            assert proc.poll() is None
+        assert list(registry.glob("*.json")) == []  # the claims are dropped
+    finally:
+        for proc in (stranger, impostor, in_group):
             proc.kill()
             proc.wait()
 

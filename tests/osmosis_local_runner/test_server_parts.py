@@ -185,6 +185,19 @@ def test_uv_syncs_once_then_only_when_the_project_changes(
     assert "uv, in sync" in second.describe()
 
 
+def test_bytecode_written_by_a_run_is_not_a_change_but_a_package_installed_by_hand_is(
+    tmp_path: Path, sdk_rollout: Path
+) -> None:
+    uv, _ = fake_uv(tmp_path)
+    assert resolve(sdk_rollout, uv=str(uv)).sync == "synced"
+    site = sdk_rollout / ".venv" / "lib" / "python3.12" / "site-packages"
+    (site / "__pycache__").mkdir()  # what running the server does without PYTHONDONTWRITEBYTECODE
+    (site / "__pycache__" / "typing_extensions.cpython-312.pyc").write_bytes(b"")
+    assert resolve(sdk_rollout, uv=str(uv)).sync == "in sync"
+    (site / "requests-2.32.0.dist-info").mkdir()  # pip install requests, by hand
+    assert resolve(sdk_rollout, uv=str(uv)).sync == "synced"
+
+
 def test_a_failed_sync_is_one_clear_error(tmp_path: Path, sdk_rollout: Path) -> None:
     uv, _ = fake_uv(tmp_path, fail=True)
     with pytest.raises(RolloutEnvironmentError) as caught:
@@ -370,6 +383,14 @@ def test_sample_messages_only_when_they_are_chat_messages() -> None:
 )
 def test_capacity_from_health(body: dict[str, object], capacity: int | None) -> None:
     assert capacity_of(body) == capacity
+
+
+def test_the_head_of_a_cut_line_never_keeps_the_start_of_a_secret() -> None:
+    redact = Redactor(["sk-live-0123456789"])
+    assert redact.head("x token=sk-live-0123", 100) == "x "  # the rest of the line was dropped
+    assert redact.head("x sk-live-0123456789 y", 100) == "x *** y"
+    assert redact.head("see https://user:pa", 100) == "see "  # URL credentials cut short too
+    assert redact.head("plain words here", 10) == "plain word"  # not a secret: kept
 
 
 def test_the_redactor_hides_secrets_and_url_credentials() -> None:

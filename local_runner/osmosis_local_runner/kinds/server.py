@@ -36,14 +36,15 @@ from ..discovery import source_digest
 from ..run_types import RunAborted
 from ..scheduler import deadline
 from ..server.bridge import Bridge
-from ..server.environment import RolloutPython, resolve, tool_env
+from ..server.environment import RolloutPython, resolve
 from ..server.process import (
-    WITHHELD,
     Redactor,
     ServerProcess,
     ServerStartError,
     check_reserved,
     reap_orphans,
+    secret_values,
+    server_env,
 )
 from ..server.protocol import (
     Accepted,
@@ -172,15 +173,16 @@ class ServerRollout:
                 note=note,
                 uv=self.uv,
             )
-        base = {k: v for k, v in tool_env().items() if k not in WITHHELD}
+        # what the platform would pass: [env], [secrets] and what a process needs to run;
+        # nothing else of the shell (never the model key: model calls go through the bridge)
+        base = server_env(os.environ)
         base.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: no pricing fetch
         base.update(self.config_env)
         for name in self.secret_names:
             base[name] = os.environ[name]
             self._redact.add(os.environ[name])
-        token = os.environ.get("OSMOSIS_TOKEN")
-        if token:
-            self._redact.add(token)
+        for value in secret_values(os.environ):  # whatever the rollout reads and prints
+            self._redact.add(value)
         self._server_env = base
 
     def _shown_entrypoint(self) -> str:
@@ -206,6 +208,8 @@ class ServerRollout:
             self.prepare()
         assert self.python is not None
         self._env = env
+        if env.api_key:
+            self._redact.add(env.api_key)  # the model key never reaches the server; still
         if self.registry is not None:
             reaped = await asyncio.to_thread(reap_orphans, self.registry)
             if reaped and env.note is not None:

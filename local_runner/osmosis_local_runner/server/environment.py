@@ -248,8 +248,9 @@ def project_environment(rollout_dir: Path, env: Mapping[str, str] | None = None)
 
 def sync_fingerprint(rollout_dir: Path, environment: Path) -> str | None:
     """The project files and the environment's state, or None when there is no
-    environment yet. A package installed or removed by hand changes site-packages'
-    modification time, so the environment is synced again."""
+    environment yet. A package installed, upgraded or removed by hand changes the set
+    of ``*.dist-info`` directories, so the environment is synced again (site-packages'
+    modification time would also change when Python writes bytecode there)."""
     config = environment / "pyvenv.cfg"
     if not config.is_file():
         return None
@@ -261,7 +262,8 @@ def sync_fingerprint(rollout_dir: Path, environment: Path) -> str | None:
             digest.update(name.encode() + b"\0-")
     digest.update(config.read_bytes())
     for site in sorted((environment / "lib").glob("python*/site-packages")):
-        digest.update(f"{site.name}:{site.stat().st_mtime_ns}".encode())
+        installed = sorted(p.name for p in site.glob("*.dist-info"))
+        digest.update(f"{site.parent.name}:{','.join(installed)}".encode())
     digest.update(os.environ.get("UV_PYTHON", "").encode())
     return digest.hexdigest()
 

@@ -25,6 +25,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import secrets
 import signal
 import socket
@@ -49,14 +50,44 @@ PORT_VAR = "_OSMOSIS_ROLLOUT_PORT"
 ARTIFACT_VAR = "_OSMOSIS_ROLLOUT_ARTIFACT_ROOT"
 INSTANCE_VAR = "_OSMOSIS_ROLLOUT_INSTANCE_ID"
 INSTANCE_HEADER = "x-osmosis-rollout-instance-id"
-#: never handed to user code: osmosis-client's own platform credentials
-WITHHELD = ("VIRTUAL_ENV", "OSMOSIS_TOKEN")
+#: what a rollout server gets from our environment: what a process needs to run (paths,
+#: locale, temporary files, certificates, proxies, caches) — as the platform passes it
+#: [env] and [secrets] and nothing of the user's shell. Never the model key or tokens.
+PASSED = frozenset(
+    {
+        "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ",
+        "TMPDIR", "TMP", "TEMP", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "SYSTEMROOT",
+        "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+        "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
+        "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+        "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
+        "HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "TIKTOKEN_CACHE_DIR",
+        "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX",
+        "NO_COLOR",
+    }
+)  # fmt: skip
+PASSED_PREFIXES = ("LC_",)
+#: names whose values are treated as secrets wherever they appear in the server's output
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE", re.I)
+
+
+def server_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The part of our environment a rollout server inherits (see :data:`PASSED`)."""
+    return {
+        k: v for k, v in environ.items() if k in PASSED or k.startswith(PASSED_PREFIXES)
+    }
+
+
+def secret_values(environ: Mapping[str, str]) -> list[str]:
+    """Values of variables named like secrets (``*_API_KEY``, ``*TOKEN*``…), to redact."""
+    return [v for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= 8]
 
 HEALTH_INTERVAL = 0.2
 HEALTH_TIMEOUT = 90.0
 STOP_GRACE = 15.0  # the server drains in-flight rollouts for up to ~10 s
 LAST_LINES = 20
-MAX_LINE = 8192
+MAX_LINE_BYTES = 1 << 20  # of one output line kept in server.log
+MAX_ECHO = 8192  # characters of a line echoed live (-v)
 
 BOOTSTRAP = """\
 import os, runpy, signal, sys, threading, time
@@ -131,6 +162,20 @@ class Redactor:
                 text = text.replace(value, "***")
         return redact_urls_in(text)
 
+    def head(self, text: str, limit: int) -> str:
+        """The first ``limit`` characters of a line whose rest is dropped: redacted over
+        what is kept, then with a trailing word that may be the start of a secret (or
+        of a URL's credentials) cut away."""
+        kept = self(text)[:limit]
+        word = max(kept.rfind(" "), kept.rfind("\t"))
+        tail = kept[word + 1 :]
+        if "://" in tail or any(
+            value.startswith(tail[-n:]) for value in self._values for n in range(1, len(tail) + 1)
+            if n <= len(value)
+        ):
+            kept = kept[: word + 1]
+        return kept
+
 
 # ------------------------------------------------------------------ records
 
@@ -164,26 +209,49 @@ def _alive(pid: int, start: str | None = None) -> bool:
 
 
 def reap_orphans(registry: Path, *, wait: float = 2.0) -> list[int]:
-    """Stop the groups of recorded servers whose controller is gone; returns their pids."""
+    """Stop the groups of recorded servers whose controller is gone; returns their pids.
+
+    A record is only a claim (a cloned repository can carry one): a process is stopped
+    only when it provably is a server this machine's runs started — it leads its own
+    group, started when the record says, and carries the record's instance id in its
+    environment (a random 128-bit value only we hand out). Anything else is left alone
+    and its record dropped."""
     reaped = []
     for record_path in sorted(registry.glob("*.json")):
         try:
             record = json.loads(record_path.read_text())
             pid, pgid = int(record["pid"]), int(record["pgid"])
             owner, owner_start = int(record["owner_pid"]), record.get("owner_start")
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             with contextlib.suppress(OSError):
                 record_path.unlink()
             continue
-        if _alive(owner, owner_start):
+        if pid > 1 and _alive(owner, owner_start):
             continue  # a live run owns it
-        if _alive(pid, record.get("start")):
+        if pid > 1 and pid == pgid and _ours(pid, record):
             logger.info("stopping an orphaned rollout server (pid %d)", pid)
             _kill_group(pgid, pid, wait=wait)
             reaped.append(pid)
+        elif pid > 1 and _alive(pid):
+            logger.debug("not stopping pid %d: nothing proves %s started it", pid, record_path)
         with contextlib.suppress(OSError):
             record_path.unlink()
     return reaped
+
+
+def _ours(pid: int, record: Mapping[str, Any]) -> bool:
+    """The recorded process is alive, is the one recorded (start time) and carries the
+    recorded instance id in its environment."""
+    instance, start = record.get("instance_id"), record.get("start")
+    if not isinstance(instance, str) or len(instance) < 16 or not isinstance(start, str):
+        return False
+    if not _alive(pid, start):
+        return False
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False  # no /proc (or not ours to read): never guess
+    return f"{INSTANCE_VAR}={instance}".encode() in environ.split(b"\0")
 
 
 def _kill_group(pgid: int, leader: int, *, wait: float) -> None:
@@ -388,30 +456,49 @@ class ServerProcess:
             with contextlib.suppress(OSError, ValueError):
                 self._log.write(line + "\n")
 
-    def _line(self, raw: bytes) -> None:
-        text = self.redact(safe_text(raw.decode("utf-8", "replace").rstrip("\r\n")))
-        self.lines.append(text[:500])
+    def _line(self, raw: bytes, dropped: int = 0) -> None:
+        text = safe_text(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        if dropped:
+            text = self.redact.head(text, MAX_LINE_BYTES) + f" … [{dropped:,} bytes not shown]"
+        else:
+            text = self.redact(text)
+        self.lines.append(text[:500])  # already redacted whole: any cut is safe now
         self._write_log(text)
         if self.echo is not None:
-            self.echo(text)
+            self.echo(text if len(text) <= MAX_ECHO else text[:MAX_ECHO] + " …")
 
     async def _read_output(self) -> None:
+        """Lines, however the pipe cuts them. A line longer than MAX_LINE_BYTES is kept
+        up to that length (redacted with the whole kept part in view, a half-seen secret
+        cut away) and the rest of it dropped: no piece of a line is ever written on its
+        own, so a secret can never be split across two written lines."""
         assert self.proc is not None and self.proc.stdout is not None
         stream = self.proc.stdout
-        pending = b""
+        pending = bytearray()
+        dropping = 0  # bytes dropped of the current overlong line
         while True:
             chunk = await stream.read(65536)
             if not chunk:
                 break
-            pending += chunk
-            *complete, pending = pending.split(b"\n")
-            for raw in complete:
-                self._line(raw)
-            if len(pending) > MAX_LINE:
-                self._line(pending)
-                pending = b""
-        if pending:
-            self._line(pending)
+            start = 0
+            while start < len(chunk):
+                end = chunk.find(b"\n", start)
+                piece = chunk[start:] if end < 0 else chunk[start:end]
+                if dropping:
+                    dropping += len(piece)
+                else:
+                    pending += piece
+                    if len(pending) > MAX_LINE_BYTES:
+                        dropping = len(pending) - MAX_LINE_BYTES
+                        del pending[MAX_LINE_BYTES:]
+                if end < 0:
+                    break
+                self._line(bytes(pending), dropped=dropping)
+                pending.clear()
+                dropping = 0
+                start = end + 1
+        if pending or dropping:
+            self._line(bytes(pending), dropped=dropping)
 
     async def _drain_output(self) -> None:
         if self._reader is not None:
