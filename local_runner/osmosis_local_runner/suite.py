@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client._fs import atomic_write
+from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.platform.suite_config import Suite, SuiteEntry
 
@@ -63,6 +64,12 @@ FLAG_KEYS = {
 }
 
 
+def shown_header(line: str) -> str:
+    """``Authorization: Bearer …`` → ``Authorization: ***`` (the value may be a credential)."""
+    name = line.partition(":")[0].strip()
+    return f"{name}: ***"
+
+
 def default_directory(suite: Suite) -> Path:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     while True:
@@ -84,10 +91,11 @@ def fingerprint(suite: Suite, flags: Overrides) -> dict[str, Any]:
                 "batch_size": flags.batch_size,
                 "pass_threshold": flags.pass_threshold,
                 "model": flags.model,
-                "base_url": flags.base_url,
+                "base_url": redact_url(flags.base_url) if flags.base_url else None,
                 "seed": flags.seed,
                 "sampling": flags.sampling() or None,
-                "headers": flags.headers or None,
+                # header values may be credentials: the names shape nothing secret
+                "headers": [shown_header(line) for line in flags.headers] or None,
             }.items()
             if v is not None
         },
@@ -126,7 +134,7 @@ def settings_of(entry: SuiteEntry, flags: Overrides) -> tuple[dict[str, Any], di
     for flag, key in FLAG_KEYS.items():
         value = getattr(flags, flag)
         if value is not None:
-            values[key] = value
+            values[key] = redact_url(value) if key == "base_url" else value
             origins[key] = "flag"
     sampling = flags.sampling()
     if sampling:

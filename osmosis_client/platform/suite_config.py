@@ -27,7 +27,11 @@ Entry keys: everything of ``[experiment]`` and ``[evaluation]``, plus ``dataset_
 ``[advanced]``. Precedence: entry > top-level defaults > built-in defaults (CLI flags,
 applied later, override all); the tables ``sampling``, ``config`` and ``headers``
 merge key by key. Each expanded entry gets a stable, readable, unique name
-(``calculator-n3-t0.7``). Every problem is reported at once, with its position.
+(``calculator-n3-t0.7``): unique ignoring case (case-insensitive file systems), never
+``suite`` (the suite's own document), at most ``MAX_NAME`` characters (a longer
+generated name keeps its start and gains a digest of the whole). A suite expands to at
+most ``MAX_ENTRIES`` entries, checked before anything is expanded. Every problem is
+reported at once, with its position.
 """
 
 from __future__ import annotations
@@ -70,6 +74,9 @@ SUITE_KEYS = ("suite", "endpoints_path")
 SUITE_TABLES = ("env", "secrets", "advanced")
 MERGED_TABLES = ("sampling", "config", "headers")
 SWEEPABLE_TABLES = ("sampling", "config")
+MAX_ENTRIES = 1000  # entries one suite may expand to (each is a whole eval run)
+MAX_NAME = 100  # characters of an entry name (it names files: <name>.journal.jsonl…)
+RESERVED_NAMES = frozenset({"suite"})  # suite.json is the suite's own document
 #: short labels of swept numbers in entry names (other keys: the value alone)
 ABBREVIATIONS = {
     "temperature": "t",
@@ -245,6 +252,9 @@ def expand(
     defaults = {k: v for k, v in data.items() if k in ENTRY_KEYS}
     entries: list[SuiteEntry] = []
     evals = data.get("eval", [])
+    ablations = data.get("ablation", [])
+    if not _within_cap(evals, ablations, problems):
+        return entries
     for index, block in enumerate(evals if isinstance(evals, list) else []):
         if not isinstance(block, dict):
             problems.add(("eval", index), "must be a table")
@@ -254,13 +264,46 @@ def expand(
         _merge(settings, origins, defaults, "defaults", positions, ())
         _merge(settings, origins, block, "entry", positions, ("eval", index))
         entries.append(SuiteEntry("", f"eval[{index}]", settings, origins))
-    ablations = data.get("ablation", [])
     for index, block in enumerate(ablations if isinstance(ablations, list) else []):
         if not isinstance(block, dict):
             problems.add(("ablation", index), "must be a table")
             continue
         entries.extend(_expand_ablation(index, block, defaults, positions, problems))
     return entries
+
+
+def _within_cap(evals: Any, ablations: Any, problems: _Problems) -> bool:
+    """Count the entries before making any (a sweep of 9 keys × 10 values would be a
+    billion); over MAX_ENTRIES, each sweep's size is one problem."""
+    sizes: list[tuple[int, int, str]] = []
+    for index, block in enumerate(ablations if isinstance(ablations, list) else []):
+        sweep = block.get("sweep") if isinstance(block, dict) else None
+        if not isinstance(sweep, dict):
+            continue
+        lengths: list[tuple[str, int]] = []
+        for key, values in sweep.items():
+            if key in SWEEPABLE_TABLES and isinstance(values, dict):
+                lengths += [(f"{key}.{k}", len(v)) for k, v in values.items() if isinstance(v, list)]
+            elif isinstance(values, list):
+                lengths.append((key, len(values)))
+        count = math.prod(n for _, n in lengths if n) if lengths else 0
+        shown = " × ".join(f"{n} {k}" for k, n in lengths)
+        sizes.append((index, count, shown))
+    total = len(evals if isinstance(evals, list) else []) + sum(n for _, n, _ in sizes)
+    if total <= MAX_ENTRIES:
+        return True
+    for index, count, shown in sizes:
+        if count > 1:
+            problems.add(
+                ("ablation", index, "sweep"),
+                f"sweeps {shown}: {count:,} entries",
+            )
+    problems.add(
+        (),
+        f"the suite would expand to {total:,} entries; a suite holds at most {MAX_ENTRIES:,} "
+        "(narrow the sweeps or split the suite)",
+    )
+    return False
 
 
 def _sweep_axes(
@@ -338,9 +381,12 @@ def _expand_ablation(
 
 
 def name_entries(entries: list[SuiteEntry]) -> None:
-    """Stable, readable names, unique within the suite: ``name`` if given, else the
-    rollout (and, for ablations, a label per swept value); clashes get ``-2``, ``-3``."""
-    taken: dict[str, int] = {}
+    """Stable, readable names, unique within the suite (ignoring case): ``name`` if
+    given, else the rollout (and, for ablations, a label per swept value); a clash gets
+    the first free ``-2``, ``-3``…; ``suite`` is never an entry's name."""
+    import hashlib
+
+    taken = set(RESERVED_NAMES)
     for entry in entries:
         given = entry.settings.get("name")
         base = (
@@ -350,9 +396,15 @@ def name_entries(entries: list[SuiteEntry]) -> None:
         )
         parts = [base, *(_label(k, v) for k, v in entry.sweep.items())]
         name = "-".join(parts)
-        count = taken.get(name, 0) + 1
-        taken[name] = count
-        entry.name = name if count == 1 else f"{name}-{count}"
+        if len(name) > MAX_NAME - 4:  # room for a -NN suffix
+            digest = hashlib.blake2b(name.encode(), digest_size=4).hexdigest()
+            name = f"{name[: MAX_NAME - 14].rstrip('-.')}-{digest}"
+        candidate, count = name, 1
+        while candidate.lower() in taken:
+            count += 1
+            candidate = f"{name}-{count}"
+        taken.add(candidate.lower())
+        entry.name = candidate
 
 
 # ------------------------------------------------------------------ validation
@@ -428,6 +480,10 @@ def _check_entry(
     name = s.get("name")
     if name is not None and (not isinstance(name, str) or not single.SAFE_SEGMENT.match(name)):
         out.add(["name"], "must be a name of letters, digits, '.', '_' and '-'")
+    elif isinstance(name, str) and len(name) > MAX_NAME - 4:
+        out.add(["name"], f"is {len(name)} characters long; at most {MAX_NAME - 4}")
+    elif isinstance(name, str) and name.lower() in RESERVED_NAMES:
+        out.add(["name"], f"{name!r} is reserved (the suite's own document is suite.json)")
     for key, value in entry.sweep.items():
         if isinstance(value, float) and not math.isfinite(value):
             out.add(key.split("."), "swept values must be finite numbers")

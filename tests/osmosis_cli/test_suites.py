@@ -317,3 +317,96 @@ def test_model_failures_after_the_clients_retries_are_retried_whole(tmp_path: Pa
     first = result.document["rows"][0]["runs"][0]
     assert first["success"] and first["retries"] == 1
     assert result.summary["retried_runs"] == 1 and result.summary["errored_runs"] == 0
+
+
+# ----------------------------------------------------------------- hostile suites
+
+
+def write_suite(project: Path, body: str, name: str = "hostile.toml") -> str:
+    head = 'rollout = "calculator"\nentrypoint = "main.py"\ndataset = "arithmetic"\n'
+    (project / "configs" / "eval" / name).write_text(head + 'model_path = "mock/calculator"\n' + body)
+    return f"configs/eval/{name}"
+
+
+def test_a_sweep_too_large_is_refused_before_it_is_expanded(invoke: Invoke, project: Path) -> None:
+    keys = "\n".join(f"k{i} = [{', '.join(str(v) for v in range(10))}]" for i in range(9))
+    path = write_suite(project, "[[ablation]]\n[ablation.sweep.config]\n" + keys + "\n")
+    result = invoke("eval", "run", path, "--dry-run")  # was: MemoryError after 30 s
+    assert result.exit_code == 2
+    assert "the suite would expand to 1,000,000,000 entries; a suite holds at most 1,000" in (
+        result.stderr
+    )
+    assert "Traceback" not in result.stderr
+
+
+def test_entry_names_are_unique_whatever_names_were_given(invoke: Invoke, project: Path) -> None:
+    path = write_suite(
+        project,
+        "limit = 2\n[[eval]]\nname = 'a-2'\n[[eval]]\nname = 'a'\n[[eval]]\nname = 'a'\n"
+        "[[eval]]\nname = 'A'\n[[eval]]\nrollout = 'calculator'\n",
+    )
+    result = invoke("eval", "run", path, "-o", "out", "--json")
+    assert result.exit_code == 0, result.stderr
+    names = [e["name"] for e in result.json()["entries"]]
+    assert names == ["a-2", "a", "a-3", "A-4", "calculator"]
+    outputs = {e["output"] for e in result.json()["entries"]}
+    assert len(outputs) == 5  # five documents, none overwriting another
+    for name in names:
+        head = json.loads((project / "out" / f"{name}.json").read_text())
+        assert head["summary"]["total_runs"] == 2  # each entry really ran its own attempts
+
+
+def test_an_entry_named_suite_is_refused_and_a_generated_one_steps_aside(
+    invoke: Invoke, project: Path
+) -> None:
+    given = write_suite(project, "[[eval]]\nname = 'suite'\n", "given.toml")
+    result = invoke("eval", "run", given, "--dry-run")
+    assert result.exit_code == 2 and "'suite' is reserved" in result.stderr
+    rollouts = project / "rollouts"
+    shutil.copytree(rollouts / "calculator", rollouts / "suite")
+    generated = write_suite(project, "limit = 2\n[[eval]]\nrollout = 'suite'\n", "gen.toml")
+    done = invoke("eval", "run", generated, "-o", "out", "--json")
+    assert done.exit_code == 0, done.stderr
+    assert [e["name"] for e in done.json()["entries"]] == ["suite-2"]
+    assert json.loads((project / "out" / "suite.json").read_text())["entries"][0]["status"] == (
+        "finished"
+    )
+
+
+def test_long_names_given_or_swept_never_reach_the_file_system_too_long(
+    invoke: Invoke, project: Path
+) -> None:
+    long_given = write_suite(project, f"[[eval]]\nname = '{'n' * 300}'\n", "given.toml")
+    refused = invoke("eval", "run", long_given, "--dry-run")
+    assert refused.exit_code == 2 and "is 300 characters long; at most 96" in refused.stderr
+    value = "v" * 300
+    swept = write_suite(
+        project,
+        f"limit = 2\n[[ablation]]\n[ablation.sweep.config]\nstyle = ['{value}', '{value}x']\n",
+        "swept.toml",
+    )
+    result = invoke("eval", "run", swept, "-o", "out", "--json")
+    assert result.exit_code == 0, result.stderr
+    names = [e["name"] for e in result.json()["entries"]]
+    assert len(set(names)) == 2 and all(len(n) <= 100 for n in names)
+    assert all((project / "out" / f"{n}.json").is_file() for n in names)
+
+
+def test_suite_documents_never_hold_header_values_or_url_passwords(
+    invoke: Invoke, project: Path
+) -> None:
+    with StubOpenAI() as stub:
+        url = stub.url.replace("http://", "http://user:hunter2pass@")
+        path = write_suite(project, "limit = 2\n[[eval]]\nname = 'a'\n[[eval]]\nname = 'b'\n")
+        result = invoke(
+            "eval", "run", path, "-o", "out", "--json", "--model", "m", "--base-url", url,
+            "--header", "X-Api-Key: sk-very-secret-token",
+        )
+        assert result.exit_code == 0, result.stderr
+        assert stub.state.headers[0]["X-Api-Key"] == "sk-very-secret-token"
+    stored = (project / "out" / "suite.json").read_text()
+    for text in (stored, result.stdout, result.stderr):
+        assert "sk-very-secret-token" not in text and "hunter2pass" not in text
+    document = json.loads(stored)
+    assert document["fingerprint"]["flags"]["headers"] == ["X-Api-Key: ***"]
+    assert document["entries"][0]["settings"]["base_url"].startswith("http://***@127.0.0.1")
