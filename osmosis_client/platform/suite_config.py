@@ -283,7 +283,9 @@ def _within_cap(evals: Any, ablations: Any, problems: _Problems) -> bool:
         lengths: list[tuple[str, int]] = []
         for key, values in sweep.items():
             if key in SWEEPABLE_TABLES and isinstance(values, dict):
-                lengths += [(f"{key}.{k}", len(v)) for k, v in values.items() if isinstance(v, list)]
+                lengths += [
+                    (f"{key}.{k}", len(v)) for k, v in values.items() if isinstance(v, list)
+                ]
             elif isinstance(values, list):
                 lengths.append((key, len(values)))
         count = math.prod(n for _, n in lengths if n) if lengths else 0
