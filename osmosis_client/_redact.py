@@ -41,6 +41,17 @@ def redact_urls_in(text: str) -> str:
     return _USERINFO.sub(r"\1***@", text)
 
 
+_C1 = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def safe_json(text: str) -> str:
+    """JSON text (``ensure_ascii=False``) with DEL, the C1 controls (U+0080–U+009F: a
+    terminal may act on U+009B as CSI) and the line separators written as ``\\uXXXX``
+    escapes — still the same JSON, now inert on a terminal. Those characters can only
+    occur inside strings, where the escape means the same character."""
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def safe_text(text: str) -> str:
     """Text with terminal control sequences removed (safe to print)."""
     return _ANSI.sub("", text)

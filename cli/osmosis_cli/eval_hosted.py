@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from osmosis_client._redact import safe_text
+from osmosis_client._redact import safe_json, safe_text
 from osmosis_client.errors import InvalidInputError, WorkspaceRequiredError
 
 from ._typer import Command
@@ -405,7 +405,9 @@ def _render_list(out: Output, runs: list[EvalRun], status: str | None) -> None:
 
 
 def _num(value: float | None) -> str:
-    return "" if value is None else f"{value:.3f}"
+    from osmosis_local_runner.scoring import score_text
+
+    return score_text(value, "")
 
 
 def _pct(value: float | None) -> str:
@@ -466,7 +468,7 @@ def logs(
     def show(entries: list[LogEntry]) -> None:
         for entry in entries:
             if out.json_mode:
-                out.stdout.write(json.dumps(entry.to_json(), ensure_ascii=False) + "\n")
+                out.stdout.write(safe_json(json.dumps(entry.to_json(), ensure_ascii=False)) + "\n")
             else:
                 out.stdout.write(safe_text(_log_line(entry)) + "\n")
         out.stdout.flush()
@@ -521,7 +523,7 @@ def _render_run(out: Output, run: EvalRun) -> None:
         stats = results.reward_stats
         if stats and stats.pass_at_k:
             ks = sorted(stats.pass_at_k.items(), key=lambda kv: int(kv[0]))
-            rows.append(("pass@k", "  ".join(f"@{k}={v:.3f}" for k, v in ks)))
+            rows.append(("pass@k", "  ".join(f"@{k}={_num(v)}" for k, v in ks)))
         if stats:
             parts = [
                 f"{label} {_num(value)}"

@@ -750,4 +750,6 @@ def _report_errors(out: Output, result: RunResult) -> None:
 
 
 def _fmt(value: Any) -> str:
-    return "" if value is None else f"{value:.3f}"
+    from osmosis_local_runner.scoring import score_text
+
+    return score_text(value, "")

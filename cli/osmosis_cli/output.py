@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from osmosis_client._redact import safe_text
+from osmosis_client._redact import safe_json, safe_text
 from osmosis_client.errors import InvalidInputError, OsmosisError
 
 if TYPE_CHECKING:
@@ -81,10 +81,12 @@ class Output:
     def console(self) -> Console:
         from rich.console import Console
 
-        return Console(
+        return Console(  # text from users, models and the platform is never markup
             file=self.stdout,
             no_color=not self.color,
             highlight=False,
+            markup=False,
+            emoji=False,
             force_terminal=self.stdout_is_tty,
             soft_wrap=not self.stdout_is_tty,
         )
@@ -98,6 +100,8 @@ class Output:
             file=self.stderr,
             no_color=not color,
             highlight=False,
+            markup=False,
+            emoji=False,
             force_terminal=self.stderr_is_tty,
         )
 
@@ -105,7 +109,8 @@ class Output:
 
     def emit_json(self, document: Any) -> None:
         """The one JSON document of a ``--json`` command."""
-        self.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+        text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
+        self.stdout.write(safe_json(text) + "\n")
         self.stdout.flush()
 
     @contextlib.contextmanager
@@ -180,7 +185,7 @@ class Output:
         hint = hint_for(exc, self.command)
         if self.json_mode:
             document = {**exc.to_dict(), "hint": hint}
-            self.stderr.write(json.dumps({"error": document}) + "\n")
+            self.stderr.write(safe_json(json.dumps({"error": document})) + "\n")
         else:
             line = f"error: {exc.message}"
             if hint:
@@ -211,16 +216,23 @@ class Output:
             self.stdout.flush()
             return
         from rich.table import Table
+        from rich.text import Text
 
-        table = Table(title=title, show_edge=False, header_style="bold", box=None, pad_edge=False)
+        table = Table(
+            title=Text(title) if title else None,
+            show_edge=False,
+            header_style="bold",
+            box=None,
+            pad_edge=False,
+        )
         for i, column in enumerate(columns):
             if column in keep:
                 widest = max([len(column), *(len(row[i]) for row in rows)])
-                table.add_column(column.upper(), no_wrap=True, min_width=widest)
+                table.add_column(Text(column.upper()), no_wrap=True, min_width=widest)
             else:
-                table.add_column(column.upper(), overflow="fold")
+                table.add_column(Text(column.upper()), overflow="fold")
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*(Text(cell) for cell in row))  # literal: "[/x]" is text, not markup
         self.console.print(table)
 
     # ------------------------------------------------------------- prompts

@@ -31,10 +31,10 @@ class ProgressDisplay:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self._bar = Progress(
-            TextColumn(f"[bold]{self.label}"),
+            TextColumn(self.label, style="bold", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[stats]}"),
+            TextColumn("{task.fields[stats]}", markup=False),
             console=self.out.err_console,
             transient=False,
         )

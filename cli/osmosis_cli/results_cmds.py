@@ -86,8 +86,10 @@ def _require_local(path: Path) -> None:
     )
 
 
-def _num(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+def _num(value: float | None) -> str:
+    from osmosis_local_runner.scoring import score_text
+
+    return score_text(value, "-")
 
 
 def _p(value: float) -> str:

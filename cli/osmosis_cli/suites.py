@@ -95,13 +95,13 @@ class SuiteDisplay:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self._bar = Progress(
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[stats]}"),
+            TextColumn("{task.fields[stats]}", markup=False),
             console=self.out.err_console,
         )
-        self._overall = self._bar.add_task("[bold]suite", total=self._total(), stats="")
+        self._overall = self._bar.add_task("suite", total=self._total(), stats="")
         self._bar.start()
         bar = self._bar
         self.out.above = lambda text: bar.console.print(text, markup=False, highlight=False)
@@ -293,4 +293,6 @@ def _report(out: Output, runner: SuiteRunner, *, abbreviated: bool) -> None:
 
 
 def _fmt(value: Any) -> str:
-    return "" if value is None else f"{value:.3f}"
+    from osmosis_local_runner.scoring import score_text
+
+    return score_text(value, "")

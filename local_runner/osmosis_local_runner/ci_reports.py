@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from .documents import ResultsFile, Row, excerpt, majority_passes
+from .documents import ResultsFile, Row, excerpt, majority_passes, pass_at_key
+from .scoring import score_text
 
 if TYPE_CHECKING:
     from .compare import Comparison
@@ -56,7 +57,7 @@ class RowVerdict:
         attempts, passing = row.passes(fn, threshold)
         failed_runs = [r for r in runs if not r.success or (r.fn_errors and fn in r.fn_errors)]
         first_error = next((r.error or (r.fn_errors or {}).get(fn) for r in failed_runs), None)
-        mean = sum(r.scores.get(fn, 0.0) for r in runs) / attempts if attempts else None
+        mean = row.mean_score(fn)
         if not attempts:
             status = "skipped"
         elif majority_passes(attempts, passing):
@@ -228,11 +229,13 @@ def _md(text: Any) -> str:
 
 
 def _num(value: Any) -> str:
-    return "–" if not isinstance(value, int | float) else f"{value:.3f}"
+    return score_text(value)
 
 
 def _pass_ks(stats: dict[str, Any]) -> list[str]:
-    return sorted((k for k in stats if k.startswith("pass_at_")), key=lambda k: int(k[8:]))
+    """The ``pass_at_<k>`` keys of a summary's statistics, by k (other keys ignored)."""
+    found = [(n, k) for k in stats if (n := pass_at_key(k)) is not None]
+    return [k for _, k in sorted(found)]
 
 
 def run_markdown(source: Source) -> str:
@@ -240,7 +243,9 @@ def run_markdown(source: Source) -> str:
     doc = source.results
     summary = doc.summary
     fns: dict[str, Any] = summary.get("eval_fns") or {}
-    ks = sorted({k for stats in fns.values() for k in _pass_ks(stats)}, key=lambda k: int(k[8:]))
+    ks = sorted(
+        {k for stats in fns.values() for k in _pass_ks(stats)}, key=lambda k: pass_at_key(k) or 0
+    )
     lines = [
         f"### {_md(source.label)}",
         "",

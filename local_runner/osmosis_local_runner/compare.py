@@ -18,8 +18,8 @@ from typing import Any
 from osmosis_client.errors import InvalidInputError
 
 from .documents import ResultsFile, Row, excerpt, majority_passes
-from .scoring import ks_for, pass_at_k
-from .stats import Interval, mcnemar_exact, paired_interval, t_interval
+from .scoring import ks_for, pass_at_k, score_text
+from .stats import Interval, mcnemar_exact, mean, paired_interval, scale_of, t_interval
 
 WORST_ROWS = 10
 
@@ -78,14 +78,21 @@ class FnComparison:
     #: the rows that flipped, in A's row order: (A's row, B's row, "to_fail" | "to_pass")
     flips: list[tuple[RowStats, RowStats, str]] = field(default_factory=list)
 
+    @property
+    def overflowed(self) -> bool:
+        """B − A (or its interval) is beyond a float's range (scores near ±1.8e308)."""
+        values = [self.diff] + ([self.interval.low, self.interval.high] if self.interval else [])
+        return any(v is not None and v - v != 0.0 for v in values)
+
     def diff_text(self, missing: str = "–") -> str:
-        return missing if self.diff is None else f"{self.diff:+.3f}"
+        return score_text(self.diff, missing, sign=True)
 
     def interval_text(self, *, method: bool = True, missing: str = "–") -> str:
         """``[-0.317, -0.117] (bootstrap)``: how every output shows the interval."""
-        if self.interval is None:
+        if self.interval is None or self.overflowed:
             return missing
-        text = f"[{self.interval.low:+.3f}, {self.interval.high:+.3f}]"
+        low, high = self.interval.low, self.interval.high
+        text = f"[{score_text(low, sign=True)}, {score_text(high, sign=True)}]"
         return f"{text} ({self.interval.method})" if method else text
 
     def regressed(self, delta: float) -> bool:
@@ -97,12 +104,12 @@ class FnComparison:
             "pairs": self.pairs,
             "mean_a": self.mean_a,
             "mean_b": self.mean_b,
-            "diff": self.diff,
-            "ci_low": self.interval.low if self.interval else None,
-            "ci_high": self.interval.high if self.interval else None,
+            "diff": _finite(self.diff),
+            "ci_low": _finite(self.interval.low) if self.interval else None,
+            "ci_high": _finite(self.interval.high) if self.interval else None,
             "ci_method": self.interval.method if self.interval else None,
-            "t_ci_low": self.t.low if self.t else None,
-            "t_ci_high": self.t.high if self.t else None,
+            "t_ci_low": _finite(self.t.low) if self.t else None,
+            "t_ci_high": _finite(self.t.high) if self.t else None,
             "pass_rate_a": self.pass_rate_a,
             "pass_rate_b": self.pass_rate_b,
             "pass_at_k_a": {str(k): v for k, v in self.pass_at_k_a.items()},
@@ -217,7 +224,12 @@ def pair_rows(
 
 
 def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+    return mean(values) if values else None
+
+
+def _finite(value: float | None) -> float | None:
+    """JSON has no Infinity: a statistic beyond a float's range is null."""
+    return value if value is not None and value - value == 0.0 else None
 
 
 def compare_fn(
@@ -228,7 +240,10 @@ def compare_fn(
         for ra, rb in pairs
         if (sa := ra.means.get(fn)) is not None and (sb := rb.means.get(fn)) is not None
     ]
-    diffs = [sb - sa for _, _, sa, sb in scored]
+    # scores near ±1.8e308 are allowed: B − A is computed on exactly scaled values and
+    # scaled back (a result beyond a float's range becomes ±inf, shown as missing)
+    scale = scale_of([x for _, _, sa, sb in scored for x in (sa, sb)])
+    diffs = [sb / scale - sa / scale for _, _, sa, sb in scored]
 
     def pass_rate(rows: Sequence[RowStats]) -> float | None:
         return _mean([c / n for n, c in (r.passes[fn] for r in rows) if n])
@@ -253,9 +268,9 @@ def compare_fn(
         pairs=len(scored),
         mean_a=_mean([sa for _, _, sa, _ in scored]),
         mean_b=_mean([sb for _, _, _, sb in scored]),
-        diff=_mean(diffs),
-        interval=paired_interval(diffs),
-        t=t_interval(diffs),
+        diff=None if not diffs else mean(diffs) * scale,
+        interval=_scaled(paired_interval(diffs), scale),
+        t=_scaled(t_interval(diffs), scale),
         pass_rate_a=pass_rate(rows_a),
         pass_rate_b=pass_rate(rows_b),
         pass_at_k_a=at_k(rows_a),
@@ -265,6 +280,12 @@ def compare_fn(
         flips=flips,
         mcnemar_p=mcnemar_exact(to_fail, to_pass),
     )
+
+
+def _scaled(interval: Interval | None, scale: float) -> Interval | None:
+    if interval is None or scale == 1.0:
+        return interval
+    return Interval(interval.low * scale, interval.high * scale, interval.method)
 
 
 def worst_rows(
@@ -319,6 +340,12 @@ def compare(path_a: Path, path_b: Path, *, eval_fns: Sequence[str] | None = None
     if len(pairs) < 2:
         notes.append("fewer than two paired rows: no interval")
     fns = {fn: compare_fn(fn, pairs, ks) for fn in shared}
+    for fn, comparison in fns.items():
+        if comparison.overflowed:
+            notes.append(
+                f"{fn}: B − A is beyond the range of a number (scores near ±1.8e308); "
+                "its difference and interval are not shown"
+            )
     worst = [w for fn in shared for w in worst_rows(fn, pairs)]
     return Comparison(
         a=a,

@@ -4,13 +4,19 @@ row — what ``eval compare``, ``rescore``, ``report`` and the CI artefacts star
 Our documents hold one row per line (results.document_chunks), so rows are parsed one
 line at a time and a 100 k-row document never sits in memory as one tree; a document
 reformatted by another tool (still valid JSON) is read whole instead.
+
+A document may come from anywhere (hand-edited, another tool, a colleague): every value
+the results commands use is checked as it is read — JSON proper (no ``NaN`` or
+``Infinity``, nothing nested beyond the parser, numbers a float can hold), the head's
+known keys of the right types — and a problem is one clear error naming the file and
+the place (exit 2), never a crash further on.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,9 +25,95 @@ from osmosis_client.errors import InvalidInputError
 
 from .journal import AttemptRecord
 from .results import ROWS_MARK, passed
+from .stats import mean
 
 #: how many characters of a prompt or answer an excerpt keeps
 EXCERPT = 200
+LARGEST = sys.float_info.max
+#: the summary's counts (whole numbers) and the one duration
+COUNTS = ("total_rows", "total_runs", "errored_runs", "skipped_runs", "retried_runs",
+          "total_tokens")  # fmt: skip
+#: per-fn statistics the commands read (``pass_at_<k>`` too); other keys are ignored
+STATISTICS = ("mean", "std", "min", "max")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0.0:  # 1e400 parses as inf
+        raise ValueError(f"{text[:20]} is too large for a number")
+    return value
+
+
+def load_json(raw: bytes | str) -> Any:
+    """JSON proper: no ``NaN``/``Infinity``, no float beyond range, not nested beyond the
+    parser (each a ``ValueError``)."""
+    try:
+        return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def is_number(value: Any) -> bool:
+    """A finite number a float can hold (``bool`` is not one; ``10**400`` is not one)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return -LARGEST <= value <= LARGEST
+    return isinstance(value, float) and value - value == 0.0
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= LARGEST
+
+
+def head_problem(head: Mapping[str, Any]) -> str | None:
+    """What makes a document's head unusable (the place and the rule), or None."""
+    config, summary = head.get("config"), head.get("summary")
+    if not isinstance(config, dict) or not isinstance(summary, dict):
+        return "not an osmosis results document (no config and summary)"
+    fns = config.get("eval_fns")
+    if fns is not None and (not isinstance(fns, list) or not all(isinstance(f, str) for f in fns)):
+        return "config.eval_fns must be a list of names"
+    if "pass_threshold" in config and not is_number(config["pass_threshold"]):
+        return "config.pass_threshold must be a finite number"
+    n = config.get("n_runs")
+    if n is not None and not (_whole(n) and n >= 1):
+        return "config.n_runs must be a whole number of at least 1"
+    model = config.get("model")
+    if model is not None and not isinstance(model, str):
+        return "config.model must be text"
+    for key in COUNTS:
+        if summary.get(key) is not None and not _whole(summary[key]):
+            return f"summary.{key} must be a whole number"
+    duration = summary.get("total_duration_ms")
+    if duration is not None and not (is_number(duration) and duration >= 0):
+        return "summary.total_duration_ms must be a number of milliseconds"
+    if summary.get("status") is not None and not isinstance(summary["status"], str):
+        return "summary.status must be text"
+    stats = summary.get("eval_fns")
+    if stats is not None and not isinstance(stats, dict):
+        return "summary.eval_fns must be an object of eval fns"
+    for fn, values in (stats or {}).items():
+        if not isinstance(values, dict):
+            return f"summary.eval_fns.{fn} must be an object of statistics"
+        for key, value in values.items():
+            if (key in STATISTICS or pass_at_key(key) is not None) and not (
+                value is None or is_number(value)
+            ):
+                return f"summary.eval_fns.{fn}.{key} must be a finite number"
+    return None
+
+
+def pass_at_key(key: str) -> int | None:
+    """``pass_at_3`` → 3; anything else (``pass_at_k``) → None."""
+    if not key.startswith("pass_at_"):
+        return None
+    digits = key[len("pass_at_") :]
+    return int(digits) if digits.isdigit() and len(digits) < 7 else None
 
 
 def _problem(path: Path, what: str, hint: str | None = None) -> InvalidInputError:
@@ -47,7 +139,7 @@ class Row:
 
     def mean_score(self, fn: str, model_tag: str | None = None) -> float | None:
         runs = self.scored(model_tag)
-        return sum(r.scores.get(fn, 0.0) for r in runs) / len(runs) if runs else None
+        return mean([float(r.scores.get(fn, 0.0)) for r in runs]) if runs else None
 
     def passes(self, fn: str, threshold: float, model_tag: str | None = None) -> tuple[int, int]:
         """(attempts, passing attempts)."""
@@ -98,12 +190,12 @@ class ResultsFile:
         if path.is_dir():
             raise _problem(path, "is a directory, not a results document")
         self.head = self._read_head()
-        config = self.head.get("config")
-        summary = self.head.get("summary")
-        if not isinstance(config, dict) or not isinstance(summary, dict):
-            raise _problem(path, "not an osmosis results document (no config and summary)")
-        self.config: dict[str, Any] = config
-        self.summary: dict[str, Any] = summary
+        problem = head_problem(self.head)
+        if problem is not None:
+            raise _problem(path, problem)
+        self.config: dict[str, Any] = self.head["config"]
+        self.summary: dict[str, Any] = self.head["summary"]
+        config, summary = self.config, self.summary
         fns = config.get("eval_fns") or list((summary.get("eval_fns") or {}).keys())
         self.eval_fns: list[str] = [str(fn) for fn in fns]
         threshold = config.get("pass_threshold", 1.0)
@@ -121,18 +213,19 @@ class ResultsFile:
         end = start.find(ROWS_MARK)
         if end >= 0:
             try:
-                head = json.loads(start[:end] + b"\n}")
+                head = load_json(start[:end] + b"\n}")
                 if isinstance(head, dict):
                     return head
-            except ValueError:
-                pass
+            except ValueError as exc:
+                if "not a JSON number" in str(exc) or "too large" in str(exc):
+                    raise _problem(self.path, f"not valid JSON ({exc})") from None
         document = self._load_whole()
         return {k: v for k, v in document.items() if k != "rows"}
 
     def _load_whole(self) -> dict[str, Any]:
         try:
-            document = json.loads(self.path.read_bytes())
-        except (OSError, ValueError, RecursionError) as exc:
+            document = load_json(self.path.read_bytes())
+        except (OSError, ValueError) as exc:
             raise _problem(self.path, f"not valid JSON ({exc})") from None
         if not isinstance(document, dict) or not isinstance(document.get("rows"), list):
             raise _problem(self.path, "not an osmosis results document (no rows)")
@@ -184,10 +277,10 @@ class ResultsFile:
                 if text.endswith(b","):
                     text = text[:-1]
                 try:
-                    row = json.loads(text)
-                except (ValueError, RecursionError):
-                    if yielded:
-                        raise _problem(self.path, "a row is not valid JSON") from None
+                    row = load_json(text)
+                except ValueError as exc:
+                    if yielded or "not a JSON number" in str(exc) or "too large" in str(exc):
+                        raise _problem(self.path, f"a row is not valid JSON ({exc})") from None
                     raise _NotStreamable from None
                 if not isinstance(row, dict):
                     raise _NotStreamable
@@ -197,8 +290,10 @@ class ResultsFile:
     def rows(self) -> Iterator[Row]:
         for raw in self.raw_rows():
             index, digest, runs = raw.get("row_index"), raw.get("row_digest", ""), raw.get("runs")
-            if not isinstance(index, int) or not isinstance(runs, list):
+            if not isinstance(index, int) or not _whole(index) or not isinstance(runs, list):
                 raise _problem(self.path, "a row lacks row_index or runs")
+            if digest is not None and not isinstance(digest, str):
+                raise _problem(self.path, f"row {index}: row_digest must be text")
             records = []
             for run in runs:
                 if not isinstance(run, dict):
@@ -221,24 +316,27 @@ def _run_problem(run: dict[str, Any]) -> str | None:
     if not isinstance(scores, dict):
         return "scores must be an object"
     for name, value in scores.items():
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
+        if not is_number(value):
             return f"score {name!r} is not a finite number"
-    for key in ("answer", "error"):
+    if not _whole(run.get("run_index")):
+        return "run_index must be a whole number"
+    for key in ("answer", "error", "model_tag"):
         if run.get(key) is not None and not isinstance(run[key], str):
             return f"{key} must be text"
     for key in ("duration_ms", "tokens"):
         value = run.get(key, 0)
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if not (is_number(value) and value >= 0):
             return f"{key} must be a number"
+    for key in ("success", "skipped"):
+        if key in run and not isinstance(run[key], bool):
+            return f"{key} must be true or false"
     if "messages" in run and not isinstance(run["messages"], list):
         return "messages must be a list"
     fn_errors = run.get("fn_errors")
-    if fn_errors is not None and not isinstance(fn_errors, dict):
-        return "fn_errors must be an object"
+    if fn_errors is not None and (
+        not isinstance(fn_errors, dict) or not all(isinstance(v, str) for v in fn_errors.values())
+    ):
+        return "fn_errors must be an object of messages"
     return None
 
 

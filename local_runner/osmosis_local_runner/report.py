@@ -9,6 +9,8 @@ answers, transcripts) reaches the page only as text (``textContent``), never as 
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import re
@@ -23,7 +25,8 @@ from osmosis_client._fs import atomic_write
 from osmosis_client.errors import InvalidInputError
 
 from .ci_reports import RowVerdict, Source
-from .documents import ResultsFile, Row, excerpt, text_of
+from .documents import ResultsFile, Row, excerpt, is_number, pass_at_key, text_of
+from .scoring import score_text
 
 ASSETS = Path(__file__).with_name("report_assets")
 #: run colours (colour-blind safe: Okabe–Ito)
@@ -182,7 +185,7 @@ def build_data(sources: Sequence[Source]) -> dict[str, Any]:
 
 
 def _fmt(value: Any) -> str:
-    return "–" if not isinstance(value, int | float) else f"{value:.3f}"
+    return score_text(value)
 
 
 def histogram_svg(sources: Sequence[Source], data: dict[str, Any]) -> str:
@@ -209,10 +212,11 @@ def histogram_svg(sources: Sequence[Source], data: dict[str, Any]) -> str:
     bins = HISTOGRAM_BINS
     width, height, pad = 640, 220, 36
     counts = []
+    span = high / 2 - low / 2  # halves: scores near ±1.8e308 must not overflow the span
     for _, _, scores in series:
         bucket = [0] * bins
         for score in scores:
-            bucket[min(bins - 1, int((score - low) / (high - low) * bins))] += 1
+            bucket[max(0, min(bins - 1, int((score / 2 - low / 2) / span * bins)))] += 1
         counts.append(bucket)
     top = max(max(bucket) for bucket in counts) or 1
     slot = (width - 2 * pad) / bins
@@ -226,7 +230,7 @@ def histogram_svg(sources: Sequence[Source], data: dict[str, Any]) -> str:
     for b in range(bins + 1):
         x = pad + b * slot
         if b % 2 == 0 or bins <= 5:
-            edge = low + (high - low) * b / bins
+            edge = low * (1 - b / bins) + high * (b / bins)
             parts.append(f'<text x="{x:.1f}" y="{base + 14}" class="tick">{edge:.2g}</text>')
     for s, (label, colour, _) in enumerate(series):
         for b, count in enumerate(counts[s]):
@@ -250,9 +254,9 @@ def pass_at_k_svg(data: dict[str, Any]) -> str:
         fn = run["fns"][0] if run["fns"] else None
         stats = (run["summary"].get("eval_fns") or {}).get(fn) or {}
         points = sorted(
-            (int(key[8:]), value)
+            (k, min(1.0, max(0.0, float(value))))  # a probability, however it was edited
             for key, value in stats.items()
-            if key.startswith("pass_at_") and isinstance(value, int | float)
+            if (k := pass_at_key(key)) is not None and is_number(value)
         )
         if points:
             lines.append((run["label"], run["colour"], points))
@@ -304,10 +308,10 @@ def cards_html(data: dict[str, Any]) -> str:
         facts = [
             ("mean", _fmt(stats.get("mean"))),
             ("pass@1", _fmt(stats.get("pass_at_1"))),
-            ("rows", f"{summary.get('total_rows', 0):,}"),
-            ("attempts", f"{summary.get('total_runs', 0):,}"),
-            ("errored", f"{summary.get('errored_runs', 0):,}"),
-            ("tokens", f"{summary.get('total_tokens', 0):,}"),
+            ("rows", f"{summary.get('total_rows') or 0:,}"),
+            ("attempts", f"{summary.get('total_runs') or 0:,}"),
+            ("errored", f"{summary.get('errored_runs') or 0:,}"),
+            ("tokens", f"{summary.get('total_tokens') or 0:,}"),
             ("time", f"{(summary.get('total_duration_ms') or 0) / 1000:.1f}s"),
         ]
         facts_html = "".join(
@@ -346,6 +350,12 @@ def _script_json(data: dict[str, Any]) -> str:
     )
 
 
+def script_hash(script: str) -> str:
+    """The CSP source allowing exactly this inline script."""
+    digest = hashlib.sha256(script.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode()}'"
+
+
 def render(sources: Sequence[Source]) -> tuple[str, int]:
     data = build_data(sources)
     title = (
@@ -356,6 +366,7 @@ def render(sources: Sequence[Source]) -> tuple[str, int]:
         else f"{len(sources)} runs"
     )
     template = (ASSETS / "report.html").read_text(encoding="utf-8")
+    script = (ASSETS / "report.js").read_text(encoding="utf-8")
     parts = {
         "TITLE": html.escape(f"osmosis eval report — {title}"),
         "HEADING": html.escape(title),
@@ -366,7 +377,10 @@ def render(sources: Sequence[Source]) -> tuple[str, int]:
         "HISTOGRAM": histogram_svg(sources, data),
         "PASS_AT_K": pass_at_k_svg(data),
         "DATA": _script_json(data),
-        "JS": (ASSETS / "report.js").read_text(encoding="utf-8"),
+        "JS": script,
+        # only our own script may run: an injection, should one ever get past the
+        # escaping, is inert (no 'unsafe-inline')
+        "SCRIPT_HASH": script_hash(script),
     }
     # one pass over the template: text inserted (user content included) is never scanned
     page = re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: parts[m.group(1)], template)

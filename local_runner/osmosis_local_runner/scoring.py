@@ -23,6 +23,17 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - product
 
 
+def score_text(value: object, missing: str = "–", *, sign: bool = False) -> str:
+    """How every output shows a score or a statistic: three decimals, or three significant
+    digits for magnitudes a fixed point would spell out over hundreds of characters."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return missing
+    if value - value != 0:
+        return missing  # NaN or ±inf: nothing to show
+    plus = "+" if sign else ""
+    return f"{value:{plus}.3f}" if abs(value) < 1e6 else f"{value:{plus}.3g}"
+
+
 def ks_for(n: int) -> list[int]:
     return [k for k in PASS_AT_K if k <= n]
 

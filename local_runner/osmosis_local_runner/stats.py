@@ -98,7 +98,26 @@ def t_ppf(p: float, df: float) -> float:
 
 
 def mean(values: Sequence[float]) -> float:
-    return math.fsum(values) / len(values)
+    """The exact mean of finite values, whatever their size: values near ±1.8e308 (allowed
+    as scores) overflow a sum, so they are averaged as ``v / n`` instead."""
+    n = len(values)
+    try:
+        total = math.fsum(values)
+    except OverflowError:
+        total = math.inf
+    if total - total == 0.0:
+        return total / n
+    return math.fsum(v / n for v in values)
+
+
+def scale_of(values: Sequence[float]) -> float:
+    """A power of two bringing the largest magnitude near 1 when values are so large that
+    their differences or squares would overflow (else 1.0): statistics are computed on
+    ``v / scale`` (exact) and multiplied back."""
+    largest = max((abs(v) for v in values), default=0.0)
+    if largest <= 1e150:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(largest)[1] - 1)  # |v| / scale < 2
 
 
 def t_interval(diffs: Sequence[float], confidence: float = CONFIDENCE) -> Interval | None:
@@ -107,10 +126,12 @@ def t_interval(diffs: Sequence[float], confidence: float = CONFIDENCE) -> Interv
     n = len(diffs)
     if n < 2:
         return None
-    centre = mean(diffs)
-    variance = math.fsum((d - centre) ** 2 for d in diffs) / (n - 1)
+    scale = scale_of(diffs)  # squares of values near ±1.8e308 would overflow
+    scaled = [d / scale for d in diffs] if scale != 1.0 else diffs
+    centre = mean(scaled)
+    variance = math.fsum((d - centre) ** 2 for d in scaled) / (n - 1)
     half = t_ppf(0.5 + confidence / 2.0, n - 1) * math.sqrt(variance / n)
-    return Interval(centre - half, centre + half, "t")
+    return Interval((centre - half) * scale, (centre + half) * scale, "t")
 
 
 def percentile(ordered: Sequence[float], q: float) -> float:
@@ -137,7 +158,7 @@ def bootstrap_interval(
         return None
     rng = random.Random(seed)
     values = list(diffs)
-    means = sorted(math.fsum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    means = sorted(mean(rng.choices(values, k=n)) for _ in range(resamples))
     alpha = 1.0 - confidence
     return Interval(
         percentile(means, alpha / 2.0), percentile(means, 1.0 - alpha / 2.0), "bootstrap"

@@ -60,14 +60,29 @@ class Registry:
 EMPTY = Registry(None)
 
 
+_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def header_problem(name: object, value: object) -> str | None:
+    """Why ``name: value`` cannot be sent as an HTTP header (CR/LF would end it early:
+    every request would fail), or None."""
+    if not isinstance(name, str) or not _HEADER_NAME.match(name):
+        return f"{str(name)[:40]!r} is not a header name (letters, digits and !#$%&'*+.^_`|~-)"
+    if not isinstance(value, str):
+        return f"the value of {name} must be a string"
+    if _BAD_VALUE.search(value):
+        return f"the value of {name} holds a line break or another control character"
+    return None
+
+
 def parse_header(line: str, where: str = "--header") -> tuple[str, str]:
     """``"Name: Value"`` → ``("Name", "Value")``."""
     name, sep, value = line.partition(":")
     name, value = name.strip(), value.strip()
-    if not sep or not _HEADER_NAME.match(name) or any(c in value for c in "\r\n"):
+    if not sep or header_problem(name, value) is not None:
         raise InvalidInputError(
             f"{where} {line!r} is not a 'Name: Value' header",
-            hint='e.g. "X-Team: rl"',
+            hint='e.g. "X-Team: rl" (one line, no control characters)',
             code="BAD_HEADER",
         )
     return name, value
@@ -108,13 +123,16 @@ def load_registry(path: Path | None, *, required: bool = False) -> Registry:
             f"{shown} is not valid TOML",
             [Problem(shown, None, None, "", str(exc).splitlines()[0][:200])],
         ) from None
+    from osmosis_client.platform.suite_config import locate
+
     positions = _row_positions(text)
-    locate = locate_keys(text)
+    locate_top = locate_keys(text)
+    where = locate(text)  # arrays of tables indexed: ("endpoint", 0, "headers", "X-Team")
     problems: list[Problem] = []
     rows = data.get("endpoint")
     unknown = sorted(set(data) - {"endpoint"})
     for key in unknown:
-        line, col = locate.get((key,), (None, None))
+        line, col = locate_top.get((key,), (None, None))
         problems.append(Problem(shown, line, col, key, "unknown key (only [[endpoint]] rows)"))
     if rows is None:
         rows = []
@@ -159,13 +177,20 @@ def load_registry(path: Path | None, *, required: bool = False) -> Registry:
             bad("api_client_type", f"must be one of {', '.join(CLIENT_TYPES)}")
         if "headers" in row and "extra_headers" in row:
             bad("headers", "set headers or extra_headers, not both")
-        headers = row.get("headers", row.get("extra_headers", {}))
-        if not isinstance(headers, dict) or not all(
-            isinstance(k, str) and _HEADER_NAME.match(k) and isinstance(v, str)
-            for k, v in headers.items()
-        ):
-            bad("headers", "must be a table of header names to string values")
+        table = "headers" if "headers" in row else "extra_headers"
+        headers = row.get(table, {})
+        if not isinstance(headers, dict):
+            bad(table, "must be a table of header names to string values")
             headers = {}
+        for name, value in headers.items():
+            problem = header_problem(name, value)
+            if problem is not None:
+                at: tuple[int | None, int | None] = where.get(
+                    ("endpoint", index, table, name)
+                ) or where.get(("endpoint", index, table)) or (line, None)
+                problems.append(
+                    Problem(shown, at[0], at[1], f"endpoint[{index}].{table}.{name}", problem)
+                )
         if any(p.line == line and p.key.startswith(f"endpoint[{index}]") for p in problems):
             continue
         endpoint = Endpoint(

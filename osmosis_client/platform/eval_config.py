@@ -356,8 +356,13 @@ def _check_env_and_secrets(data: Mapping[str, Any], out: _Collector) -> None:
 
 def _check_local(local: Mapping[str, Any], out: _Collector) -> None:
     from osmosis_client.errors import InvalidInputError
-    from osmosis_client.llm.endpoints import parse_header
+    from osmosis_client.llm.endpoints import header_problem, parse_header
 
+    table = local.get("headers")
+    for name, value in table.items() if isinstance(table, dict) else ():
+        problem = header_problem(name, value)
+        if problem is not None:
+            out.add(["local", "headers", str(name)], problem)
     lines = local.get("header")
     for line in lines if isinstance(lines, list) else []:
         if isinstance(line, str):

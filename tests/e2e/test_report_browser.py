@@ -265,3 +265,31 @@ def test_a_2000_row_report_loads_paginated_and_keeps_user_text_inert(
         assert page.errors == [] and all(u.startswith("file://") for u in page.requests)
     finally:
         page.close()
+
+
+def test_only_the_reports_own_script_runs(browser: Any, project: Path) -> None:
+    """Defence in depth: the CSP allows the page's script by its hash, so markup injected
+    into the page (were escaping ever to fail) cannot run a script of its own."""
+    ran = invoke("eval", "run", "configs/eval/quickstart.toml", "-o", "a.json", "--quiet")
+    assert ran.exit_code == 0, ran.stderr
+    assert invoke("eval", "report", "a.json", "-o", "report.html").exit_code == 0
+    report = project / "report.html"
+    page_text = report.read_text()
+    policy = page_text.split('http-equiv="Content-Security-Policy" content="', 1)[1].split('"')[0]
+    assert "script-src 'sha256-" in policy and "'unsafe-inline'" not in policy.split("script-src")[1]
+    page = Page(browser, report)  # our script ran (data-ready is set by it)
+    assert page.errors == []
+    page.close()
+    injected = project / "injected.html"
+    injected.write_text(
+        page_text.replace(
+            "<main>",
+            "<main><script>document.body.dataset.pwned='1'</script>"
+            '<img src=x onerror="document.body.dataset.pwned=\'2\'">',
+            1,
+        )
+    )
+    hostile = Page(browser, injected)
+    assert hostile.page.evaluate("document.body.dataset.pwned") is None
+    assert any("Content Security Policy" in e for e in hostile.errors)
+    hostile.close()

@@ -74,3 +74,15 @@ def test_logs_of_a_missing_run_exit_1(invoke: Invoke, api: respx.MockRouter) -> 
 def test_logs_limit_is_bounded(invoke: Invoke, api: respx.MockRouter) -> None:
     result = invoke("eval", "logs", "demo-abc", "--limit", "0")
     assert result.exit_code == 2
+
+
+def test_logs_json_escapes_c1_controls(invoke: Invoke, api: respx.MockRouter) -> None:
+    """U+009B is an 8-bit CSI to a terminal: --json writes it as an escape (same JSON)."""
+    hostile = "red \u009b31m text \u009d]0;title\u0007 \u2028 done \x7f"
+    api.get(LOGS).mock(side_effect=LogServer([entry(0) | {"message": hostile}]))
+    result = invoke("eval", "logs", "demo-abc", "--json")
+    assert result.exit_code == 0, result.stderr
+    for raw in ("\u009b", "\u009d", "\u2028", "\x7f", "\x07"):
+        assert raw not in result.stdout
+    assert "\\u009b31m" in result.stdout
+    assert json.loads(result.stdout)["message"] == hostile  # the text itself is kept

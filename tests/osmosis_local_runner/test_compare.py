@@ -147,7 +147,7 @@ def _doc_with_run(run: dict[str, object]) -> str:
         ('{"config": {}, "summary": {}, "rows": [{"runs": []}]}', "lacks row_index"),
         ('{"config": {}, "summary": {}, "rows": [{"row_index": 0, "runs": [{}]}]}', "malformed"),
         (_doc_with_run({"scores": {"g": "1"}}), "score 'g' is not a finite number"),
-        (_doc_with_run({"scores": {"g": float("nan")}}), "score 'g' is not a finite number"),
+        (_doc_with_run({"scores": {"g": float("nan")}}), "NaN is not a JSON number"),
         (_doc_with_run({"scores": {"g": 1}, "answer": 42}), "answer must be text"),
         (_doc_with_run({"scores": {"g": 1}, "messages": "hi"}), "messages must be a list"),
         (_doc_with_run({"scores": {"g": 1}, "tokens": "many"}), "tokens must be a number"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
@@ -41,6 +42,7 @@ FOLLOW_MAX_DELAY = 10.0
 FOLLOW_MAX_FAILURES = 20
 #: while following, older pages read to catch up when a whole page is new
 FOLLOW_CATCH_UP_PAGES = 10
+FOLLOW_SEEN_MIN = 10_000  # entries a follow remembers to drop repeats, at least
 
 #: called with each fresh state while waiting (metrics only while running)
 OnUpdate = Callable[[EvalRun, "RunMetrics | None"], None]
@@ -195,7 +197,10 @@ def follow_logs_plan(
     not seen yet (oldest first; deduplicated by timestamp + message + step), poll again
     after 1 s (backing off to 10 s while nothing is new). The run is read before its
     logs, so the entries written as it ended are read after it is seen terminal."""
-    seen: set[tuple[str, str, str | None]] = set()
+    # the entries already handed over; bounded: an entry can only come back while it is
+    # among the newest pages, and every read refreshes those (the oldest are forgotten)
+    seen: collections.OrderedDict[tuple[str, str, str | None], None] = collections.OrderedDict()
+    bound = max(FOLLOW_SEEN_MIN, 4 * FOLLOW_CATCH_UP_PAGES * limit)
     failures = [0]
     delay = FOLLOW_FIRST_DELAY
     first = True
@@ -205,6 +210,9 @@ def follow_logs_plan(
         cursor: str | None = None
         for _ in range(1 if first else FOLLOW_CATCH_UP_PAGES):
             page: LogPage = yield from _tolerant(_logs(name_or_id, limit, cursor), failures)
+            for entry in page.logs:
+                if entry.key in seen:
+                    seen.move_to_end(entry.key)
             unseen = [e for e in page.logs if e.key not in seen]
             fresh.extend(unseen)
             if len(unseen) < len(page.logs) or page.next_cursor is None:
@@ -215,8 +223,10 @@ def follow_logs_plan(
         ordered = []
         for entry in fresh:  # duplicates within one read are dropped too
             if entry.key not in seen:
-                seen.add(entry.key)
+                seen[entry.key] = None
                 ordered.append(entry)
+        while len(seen) > bound:
+            seen.popitem(last=False)
         if ordered:
             on_entries(ordered)
         if run.is_terminal:

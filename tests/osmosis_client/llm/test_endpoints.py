@@ -310,3 +310,31 @@ def test_anthropic_conversion_of_tools_and_tool_turns() -> None:
     choice = answer["choices"][0]
     assert choice["finish_reason"] == "tool_calls" and choice["message"]["content"] is None
     assert json.loads(choice["message"]["tool_calls"][0]["function"]["arguments"]) == {"a": 1}
+
+
+def test_a_header_value_with_a_line_break_is_refused_where_it_is_written(tmp_path: Path) -> None:
+    """CR/LF in a header value used to load fine and then fail every attempt at run time."""
+    path = registry_file(
+        tmp_path,
+        '[[endpoint]]\nendpoint_id = "a"\nmodel = "m"\nurl = "http://h:1/v1"\n'
+        '[[endpoint]]\nendpoint_id = "b"\nmodel = "m"\nurl = "http://h:1/v1"\n'
+        'headers = { "X-Team" = "rl\\r\\nX-Injected: 1", "X-Ok" = "fine" }\n'
+        '[[endpoint]]\nendpoint_id = "c"\nmodel = "m"\nurl = "http://h:1/v1"\n'
+        '[endpoint.headers]\n"X-Tab" = "a\\tb"\n"X-Null" = "a\\u0000b"\n',
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_registry(path)
+    problems = caught.value.problems
+    assert [(p.key, p.line) for p in problems] == [
+        ("endpoint[1].headers.X-Team", 9),
+        ("endpoint[2].headers.X-Null", 16),
+    ]
+    assert all(p.column is not None for p in problems)
+    assert "line break or another control character" in problems[0].message
+
+
+def test_header_lines_with_control_characters_are_refused() -> None:
+    for line in ("X-A: b\rc", "X-A: b\x00", "X-A: b\nX-B: c"):
+        with pytest.raises(InvalidInputError):
+            parse_header(line)
+    assert parse_header("X-A: b\tc") == ("X-A", "b\tc")

@@ -240,3 +240,11 @@ def test_locate_keys_handles_quoted_and_dotted_keys() -> None:
 def test_template_is_valid_once_rollout_exists(root: Path) -> None:
     config = parse_config(CONFIG.format(name="demo"), path=Path("demo.toml"), root=root)
     assert config.experiment.rollout == "demo"
+
+
+def test_local_header_values_with_line_breaks_are_config_problems(root: Path) -> None:
+    text = GOOD + '\n[local]\nheaders = { "X-Team" = "rl\\nX-Evil: 1" }\nheader = ["X-A: b\\rc"]\n'
+    found = problems(text, root)
+    assert any("local.headers.X-Team" in p and "line break" in p for p in found), found
+    assert any("local.header" in p and "not a 'Name: Value' header" in p for p in found), found
+    assert all(":" in p.split(" ")[0] for p in found)  # FILE:LINE:COL

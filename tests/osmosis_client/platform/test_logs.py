@@ -158,3 +158,45 @@ def test_follow_gives_up_after_many_failures_and_on_a_missing_run(
     router.get("/api/cli/eval-runs/gone").respond(404, json={"message": "no run"})
     with pytest.raises(NotFoundError):
         api.call(lambda c: c.eval_runs.follow_logs("gone", lambda es: None))
+
+
+def test_a_long_follow_remembers_a_bounded_number_of_entries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A platform sending many entries per poll for a long time: every entry is handed
+    over once, and what the follow keeps to drop repeats stays bounded (it grew without
+    bound: 63 → 265 MB in a minute)."""
+    monkeypatch.setattr(eval_runs, "FOLLOW_SEEN_MIN", 100)
+    server = LogServer([])
+    polls, per_poll, limit = 400, 7, 10
+    handed: list[str] = []
+    largest = 0
+    plan = eval_runs.follow_logs_plan("demo-abc", limit, lambda es: handed.extend(
+        e.message for e in es
+    ))
+    step = next(plan)
+    poll = 0
+    while True:
+        if isinstance(step, float):
+            outcome: Any = None
+        elif step.options.path.endswith("/logs"):
+            params = {k: str(v) for k, v in (step.options.params or {}).items()}
+            request = httpx.Request("GET", "https://p.test" + LOGS, params=params)
+            outcome = step.parse(server(request).json())
+        else:
+            poll += 1
+            if poll <= polls:
+                start = len(server.entries)
+                server.entries.extend(
+                    entry(0) | {"message": f"event {start + i}"} for i in range(per_poll)
+                )
+            status = "running" if poll <= polls else "finished"
+            outcome = step.parse(detail(status, None))
+        seen = plan.gi_frame.f_locals.get("seen") if plan.gi_frame else None
+        largest = max(largest, len(seen or ()))
+        try:
+            step = plan.send(outcome)
+        except StopIteration:
+            break
+    assert handed == [f"event {i}" for i in range(polls * per_poll)]  # each once, in order
+    assert largest <= max(100, 4 * eval_runs.FOLLOW_CATCH_UP_PAGES * limit) + per_poll
