@@ -127,6 +127,6 @@ def test_19_a_second_resume_of_one_journal_refuses(project: Path) -> None:
     second = cli(project, *args, "--resume")
     _, err = second.communicate(timeout=30)
     first.kill()
-    first.communicate(timeout=10)
+    first.communicate(timeout=60)
     assert second.returncode == 2
     assert "r.json.journal.jsonl is in use by another run" in err

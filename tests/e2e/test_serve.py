@@ -42,7 +42,7 @@ class Served:
     def stop(self) -> tuple[int, str, str]:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
-        out, err = self.proc.communicate(timeout=15)
+        out, err = self.proc.communicate(timeout=60)
         return self.proc.returncode, self.stdout_first + out, "".join(self.stderr_lines) + err
 
 

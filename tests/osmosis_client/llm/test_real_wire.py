@@ -150,3 +150,22 @@ def test_a_private_ca_is_trusted_when_its_bundle_is_given(
         assert content_of(call(proxy.url, ca_bundle=pem)).endswith("56")
         monkeypatch.setenv("OSMOSIS_CA_BUNDLE", str(pem))
         assert content_of(call(proxy.url)).endswith("56")
+
+
+def test_a_connection_left_mid_answer_is_never_reused_for_the_next(model: ModelDouble) -> None:
+    """A streamed answer is left at [DONE] (its last chunk unread) and one is cut off by the
+    cap: the calls after each still get whole, correct answers (no leftover bytes read as
+    the start of the next answer)."""
+
+    async def main(url: str) -> list[str]:
+        answers = []
+        async with ModelClient(target(url), concurrency=1) as client:
+            for i in range(6):
+                params = {"stream": True} if i % 2 == 0 else None
+                question = [{"role": "user", "content": f"What is {i} + 10?"}]
+                answers.append(content_of(await client.complete(question, params)))
+        return answers
+
+    with Proxy(model.url, Wire(piece=64, delay=0.0, chunked=True)) as proxy:
+        answers = asyncio.run(main(proxy.url))
+    assert [a.rsplit(" ", 1)[-1] for a in answers] == [str(i + 10) for i in range(6)]
