@@ -72,6 +72,9 @@ batch_size = {BATCH}
 agent_workflow_timeout_s = 120
 grader_timeout_s = 60
 
+[env]
+BENCH_EVENTS = "{ws / 'events.txt'}"
+
 [secrets]
 required = []
 """
@@ -106,9 +109,8 @@ def descendants(pid: int) -> list[int]:
 
 
 def run_once(command: list[str], ws: Path, env: dict[str, str], label: str) -> dict[str, float]:
-    events = ws / f"events-{label}.txt"
+    events = ws / "events.txt"  # [env] BENCH_EVENTS: what the rollout server is given
     events.unlink(missing_ok=True)
-    env = {**env, "BENCH_EVENTS": str(events)}
     samples: list[tuple[float, float]] = []
     server: list[tuple[float, float]] = []  # the CLI's descendants (the rollout server)
     started = time.time()
