@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from osmosis_client.llm.mock import calculate
+from tests.e2e.model_double import completion
 from tests.e2e.trainer_double import calculator_reply
 
 
@@ -96,21 +97,7 @@ class StubOpenAI:
             content = s.replies.popleft() if s.replies else (calculate(question) or question)
             message = {"role": "assistant", "content": content}
         return web.Response(
-            text=json.dumps(
-                {
-                    "id": "stub",
-                    "object": "chat.completion",
-                    "model": body.get("model"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": message,
-                            "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
-                }
-            ),
+            text=json.dumps(completion(body.get("model"), message, "stub")),
             content_type="application/json",
         )
 

@@ -33,6 +33,24 @@ def answer(question: str) -> str:
     return str(int(value)) if value == int(value) else str(value)
 
 
+def completion(model: Any, message: dict[str, Any], id_: str = "chatcmpl-double") -> dict[str, Any]:
+    """A whole ``chat.completion`` carrying ``message`` (7 + 3 tokens)."""
+    return {
+        "id": id_,
+        "object": "chat.completion",
+        "created": 1,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+    }
+
+
 class ModelDouble:
     def __init__(self, *, pad: int = 0) -> None:
         self.pad = pad
@@ -55,23 +73,7 @@ class ModelDouble:
                 if body.get("stream") is True:
                     self._stream(body, message)
                     return
-                data = json.dumps(
-                    {
-                        "id": "chatcmpl-double",
-                        "object": "chat.completion",
-                        "created": 1,
-                        "model": body.get("model"),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": message,
-                                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
-                    },
-                    ensure_ascii=False,
-                ).encode()
+                data = json.dumps(completion(body.get("model"), message), ensure_ascii=False).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
