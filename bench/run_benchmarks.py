@@ -139,10 +139,10 @@ def runner_rate(
     """
     from osmosis_client.llm.providers import resolve_target
     from osmosis_client.rollout import AgentWorkflow
-    from osmosis_local_runner import journal as journal_mod
-    from osmosis_local_runner.discovery import EvalFn
-    from osmosis_local_runner.run_types import RunSpec
-    from osmosis_local_runner.runner import Runner
+    from osmosis_local_runner.run import journal as journal_mod
+    from osmosis_local_runner.run.discovery import EvalFn
+    from osmosis_local_runner.run.runner import Runner
+    from osmosis_local_runner.run.spec import RunSpec
 
     class Workflow(AgentWorkflow):
         async def run(self, ctx: Any) -> None:
@@ -187,10 +187,10 @@ def agent_loop_rate(url: str, data: Path, out: Path, batch: int = CONCURRENCY) -
     """Steady-state rollouts/s of a 0.2 agent loop (one tool call: two model calls each)."""
     from bench.workflows import CalculatorLoop
     from osmosis_client.llm.providers import resolve_target
-    from osmosis_local_runner.discovery import EvalFn
-    from osmosis_local_runner.kinds.agent_loop import AgentLoopRollout
-    from osmosis_local_runner.run_types import RunSpec
-    from osmosis_local_runner.runner import Runner
+    from osmosis_local_runner.run.discovery import EvalFn
+    from osmosis_local_runner.run.kinds.agent_loop import AgentLoopRollout
+    from osmosis_local_runner.run.runner import Runner
+    from osmosis_local_runner.run.spec import RunSpec
 
     async def exact(solution_str: str, ground_truth: str, extra_info: Any = None) -> float:
         return 1.0 if solution_str == ground_truth else 0.0
@@ -303,7 +303,7 @@ def main() -> None:
     results["ideal_200ms"] = CONCURRENCY / 0.2
 
     big = make_dataset(tmp / "big.jsonl", 100_000)
-    baseline_rss = rss_of("import osmosis_local_runner.runner, osmosis_client.llm.client, aiohttp")
+    baseline_rss = rss_of("import osmosis_local_runner.run.runner, osmosis_client.llm.client, aiohttp")
     argv = [
         "osmosis",
         "eval",

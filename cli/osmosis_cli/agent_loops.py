@@ -8,16 +8,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ._typer import Command
-from .context import state
-from .errors import EXIT_FAILED, EXIT_INTERRUPTED, current_output, handle_errors
+from osmosis_cli._typer import Command
+from osmosis_cli.context import state
+from osmosis_cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, current_output, handle_errors
 
 if TYPE_CHECKING:
+    from osmosis_cli.context import AppState
+    from osmosis_cli.output import Output
     from osmosis_client.rollout.agent_loop.server import RolloutServer
     from osmosis_client.rollout.agent_loop.validate import ValidationReport
-
-    from .context import AppState
-    from .output import Output
 
 ModuleOpt = Annotated[
     str, typer.Option("-m", "--module", metavar="MODULE:ATTR", help="The RolloutAgentLoop.")
@@ -36,9 +35,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _load_loop(out: Output, module: str, no_compat: bool) -> Any:
-    from osmosis_local_runner.discovery import load_agent_loop, load_attr
-
-    from .user_imports import prepare_user_imports
+    from osmosis_cli.user_imports import prepare_user_imports
+    from osmosis_local_runner.run.discovery import load_agent_loop, load_attr
 
     prepare_user_imports(out, no_compat=no_compat)
     value, where = load_attr(module)

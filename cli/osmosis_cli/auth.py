@@ -10,18 +10,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from . import context
-from ._typer import Command
-from .context import AppState, state
-from .errors import current_output, handle_errors
+from osmosis_cli import context
+from osmosis_cli._typer import Command
+from osmosis_cli.context import AppState, state
+from osmosis_cli.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from osmosis_cli.output import Output
     from osmosis_client import Client
     from osmosis_client.platform.models import TokenGrant, User, Workspace
-
-    from .output import Output
 
 
 def register(app: typer.Typer) -> None:

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from osmosis_cli.output import Output
     from osmosis_client.platform.models import EvalRun
-    from osmosis_local_runner.ci_reports import HostedCase, Source
-
-    from .output import Output
+    from osmosis_local_runner.results.ci_reports import HostedCase
+    from osmosis_local_runner.results.sources import Source
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 
@@ -67,7 +67,7 @@ def after_local(
     suite: dict[str, Any] | None = None,
 ) -> None:
     """After a local run (or suite): JUnit and the step summary from its documents."""
-    from osmosis_local_runner.ci_reports import junit_xml, run_markdown, suite_markdown
+    from osmosis_local_runner.results.ci_reports import junit_xml, run_markdown, suite_markdown
 
     if junit is not None:
         name = f"osmosis eval suite {suite['suite']}" if suite else "osmosis eval"
@@ -87,8 +87,8 @@ def after_local(
 
 def local_sources(entries: Sequence[tuple[str, Path]]) -> list[Source]:
     """The documents that exist (an entry that failed before writing has none)."""
-    from osmosis_local_runner.ci_reports import Source
-    from osmosis_local_runner.documents import ResultsFile
+    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.sources import Source
 
     return [Source(label, ResultsFile(path)) for label, path in entries if path.is_file()]
 
@@ -96,7 +96,7 @@ def local_sources(entries: Sequence[tuple[str, Path]]) -> list[Source]:
 def hosted_cases(
     runs: Sequence[tuple[str, EvalRun]], min_pass_rate: float | None
 ) -> list[HostedCase]:
-    from osmosis_local_runner.ci_reports import HostedCase
+    from osmosis_local_runner.results.ci_reports import HostedCase
 
     return [
         HostedCase(
@@ -127,7 +127,7 @@ def hosted_verdict(run: EvalRun, min_pass_rate: float | None) -> str | None:
 
 
 def after_hosted(out: Output, junit: Path | None, cases: Sequence[HostedCase]) -> None:
-    from osmosis_local_runner.ci_reports import hosted_junit_xml, hosted_markdown
+    from osmosis_local_runner.results.ci_reports import hosted_junit_xml, hosted_markdown
 
     if junit is not None:
         _write_junit(out, junit, hosted_junit_xml(cases))

@@ -10,14 +10,13 @@ from typing import Any, TypeVar
 
 import typer
 
+from osmosis_cli.output import Output
 from osmosis_client.errors import (
     AuthError,
     BadRequestError,
     InvalidInputError,
     OsmosisError,
 )
-
-from .output import Output
 
 F = TypeVar("F", bound=Callable[..., Any])
 

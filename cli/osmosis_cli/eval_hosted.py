@@ -8,21 +8,19 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from osmosis_cli._typer import Command
+from osmosis_cli.context import AppState, state
+from osmosis_cli.errors import EvaluationNotPassed, current_output, handle_errors
+from osmosis_cli.output import ConfirmationRequired
 from osmosis_client._redact import safe_json, safe_text
 from osmosis_client.errors import InvalidInputError, WorkspaceRequiredError
 
-from ._typer import Command
-from .context import AppState, state
-from .errors import EvaluationNotPassed, current_output, handle_errors
-from .output import ConfirmationRequired
-
 if TYPE_CHECKING:
+    from osmosis_cli.output import Output
     from osmosis_client import Client
     from osmosis_client.platform.eval_config import EvalConfig
     from osmosis_client.platform.git import Pin, RepoState
     from osmosis_client.platform.models import CreatedRun, EvalRun, LogEntry, RunMetrics
-
-    from .output import Output
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
@@ -91,10 +89,9 @@ def submit(
     json_output: JsonOpt = False,
 ) -> None:
     """Submit a hosted eval run pinned to your pushed commit (a suite: one run per entry)."""
+    from osmosis_cli.ci_outputs import check_junit_path
     from osmosis_client.platform.eval_config import load_config
     from osmosis_client.platform.suite_config import looks_like_suite
-
-    from .ci_outputs import check_junit_path
 
     app_state = state(ctx)
     out = current_output()
@@ -106,7 +103,7 @@ def submit(
         )
     check_junit_path(junit)
     if looks_like_suite(config_path):
-        from .suite_hosted import submit_suite
+        from osmosis_cli.suite_hosted import submit_suite
 
         submit_suite(
             app_state,
@@ -255,7 +252,7 @@ def _summary(out: Output, path: Path, where: str, pin: Pin, config: EvalConfig) 
     exp = config.experiment
     out.info(f"Workspace:  {where}")
     out.info(f"Config:     {path}")
-    from osmosis_local_runner.specs import describe_rollout, detect_mode
+    from osmosis_local_runner.run.overrides import describe_rollout, detect_mode
 
     out.info(f"Rollout:    {describe_rollout(config, detect_mode(config))}")
     out.info(f"Model:      {exp.model_path}")
@@ -294,7 +291,7 @@ def _gate(
 ) -> None:
     """Print the final run (and the CI artefacts); exit 4 when it failed, stopped or
     scored below the gate."""
-    from .ci_outputs import after_hosted, hosted_cases
+    from osmosis_cli.ci_outputs import after_hosted, hosted_cases
 
     if out.json_mode:
         out.emit_json(run.to_json())
@@ -332,7 +329,7 @@ def list_runs(
 ) -> None:
     """Recent eval runs of the workspace."""
     from osmosis_client.platform.models import RUN_STATUSES
-    from osmosis_client.platform.resources.eval_runs import PAGE_LIMIT
+    from osmosis_client.platform.resources.eval_calls import PAGE_LIMIT
 
     if status is not None and status not in RUN_STATUSES:
         raise InvalidInputError(
@@ -343,7 +340,7 @@ def list_runs(
     out = current_output()
     members: set[str] | None = None
     if suite is not None:
-        from .suite_hosted import suite_run_ids
+        from osmosis_cli.suite_hosted import suite_run_ids
 
         members = suite_run_ids(suite)
     client, _ = _scoped_client(state(ctx))
@@ -405,7 +402,7 @@ def _render_list(out: Output, runs: list[EvalRun], status: str | None) -> None:
 
 
 def _num(value: float | None) -> str:
-    from osmosis_local_runner.scoring import score_text
+    from osmosis_local_runner.results.scoring import score_text
 
     return score_text(value, "")
 
@@ -597,7 +594,7 @@ def init(
     ] = None,
 ) -> None:
     """Scaffold a runnable evaluation (config, rollout stub, sample data, mock model)."""
-    from .scaffold import copy_example, example_configs, scaffold
+    from osmosis_cli.scaffold import copy_example, example_configs, scaffold
 
     out = current_output()
     if example is not None:

@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ._typer import SEED_COMMAND, Command
-from .errors import EXIT_FAILED, EXIT_INTERRUPTED, current_output, handle_errors
+from osmosis_cli._typer import SEED_COMMAND, Command
+from osmosis_cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, current_output, handle_errors
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.run_types import Progress, RunPlan, RunResult, RunSpec
-
-    from .output import Output
+    from osmosis_cli.output import Output
+    from osmosis_local_runner.run.spec import Progress, RunPlan, RunResult, RunSpec
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the results document on stdout.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
@@ -206,8 +205,8 @@ def _latest_resumable(stem: str, make_spec: Callable[[Path], RunSpec]) -> Path:
     """``--resume`` without ``-o``: the newest unfinished run of this config (under
     ``.osmosis/evals``) whose settings match the current ones."""
     from osmosis_client.errors import InvalidInputError
-    from osmosis_local_runner.results import finished
-    from osmosis_local_runner.runner import Runner
+    from osmosis_local_runner.results.document import finished
+    from osmosis_local_runner.run.runner import Runner
 
     journals = sorted(
         Path(".osmosis", "evals").glob(f"{stem}-*.json.journal.jsonl"),
@@ -305,8 +304,8 @@ def run_config(
     comparison table (-o names the suite's directory)."""
     from osmosis_client.platform.eval_config import load_config
     from osmosis_client.platform.suite_config import load_suite, looks_like_suite
+    from osmosis_local_runner.run.overrides import Overrides, config_spec
     from osmosis_local_runner.server.detect import check_mode
-    from osmosis_local_runner.specs import Overrides, config_spec
 
     out = current_output()
     if rollout_mode is not None:
@@ -334,8 +333,8 @@ def run_config(
         "ca_bundle": ca_bundle,
     }
     if looks_like_suite(config_path):
-        from .suites import dry_run as suite_dry_run
-        from .suites import run_suite
+        from osmosis_cli.suites import dry_run as suite_dry_run
+        from osmosis_cli.suites import run_suite
 
         suite = load_suite(config_path)
         suite_flags = Overrides(output=Path("."), **common)
@@ -472,10 +471,9 @@ def seed(
     Runs an AgentWorkflow or a 0.2 RolloutAgentLoop over every row of a dataset
     (unless --limit) and scores each attempt with the eval functions.
     """
+    from osmosis_cli.user_imports import prepare_user_imports
     from osmosis_client.errors import InvalidInputError
-    from osmosis_local_runner.specs import Overrides, seed_spec
-
-    from .user_imports import prepare_user_imports
+    from osmosis_local_runner.run.overrides import Overrides, seed_spec
 
     out = current_output()
     _refuse_stray(stray)
@@ -531,9 +529,8 @@ def _refuse_stray(stray: list[str] | None) -> None:
     """``osmosis eval --limit 2 run CONFIG``: options go after the subcommand."""
     if not stray:
         return
+    from osmosis_cli.main import eval_app
     from osmosis_client.errors import InvalidInputError
-
-    from .main import eval_app
 
     commands = {c.name for c in eval_app.registered_commands if c.name}
     if stray[0] in commands:
@@ -565,10 +562,9 @@ def execute(
     and 1 when every attempt (or more than ``--max-error-rate``) errored. With
     ``--json``, whatever user code prints goes to stderr: stdout holds the document.
     ``--junit`` and the GitHub step summary are written whatever the verdict."""
+    from osmosis_cli.ci_outputs import after_local, check_junit_path, local_sources
     from osmosis_client.errors import OsmosisError
-    from osmosis_local_runner.results import error_verdict
-
-    from .ci_outputs import after_local, check_junit_path, local_sources
+    from osmosis_local_runner.results.document import error_verdict
 
     with out.user_output_to_stderr():
         spec = make_spec()
@@ -611,7 +607,7 @@ def _run(spec: RunSpec, out: Output, *, quiet: bool, dry_run: bool) -> RunResult
     import asyncio
     import signal
 
-    from osmosis_local_runner.runner import Runner
+    from osmosis_local_runner.run.runner import Runner
 
     fns = [fn.name for fn in spec.eval_fns] or ["grader"]
     display = _RunDisplay(out, fns, quiet=quiet)
@@ -691,7 +687,7 @@ def progress_stats(progress: Progress, fns: list[str]) -> str:
 
 class _RunDisplay:
     def __init__(self, out: Output, fns: list[str], *, quiet: bool) -> None:
-        from .progress import ProgressDisplay
+        from osmosis_cli.progress import ProgressDisplay
 
         self.fns = fns
         self.display = ProgressDisplay(out, label="attempts", quiet=quiet)
@@ -750,6 +746,6 @@ def _report_errors(out: Output, result: RunResult) -> None:
 
 
 def _fmt(value: Any) -> str:
-    from osmosis_local_runner.scoring import score_text
+    from osmosis_local_runner.results.scoring import score_text
 
     return score_text(value, "")

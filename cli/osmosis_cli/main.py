@@ -15,12 +15,11 @@ from typing import Annotated, Any
 
 import typer
 
+from osmosis_cli import agent_loops, auth, eval_hosted, eval_local, results_cmds, rubric, workspace
+from osmosis_cli._typer import EvalGroup, Group
+from osmosis_cli.context import AppState
+from osmosis_cli.errors import EXIT_INTERRUPTED, EXIT_INVALID
 from osmosis_client._version import __version__
-
-from . import agent_loops, auth, eval_hosted, eval_local, results_cmds, rubric, workspace
-from ._typer import EvalGroup, Group
-from .context import AppState
-from .errors import EXIT_INTERRUPTED, EXIT_INVALID
 
 PLATFORM_URL_FLAG = "--platform-url"
 

@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ._typer import Command
-from .errors import EXIT_NOT_PASSED, current_output, handle_errors
+from osmosis_cli._typer import Command
+from osmosis_cli.errors import EXIT_NOT_PASSED, current_output, handle_errors
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.compare import Comparison
-
-    from .output import Output
+    from osmosis_cli.output import Output
+    from osmosis_local_runner.results.compare import Comparison
 
 FLIPS_SHOWN = 20
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON document on stdout.")]
@@ -53,15 +52,14 @@ def compare(
 ) -> None:
     """Compare two results documents row by row: paired difference with a 95% interval,
     pass rates and pass@k, flipped rows with McNemar's exact test, the largest drops."""
-    from osmosis_local_runner.compare import compare as run_compare
+    from osmosis_local_runner.results.compare import compare as run_compare
 
     out = current_output()
     for path in (a, b):
         _require_local(path)
     comparison = run_compare(a, b, eval_fns=eval_fn)
-    from osmosis_local_runner.ci_reports import compare_markdown
-
-    from .ci_outputs import STEP_SUMMARY, step_summary
+    from osmosis_cli.ci_outputs import STEP_SUMMARY, step_summary
+    from osmosis_local_runner.results.ci_reports import compare_markdown
 
     if os.environ.get(STEP_SUMMARY):
         step_summary(out, compare_markdown(comparison))
@@ -87,7 +85,7 @@ def _require_local(path: Path) -> None:
 
 
 def _num(value: float | None) -> str:
-    from osmosis_local_runner.scoring import score_text
+    from osmosis_local_runner.results.scoring import score_text
 
     return score_text(value, "-")
 
@@ -244,11 +242,10 @@ def rescore(
 ) -> None:
     """Re-grade a run's saved transcripts with new or fixed eval fns: no model calls, the
     same statistics, a new results document recording where it came from."""
+    from osmosis_cli.eval_local import report_result
+    from osmosis_cli.user_imports import prepare_user_imports
     from osmosis_client.errors import InvalidInputError
-    from osmosis_local_runner.rescore import rescore as run_rescore
-
-    from .eval_local import report_result
-    from .user_imports import prepare_user_imports
+    from osmosis_local_runner.run.rescore import rescore as run_rescore
 
     out = current_output()
     if not eval_fn:
@@ -284,7 +281,7 @@ def report(
     """Write one self-contained HTML report (no network needed to view it) of one run or
     several (a suite's entries, A vs B): summary cards, charts, a searchable per-row
     table and every attempt's transcript."""
-    from osmosis_local_runner.report import write_report
+    from osmosis_local_runner.results.report import write_report
 
     out = current_output()
     written = write_report(results, output)

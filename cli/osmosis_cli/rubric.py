@@ -8,13 +8,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ._typer import Command
-from .errors import EXIT_FAILED, current_output, handle_errors
+from osmosis_cli._typer import Command
+from osmosis_cli.errors import EXIT_FAILED, current_output, handle_errors
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.rubric_eval import RubricProgress, RubricRecord
-
-    from .output import Output
+    from osmosis_cli.output import Output
+    from osmosis_local_runner.run.rubric import RubricProgress, RubricRecord
 
 
 DataOpt = Annotated[
@@ -77,7 +76,7 @@ def eval_rubric(
     """Score every solution in a JSONL file with a judge model and a rubric."""
     from osmosis_client.errors import InvalidInputError
     from osmosis_client.llm.providers import split_model_path
-    from osmosis_local_runner.rubric_eval import load_records
+    from osmosis_local_runner.run.rubric import load_records
 
     out = current_output()
     text = _rubric_text(rubric)
@@ -119,7 +118,7 @@ def eval_rubric_config(
 ) -> None:
     """Evaluate a JSONL dataset against a rubric from a config file."""
     from osmosis_client.rewards.rubric_config import find_rubric_config, load_rubric_config
-    from osmosis_local_runner.rubric_eval import load_records
+    from osmosis_local_runner.run.rubric import load_records
 
     out = current_output()
     config_path = config or find_rubric_config(data)
@@ -168,9 +167,8 @@ def _execute(
 ) -> None:
     import asyncio
 
-    from osmosis_local_runner.rubric_eval import resolve_output, run_rubric_eval, write_result
-
-    from .progress import ProgressDisplay
+    from osmosis_cli.progress import ProgressDisplay
+    from osmosis_local_runner.run.rubric import resolve_output, run_rubric_eval, write_result
 
     path = resolve_output(output, rubric_id)
     display = ProgressDisplay(out, label="judgements")
@@ -235,7 +233,7 @@ def preview(
         out.info(f"Loaded {len(config.rubrics)} rubric(s) from {path}")
         out.print(json.dumps(config.model_dump(mode="json"), indent=2, ensure_ascii=False))
     elif suffix == ".jsonl":
-        from osmosis_local_runner.rubric_eval import load_records
+        from osmosis_local_runner.run.rubric import load_records
 
         records, _ = load_records(path)
         out.info(f"Loaded {len(records)} record(s) from {path}")

@@ -15,19 +15,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from osmosis_cli.errors import EvaluationNotPassed
+from osmosis_cli.output import ConfirmationRequired
 from osmosis_client.errors import InvalidInputError
 
-from .errors import EvaluationNotPassed
-from .output import ConfirmationRequired
-
 if TYPE_CHECKING:
+    from osmosis_cli.context import AppState
+    from osmosis_cli.output import Output
     from osmosis_client import Client
     from osmosis_client.platform.git import Pin
     from osmosis_client.platform.models import CreatedRun, EvalRun
     from osmosis_client.platform.suite_config import Suite, SuiteEntry
-
-    from .context import AppState
-    from .output import Output
 
 HOSTED_RECORDS = Path(".osmosis") / "suites" / "hosted"
 
@@ -49,9 +47,8 @@ def submit_suite(
     min_pass_rate: float | None,
     junit: Path | None = None,
 ) -> None:
+    from osmosis_cli.eval_hosted import _pin, _scope
     from osmosis_client.platform.suite_config import load_suite
-
-    from .eval_hosted import _pin, _scope
 
     suite = load_suite(config_path)
     if not yes and not out.interactive:
@@ -209,7 +206,7 @@ def _gate_all(
     junit: Path | None = None,
 ) -> None:
     """Every run must pass: exit 4 when any ended failed/stopped or below the gate."""
-    from .ci_outputs import after_hosted, hosted_cases
+    from osmosis_cli.ci_outputs import after_hosted, hosted_cases
 
     cases = hosted_cases([(entry.name, run) for entry, run in finals], min_pass_rate)
     failures = [f"{c.label} ({c.name}) {c.verdict}" for c in cases if c.verdict is not None]

@@ -10,20 +10,20 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .errors import EXIT_FAILED, EXIT_INTERRUPTED
-from .output import Output
+from osmosis_cli.errors import EXIT_FAILED, EXIT_INTERRUPTED
+from osmosis_cli.output import Output
 
 if TYPE_CHECKING:
     from osmosis_client.platform.suite_config import Suite
-    from osmosis_local_runner.specs import Overrides
-    from osmosis_local_runner.suite import EntryRun, SuiteRunner
+    from osmosis_local_runner.run.overrides import Overrides
+    from osmosis_local_runner.run.suite import EntryRun, SuiteRunner
 
 PLAIN_EVERY = 5.0
 
 
 def dry_run(out: Output, suite: Suite, flags: Overrides) -> None:
     """The expanded entries and where each setting came from; nothing runs."""
-    from osmosis_local_runner.suite import settings_of
+    from osmosis_local_runner.run.suite import settings_of
 
     entries: list[dict[str, Any]] = []
     for entry in suite.entries:
@@ -115,7 +115,7 @@ class SuiteDisplay:
     def update(self, run: EntryRun) -> None:
         if self.quiet:
             return
-        from .eval_local import progress_stats
+        from osmosis_cli.eval_local import progress_stats
 
         fns = list((run.progress.passed or {}).keys()) or ["grader"]
         stats = progress_stats(run.progress, fns)
@@ -163,11 +163,10 @@ def run_suite(
     import asyncio
     import signal
 
+    from osmosis_cli.ci_outputs import after_local, check_junit_path, local_sources
     from osmosis_client.errors import InvalidInputError, OsmosisError
-    from osmosis_local_runner.results import error_verdict
-    from osmosis_local_runner.suite import SuiteRunner, default_directory, find_incomplete
-
-    from .ci_outputs import after_local, check_junit_path, local_sources
+    from osmosis_local_runner.results.document import error_verdict
+    from osmosis_local_runner.run.suite import SuiteRunner, default_directory, find_incomplete
 
     if directory is None and resume:
         directory = find_incomplete(suite, flags)
@@ -251,7 +250,7 @@ def _show_plan(out: Output, runner: SuiteRunner, parallel: int) -> None:
 
 
 def _report(out: Output, runner: SuiteRunner, *, abbreviated: bool) -> None:
-    from osmosis_local_runner.suite import primary_score
+    from osmosis_local_runner.results.sources import primary_score
 
     rows = []
     ordered = sorted(
@@ -293,6 +292,6 @@ def _report(out: Output, runner: SuiteRunner, *, abbreviated: bool) -> None:
 
 
 def _fmt(value: Any) -> str:
-    from osmosis_local_runner.scoring import score_text
+    from osmosis_local_runner.results.scoring import score_text
 
     return score_text(value, "")

@@ -76,47 +76,7 @@ def _arguments(raw: Any) -> Any:
 
 def to_messages_request(payload: Mapping[str, Any]) -> dict[str, Any]:
     """A chat-completions body → a Messages API body."""
-    system: list[str] = []
-    turns: list[dict[str, Any]] = []
-
-    def add(role: str, blocks: list[dict[str, Any]]) -> None:
-        if turns and turns[-1]["role"] == role:  # the API wants alternating roles
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
-
-    for message in payload.get("messages") or []:
-        if not isinstance(message, dict):
-            continue
-        role = message.get("role")
-        if role in ("system", "developer"):
-            system.append(_text(message.get("content")))
-        elif role == "assistant":
-            blocks = _blocks(message.get("content"))
-            for call in message.get("tool_calls") or []:
-                function = call.get("function") or {}
-                blocks.append(
-                    {
-                        "type": "tool_use",
-                        "id": str(call.get("id", "")),
-                        "name": str(function.get("name", "")),
-                        "input": _arguments(function.get("arguments")),
-                    }
-                )
-            add("assistant", blocks)
-        elif role == "tool":
-            add(
-                "user",
-                [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": str(message.get("tool_call_id", "")),
-                        "content": _text(message.get("content")),
-                    }
-                ],
-            )
-        else:
-            add("user", _blocks(message.get("content")))
+    system, turns = _turns(payload.get("messages") or [])
     body: dict[str, Any] = {
         "model": payload.get("model"),
         "messages": turns,
@@ -133,9 +93,63 @@ def to_messages_request(payload: Mapping[str, Any]) -> dict[str, Any]:
     stop = payload.get("stop")
     if stop:
         body["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    body.update(_tools(payload))
+    return body
+
+
+def _turns(messages: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    """(system texts, alternating user/assistant turns) of chat messages."""
+    system: list[str] = []
+    turns: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if turns and turns[-1]["role"] == role:  # the API wants alternating roles
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role in ("system", "developer"):
+            system.append(_text(message.get("content")))
+        elif role == "assistant":
+            add("assistant", _blocks(message.get("content")) + _tool_uses(message))
+        elif role == "tool":
+            result = {
+                "type": "tool_result",
+                "tool_use_id": str(message.get("tool_call_id", "")),
+                "content": _text(message.get("content")),
+            }
+            add("user", [result])
+        else:
+            add("user", _blocks(message.get("content")))
+    return system, turns
+
+
+def _tool_uses(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    uses = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        uses.append(
+            {
+                "type": "tool_use",
+                "id": str(call.get("id", "")),
+                "name": str(function.get("name", "")),
+                "input": _arguments(function.get("arguments")),
+            }
+        )
+    return uses
+
+
+def _tools(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """``tools`` and ``tool_choice`` in the Messages API's shape (none offered: nothing)."""
     tools = [t for t in payload.get("tools") or [] if isinstance(t, dict)]
-    if tools:
-        body["tools"] = [
+    if not tools:
+        return {}
+    shaped: dict[str, Any] = {
+        "tools": [
             {
                 "name": (t.get("function") or {}).get("name"),
                 "description": (t.get("function") or {}).get("description", ""),
@@ -144,14 +158,15 @@ def to_messages_request(payload: Mapping[str, Any]) -> dict[str, Any]:
             }
             for t in tools
         ]
-        choice = payload.get("tool_choice")
-        if choice == "required":
-            body["tool_choice"] = {"type": "any"}
-        elif choice in ("auto", "none"):
-            body["tool_choice"] = {"type": choice}
-        elif isinstance(choice, dict) and (choice.get("function") or {}).get("name"):
-            body["tool_choice"] = {"type": "tool", "name": choice["function"]["name"]}
-    return body
+    }
+    choice = payload.get("tool_choice")
+    if choice == "required":
+        shaped["tool_choice"] = {"type": "any"}
+    elif choice in ("auto", "none"):
+        shaped["tool_choice"] = {"type": choice}
+    elif isinstance(choice, dict) and (choice.get("function") or {}).get("name"):
+        shaped["tool_choice"] = {"type": "tool", "name": choice["function"]["name"]}
+    return shaped
 
 
 def from_messages_response(answer: Mapping[str, Any], model: str) -> dict[str, Any]:

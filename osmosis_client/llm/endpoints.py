@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from osmosis_client._toml import locate, locate_keys
 from osmosis_client.errors import ConfigError, InvalidInputError, Problem
 
 DEFAULT_PATH = Path("configs") / "endpoints.toml"
@@ -99,6 +100,11 @@ def merge_headers(*layers: Mapping[str, str] | None) -> dict[str, str]:
     return merged
 
 
+ROW_KEYS = frozenset(
+    {"endpoint_id", "model", "url", "key", "api_client_type", "headers", "extra_headers"}
+)
+
+
 def load_registry(path: Path | None, *, required: bool = False) -> Registry:
     """Read a registry; a missing default file is an empty registry, a missing named
     one (``required``) an error. Every problem is reported at once, with its line."""
@@ -110,98 +116,23 @@ def load_registry(path: Path | None, *, required: bool = False) -> Registry:
                 f"endpoint registry {path} does not exist", hint="check the path"
             )
         return EMPTY
-    import tomlkit
-
-    from osmosis_client.platform.eval_config import locate_keys
-
     shown = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = tomlkit.parse(text).unwrap()
-    except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as exc:
-        raise ConfigError(
-            f"{shown} is not valid TOML",
-            [Problem(shown, None, None, "", str(exc).splitlines()[0][:200])],
-        ) from None
-    from osmosis_client.platform.suite_config import locate
-
-    positions = _row_positions(text)
-    locate_top = locate_keys(text)
-    where = locate(text)  # arrays of tables indexed: ("endpoint", 0, "headers", "X-Team")
+    text, data = _read_toml(path)
     problems: list[Problem] = []
-    rows = data.get("endpoint")
-    unknown = sorted(set(data) - {"endpoint"})
-    for key in unknown:
-        line, col = locate_top.get((key,), (None, None))
+    top = locate_keys(text)
+    for key in sorted(set(data) - {"endpoint"}):
+        line, col = top.get((key,), (None, None))
         problems.append(Problem(shown, line, col, key, "unknown key (only [[endpoint]] rows)"))
-    if rows is None:
-        rows = []
+    rows = data.get("endpoint") or []
     if not isinstance(rows, list):
         problems.append(Problem(shown, None, None, "endpoint", "must be [[endpoint]] rows"))
         rows = []
+    rows_at = _RowPlaces(shown, text, problems)
     found: dict[str, list[Endpoint]] = {}
     for index, row in enumerate(rows):
-        line = positions[index] if index < len(positions) else None
-
-        def bad(key: str, message: str, line: int | None = line, index: int = index) -> None:
-            problems.append(Problem(shown, line, None, f"endpoint[{index}].{key}", message))
-
-        if not isinstance(row, dict):
-            bad("", "must be a table")
-            continue
-        known = {
-            "endpoint_id",
-            "model",
-            "url",
-            "key",
-            "api_client_type",
-            "headers",
-            "extra_headers",
-        }
-        for key in sorted(set(row) - known):
-            bad(key, "unknown key")
-        values: dict[str, Any] = {}
-        for key in ("endpoint_id", "model", "url"):
-            value = row.get(key)
-            if not isinstance(value, str) or not value.strip():
-                bad(key, "is required (a non-empty string)")
-            values[key] = value
-        url = values.get("url")
-        if isinstance(url, str) and not re.match(r"^https?://[^\s/]+", url):
-            bad("url", "must be an http(s) URL")
-        key_env = row.get("key")
-        if key_env is not None and (not isinstance(key_env, str) or not _ENV_NAME.match(key_env)):
-            bad("key", "must be the NAME of an environment variable (never the key itself)")
-        client_type = row.get("api_client_type", "openai_chat_completions")
-        if client_type not in CLIENT_TYPES:
-            bad("api_client_type", f"must be one of {', '.join(CLIENT_TYPES)}")
-        if "headers" in row and "extra_headers" in row:
-            bad("headers", "set headers or extra_headers, not both")
-        table = "headers" if "headers" in row else "extra_headers"
-        headers = row.get(table, {})
-        if not isinstance(headers, dict):
-            bad(table, "must be a table of header names to string values")
-            headers = {}
-        for name, value in headers.items():
-            problem = header_problem(name, value)
-            if problem is not None:
-                at: tuple[int | None, int | None] = where.get(
-                    ("endpoint", index, table, name)
-                ) or where.get(("endpoint", index, table)) or (line, None)
-                problems.append(
-                    Problem(shown, at[0], at[1], f"endpoint[{index}].{table}.{name}", problem)
-                )
-        if any(p.line == line and p.key.startswith(f"endpoint[{index}]") for p in problems):
-            continue
-        endpoint = Endpoint(
-            endpoint_id=values["endpoint_id"].strip(),
-            model=values["model"].strip(),
-            url=values["url"].strip().rstrip("/"),
-            key=key_env,
-            api_client_type=client_type,
-            headers=dict(headers),
-        )
-        found.setdefault(endpoint.endpoint_id, []).append(endpoint)
+        endpoint = _endpoint(row, rows_at.for_row(index))
+        if endpoint is not None:
+            found.setdefault(endpoint.endpoint_id, []).append(endpoint)
     if problems:
         raise ConfigError(
             f"{shown} has {len(problems)} problem{'s' if len(problems) != 1 else ''}",
@@ -209,6 +140,98 @@ def load_registry(path: Path | None, *, required: bool = False) -> Registry:
             hint="fix the rows listed below",
         )
     return Registry(path, {k: tuple(v) for k, v in found.items()})
+
+
+def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
+    import tomlkit
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        return text, tomlkit.parse(text).unwrap()
+    except (OSError, UnicodeDecodeError, tomlkit.exceptions.TOMLKitError) as exc:
+        shown = str(path)
+        raise ConfigError(
+            f"{shown} is not valid TOML",
+            [Problem(shown, None, None, "", str(exc).splitlines()[0][:200])],
+        ) from None
+
+
+class _RowPlaces:
+    """Where each ``[[endpoint]]`` row and its keys are written, for problems."""
+
+    def __init__(self, shown: str, text: str, problems: list[Problem]) -> None:
+        self.shown = shown
+        self.lines = _row_positions(text)
+        self.where = locate(text)  # arrays of tables indexed: ("endpoint", 0, "headers", …)
+        self.problems = problems
+
+    def for_row(self, index: int) -> _Row:
+        return _Row(self, index, self.lines[index] if index < len(self.lines) else None)
+
+
+class _Row:
+    def __init__(self, places: _RowPlaces, index: int, line: int | None) -> None:
+        self.places, self.index, self.line = places, index, line
+        self.failed = False
+
+    def bad(self, key: str, message: str, *path: Any) -> None:
+        """A problem at the row's line, or where ``path`` (under the row) is written."""
+        at: tuple[int | None, int | None] = (self.line, None)
+        for depth in range(len(path), 0, -1):
+            found = self.places.where.get(("endpoint", self.index, *path[:depth]))
+            if found is not None:
+                at = found
+                break
+        self.failed = True
+        problem = Problem(self.places.shown, at[0], at[1], f"endpoint[{self.index}].{key}", message)
+        self.places.problems.append(problem)
+
+
+def _endpoint(row: Any, at: _Row) -> Endpoint | None:
+    """One row as an Endpoint, or None after reporting what is wrong with it."""
+    if not isinstance(row, dict):
+        at.bad("", "must be a table")
+        return None
+    for key in sorted(set(row) - ROW_KEYS):
+        at.bad(key, "unknown key")
+    for key in ("endpoint_id", "model", "url"):
+        if not isinstance(row.get(key), str) or not row[key].strip():
+            at.bad(key, "is required (a non-empty string)")
+    url = row.get("url")
+    if isinstance(url, str) and url.strip() and not re.match(r"^https?://[^\s/]+", url):
+        at.bad("url", "must be an http(s) URL")
+    key_env = row.get("key")
+    if key_env is not None and (not isinstance(key_env, str) or not _ENV_NAME.match(key_env)):
+        at.bad("key", "must be the NAME of an environment variable (never the key itself)")
+    client_type = row.get("api_client_type", "openai_chat_completions")
+    if client_type not in CLIENT_TYPES:
+        at.bad("api_client_type", f"must be one of {', '.join(CLIENT_TYPES)}")
+    headers = _headers(row, at)
+    if at.failed:
+        return None
+    return Endpoint(
+        endpoint_id=row["endpoint_id"].strip(),
+        model=row["model"].strip(),
+        url=row["url"].strip().rstrip("/"),
+        key=key_env,
+        api_client_type=client_type,
+        headers=headers,
+    )
+
+
+def _headers(row: dict[str, Any], at: _Row) -> dict[str, str]:
+    if "headers" in row and "extra_headers" in row:
+        at.bad("headers", "set headers or extra_headers, not both")
+    table = "headers" if "headers" in row else "extra_headers"
+    headers = row.get(table, {})
+    if not isinstance(headers, dict):
+        at.bad(table, "must be a table of header names to string values")
+        return {}
+    for name, value in headers.items():
+        problem = header_problem(name, value)
+        if problem is not None:
+            at.bad(f"{table}.{name}", problem, table, name)
+    return dict(headers)
 
 
 def _row_positions(text: str) -> list[int]:

@@ -22,7 +22,8 @@ from pydantic import SecretStr
 from osmosis_client._plan import drive_async, drive_sync
 from osmosis_client._retry import RetryPolicy
 from osmosis_client._tls import ssl_context
-from osmosis_client.platform._transport import DEFAULT_TIMEOUT, Body, Transport, decode_json
+from osmosis_client.platform._answers import Body, decode_json
+from osmosis_client.platform._transport import DEFAULT_TIMEOUT, Transport
 from osmosis_client.platform.resources._base import Call
 from osmosis_client.platform.resources.auth import AsyncAuth, Auth
 from osmosis_client.platform.resources.eval_runs import AsyncEvalRuns, EvalRuns

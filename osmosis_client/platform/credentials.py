@@ -16,33 +16,28 @@ a token file readable by others is reported, not changed.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import json
 import logging
 import os
-import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import SecretStr
 
-from osmosis_client._fs import atomic_write, ensure_private_dir, move_aside
+from osmosis_client._fs import ensure_private_dir, move_aside
 from osmosis_client.errors import CredentialStoreError, NotAuthenticatedError
+from osmosis_client.platform.credential_files import PrivateFiles, well_formed
 from osmosis_client.platform.models import TokenGrant, User, Workspace
-from osmosis_client.platform.settings import ENV_TOKEN, ENV_TOKEN_STORE, ENV_WORKSPACE, config_dir
+from osmosis_client.platform.settings import ENV_TOKEN, ENV_WORKSPACE, config_dir
+from osmosis_client.platform.token_store import KEYRING_TIMEOUT, TokenSource, TokenStore
 
 logger = logging.getLogger("osmosis_client")
 
-KEYRING_SERVICE = "osmosis-cli"
-KEYRING_TIMEOUT = 3.0
 FORMAT_VERSION = 1
-
-TokenSource = Literal["env", "keyring", "file"]
 T = TypeVar("T")
 
 
@@ -75,62 +70,15 @@ class ResolvedAuth:
         return f"ResolvedAuth(source={self.source!r}, workspace={self.workspace!r}, token=***)"
 
 
-class _KeyringUnavailable(Exception):
-    pass
-
-
-def _bounded(fn: Callable[[], T], timeout: float) -> T:
-    """Run a keyring call in a daemon thread; a backend that hangs becomes an error."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # surfaced below as unavailability
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="osmosis-keyring", daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        raise _KeyringUnavailable(f"the keyring did not answer within {timeout:g}s")
-    if "error" in box:
-        err = box["error"]
-        raise _KeyringUnavailable(f"{type(err).__name__}: {err}")
-    return box["value"]  # type: ignore[no-any-return]
-
-
 def _exclusive(method: Callable[..., T]) -> Callable[..., T]:
     """Run a read-modify-write of the store under its lock."""
 
     @functools.wraps(method)
     def locked(self: CredentialStore, *args: Any, **kwargs: Any) -> T:
-        with self._locked():
+        with self._files.locked():
             return method(self, *args, **kwargs)
 
     return locked
-
-
-def _well_formed(data: Mapping[str, Any]) -> bool:
-    """The metadata file's shape: anything else is moved aside, never half-trusted."""
-    platforms = data.get("platforms")
-    if not isinstance(platforms, dict):
-        return False
-    for plat in platforms.values():
-        if not isinstance(plat, dict):
-            return False
-        for key in ("workspaces", "tokens"):
-            table = plat.get(key, {})
-            if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
-                return False
-        for key in ("active", "default_token"):
-            if plat.get(key) is not None and not isinstance(plat.get(key), str):
-                return False
-        for workspace in plat.get("workspaces", {}).values():
-            for key in ("name", "id", "role", "token", "connected_repo", "last_used_at"):
-                if workspace.get(key) is not None and not isinstance(workspace.get(key), str):
-                    return False
-    return True
 
 
 def _now_iso() -> str:
@@ -152,92 +100,18 @@ class CredentialStore:
         self.directory = directory or config_dir(self._env)
         self.metadata_path = self.directory / "credentials.json"
         self.tokens_path = self.directory / "secrets" / "tokens.json"
-        self._keyring_backend = keyring_backend
-        self._keyring_timeout = keyring_timeout
-        self._keyring_warned = False
-        self._lock_depth = 0
-        self._thread_lock = threading.RLock()
-        self._mode_warned = False
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """An exclusive lock on the store (re-entrant within this object); another
-        process waits for it."""
-        with self._thread_lock:
-            if self._lock_depth:
-                self._lock_depth += 1
-                try:
-                    yield
-                finally:
-                    self._lock_depth -= 1
-                return
-            ensure_private_dir(self.directory)
-            try:
-                fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-            except OSError as exc:
-                raise CredentialStoreError(
-                    f"cannot lock {self.directory}: {exc.strerror}",
-                    hint=f"check that {self.directory} is writable (or set OSMOSIS_CONFIG_DIR)",
-                ) from None
-            try:
-                _flock(fd)
-                self._lock_depth = 1
-                try:
-                    yield
-                finally:
-                    self._lock_depth = 0
-            finally:
-                os.close(fd)  # closing releases the lock
-
-    # ------------------------------------------------------------------ files
-
-    def _read_json(self, path: Path, what: str) -> dict[str, Any]:
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise CredentialStoreError(
-                f"cannot read {path}: {exc.strerror}", hint="check the file's permissions"
-            ) from None
-        self._check_mode(path)
-        try:
-            data = json.loads(raw)
-            if not isinstance(data, dict):
-                raise ValueError("not an object")
-        except ValueError:
-            moved = move_aside(path)
-            logger.warning("%s %s was unreadable; moved it to %s", what, path, moved.name)
-            return {}
-        return data
-
-    def _check_mode(self, path: Path) -> None:
-        if path != self.tokens_path or self._mode_warned:
-            return
-        with contextlib.suppress(OSError):
-            mode = path.stat().st_mode & 0o777
-            if mode & 0o077:
-                self._mode_warned = True
-                logger.warning(
-                    "%s holds tokens and is readable by others (mode %o): chmod 600 it",
-                    path,
-                    mode,
-                )
-
-    def _write_json(self, path: Path, data: Mapping[str, Any]) -> None:
-        ensure_private_dir(path.parent)
-        payload = json.dumps(data, indent=2, sort_keys=True).encode() + b"\n"
-        try:
-            atomic_write(path, payload, mode=0o600)
-        except OSError as exc:
-            raise CredentialStoreError(
-                f"cannot write {path}: {exc.strerror}",
-                hint=f"check that {path.parent} is writable (or set OSMOSIS_CONFIG_DIR)",
-            ) from None
+        self._files = PrivateFiles(self.directory, secret=self.tokens_path)
+        self._tokens = TokenStore(
+            self._files,
+            self.tokens_path,
+            env=self._env,
+            keyring_backend=keyring_backend,
+            keyring_timeout=keyring_timeout,
+        )
 
     def _load(self) -> dict[str, Any]:
-        data = self._read_json(self.metadata_path, "credentials file")
-        if data.get("version") != FORMAT_VERSION or not _well_formed(data):
+        data = self._files.read_json(self.metadata_path, "credentials file")
+        if data.get("version") != FORMAT_VERSION or not well_formed(data):
             if data:
                 moved = move_aside(self.metadata_path)
                 logger.warning("credentials file had an unknown format; moved it to %s", moved.name)
@@ -246,7 +120,7 @@ class CredentialStore:
 
     def _save(self, data: dict[str, Any]) -> None:
         ensure_private_dir(self.directory)
-        self._write_json(self.metadata_path, data)
+        self._files.write_json(self.metadata_path, data)
 
     @staticmethod
     def _platform(data: dict[str, Any], platform: str) -> dict[str, Any]:
@@ -256,93 +130,6 @@ class CredentialStore:
         entry.setdefault("tokens", {})
         entry.setdefault("workspaces", {})
         return entry
-
-    # ----------------------------------------------------------------- tokens
-
-    def _wants_file(self) -> bool:
-        return self._env.get(ENV_TOKEN_STORE, "").lower() == "file"
-
-    def _keyring(self) -> Any:
-        if self._keyring_backend is not None:
-            return self._keyring_backend
-        import keyring
-        from keyring.backends import fail
-
-        backend = keyring.get_keyring()
-        priority = getattr(backend, "priority", 0)
-        if isinstance(backend, fail.Keyring) or not priority or priority <= 0:
-            raise _KeyringUnavailable(f"no usable keyring backend ({type(backend).__name__})")
-        chained = getattr(backend, "backends", None)
-        if chained is not None and not chained:
-            raise _KeyringUnavailable("no usable keyring backend")
-        self._keyring_backend = backend
-        return backend
-
-    def _warn_fallback(self, reason: str) -> None:
-        if not self._keyring_warned:
-            self._keyring_warned = True
-            logger.warning(
-                "the OS keyring is unavailable (%s); storing the token in %s (mode 0600)",
-                reason,
-                self.tokens_path,
-            )
-
-    @staticmethod
-    def _account(platform: str, key: str) -> str:
-        return f"{platform}|{key}"
-
-    def _put_token(self, platform: str, key: str, token: SecretStr) -> TokenSource:
-        if not self._wants_file():
-            try:
-                backend = self._keyring()
-                _bounded(
-                    lambda: backend.set_password(
-                        KEYRING_SERVICE, self._account(platform, key), token.get_secret_value()
-                    ),
-                    self._keyring_timeout,
-                )
-                return "keyring"
-            except _KeyringUnavailable as exc:
-                self._warn_fallback(str(exc))
-        tokens = self._read_json(self.tokens_path, "token file")
-        tokens[self._account(platform, key)] = token.get_secret_value()
-        self._write_json(self.tokens_path, tokens)
-        return "file"
-
-    def _get_token(self, platform: str, key: str, source: str) -> SecretStr | None:
-        account = self._account(platform, key)
-        if source == "keyring":
-            try:
-                backend = self._keyring()
-                value = _bounded(
-                    lambda: backend.get_password(KEYRING_SERVICE, account),
-                    self._keyring_timeout,
-                )
-            except _KeyringUnavailable as exc:
-                raise NotAuthenticatedError(
-                    f"cannot read the stored token from the OS keyring ({exc})",
-                    hint="unlock the keyring, or log in again with OSMOSIS_TOKEN_STORE=file",
-                    code="KEYRING_UNAVAILABLE",
-                ) from None
-        else:
-            value = self._read_json(self.tokens_path, "token file").get(account)
-        return SecretStr(value) if isinstance(value, str) and value else None
-
-    def _delete_token(self, platform: str, key: str, source: str) -> None:
-        account = self._account(platform, key)
-        if source == "keyring":
-            try:
-                backend = self._keyring()
-                _bounded(
-                    lambda: backend.delete_password(KEYRING_SERVICE, account),
-                    self._keyring_timeout,
-                )
-            except _KeyringUnavailable as exc:
-                logger.debug("keyring delete failed: %s", exc)
-            return
-        tokens = self._read_json(self.tokens_path, "token file")
-        if tokens.pop(account, None) is not None:
-            self._write_json(self.tokens_path, tokens)
 
     # ---------------------------------------------------------------- queries
 
@@ -399,7 +186,7 @@ class CredentialStore:
                 )
         info = plat["tokens"].get(key) or {}
         source = info.get("store", "keyring")
-        token = self._get_token(platform, key, source)
+        token = self._tokens.get(platform, key, source)
         if token is None:
             raise NotAuthenticatedError(
                 "the stored token is missing", hint="log in again", data={"relogin": True}
@@ -440,7 +227,7 @@ class CredentialStore:
         if token is None or user is None:
             raise ValueError("save_login needs a token and a user")
         key = token_id or uuid.uuid4().hex
-        source = self._put_token(platform, key, token)
+        source = self._tokens.put(platform, key, token)
         data = self._load()
         plat = self._platform(data, platform)
         previous = plat["default_token"]
@@ -459,7 +246,7 @@ class CredentialStore:
         orphan_info = plat["tokens"].pop(orphan, None) if orphan else None
         self._save(data)
         if orphan and orphan_info:
-            self._delete_token(platform, orphan, orphan_info.get("store", "keyring"))
+            self._tokens.delete(platform, orphan, orphan_info.get("store", "keyring"))
         return key
 
     @_exclusive
@@ -529,26 +316,18 @@ class CredentialStore:
             info = plat["tokens"].pop(key, None) or {}
             source = info.get("store", "keyring")
             try:
-                token = self._get_token(platform, key, source)
+                token = self._tokens.get(platform, key, source)
             except NotAuthenticatedError:
                 token = None
             if token is not None:
                 dropped.append((token, info.get("token_id")))
-            self._delete_token(platform, key, source)
+            self._tokens.delete(platform, key, source)
             if plat.get("default_token") == key:
                 plat["default_token"] = None
         if not plat["workspaces"] and not plat["tokens"]:
             data["platforms"].pop(platform, None)
         self._save(data)
         return dropped
-
-
-def _flock(fd: int) -> None:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: the in-process lock still holds
-        return
-    fcntl.flock(fd, fcntl.LOCK_EX)
 
 
 def _entry(name: str, raw: Mapping[str, Any]) -> WorkspaceEntry:

@@ -16,9 +16,9 @@ import pytest
 from osmosis_client.llm.client import ModelClient
 from osmosis_client.llm.providers import resolve_target
 from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext, GraderContext
-from osmosis_local_runner.discovery import EvalFn
-from osmosis_local_runner.run_types import RunSpec
-from osmosis_local_runner.runner import Runner
+from osmosis_local_runner.run.discovery import EvalFn
+from osmosis_local_runner.run.runner import Runner
+from osmosis_local_runner.run.spec import RunSpec
 from tests.e2e.conftest import osmosis_command
 from tests.stub_openai import StubOpenAI
 

@@ -16,9 +16,10 @@ import pytest
 
 from osmosis_client.errors import ConfigError, InvalidInputError
 from osmosis_client.platform.eval_config import load_config
-from osmosis_local_runner.kinds.server import ServerRollout
-from osmosis_local_runner.run_types import RunResult, RunSpec
-from osmosis_local_runner.runner import Runner
+from osmosis_local_runner.run.kinds.server import ServerRollout
+from osmosis_local_runner.run.overrides import Overrides, config_spec
+from osmosis_local_runner.run.runner import Runner
+from osmosis_local_runner.run.spec import RunResult, RunSpec
 from osmosis_local_runner.server import environment
 from osmosis_local_runner.server.process import (
     INSTANCE_VAR,
@@ -26,7 +27,6 @@ from osmosis_local_runner.server.process import (
     _start_time,
     reap_orphans,
 )
-from osmosis_local_runner.specs import Overrides, config_spec
 from tests.server_workspace import default_rows, server_pids, server_workspace
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs Linux /proc")

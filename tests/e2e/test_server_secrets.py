@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.platform.eval_config import load_config
-from osmosis_local_runner.runner import Runner
+from osmosis_local_runner.run.overrides import Overrides, config_spec
+from osmosis_local_runner.run.runner import Runner
 from osmosis_local_runner.server import environment
-from osmosis_local_runner.specs import Overrides, config_spec
 from tests.e2e.model_double import ModelDouble
 from tests.server_workspace import server_workspace
 

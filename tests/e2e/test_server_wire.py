@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from osmosis_client.platform.eval_config import load_config
-from osmosis_local_runner.run_types import RunResult
-from osmosis_local_runner.runner import Runner
+from osmosis_local_runner.run.overrides import Overrides, config_spec
+from osmosis_local_runner.run.runner import Runner
+from osmosis_local_runner.run.spec import RunResult
 from osmosis_local_runner.server import environment
-from osmosis_local_runner.specs import Overrides, config_spec
 from tests.server_workspace import server_workspace
 
 pytestmark = [

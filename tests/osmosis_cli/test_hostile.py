@@ -25,15 +25,15 @@ import respx
 from osmosis_client import Client
 from osmosis_client.errors import APITimeoutError, OsmosisError, ProtocolError
 from osmosis_client.llm.providers import resolve_target
-from osmosis_client.platform import _transport
+from osmosis_client.platform import _answers
 from osmosis_client.platform.credentials import CredentialStore
 from osmosis_client.platform.settings import is_loopback_host
 from osmosis_client.rollout import GraderContext
-from osmosis_local_runner import journal as journal_module
-from osmosis_local_runner.dataset import Dataset
-from osmosis_local_runner.discovery import EvalFn
-from osmosis_local_runner.journal import journal_path
-from osmosis_local_runner.runner import Runner
+from osmosis_local_runner.run import journal as journal_module
+from osmosis_local_runner.run.dataset import Dataset
+from osmosis_local_runner.run.discovery import EvalFn
+from osmosis_local_runner.run.journal import journal_path
+from osmosis_local_runner.run.runner import Runner
 from tests.conftest import PLATFORM
 from tests.osmosis_cli.conftest import Invoke
 from tests.osmosis_local_runner.test_runner import Calc, make_spec
@@ -313,9 +313,9 @@ def test_08_batch_size_and_n_are_capped(
 def test_08_an_oversized_model_answer_fails_that_attempt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from osmosis_client.llm import client as llm_client
+    from osmosis_client.llm import answers as llm_answers
 
-    monkeypatch.setattr(llm_client, "MAX_RESPONSE_BYTES", 200)
+    monkeypatch.setattr(llm_answers, "MAX_RESPONSE_BYTES", 200)
     with StubOpenAI() as stub:
         stub.state.replies.extend(["x" * 1000] * 3)
         spec = make_spec(tmp_path, Calc(), limit=3, probe=False)
@@ -328,7 +328,7 @@ def test_08_an_oversized_model_answer_fails_that_attempt(
 def test_08_platform_answers_are_capped_in_size_and_total_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(_transport, "MAX_BODY_BYTES", 1000)
+    monkeypatch.setattr(_answers, "MAX_BODY_BYTES", 1000)
     with respx.mock(base_url=PLATFORM) as router:
         router.get("/api/cli/workspaces").respond(200, json={"workspaces": [{"x": "y" * 5000}]})
         with Client(token="t", base_url=PLATFORM) as client, pytest.raises(ProtocolError):

@@ -7,7 +7,7 @@ import io
 from osmosis_cli.eval_local import progress_stats
 from osmosis_cli.output import Output
 from osmosis_cli.progress import ProgressDisplay
-from osmosis_local_runner.run_types import Progress
+from osmosis_local_runner.run.spec import Progress
 
 
 class Tty(io.StringIO):

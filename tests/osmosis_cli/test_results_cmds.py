@@ -265,8 +265,9 @@ def test_junit_for_a_local_run_is_valid_and_counts_rows(invoke: Invoke, project:
 def test_junit_marks_errored_rows_as_errors_and_strips_unprintable_text(
     tmp_path: Path,
 ) -> None:
-    from osmosis_local_runner.ci_reports import Source, junit_xml
-    from osmosis_local_runner.documents import ResultsFile
+    from osmosis_local_runner.results.ci_reports import junit_xml
+    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.sources import Source
 
     doc = write(
         tmp_path / "run.json",

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.compare import compare
-from osmosis_local_runner.documents import ResultsFile
+from osmosis_local_runner.results.compare import compare
+from osmosis_local_runner.results.documents import ResultsFile
 from tests.results_docs import attempt, write
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.errors import ConfigError, InvalidInputError
-from osmosis_local_runner.dataset import Dataset, count_selected, select_rows
+from osmosis_local_runner.run.dataset import Dataset, count_selected, select_rows
 
 ROWS = [
     {"user_prompt": "What is 1+1?", "ground_truth": "2", "topic": "add"},

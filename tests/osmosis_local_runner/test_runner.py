@@ -13,10 +13,10 @@ import pytest
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.llm.providers import resolve_target
 from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext, GraderContext
-from osmosis_local_runner.discovery import EvalFn
-from osmosis_local_runner.journal import journal_path
-from osmosis_local_runner.run_types import RunSpec
-from osmosis_local_runner.runner import Runner
+from osmosis_local_runner.run.discovery import EvalFn
+from osmosis_local_runner.run.journal import journal_path
+from osmosis_local_runner.run.runner import Runner
+from osmosis_local_runner.run.spec import RunSpec
 
 
 def dataset(tmp_path: Path, rows: int = 10) -> Path:

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from osmosis_local_runner.scheduler import Deadlines, ReadAhead, deadline, with_timeout
+from osmosis_local_runner.run.scheduler import Deadlines, ReadAhead, deadline, with_timeout
 
 
 async def _fast() -> str:
@@ -91,7 +91,7 @@ def test_read_ahead_without_a_loop_is_a_plain_iterator() -> None:
 
 
 def test_workers_whose_items_never_suspend_still_let_the_loop_turn() -> None:
-    from osmosis_local_runner.scheduler import run_window
+    from osmosis_local_runner.run.scheduler import run_window
 
     ran: list[int] = []
     seen_midway: list[int] = []
@@ -112,9 +112,9 @@ def test_journal_lines_reach_the_disk_during_an_instant_run(tmp_path: object) ->
 
     from osmosis_client.llm.providers import resolve_target
     from osmosis_client.rollout import AgentWorkflow
-    from osmosis_local_runner.discovery import EvalFn
-    from osmosis_local_runner.journal import journal_path
-    from osmosis_local_runner.runner import Runner, RunSpec
+    from osmosis_local_runner.run.discovery import EvalFn
+    from osmosis_local_runner.run.journal import journal_path
+    from osmosis_local_runner.run.runner import Runner, RunSpec
 
     folder = Path(str(tmp_path))
     data = folder / "d.jsonl"

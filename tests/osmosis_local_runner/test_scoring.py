@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from osmosis_local_runner.scoring import describe, ks_for, mean_pass_at_k, pass_at_k
+from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k, pass_at_k
 
 
 @pytest.mark.parametrize(

@@ -13,5 +13,5 @@ driven over HTTP (rollout-protocol.md part B). Nothing here imports user code.
   run's :class:`~osmosis_client.llm.client.ModelClient`.
 
 The controller that ties them together is the ``server`` rollout kind
-(:mod:`osmosis_local_runner.kinds.server`).
+(:mod:`osmosis_local_runner.run.kinds.server`).
 """

@@ -38,8 +38,7 @@ from typing import TYPE_CHECKING, Any
 from osmosis_client._redact import redact_urls_in, safe_text
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.platform.eval_config import ROLLOUT_SERVER_VARS
-
-from ..run_types import RunAborted
+from osmosis_local_runner.errors import RunAborted
 
 if TYPE_CHECKING:
     import aiohttp

@@ -15,11 +15,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from osmosis_client._wire import BodyTooLarge, loads, read_body
-
-from ..dataset import Row
 
 if TYPE_CHECKING:
     import aiohttp
@@ -33,6 +31,21 @@ DEFAULT_WAIT = 30.0
 DEFAULT_LEASE = 120.0
 POLL_SLACK = 15.0  # a long poll's read timeout: its wait plus this
 MAX_BODY = 64 * 1024 * 1024
+
+
+class Row(Protocol):
+    """What a request is built from: a dataset row (the runner's, or any alike)."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def ground_truth(self) -> str | None: ...
+
+    @property
+    def data(self) -> Mapping[str, Any]: ...
+
+    def prompt(self) -> list[dict[str, Any]]: ...
 
 
 def rollout_request(

@@ -18,46 +18,37 @@ at most ``max_queued`` rollouts wait beyond the ``max_concurrent`` running ones
 (more: 429 with ``Retry-After``); every answer is read whole and capped; callbacks
 never follow redirects; a malformed request is a 4xx, never a traceback.
 
-Idempotency: a request names its rollout (``rollout_id``) and, optionally, itself
-(``idempotency_key``; absent, the rollout id stands in). While a rollout runs and
-for an hour after it ends, a request with the same rollout id *and* the same key is
-a repeat (the same 202, nothing started); the same rollout id with another key, or
-the same key with another rollout id, is a conflict (409) — never a 202 for a
-rollout that will not run.
+Idempotency (a repeat is the same 202; an id/key clash is 409): ``records.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import hmac
-import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from osmosis_client._plan import drive_async
-from osmosis_client._retry import Failure, RetryPolicy, Success, retry_plan
 from osmosis_client._serving import SlowClientGuard
-from osmosis_client._wire import BodyTooLarge, loads, read_body
-from osmosis_client.rollout.agent_loop.exceptions import (
-    OsmosisServerError,
-    OsmosisTimeoutError,
-    OsmosisTransportError,
-)
+from osmosis_client._wire import loads
 from osmosis_client.rollout.agent_loop.loop import execute
+from osmosis_client.rollout.agent_loop.records import Conflict, Record, ServerStats
 from osmosis_client.rollout.agent_loop.schemas import (
-    CompletionsResult,
     RolloutMetrics,
     RolloutRequest,
     RolloutResult,
     RolloutStatus,
     tool_to_dict,
+)
+from osmosis_client.rollout.agent_loop.trainer import (
+    MODEL_CALL_TIMEOUT,
+    TrainerLLM,
+    completion_policy,
+    post_json,
 )
 
 if TYPE_CHECKING:
@@ -67,177 +58,10 @@ logger = logging.getLogger("osmosis_client.serve")
 
 DEFAULT_MAX_CONCURRENT = 100
 DEFAULT_MAX_QUEUED = 1000  # rollouts waiting for a slot beyond the running ones
-MAX_FINISHED = 20_000  # finished records kept for repeats (the oldest are forgotten first)
 MAX_REQUEST = 8 << 20
-MAX_ANSWER = 64 << 20  # one answer from the trainer, decompressed
 RETRY_AFTER = 1  # seconds, when the queue is full
 RECORD_TTL = 3600.0  # a finished rollout's id answers repeats for an hour
-MODEL_CALL_TIMEOUT = 300.0
-#: what every model call to the trainer carries (other parameters are dropped)
-SAMPLING_DEFAULTS: dict[str, Any] = {"temperature": 1.0, "top_p": 1.0, "max_tokens": 512}
 UNAUTHORIZED = {"detail": "Invalid or missing API key"}
-
-
-def model_call_policy() -> RetryPolicy:
-    """Trainer model calls: 5xx and timeouts retried 3 times after 1, 2, 4 s; 4xx never."""
-    return RetryPolicy(
-        max_retries=3,
-        base_delay=1.0,
-        max_delay=4.0,
-        jitter=False,
-        retry_statuses=frozenset(range(500, 600)),
-    )
-
-
-def completion_policy() -> RetryPolicy:
-    """The completion callback: 5xx retried twice."""
-    return RetryPolicy(
-        max_retries=2,
-        base_delay=1.0,
-        max_delay=2.0,
-        jitter=False,
-        retry_statuses=frozenset(range(500, 600)),
-    )
-
-
-@dataclass
-class _Record:
-    rollout_id: str
-    tools: list[dict[str, Any]]
-    key: str = ""  # the idempotency key (the rollout id when none was given)
-    task: asyncio.Task[None] | None = None
-    finished_at: float | None = None
-    result: RolloutResult | None = None
-
-
-@dataclass
-class ServerStats:
-    active: int = 0  # running or queued
-    completed: int = 0
-    callbacks_failed: int = 0
-    refused_busy: int = 0  # inits answered 429 (the queue was full)
-    #: by rollout id: running ones, and finished ones for an hour
-    rollouts: dict[str, _Record] = field(default_factory=dict)
-    #: the same records by idempotency key
-    keys: dict[str, _Record] = field(default_factory=dict)
-
-
-class TrainerLLM:
-    """``ctx.llm`` behind ``osmosis serve``: model calls go to the trainer."""
-
-    def __init__(
-        self,
-        request: RolloutRequest,
-        session: ClientSession,
-        *,
-        sleep: Callable[[float], Any] = asyncio.sleep,
-        timeout: float = MODEL_CALL_TIMEOUT,
-    ) -> None:
-        self.request = request
-        self.session = session
-        self.sleep = sleep
-        self.timeout = timeout
-
-    async def chat_completions(
-        self, messages: list[dict[str, Any]], **params: Any
-    ) -> CompletionsResult:
-        body: dict[str, Any] = {
-            "model": "default",
-            "messages": messages,
-            "rollout_id": self.request.rollout_id,
-            **{k: params.get(k, v) for k, v in SAMPLING_DEFAULTS.items()},
-            "logprobs": True,
-        }
-        if params.get("stop") is not None:
-            stop = params["stop"]
-            body["stop"] = [stop] if isinstance(stop, str) else list(stop)
-        url = self.request.server_url.rstrip("/") + "/v1/chat/completions"
-        data = await post_json(
-            self.session,
-            url,
-            body,
-            self.request.api_key,
-            model_call_policy(),
-            timeout=self.timeout,
-            sleep=self.sleep,
-        )
-        try:
-            choice = data["choices"][0]
-            message = choice["message"]
-            if not isinstance(message, dict):
-                raise TypeError
-        except (KeyError, IndexError, TypeError):
-            raise OsmosisServerError("the trainer's answer has no choices[0].message") from None
-        usage = data.get("usage")
-        return CompletionsResult(
-            message=message,
-            usage=usage if isinstance(usage, dict) else {},
-            finish_reason=str(choice.get("finish_reason") or "stop"),
-            token_ids=choice.get("token_ids"),
-            logprobs=choice.get("logprobs"),
-        )
-
-
-async def post_json(
-    session: ClientSession,
-    url: str,
-    body: dict[str, Any],
-    api_key: str | None,
-    policy: RetryPolicy,
-    *,
-    timeout: float,
-    sleep: Callable[[float], Any] = asyncio.sleep,
-) -> dict[str, Any]:
-    """POST JSON to the trainer with the given retry policy (the one retry loop)."""
-    import aiohttp
-
-    headers = {"Content-Type": "application/json"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    payload = json.dumps(body).encode()
-
-    async def send(data: bytes) -> tuple[int, bytes | None]:
-        client_timeout = aiohttp.ClientTimeout(total=timeout)
-        async with session.post(
-            url, data=data, headers=headers, timeout=client_timeout, allow_redirects=False
-        ) as resp:
-            try:
-                return resp.status, await read_body(resp, MAX_ANSWER)
-            except BodyTooLarge:
-                return resp.status, None
-
-    def classify(outcome: Any) -> Success[dict[str, Any]] | Failure:
-        if isinstance(outcome, asyncio.TimeoutError):
-            return Failure(OsmosisTimeoutError(f"{url} did not answer within {timeout:g}s"))
-        if isinstance(outcome, BaseException):
-            return Failure(OsmosisTransportError(f"cannot reach {url} ({type(outcome).__name__})"))
-        status, raw = outcome
-        if raw is None:
-            return Failure(
-                OsmosisServerError(f"{url} answered more than {MAX_ANSWER >> 20} MiB"),
-                retryable=False,
-            )
-        if 300 <= status < 400:  # the key would follow the redirect to wherever it points
-            return Failure(
-                OsmosisServerError(f"{url} answered {status} (a redirect, not followed)"),
-                retryable=False,
-            )
-        if status < 300:
-            try:
-                data = loads(raw) if raw else {}
-            except ValueError as exc:
-                return Failure(
-                    OsmosisServerError(f"{url} answered with invalid JSON ({exc})"),
-                    retryable=False,
-                )
-            return Success(data if isinstance(data, dict) else {})
-        text = " ".join(raw[:200].decode(errors="replace").split())
-        return Failure(OsmosisServerError(f"{url} answered {status}: {text}"), status=status)
-
-    plan = retry_plan(payload, policy, classify, describe=f"POST {url}")
-    return await drive_async(
-        plan, send, sleep, (aiohttp.ClientError, asyncio.TimeoutError, OSError)
-    )
 
 
 class RolloutServer:
@@ -272,7 +96,6 @@ class RolloutServer:
         self._session: ClientSession | None = None
         self._runner: web.AppRunner | None = None
         self._listener: asyncio.AbstractServer | None = None
-        self._finished: collections.deque[_Record] = collections.deque()  # in finishing order
         self.port: int | None = None
 
     # ------------------------------------------------------------ the app
@@ -393,8 +216,8 @@ class RolloutServer:
             detail = [{"type": "model_attributes_type", "loc": ["body"], "msg": msg}]
             return web.json_response({"detail": detail}, status=422)
         try:
-            record = self._existing(request)
-        except _Conflict as exc:
+            record = self.stats.existing(request, self._monotonic(), self.record_ttl)
+        except Conflict as exc:
             return web.json_response({"detail": str(exc)}, status=409)
         if record is None:
             if self.stats.active >= self.max_concurrent + self.max_queued:
@@ -416,50 +239,13 @@ class RolloutServer:
 
     # ------------------------------------------------------------ rollouts
 
-    def _existing(self, request: RolloutRequest) -> _Record | None:
-        """A repeat of a running rollout, or of one finished less than an hour ago;
-        None for a new one; :class:`_Conflict` when the id and the key disagree."""
-        self._expire()
-        key = request.idempotency_key or request.rollout_id
-        by_id = self.stats.rollouts.get(request.rollout_id)
-        by_key = self.stats.keys.get(key)
-        if by_id is None and by_key is None:
-            return None
-        if by_id is not None and by_id is by_key:
-            return by_id
-        if by_id is not None:
-            raise _Conflict(
-                f"rollout {request.rollout_id!r} was started with another idempotency_key"
-            )
-        assert by_key is not None
-        raise _Conflict(
-            f"idempotency_key {key!r} already started rollout {by_key.rollout_id!r}"
-        )
-
-    def _launch(self, request: RolloutRequest, tools: list[dict[str, Any]] | None) -> _Record:
-        key = request.idempotency_key or request.rollout_id
-        record = _Record(request.rollout_id, tools or [], key)
-        self.stats.rollouts[request.rollout_id] = record
-        self.stats.keys[key] = record
-        self.stats.active += 1
+    def _launch(self, request: RolloutRequest, tools: list[dict[str, Any]] | None) -> Record:
+        record = self.stats.add(request, tools or [])
         record.task = asyncio.ensure_future(self._rollout(request, record, tools))
         return record
 
-    def _expire(self) -> None:
-        """Forget finished rollouts after an hour, and the oldest beyond MAX_FINISHED."""
-        now = self._monotonic()
-        finished = self._finished
-        while finished and (
-            len(finished) > MAX_FINISHED or now - (finished[0].finished_at or now) > self.record_ttl
-        ):
-            record = finished.popleft()
-            if self.stats.rollouts.get(record.rollout_id) is record:
-                del self.stats.rollouts[record.rollout_id]
-            if self.stats.keys.get(record.key) is record:
-                del self.stats.keys[record.key]
-
     async def _rollout(
-        self, request: RolloutRequest, record: _Record, tools: list[dict[str, Any]] | None
+        self, request: RolloutRequest, record: Record, tools: list[dict[str, Any]] | None
     ) -> None:
         try:
             async with self._slots:
@@ -470,10 +256,7 @@ class RolloutServer:
             logger.info("rollout %s cancelled", request.rollout_id)
             raise
         finally:
-            record.finished_at = self._monotonic()
-            self._finished.append(record)
-            self.stats.active -= 1
-            self.stats.completed += 1
+            self.stats.finish(record, self._monotonic())
 
     async def _run_loop(
         self, request: RolloutRequest, tools: list[dict[str, Any]] | None
@@ -536,10 +319,6 @@ def _detail(exc: ValidationError) -> list[dict[str, Any]]:
         {"type": err["type"], "loc": ["body", *err["loc"]], "msg": err["msg"]}
         for err in exc.errors(include_url=False, include_context=False, include_input=False)
     ]
-
-
-class _Conflict(Exception):
-    """An init whose rollout id and idempotency key point at different rollouts."""
 
 
 async def _no_tracebacks(request: Any, handler: Any) -> Any:

@@ -13,7 +13,7 @@ import pytest
 
 from osmosis_client._retry import RetryPolicy
 from osmosis_client.errors import EndpointUnreachableError, ProviderRequestError
-from osmosis_client.llm import client as client_module
+from osmosis_client.llm import answers as answers_module
 from osmosis_client.llm.client import ModelClient
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
 from tests.e2e.model_double import FILLER, ModelDouble
@@ -91,7 +91,7 @@ def test_an_answer_cut_off_mid_body_is_retried(model: ModelDouble) -> None:
 def test_an_answer_over_the_cap_is_one_clear_error(
     model: ModelDouble, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(client_module, "MAX_RESPONSE_BYTES", 2048)
+    monkeypatch.setattr(answers_module, "MAX_RESPONSE_BYTES", 2048)
     with (
         Proxy(model.url, Wire(piece=400, delay=0.001, chunked=True)) as proxy,
         pytest.raises(ProviderRequestError, match=r"sent more than \d+ MiB for one answer"),

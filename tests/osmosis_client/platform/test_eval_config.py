@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from osmosis_cli.scaffold import CONFIG
+from osmosis_client._toml import locate_keys
 from osmosis_client.errors import ConfigError
-from osmosis_client.platform.eval_config import locate_keys, parse_config
+from osmosis_client.platform.eval_config import parse_config
 
 GOOD = """\
 [experiment]

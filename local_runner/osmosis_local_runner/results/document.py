@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client._fs import atomic_write_chunks
-
-from .journal import AttemptRecord
-from .scoring import describe, ks_for, mean_pass_at_k
+from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k
 
 RESULTS_MODE = 0o600
 #: how every results document starts (document_chunks): how one of ours is recognized

@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-
-from .journal import AttemptRecord
-from .results import ROWS_MARK, passed
-from .stats import mean
+from osmosis_local_runner.results.document import ROWS_MARK, passed
+from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.stats import mean
 
 #: how many characters of a prompt or answer an excerpt keeps
 EXCERPT = 200

@@ -25,9 +25,8 @@ from osmosis_client.errors import (
 )
 from osmosis_client.llm.client import ModelClient
 from osmosis_client.rewards.rubric import RubricResult, aevaluate_rubric, resolve_judge
-
-from .scheduler import run_window
-from .scoring import describe
+from osmosis_local_runner.results.scoring import describe
+from osmosis_local_runner.run.scheduler import run_window
 
 
 @dataclass(frozen=True)

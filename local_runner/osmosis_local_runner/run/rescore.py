@@ -19,16 +19,20 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-
-from .dataset import Dataset, Row
-from .discovery import EvalFn, load_eval_fn
-from .documents import ResultsFile
-from .grading import grade
-from .journal import AttemptRecord
-from .results import check_results_path, document_head, model_summaries, write_document
-from .run_types import RunResult
-from .scheduler import LoopWatchdog, ReadAhead, WindowStats, run_window
-from .user_code import guard_exits
+from osmosis_local_runner.results.document import (
+    check_results_path,
+    document_head,
+    model_summaries,
+    write_document,
+)
+from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.run.dataset import Dataset, Row
+from osmosis_local_runner.run.discovery import EvalFn, load_eval_fn
+from osmosis_local_runner.run.grading import grade
+from osmosis_local_runner.run.scheduler import LoopWatchdog, ReadAhead, WindowStats, run_window
+from osmosis_local_runner.run.spec import RunResult
+from osmosis_local_runner.run.user_code import guard_exits
 
 
 def load_fns(specs: Sequence[str]) -> list[EvalFn]:

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .scheduler import LoopBlocked, with_timeout
+from osmosis_local_runner.run.scheduler import LoopBlocked, with_timeout
 
 MAX_ERROR_TEXT = 1000
 

@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.llm.client import SESSION_ID
-
-from ..dataset import Row
-from ..discovery import source_digest
-from ..run_types import RunAborted
-from ..scheduler import deadline
-from ..server.bridge import Bridge
-from ..server.environment import RolloutPython, resolve
-from ..server.process import (
+from osmosis_local_runner.errors import RunAborted
+from osmosis_local_runner.run.dataset import Row
+from osmosis_local_runner.run.discovery import source_digest
+from osmosis_local_runner.run.kinds import Outcome, RunEnv
+from osmosis_local_runner.run.scheduler import deadline
+from osmosis_local_runner.server.bridge import Bridge
+from osmosis_local_runner.server.environment import RolloutPython, resolve
+from osmosis_local_runner.server.process import (
     Redactor,
     ServerProcess,
     ServerStartError,
@@ -46,7 +46,7 @@ from ..server.process import (
     secret_values,
     server_env,
 )
-from ..server.protocol import (
+from osmosis_local_runner.server.protocol import (
     Accepted,
     BadAnswer,
     Refused,
@@ -58,7 +58,6 @@ from ..server.protocol import (
     trajectory_messages,
     trajectory_path,
 )
-from . import Outcome, RunEnv
 
 if TYPE_CHECKING:
     import aiohttp

@@ -23,10 +23,17 @@ from typing import Any
 
 from osmosis_client._fs import atomic_write
 from osmosis_client.errors import InvalidInputError
-
-from .ci_reports import RowVerdict, Source
-from .documents import ResultsFile, Row, excerpt, is_number, pass_at_key, text_of
-from .scoring import score_text
+from osmosis_local_runner.results.ci_reports import RowVerdict
+from osmosis_local_runner.results.documents import (
+    ResultsFile,
+    Row,
+    excerpt,
+    is_number,
+    pass_at_key,
+    text_of,
+)
+from osmosis_local_runner.results.scoring import score_text
+from osmosis_local_runner.results.sources import Source, sources_of
 
 ASSETS = Path(__file__).with_name("report_assets")
 #: run colours (colour-blind safe: Okabe–Ito)
@@ -41,45 +48,6 @@ class Written:
     path: Path
     rows: int
     bytes: int
-
-
-def sources_of(paths: Sequence[Path]) -> list[Source]:
-    """Documents from paths; a directory is a suite directory (its entries, in order)."""
-    found: list[Source] = []
-    for path in paths:
-        if path.is_dir():
-            found.extend(_suite_sources(path))
-        else:
-            found.append(Source(path.stem, ResultsFile(path)))
-    if not found:
-        raise InvalidInputError("nothing to report", hint="give results documents")
-    labels: dict[str, int] = defaultdict(int)
-    for source in found:  # unique labels: a.json and other/a.json
-        labels[source.label] += 1
-        if labels[source.label] > 1:
-            source.label = f"{source.label} ({labels[source.label]})"
-    return found
-
-
-def _suite_sources(directory: Path) -> list[Source]:
-    suite = directory / "suite.json"
-    try:
-        document = json.loads(suite.read_text(encoding="utf-8"))
-        entries = document["entries"]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise InvalidInputError(
-            f"{directory} is a directory but not a suite directory (no readable suite.json)",
-            hint="give results documents, or a suite run's directory",
-            code="NOT_RESULTS",
-        ) from None
-    sources = []
-    for entry in entries:
-        output = Path(str(entry.get("output", "")))
-        if not output.is_absolute() and not output.exists():
-            output = directory / output.name
-        if output.is_file():
-            sources.append(Source(str(entry.get("name") or output.stem), ResultsFile(output)))
-    return sources
 
 
 # ------------------------------------------------------------------ data
@@ -391,7 +359,7 @@ def comparison_html(sources: Sequence[Source]) -> str:
     """A vs B: ``eval compare``'s table (the same numbers), when the two runs pair."""
     if len(sources) != 2:
         return ""
-    from .compare import compare
+    from osmosis_local_runner.results.compare import compare
 
     try:
         result = compare(sources[0].results.path, sources[1].results.path)

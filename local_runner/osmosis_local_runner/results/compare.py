@@ -16,10 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-
-from .documents import ResultsFile, Row, excerpt, majority_passes
-from .scoring import ks_for, pass_at_k, score_text
-from .stats import Interval, mcnemar_exact, mean, paired_interval, scale_of, t_interval
+from osmosis_local_runner.results.documents import ResultsFile, Row, excerpt, majority_passes
+from osmosis_local_runner.results.scoring import ks_for, pass_at_k, score_text
+from osmosis_local_runner.results.stats import (
+    Interval,
+    mcnemar_exact,
+    mean,
+    paired_interval,
+    scale_of,
+    t_interval,
+)
 
 WORST_ROWS = 10
 

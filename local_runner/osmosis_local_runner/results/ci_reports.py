@@ -19,11 +19,18 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from .documents import ResultsFile, Row, excerpt, majority_passes, pass_at_key
-from .scoring import score_text
+from osmosis_local_runner.results.documents import (
+    ResultsFile,
+    Row,
+    excerpt,
+    majority_passes,
+    pass_at_key,
+)
+from osmosis_local_runner.results.scoring import score_text
+from osmosis_local_runner.results.sources import Source, primary_score
 
 if TYPE_CHECKING:
-    from .compare import Comparison
+    from osmosis_local_runner.results.compare import Comparison
 
 #: characters XML 1.0 cannot hold, even escaped
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -77,15 +84,6 @@ class RowVerdict:
             answer=excerpt(answered.answer if answered else None, 500),
             duration_ms=sum(r.duration_ms for r in row.runs if r.model_tag is None),
         )
-
-
-@dataclass
-class Source:
-    """A results document and the name its suites carry (the file's stem, a suite
-    entry's name)."""
-
-    label: str
-    results: ResultsFile
 
 
 def junit_xml(sources: Sequence[Source], *, name: str = "osmosis eval") -> bytes:
@@ -288,8 +286,6 @@ def worst_rows(doc: ResultsFile, limit: int = WORST_SHOWN) -> list[tuple[Row, Ro
 
 def suite_markdown(name: str, entries: Sequence[dict[str, Any]]) -> str:
     """The comparison table of a suite (its document's entries, best first)."""
-    from .suite import primary_score
-
     def score(entry: dict[str, Any]) -> float:
         value = primary_score(entry.get("summary"))
         return float("-inf") if value is None else value

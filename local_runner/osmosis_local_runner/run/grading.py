@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osmosis_client.rollout import GraderContext, check_score, last_assistant_content
-
-from .dataset import Row
-from .discovery import EvalFn
-from .scheduler import with_timeout
-from .user_code import MAX_ERROR_TEXT, call, error_text
+from osmosis_local_runner.run.dataset import Row
+from osmosis_local_runner.run.discovery import EvalFn
+from osmosis_local_runner.run.scheduler import with_timeout
+from osmosis_local_runner.run.user_code import MAX_ERROR_TEXT, call, error_text
 
 
 @dataclass

@@ -21,9 +21,8 @@ from typing import Any, Literal
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.rollout import AgentWorkflow, Grader
-
-from .kinds.native import NativeRollout
-from .user_code import guard_exits, telling_real_interrupts
+from osmosis_local_runner.run.kinds.native import NativeRollout
+from osmosis_local_runner.run.user_code import guard_exits, telling_real_interrupts
 
 EvalMode = Literal["simple", "full"]
 

@@ -28,14 +28,13 @@ from osmosis_client._fs import atomic_write
 from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.platform.suite_config import Suite, SuiteEntry
+from osmosis_local_runner.results.document import read_head
+from osmosis_local_runner.results.sources import SUITE_DOCUMENT
+from osmosis_local_runner.run.journal import journal_path
+from osmosis_local_runner.run.overrides import Overrides, config_spec
+from osmosis_local_runner.run.runner import Runner
+from osmosis_local_runner.run.spec import Progress, RunPlan, RunResult, RunSpec
 
-from .journal import journal_path
-from .results import read_head
-from .run_types import Progress, RunPlan, RunResult, RunSpec
-from .runner import Runner
-from .specs import Overrides, config_spec
-
-SUITE_DOCUMENT = "suite.json"
 SUITES_DIR = Path(".osmosis") / "suites"
 #: the settings shown per entry (``--dry-run``, the suite document)
 SHOWN = (
@@ -344,12 +343,3 @@ def _summary_of(output: Path) -> dict[str, Any] | None:
     head = read_head(output)
     summary = head.get("summary") if head else None
     return summary if isinstance(summary, dict) else None
-
-
-def primary_score(summary: dict[str, Any] | None) -> float | None:
-    """The first eval fn's mean: what the comparison table is sorted by."""
-    fns = (summary or {}).get("eval_fns") or {}
-    for stats in fns.values():
-        mean = stats.get("mean")
-        return float(mean) if isinstance(mean, int | float) else None
-    return None

@@ -21,36 +21,34 @@ from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.llm.client import SESSION_ID, ModelClient
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
 from osmosis_client.rollout import last_assistant_content
-
-from .dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
-from .grading import grade
-from .journal import (
-    AttemptRecord,
-    Journal,
-    compact,
-    fingerprint_differences,
-    journal_path,
-    read_journal,
-)
-from .kinds import Outcome, RunEnv
-from .results import (
+from osmosis_local_runner.errors import RunAborted
+from osmosis_local_runner.results.document import (
     check_results_path,
     document_head,
     model_summaries,
     passed,
     write_document,
 )
-from .run_types import (
+from osmosis_local_runner.results.records import AttemptRecord, compact
+from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
+from osmosis_local_runner.run.grading import grade
+from osmosis_local_runner.run.journal import (
+    Journal,
+    fingerprint_differences,
+    journal_path,
+    read_journal,
+)
+from osmosis_local_runner.run.kinds import Outcome, RunEnv
+from osmosis_local_runner.run.scheduler import LoopWatchdog, ReadAhead, WindowStats, run_window
+from osmosis_local_runner.run.spec import (
     Progress,
-    RunAborted,
     RunPlan,
     RunResult,
     RunSpec,
     check_limits,
     fingerprint,
 )
-from .scheduler import LoopWatchdog, ReadAhead, WindowStats, run_window
-from .user_code import guard_exits
+from osmosis_local_runner.run.user_code import guard_exits
 
 logger = logging.getLogger("osmosis_client.runner")
 

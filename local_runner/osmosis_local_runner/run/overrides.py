@@ -17,9 +17,8 @@ from pydantic import SecretStr
 from osmosis_client.llm.endpoints import Registry
 from osmosis_client.llm.providers import ModelSpec
 from osmosis_client.platform.eval_config import EvalConfig
-
-from .dataset import find_dataset
-from .discovery import (
+from osmosis_local_runner.run.dataset import find_dataset
+from osmosis_local_runner.run.discovery import (
     EvalFn,
     as_workflow,
     load_agent_loop,
@@ -28,12 +27,12 @@ from .discovery import (
     load_rollout,
     object_digest,
 )
-from .journal import run_dir
-from .kinds import RolloutKind
-from .kinds.agent_loop import AgentLoopRollout
-from .kinds.native import NativeRollout
-from .run_types import RunSpec
-from .server.detect import Detection, detect
+from osmosis_local_runner.run.journal import run_dir
+from osmosis_local_runner.run.kinds import RolloutKind
+from osmosis_local_runner.run.kinds.agent_loop import AgentLoopRollout
+from osmosis_local_runner.run.kinds.native import NativeRollout
+from osmosis_local_runner.run.spec import RunSpec
+from osmosis_local_runner.server.detect import Detection, detect
 
 
 @dataclass
@@ -115,7 +114,7 @@ def describe_rollout(config: EvalConfig, detection: Detection) -> str:
 
 def server_rollout(config: EvalConfig, flags: Overrides, detection: Detection) -> RolloutKind:
     """The ``server`` kind for a config's rollout (nothing is started yet)."""
-    from .kinds.server import ServerRollout
+    from osmosis_local_runner.run.kinds.server import ServerRollout
 
     root = config.root or Path.cwd()
     python, by = flags.rollout_python, "--rollout-python"

@@ -15,15 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client._redact import redact_url
-from osmosis_client.errors import InvalidInputError, OsmosisError
+from osmosis_client.errors import InvalidInputError
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
-
-from .dataset import DatasetInfo
-from .discovery import EvalFn
-from .journal import AttemptRecord
-from .kinds import RolloutKind
-from .kinds.native import NativeRollout
-from .scheduler import WindowStats
+from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.run.dataset import DatasetInfo
+from osmosis_local_runner.run.discovery import EvalFn
+from osmosis_local_runner.run.kinds import RolloutKind
+from osmosis_local_runner.run.kinds.native import NativeRollout
+from osmosis_local_runner.run.scheduler import WindowStats
 
 
 @dataclass
@@ -190,12 +189,6 @@ def check_limits(spec: RunSpec) -> None:
             )
     if spec.deadline is not None and not (math.isfinite(spec.deadline) and spec.deadline > 0):
         raise InvalidInputError(f"the deadline must be a positive number, got {spec.deadline}")
-
-
-class RunAborted(OsmosisError):
-    """The run stopped for a reason that is not the rollouts' fault (exit 1)."""
-
-    code = "RUN_ABORTED"
 
 
 def fingerprint(

@@ -1,0 +1,146 @@
+"""One attempt as a record: what the journal appends and the results document holds
+per run (scores, error, answer, transcript…), and the strict JSON both are written in."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+_ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False).encode
+
+
+def compact(value: Any) -> str:
+    """Compact, strict JSON text."""
+    return _ENCODE(value)
+
+
+@dataclass(slots=True)
+class AttemptRecord:
+    """The outcome of one attempt (also the journal line).
+
+    The final conversation is kept as compact JSON text (``transcript``) and spliced
+    into the journal line and the results document unparsed: a 100 k-row run keeps
+    one short string per attempt instead of a tree of dicts.
+    """
+
+    row_index: int
+    run_index: int
+    row_digest: str
+    success: bool
+    scores: dict[str, float]
+    duration_ms: int
+    tokens: int
+    error: str | None
+    #: eval fn name → what it raised (that fn scored 0; the others kept their scores)
+    fn_errors: dict[str, str] | None = None
+    #: the text of the last assistant message
+    answer: str | None = None
+    #: further small per-run keys of the results document (rollout_id, retries, …)
+    extra: dict[str, Any] | None = None
+    #: the final messages as compact JSON text (None with --no-transcripts)
+    transcript: str | None = None
+    #: None for the run's model; "baseline" for --baseline-model attempts
+    model_tag: str | None = None
+    #: the rollout dropped its sample (``remove_sample``): kept, but in no statistic
+    skipped: bool = False
+
+    @property
+    def key(self) -> tuple[int, int, str | None]:
+        return self.row_index, self.run_index, self.model_tag
+
+    def _fields(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "run_index": self.run_index,
+            "success": self.success,
+            "scores": self.scores,
+            "duration_ms": self.duration_ms,
+            "tokens": self.tokens,
+            "error": self.error,
+        }
+        if self.fn_errors:
+            data["fn_errors"] = self.fn_errors
+        if self.answer is not None:
+            data["answer"] = self.answer
+        if self.model_tag is not None:
+            data["model_tag"] = self.model_tag
+        if self.skipped:
+            data["skipped"] = True
+        if self.extra:
+            data.update(self.extra)
+        return data
+
+    def messages(self) -> list[Any] | None:
+        """The final conversation (parsed from the transcript), or None."""
+        if self.transcript is None:
+            return None
+        value = json.loads(self.transcript)
+        return value if isinstance(value, list) else None
+
+    def run_json(self) -> dict[str, Any]:
+        """The attempt as a run of the results document (the transcript parsed)."""
+        data = self._fields()
+        if self.transcript is not None:
+            data["messages"] = json.loads(self.transcript)
+        return data
+
+    def run_text(self) -> str:
+        """The same run as JSON text, the transcript spliced in unparsed."""
+        return _splice(compact(self._fields()), self.transcript)
+
+    def journal_line(self) -> str:
+        head = {
+            "row_index": self.row_index,
+            "row_digest": self.row_digest,
+            **self._fields(),
+        }
+        return _splice(compact(head), self.transcript)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AttemptRecord:
+        """A record from a journal line (or a results document's run plus its row)."""
+        known = {
+            "row_index",
+            "row_digest",
+            "run_index",
+            "success",
+            "scores",
+            "duration_ms",
+            "tokens",
+            "error",
+            "fn_errors",
+            "answer",
+            "messages",
+            "model_tag",
+            "skipped",
+        }
+        messages = data.get("messages")
+        record = cls(
+            row_index=data["row_index"],
+            run_index=data["run_index"],
+            row_digest=data.get("row_digest", ""),
+            success=data["success"],
+            scores=data["scores"],
+            duration_ms=data.get("duration_ms", 0),
+            tokens=data.get("tokens", 0),
+            error=data.get("error"),
+            fn_errors=data.get("fn_errors") or None,
+            answer=data.get("answer"),
+            extra={k: v for k, v in data.items() if k not in known} or None,
+            transcript=compact(messages) if isinstance(messages, list) else None,
+            model_tag=data.get("model_tag"),
+            skipped=data.get("skipped") is True,
+        )
+        if not isinstance(record.row_index, int) or not isinstance(record.run_index, int):
+            raise TypeError("row_index and run_index must be integers")
+        if not isinstance(record.scores, dict) or not isinstance(record.success, bool):
+            raise TypeError("scores must be an object and success a boolean")
+        return record
+
+
+def _splice(text: str, transcript: str | None) -> str:
+    """``{…}`` + ``"messages": <transcript>`` → one JSON object, without re-encoding."""
+    if transcript is None:
+        return text
+    return f'{text[:-1]},"messages":{transcript}}}'

@@ -1,0 +1,74 @@
+"""What the results commands read: results documents, or a suite run's directory (its
+``suite.json`` names the entries' documents, in order)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.results.documents import ResultsFile
+
+SUITE_DOCUMENT = "suite.json"
+
+
+@dataclass
+class Source:
+    """A results document and the name its suites carry (the file's stem, a suite
+    entry's name)."""
+
+    label: str
+    results: ResultsFile
+
+
+def sources_of(paths: Sequence[Path]) -> list[Source]:
+    """Documents from paths; a directory is a suite directory (its entries, in order)."""
+    found: list[Source] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(_suite_sources(path))
+        else:
+            found.append(Source(path.stem, ResultsFile(path)))
+    if not found:
+        raise InvalidInputError("nothing to report", hint="give results documents")
+    labels: dict[str, int] = defaultdict(int)
+    for source in found:  # unique labels: a.json and other/a.json
+        labels[source.label] += 1
+        if labels[source.label] > 1:
+            source.label = f"{source.label} ({labels[source.label]})"
+    return found
+
+
+def _suite_sources(directory: Path) -> list[Source]:
+    suite = directory / SUITE_DOCUMENT
+    try:
+        document = json.loads(suite.read_text(encoding="utf-8"))
+        entries = document["entries"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise InvalidInputError(
+            f"{directory} is a directory but not a suite directory (no readable suite.json)",
+            hint="give results documents, or a suite run's directory",
+            code="NOT_RESULTS",
+        ) from None
+    sources = []
+    for entry in entries:
+        output = Path(str(entry.get("output", "")))
+        if not output.is_absolute() and not output.exists():
+            output = directory / output.name
+        if output.is_file():
+            sources.append(Source(str(entry.get("name") or output.stem), ResultsFile(output)))
+    return sources
+
+
+
+def primary_score(summary: dict[str, Any] | None) -> float | None:
+    """The first eval fn's mean: what a suite's comparison table is sorted by."""
+    fns = (summary or {}).get("eval_fns") or {}
+    for stats in fns.values():
+        mean = stats.get("mean") if isinstance(stats, dict) else None
+        return float(mean) if isinstance(mean, int | float) else None
+    return None

@@ -1,0 +1,163 @@
+"""An endpoint's answer, read and made sense of: the whole body (or a stream, assembled),
+decoded, and every failure as the error a user can act on."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from osmosis_client._wire import BodyTooLarge, loads, read_body
+from osmosis_client.errors import (
+    EndpointUnreachableError,
+    ModelNotFoundError,
+    ProviderRequestError,
+)
+from osmosis_client.llm.routing import Route
+from osmosis_client.llm.streaming import ChunkAssembler, EventDecoder
+
+if TYPE_CHECKING:
+    import aiohttp
+
+Message = dict[str, Any]
+MAX_RESPONSE_BYTES = 64 << 20  # one chat completion, decompressed
+
+
+async def read_answer(
+    response: aiohttp.ClientResponse, route: Route
+) -> tuple[int, bytes | dict[str, Any], str | None]:
+    """(status, body — or the assembled stream —, Retry-After) of one response."""
+    status = response.status
+    try:
+        if status < 300 and response.content_type == "text/event-stream":
+            return status, await _read_stream(response, route.shown), None
+        raw = await read_body(response, MAX_RESPONSE_BYTES)  # whole, decompressed
+    except BodyTooLarge:
+        raise ProviderRequestError(
+            f"the model endpoint {route.shown} sent more than "
+            f"{MAX_RESPONSE_BYTES >> 20} MiB for one answer",
+            status_code=status,
+        ) from None
+    retry_after = None if status < 300 else response.headers.get("Retry-After")
+    return status, route.answer(status, raw), retry_after
+
+
+async def _read_stream(response: aiohttp.ClientResponse, where: str) -> dict[str, Any]:
+    """A streamed answer (server-sent events, in whatever pieces they arrive) as one
+    chat completion; capped like a whole answer."""
+    decoder, assembler, size = EventDecoder(), ChunkAssembler(where), 0
+    async for piece in response.content.iter_any():
+        size += len(piece)
+        if size > MAX_RESPONSE_BYTES:
+            raise BodyTooLarge(MAX_RESPONSE_BYTES)
+        for event in decoder.feed(piece):
+            assembler.add(event)
+        if assembler.done:
+            break
+    else:
+        for event in decoder.close():
+            assembler.add(event)
+    return assembler.result()
+
+
+def error_detail(raw: bytes) -> str:
+    try:
+        data = loads(raw)
+    except ValueError:
+        return " ".join(raw.decode(errors="replace").split())[:200] or "no details"
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:200]
+        if isinstance(error, str):
+            return error[:200]
+        if data.get("message"):
+            return str(data["message"])[:200]
+    try:
+        return json.dumps(data)[:200]
+    except (TypeError, ValueError, RecursionError):
+        return "no details"
+
+
+def decode(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        data = loads(raw)
+    except ValueError:
+        raise ProviderRequestError(
+            f"the model endpoint {where} sent a response that is not JSON"
+        ) from None
+    if not isinstance(data, dict):
+        raise ProviderRequestError(f"the model endpoint {where} sent unexpected JSON")
+    return data
+
+
+def parse_reply(response: Mapping[str, Any]) -> tuple[Message, int]:
+    """The assistant message and total tokens of a chat-completions response."""
+    try:
+        message = response["choices"][0]["message"]
+        if not isinstance(message, dict):
+            raise TypeError
+    except (KeyError, IndexError, TypeError):
+        raise ProviderRequestError(
+            "the model endpoint's response has no choices[0].message"
+        ) from None
+    message.setdefault("role", "assistant")
+    usage = response.get("usage") or {}
+    tokens = 0
+    if isinstance(usage, dict):
+        total = usage.get("total_tokens")
+        if isinstance(total, int):
+            tokens = total
+        else:
+            tokens = sum(
+                v
+                for k, v in usage.items()
+                if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int)
+            )
+    return message, tokens
+
+
+def unreachable(exc: BaseException, endpoint: Route) -> EndpointUnreachableError:
+    where = endpoint.shown
+    return EndpointUnreachableError(
+        f"cannot reach the model endpoint {where} ({type(exc).__name__})",
+        hint="check the base URL and that the server is running",
+        data={"endpoint": where},
+    )
+
+def untrusted(problem: str, endpoint: Route) -> EndpointUnreachableError:
+    return EndpointUnreachableError(
+        f"the model endpoint {endpoint.shown} presented a certificate that is not "
+        f"trusted ({problem})",
+        hint="trust its CA: set SSL_CERT_FILE or OSMOSIS_CA_BUNDLE to a PEM bundle "
+        "holding it",
+        code="TLS_CERTIFICATE",
+        data={"endpoint": endpoint.shown, "problem": problem},
+    )
+
+def status_error(status: int, raw: bytes, endpoint: Route) -> ProviderRequestError:
+    detail = error_detail(raw)
+    where = endpoint.shown
+    data = {"endpoint": where, "model": endpoint.replica.model, "detail": detail}
+    if status in (401, 403):
+        var = endpoint.replica.key_env
+        return ProviderRequestError(
+            f"the model endpoint {where} rejected the request ({status}: {detail})",
+            status_code=status,
+            hint=f"check the key in {var}" if var else "give the API key's variable name",
+            code="PROVIDER_AUTH",
+            data={**data, "key_env": var},
+        )
+    if status == 404:
+        return ModelNotFoundError(
+            f"model {endpoint.replica.model!r} not found at {where} ({detail})",
+            status_code=status,
+            hint="check the model name against the models the endpoint serves, "
+            "and the base URL",
+            data=data,
+        )
+    return ProviderRequestError(
+        f"the model endpoint {where} answered {status}: {detail}",
+        status_code=status,
+        data=data,
+    )

@@ -1,0 +1,133 @@
+"""An eval config's shape: its sections as strict pydantic models, the names and
+patterns its values must match, and the payload ``eval submit`` sends."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+
+SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+SECRET_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+#: set by the runner for a rollout server (rollout-protocol.md part B); never from a config
+ROLLOUT_SERVER_VARS = frozenset(
+    {"_OSMOSIS_ROLLOUT_PORT", "_OSMOSIS_ROLLOUT_ARTIFACT_ROOT", "_OSMOSIS_ROLLOUT_INSTANCE_ID"}
+)
+HEX_SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
+BRANCH = re.compile(r"^(?!/)(?!.*\.\.)(?!.*//)[^\s~^:?*\[\\]+(?<![/.])$")
+
+Number = StrictInt | StrictFloat
+PositiveNumber = Annotated[Number, Field(gt=0)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        protected_namespaces=(),  # model_path
+    )
+
+
+class Experiment(_Section):
+    rollout: StrictStr
+    entrypoint: StrictStr
+    model_path: Annotated[StrictStr, Field(min_length=1)]
+    dataset: Annotated[StrictStr, Field(min_length=1)]
+    commit_sha: StrictStr | None = None
+    branch: StrictStr | None = None
+
+
+class Evaluation(_Section):
+    limit: Annotated[StrictInt, Field(ge=1)] | None = None
+    n: Annotated[StrictInt, Field(ge=1)] = 1
+    batch_size: Annotated[StrictInt, Field(ge=1)] = 1
+    pass_threshold: Number = 1.0
+    agent_workflow_timeout_s: PositiveNumber = 450
+    grader_timeout_s: PositiveNumber = 150
+
+
+class Secrets(_Section):
+    required: list[StrictStr] = Field(default_factory=list)
+
+
+class Local(_Section):
+    dataset_file: StrictStr | None = None
+    base_url: StrictStr | None = None
+    api_key_env: StrictStr | None = None
+    seed: Annotated[StrictInt, Field(ge=0)] = 0
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    #: "server" (a published-SDK rollout server) or "native" (in-process); unset: detected
+    mode: Literal["server", "native"] | None = None
+    #: the interpreter (or virtual environment) a server-mode rollout runs on
+    rollout_python: StrictStr | None = None
+    #: a row of the endpoint registry to call instead of model_path
+    endpoint_id: StrictStr | None = None
+    #: the endpoint registry (default: configs/endpoints.toml under the project root)
+    endpoints_path: StrictStr | None = None
+    #: extra HTTP headers for model calls: a table, and/or "Name: Value" lines
+    headers: dict[str, StrictStr] = Field(default_factory=dict)
+    header: list[StrictStr] = Field(default_factory=list)
+
+
+class EvalConfig(_Section):
+    """A validated eval config. ``path`` and ``root`` say where it came from."""
+
+    experiment: Experiment
+    evaluation: Evaluation = Field(default_factory=Evaluation)
+    advanced: dict[str, Any] = Field(default_factory=dict)
+    env: dict[str, StrictStr] = Field(default_factory=dict)
+    secrets: Secrets = Field(default_factory=Secrets)
+    local: Local = Field(default_factory=Local)
+    path: Path | None = Field(default=None, exclude=True)
+    root: Path | None = Field(default=None, exclude=True)
+
+    @property
+    def name(self) -> str:
+        return self.path.stem if self.path else self.experiment.rollout
+
+    @property
+    def rollout_dir(self) -> Path:
+        return (self.root or Path.cwd()) / "rollouts" / self.experiment.rollout
+
+    @property
+    def entrypoint_path(self) -> Path:
+        return self.rollout_dir / self.experiment.entrypoint
+
+    def to_submit_payload(self, commit_sha: str | None) -> dict[str, Any]:
+        """The ``POST /api/cli/eval-runs`` body: unset keys and empty sections omitted."""
+        exp = self.experiment
+        experiment: dict[str, Any] = {
+            "rollout": exp.rollout,
+            "entrypoint": exp.entrypoint,
+            "model_path": exp.model_path,
+            "dataset": exp.dataset,
+        }
+        if commit_sha:
+            experiment["commit_sha"] = commit_sha
+        elif exp.branch:
+            experiment["branch"] = exp.branch
+        payload: dict[str, Any] = {"experiment_config": experiment}
+        evaluation = self.evaluation.model_dump(include=self.evaluation.model_fields_set)
+        if evaluation:
+            payload["evaluation_config"] = evaluation
+        if self.advanced:
+            payload["advanced_config"] = dict(self.advanced)
+        if self.env:
+            payload["env_config"] = dict(self.env)
+        if self.secrets.required:
+            payload["secrets"] = {"required": list(self.secrets.required)}
+        return payload
+
+
+SECTIONS: dict[str, type[BaseModel]] = {
+    "experiment": Experiment,
+    "evaluation": Evaluation,
+    "secrets": Secrets,
+    "local": Local,
+}
+FREE_SECTIONS = {"advanced", "env"}
+TOP_KEYS = [*SECTIONS, *FREE_SECTIONS]

@@ -1,0 +1,101 @@
+"""The calls of ``/api/cli/eval-runs`` (platform-api.md): what each sends and how its
+answer is read. The faces (``eval_runs.py``) and the plans (waiting, logs) execute them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from osmosis_client.platform._transport import AMBIGUOUS_CREATE_HINT, RequestOptions, encode_segment
+from osmosis_client.platform.models import (
+    CreatedRun,
+    EvalRun,
+    EvalRunPage,
+    LogPage,
+    RunMetrics,
+    page_from_wire,
+    parse,
+    run_from_detail,
+)
+from osmosis_client.platform.resources._base import Call
+
+PAGE_LIMIT = 50
+LOG_PAGE_LIMIT = 200  # the platform's maximum per page
+
+
+def create_call(payload: Mapping[str, Any], idempotency_key: str) -> Call[CreatedRun]:
+    return Call(
+        RequestOptions(
+            "POST",
+            "/api/cli/eval-runs",
+            json=dict(payload),
+            scope="required",
+            idempotency_key=idempotency_key,
+            ambiguous_hint=AMBIGUOUS_CREATE_HINT,
+        ),
+        lambda data: parse(CreatedRun, data, what="created run"),
+    )
+
+
+def list_call(limit: int, offset: int, status: str | None) -> Call[EvalRunPage]:
+    params: dict[str, Any] = {"limit": min(max(limit, 1), PAGE_LIMIT), "offset": offset}
+    if status:
+        params["status"] = status
+
+    def parse_page(data: Any) -> EvalRunPage:
+        page = page_from_wire(data)
+        if status:  # older platforms ignore `status`: filter what we got
+            page.eval_runs = [r for r in page.eval_runs if r.status == status]
+        return page
+
+    return Call(
+        RequestOptions("GET", "/api/cli/eval-runs", params=params, scope="required"), parse_page
+    )
+
+
+def get_call(name_or_id: str) -> Call[EvalRun]:
+    return Call(
+        RequestOptions("GET", f"/api/cli/eval-runs/{encode_segment(name_or_id)}", scope="required"),
+        run_from_detail,
+    )
+
+
+def metrics_call(name_or_id: str) -> Call[RunMetrics]:
+    return Call(
+        RequestOptions(
+            "GET",
+            f"/api/cli/eval-runs/{encode_segment(name_or_id)}/metrics",
+            scope="required",
+        ),
+        lambda data: parse(RunMetrics, data, what="run metrics"),
+    )
+
+
+def stop_call(name_or_id: str) -> Call[None]:
+    return Call(
+        RequestOptions(
+            "POST",
+            f"/api/cli/eval-runs/{encode_segment(name_or_id)}/stop",
+            json={},
+            scope="required",
+        ),
+        lambda data: None,
+    )
+
+
+def logs_call(name_or_id: str, limit: int, cursor: str | None) -> Call[LogPage]:
+    params: dict[str, Any] = {
+        "limit": min(max(limit, 1), LOG_PAGE_LIMIT),
+        "direction": "older",
+    }
+    if cursor:
+        params["cursor"] = cursor
+    return Call(
+        RequestOptions(
+            "GET",
+            f"/api/cli/eval-runs/{encode_segment(name_or_id)}/logs",
+            params=params,
+            scope="required",
+        ),
+        lambda data: parse(LogPage, data, what="run logs"),
+    )

@@ -1,0 +1,239 @@
+"""The one-way doors between the rooms (docs/architecture.md), read from the imports.
+
+Every import counts — at module level or inside a function — except those under
+``if TYPE_CHECKING:`` (types only, never executed). A rule broken here is a design
+change: change docs/architecture.md with it, or move the code.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = {
+    "osmosis_client": ROOT / "osmosis_client",
+    "osmosis_local_runner": ROOT / "local_runner" / "osmosis_local_runner",
+    "osmosis_cli": ROOT / "cli" / "osmosis_cli",
+}
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for package, base in PACKAGES.items():
+        for path in sorted(base.rglob("*.py")):
+            parts = [package, *path.relative_to(base).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+MODULES = modules()
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool) -> Iterator[str]:
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _type_checking(node):
+            yield from (i for n in node.orelse for i in _imports(n, module, is_package))
+            continue
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base if is_package else base[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                name = ".".join([*base, node.module] if node.module else base)
+            else:
+                name = node.module or ""
+            yield name
+            for alias in node.names:  # "from pkg import submodule"
+                if f"{name}.{alias.name}" in MODULES:
+                    yield f"{name}.{alias.name}"
+        else:
+            yield from _imports(node, module, is_package)
+
+
+def imports_of(module: str) -> set[str]:
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = set(_imports(tree, module, path.name == "__init__.py"))
+    ours = set()
+    for name in names:
+        while name and name not in MODULES:  # "pkg.module.attr" → "pkg.module"
+            name = name.rpartition(".")[0]
+        if name and name != module:
+            ours.add(name)
+    return ours
+
+
+GRAPH = {module: imports_of(module) for module in MODULES}
+
+
+def room(module: str) -> str:
+    """``osmosis_local_runner.run.kinds.server`` → ``osmosis_local_runner.run``."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+#: which rooms a room may import (besides itself); a module directly in a package (its
+#: base: errors, _wire…) is a room of its own
+DOORS: dict[str, set[str]] = {
+    # the SDK: base modules, then llm → (nothing), platform → llm, rewards → llm
+    "osmosis_client._fs": set(),
+    "osmosis_client._plan": set(),
+    "osmosis_client._redact": set(),
+    "osmosis_client._retry": set(),
+    "osmosis_client._serving": set(),
+    "osmosis_client._tls": {"osmosis_client.errors"},
+    "osmosis_client._toml": set(),
+    "osmosis_client._version": set(),
+    "osmosis_client._wire": set(),
+    "osmosis_client.errors": set(),
+    "osmosis_client.llm": {"base"},
+    "osmosis_client.platform": {"base", "osmosis_client.llm"},
+    "osmosis_client.rollout": {"base"},
+    "osmosis_client.rewards": {"base", "osmosis_client.llm"},
+    # the runner: results and server never import run
+    "osmosis_local_runner.errors": {"sdk"},
+    "osmosis_local_runner.results": {"sdk", "osmosis_local_runner.errors"},
+    "osmosis_local_runner.server": {"sdk", "osmosis_local_runner.errors"},
+    "osmosis_local_runner.run": {
+        "sdk",
+        "osmosis_local_runner.errors",
+        "osmosis_local_runner.results",
+        "osmosis_local_runner.server",
+    },
+    # the CLI: the terminal layer never imports a command
+    "osmosis_cli.terminal": {"sdk", "runner", "osmosis_cli.context"},
+    "osmosis_cli.context": {"sdk"},
+    "osmosis_cli.user_code": {"sdk", "runner", "osmosis_cli.terminal"},
+    "osmosis_cli.commands": {
+        "sdk",
+        "runner",
+        "osmosis_cli.terminal",
+        "osmosis_cli.context",
+        "osmosis_cli.user_code",
+    },
+    "osmosis_cli.main": {"sdk", "osmosis_cli.terminal", "osmosis_cli.context", "osmosis_cli.commands"},
+}
+BASE = {m for m in MODULES if m.count(".") == 1 and m.startswith("osmosis_client.") and m.split(".")[1][0] == "_"} | {"osmosis_client.errors", "osmosis_client"}
+
+
+def allowed(source: str, target: str) -> bool:
+    if room(target) == room(source) or target in ("osmosis_client", "osmosis_local_runner", "osmosis_cli"):
+        return True
+    doors = DOORS.get(room(source))
+    assert doors is not None, f"{room(source)} is a room docs/architecture.md does not name"
+    if target.split(".")[0] == "osmosis_client":
+        if "sdk" in doors:
+            return True
+        if "base" in doors and (target in BASE):
+            return True
+    if "runner" in doors and target.split(".")[0] == "osmosis_local_runner":
+        return True
+    return room(target) in doors or target in doors
+
+
+def test_packages_import_one_way() -> None:
+    order = {"osmosis_client": 0, "osmosis_local_runner": 1, "osmosis_cli": 2}
+    wrong = [
+        f"{source} → {target}"
+        for source, targets in GRAPH.items()
+        for target in targets
+        if order[target.split(".")[0]] > order[source.split(".")[0]]
+    ]
+    assert wrong == []
+
+
+def test_rooms_import_only_through_their_doors() -> None:
+    wrong = [
+        f"{source} → {target}"
+        for source, targets in sorted(GRAPH.items())
+        for target in sorted(targets)
+        if not allowed(source, target)
+    ]
+    assert wrong == []
+
+
+def _cycles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in GRAPH.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(GRAPH):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circles() -> None:
+    # a package's __init__ re-exporting its modules is not a circle of design
+    cycles = [
+        c for c in _cycles() if not all(m in PACKAGES or m.count(".") == 0 for m in c)
+    ]
+    assert cycles == []
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_no_module_over_400_lines(package: str) -> None:
+    long = {
+        module: n
+        for module, path in MODULES.items()
+        if module.split(".")[0] == package
+        and (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_no_function_over_60_lines(package: str) -> None:
+    long = {}
+    for module, path in MODULES.items():
+        if module.split(".")[0] != package:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size > MAX_FUNCTION_LINES:
+                    long[f"{module}.{node.name}"] = size
+    assert long == {}
