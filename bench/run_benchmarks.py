@@ -140,7 +140,7 @@ def runner_rate(
     from osmosis_client.llm.providers import resolve_target
     from osmosis_client.rollout import AgentWorkflow
     from osmosis_local_runner.run import journal as journal_mod
-    from osmosis_local_runner.run.discovery import EvalFn
+    from osmosis_local_runner.run.eval_fns import EvalFn
     from osmosis_local_runner.run.runner import Runner
     from osmosis_local_runner.run.spec import RunSpec
 
@@ -187,7 +187,7 @@ def agent_loop_rate(url: str, data: Path, out: Path, batch: int = CONCURRENCY) -
     """Steady-state rollouts/s of a 0.2 agent loop (one tool call: two model calls each)."""
     from bench.workflows import CalculatorLoop
     from osmosis_client.llm.providers import resolve_target
-    from osmosis_local_runner.run.discovery import EvalFn
+    from osmosis_local_runner.run.eval_fns import EvalFn
     from osmosis_local_runner.run.kinds.agent_loop import AgentLoopRollout
     from osmosis_local_runner.run.runner import Runner
     from osmosis_local_runner.run.spec import RunSpec

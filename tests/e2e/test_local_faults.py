@@ -16,7 +16,7 @@ import pytest
 from osmosis_client.llm.client import ModelClient
 from osmosis_client.llm.providers import resolve_target
 from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext, GraderContext
-from osmosis_local_runner.run.discovery import EvalFn
+from osmosis_local_runner.run.eval_fns import EvalFn
 from osmosis_local_runner.run.runner import Runner
 from osmosis_local_runner.run.spec import RunSpec
 from tests.e2e.conftest import osmosis_command

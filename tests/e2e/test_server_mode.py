@@ -21,12 +21,9 @@ from osmosis_local_runner.run.overrides import Overrides, config_spec
 from osmosis_local_runner.run.runner import Runner
 from osmosis_local_runner.run.spec import RunResult, RunSpec
 from osmosis_local_runner.server import environment
-from osmosis_local_runner.server.process import (
-    INSTANCE_VAR,
-    ServerStartError,
-    _start_time,
-    reap_orphans,
-)
+from osmosis_local_runner.server.orphans import INSTANCE_VAR, reap_orphans
+from osmosis_local_runner.server.orphans import start_time as _start_time
+from osmosis_local_runner.server.process import ServerStartError
 from tests.server_workspace import default_rows, server_pids, server_workspace
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs Linux /proc")

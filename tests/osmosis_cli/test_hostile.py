@@ -31,7 +31,7 @@ from osmosis_client.platform.settings import is_loopback_host
 from osmosis_client.rollout import GraderContext
 from osmosis_local_runner.run import journal as journal_module
 from osmosis_local_runner.run.dataset import Dataset
-from osmosis_local_runner.run.discovery import EvalFn
+from osmosis_local_runner.run.eval_fns import EvalFn
 from osmosis_local_runner.run.journal import journal_path
 from osmosis_local_runner.run.runner import Runner
 from tests.conftest import PLATFORM

@@ -112,7 +112,7 @@ def test_journal_lines_reach_the_disk_during_an_instant_run(tmp_path: object) ->
 
     from osmosis_client.llm.providers import resolve_target
     from osmosis_client.rollout import AgentWorkflow
-    from osmosis_local_runner.run.discovery import EvalFn
+    from osmosis_local_runner.run.eval_fns import EvalFn
     from osmosis_local_runner.run.journal import journal_path
     from osmosis_local_runner.run.runner import Runner, RunSpec
 

@@ -17,7 +17,8 @@ from osmosis_local_runner.run.journal import run_dir
 from osmosis_local_runner.server import environment
 from osmosis_local_runner.server.detect import detect
 from osmosis_local_runner.server.environment import RolloutEnvironmentError, resolve
-from osmosis_local_runner.server.process import Redactor, capacity_of
+from osmosis_local_runner.server.output import Redactor
+from osmosis_local_runner.server.process import capacity_of
 from osmosis_local_runner.server.protocol import (
     rollout_request,
     sample_messages,

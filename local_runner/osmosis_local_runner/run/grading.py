@@ -14,7 +14,7 @@ from typing import Any
 
 from osmosis_client.rollout import GraderContext, check_score, last_assistant_content
 from osmosis_local_runner.run.dataset import Row
-from osmosis_local_runner.run.discovery import EvalFn
+from osmosis_local_runner.run.eval_fns import EvalFn
 from osmosis_local_runner.run.scheduler import with_timeout
 from osmosis_local_runner.run.user_code import MAX_ERROR_TEXT, call, error_text
 

@@ -91,6 +91,34 @@ def read_journal(path: Path) -> JournalContents:
     return JournalContents(fingerprint, records, valid)
 
 
+def resumable(path: Path, resume: bool, current: Mapping[str, Any]) -> JournalContents | None:
+    """The journal a ``--resume`` continues (its fingerprint must match ``current``), or
+    None for a new run — which refuses a journal left at its path."""
+    if not resume:
+        if path.exists():
+            raise InvalidInputError(
+                f"{path} exists from an earlier run",
+                hint="resume it, or choose another results path",
+                code="RESULTS_EXIST",
+            )
+        return None
+    if not path.exists():
+        raise InvalidInputError(
+            f"nothing to resume: {path} does not exist",
+            hint="resume with the results path of the run it continues",
+            code="NOTHING_TO_RESUME",
+        )
+    contents = read_journal(path)
+    diffs = fingerprint_differences(contents.fingerprint, current)
+    if diffs:
+        raise InvalidInputError(
+            "cannot resume: the run changed (" + "; ".join(diffs) + ")",
+            hint="rerun with the original settings, or start a new run with another -o",
+            code="RESUME_MISMATCH",
+        )
+    return contents
+
+
 class JournalError(InvalidInputError):
     code = "JOURNAL_LOCKED"
 

@@ -19,7 +19,6 @@ from osmosis_client.llm.providers import ModelSpec
 from osmosis_client.platform.eval_config import EvalConfig
 from osmosis_local_runner.run.dataset import find_dataset
 from osmosis_local_runner.run.discovery import (
-    EvalFn,
     as_workflow,
     load_agent_loop,
     load_attr,
@@ -27,6 +26,7 @@ from osmosis_local_runner.run.discovery import (
     load_rollout,
     object_digest,
 )
+from osmosis_local_runner.run.eval_fns import EvalFn
 from osmosis_local_runner.run.journal import run_dir
 from osmosis_local_runner.run.kinds import RolloutKind
 from osmosis_local_runner.run.kinds.agent_loop import AgentLoopRollout

@@ -28,7 +28,8 @@ from osmosis_local_runner.results.document import (
 from osmosis_local_runner.results.documents import ResultsFile
 from osmosis_local_runner.results.records import AttemptRecord
 from osmosis_local_runner.run.dataset import Dataset, Row
-from osmosis_local_runner.run.discovery import EvalFn, load_eval_fn
+from osmosis_local_runner.run.discovery import load_eval_fn
+from osmosis_local_runner.run.eval_fns import EvalFn
 from osmosis_local_runner.run.grading import grade
 from osmosis_local_runner.run.scheduler import LoopWatchdog, ReadAhead, WindowStats, run_window
 from osmosis_local_runner.run.spec import RunResult

@@ -16,29 +16,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from osmosis_client._redact import redact_url
-from osmosis_client.errors import InvalidInputError, OsmosisError
+from osmosis_client.errors import OsmosisError
 from osmosis_client.llm.client import SESSION_ID, ModelClient
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
-from osmosis_client.rollout import last_assistant_content
 from osmosis_local_runner.errors import RunAborted
 from osmosis_local_runner.results.document import (
     check_results_path,
-    document_head,
-    model_summaries,
     passed,
     write_document,
 )
-from osmosis_local_runner.results.records import AttemptRecord, compact
+from osmosis_local_runner.results.records import AttemptRecord
 from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
-from osmosis_local_runner.run.grading import grade
-from osmosis_local_runner.run.journal import (
-    Journal,
-    fingerprint_differences,
-    journal_path,
-    read_journal,
-)
+from osmosis_local_runner.run.journal import Journal, journal_path, resumable
 from osmosis_local_runner.run.kinds import Outcome, RunEnv
+from osmosis_local_runner.run.models import model_client, run_env
+from osmosis_local_runner.run.recording import BASELINE, record_attempt, results_head
 from osmosis_local_runner.run.scheduler import LoopWatchdog, ReadAhead, WindowStats, run_window
 from osmosis_local_runner.run.spec import (
     Progress,
@@ -53,7 +45,6 @@ from osmosis_local_runner.run.user_code import guard_exits
 logger = logging.getLogger("osmosis_client.runner")
 
 RETRY_MAX_DELAY = 30.0
-BASELINE = "baseline"
 
 Tag = str | None  # None: the run's model; "baseline": --baseline-model
 Item = tuple[Row, int, Tag]
@@ -138,29 +129,9 @@ class Runner:
         return self._prepared
 
     def _check_journal(self, current: dict[str, Any]) -> None:
-        path = journal_path(self.spec.output)
-        if not self.spec.resume:
-            if path.exists():
-                raise InvalidInputError(
-                    f"{path} exists from an earlier run",
-                    hint="resume it, or choose another results path",
-                    code="RESULTS_EXIST",
-                )
+        contents = resumable(journal_path(self.spec.output), self.spec.resume, current)
+        if contents is None:
             return
-        if not path.exists():
-            raise InvalidInputError(
-                f"nothing to resume: {path} does not exist",
-                hint="resume with the results path of the run it continues",
-                code="NOTHING_TO_RESUME",
-            )
-        contents = read_journal(path)
-        diffs = fingerprint_differences(contents.fingerprint, current)
-        if diffs:
-            raise InvalidInputError(
-                "cannot resume: the run changed (" + "; ".join(diffs) + ")",
-                hint="rerun with the original settings, or start a new run with another -o",
-                code="RESUME_MISMATCH",
-            )
         for record in contents.records:
             if record.key not in self._done:
                 self._keep(record, resumed=True)
@@ -224,35 +195,14 @@ class Runner:
         return RunResult(head, spec.output, stats, self._records)
 
     def _clients(self, targets: dict[Tag, ModelTarget]) -> dict[Tag, ModelClient]:
-        spec = self.spec
-        clients: dict[Tag, ModelClient] = {}
-        for tag, target in targets.items():
-            if tag is None and self._client is not None:
-                clients[tag] = self._client
-                continue
-            clients[tag] = ModelClient(
-                target,
-                concurrency=spec.batch_size + 1,  # + the probe's own connection
-                default_params=spec.sampling,
-                ca_bundle=spec.ca_bundle,
-            )
-        return clients
+        given = self._client
+        return {
+            tag: given if tag is None and given is not None else model_client(self.spec, target)
+            for tag, target in targets.items()
+        }
 
     def _env(self, target: ModelTarget, client: ModelClient, tag: Tag) -> RunEnv:
-        spec = self.spec
-        return RunEnv(
-            tag=tag,
-            note=self.on_note,
-            abort=self._abort,
-            chat=client.chat,
-            complete=client.complete,
-            model=target.model,
-            base_url=target.base_url,
-            api_key=target.api_key.get_secret_value() if target.api_key else None,
-            sampling=spec.sampling,
-            workflow_config=spec.workflow_config,
-            agent_timeout=spec.agent_workflow_timeout_s,
-        )
+        return run_env(self.spec, target, client, tag, note=self.on_note, abort=self._abort)
 
     def _start_probe(self, client: ModelClient, target: ModelTarget) -> asyncio.Future[Any] | None:
         """Check the endpoint and key alongside the first wave (no latency added): if it
@@ -397,42 +347,7 @@ class Runner:
     async def _record(
         self, row: Row, run_index: int, outcome: Outcome, started: float
     ) -> AttemptRecord:
-        spec = self.spec
-        error = outcome.error
-        fn_errors: dict[str, str] = {}
-        if error is not None:
-            scores = {name: 0.0 for name in self.fn_names}
-        elif outcome.skipped:
-            scores = {}
-        elif outcome.scores is not None:
-            scores = outcome.scores
-        else:
-            grades = await grade(
-                spec.eval_fns, outcome.messages, row, run_index, timeout=spec.grader_timeout_s
-            )
-            scores, fn_errors, error = grades.scores, grades.fn_errors, grades.error
-        transcript = None
-        if spec.transcripts:
-            try:
-                transcript = compact(outcome.messages)
-            except (TypeError, ValueError, RecursionError) as exc:
-                error = error or f"workflow: the conversation is not JSON ({exc})"[:1000]
-                scores = {name: 0.0 for name in self.fn_names}
-        return AttemptRecord(
-            row_index=row.index,
-            run_index=run_index,
-            row_digest=row.digest,
-            success=error is None,
-            scores=scores,
-            duration_ms=int((time.perf_counter() - started) * 1000),
-            tokens=outcome.tokens,
-            error=error,
-            fn_errors=fn_errors or None,
-            answer=last_assistant_content(outcome.messages),
-            extra=outcome.extra or None,
-            transcript=transcript,
-            skipped=outcome.skipped and error is None,
-        )
+        return await record_attempt(self.spec, self.fn_names, row, run_index, outcome, started)
 
     def _keep(self, record: AttemptRecord, *, resumed: bool = False) -> None:
         if resumed:
@@ -452,46 +367,18 @@ class Runner:
     # ------------------------------------------------------------ results
 
     def _head(self, prepared: _Prepared, status: str, started: float) -> dict[str, Any]:
-        spec = self.spec
-        target = prepared.targets[None]
-        config: dict[str, Any] = {
-            "model": target.model_path,
-            "n_runs": spec.n,
-            "pass_threshold": spec.pass_threshold,
-            "eval_fns": self.fn_names,
-            "limit": spec.limit,
-            "batch_size": spec.batch_size,
-            "seed": spec.seed,
-            "dataset": str(spec.dataset),
-            "sampled": prepared.plan.sampled,
-            "total_dataset_rows": prepared.info.total_rows,
-            "base_url": redact_url(target.base_url) if target.base_url else None,
-            "agent_workflow_timeout_s": spec.agent_workflow_timeout_s,
-            "grader_timeout_s": spec.grader_timeout_s,
-            "rollout_mode": self.kind.name,
-        }
-        if spec.offset:
-            config["offset"] = spec.offset
-        duration_ms = int((time.monotonic() - started) * 1000)
-        head = document_head(
-            config,
+        return results_head(
+            self.spec,
+            self.kind.name,
+            prepared.plan,
+            prepared.info,
+            {tag: target.model_path for tag, target in prepared.targets.items()},
+            prepared.targets[None].base_url,
             self._records,
             self.fn_names,
-            n=spec.n,
-            pass_threshold=spec.pass_threshold,
-            duration_ms=duration_ms,
             status=status,
+            duration_ms=int((time.monotonic() - started) * 1000),
         )
-        if BASELINE in prepared.targets:
-            config["baseline_model"] = prepared.targets[BASELINE].model_path
-            head["model_summaries"] = model_summaries(
-                self._records,
-                self.fn_names,
-                {None: target.model_path, BASELINE: prepared.targets[BASELINE].model_path},
-                n=spec.n,
-                pass_threshold=spec.pass_threshold,
-            )
-        return head
 
 
 def _resolve(model: ModelTarget | ModelSpec) -> ModelTarget:

@@ -19,7 +19,7 @@ from osmosis_client.errors import InvalidInputError
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
 from osmosis_local_runner.results.records import AttemptRecord
 from osmosis_local_runner.run.dataset import DatasetInfo
-from osmosis_local_runner.run.discovery import EvalFn
+from osmosis_local_runner.run.eval_fns import EvalFn
 from osmosis_local_runner.run.kinds import RolloutKind
 from osmosis_local_runner.run.kinds.native import NativeRollout
 from osmosis_local_runner.run.scheduler import WindowStats

@@ -29,6 +29,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 
@@ -153,16 +154,8 @@ def _given_python(given: Path, given_by: str) -> list[str]:
     return [str(path)]
 
 
-def _probe(
-    command: list[str],
-    *,
-    origin: str,
-    shown: str,
-    cwd: Path,
-    sync_state: str | None = None,
-) -> RolloutPython:
-    """Ask the interpreter for its facts, from the rollout's directory (so an
-    ``osmosis_ai`` importable there counts, as it would for ``python main.py``)."""
+def _facts(command: list[str], *, origin: str, shown: str, cwd: Path) -> dict[str, Any]:
+    """What PROBE prints on the interpreter: executable, version, the SDK it has."""
     where = " ".join(command[:1]) if origin != "uv" else f"uv's environment of {shown}"
     try:
         done = subprocess.run(
@@ -186,6 +179,20 @@ def _probe(
             f"cannot run the rollout's Python ({where}): {detail}",
             hint="check the interpreter, or name another one in [local] rollout_python",
         )
+    return facts
+
+
+def _probe(
+    command: list[str],
+    *,
+    origin: str,
+    shown: str,
+    cwd: Path,
+    sync_state: str | None = None,
+) -> RolloutPython:
+    """Ask the interpreter for its facts, from the rollout's directory (so an
+    ``osmosis_ai`` importable there counts, as it would for ``python main.py``)."""
+    facts = _facts(command, origin=origin, shown=shown, cwd=cwd)
     raw = facts.get("version")
     numbers = [int(v) for v in raw[:3]] if isinstance(raw, list) else []
     version = (*numbers, 0, 0, 0)[:3]

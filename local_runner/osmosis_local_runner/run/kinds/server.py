@@ -30,32 +30,24 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.llm.client import SESSION_ID
-from osmosis_local_runner.errors import RunAborted
 from osmosis_local_runner.run.dataset import Row
 from osmosis_local_runner.run.discovery import source_digest
 from osmosis_local_runner.run.kinds import Outcome, RunEnv
+from osmosis_local_runner.run.kinds.server_drive import ServerGone, Transient, poll, submit
+from osmosis_local_runner.run.kinds.server_outcome import await_trajectory, messages_of, outcome_of
 from osmosis_local_runner.run.scheduler import deadline
 from osmosis_local_runner.server.bridge import Bridge
 from osmosis_local_runner.server.environment import RolloutPython, resolve
-from osmosis_local_runner.server.process import (
-    Redactor,
-    ServerProcess,
-    ServerStartError,
-    check_reserved,
-    reap_orphans,
-    secret_values,
-    server_env,
-)
+from osmosis_local_runner.server.orphans import reap_orphans
+from osmosis_local_runner.server.output import Redactor, rollout_environment
+from osmosis_local_runner.server.process import ServerProcess, ServerStartError, check_reserved
 from osmosis_local_runner.server.protocol import (
     Accepted,
     BadAnswer,
     Refused,
     Result,
     RolloutServerClient,
-    read_trajectory,
     rollout_request,
-    sample_messages,
-    trajectory_messages,
     trajectory_path,
 )
 
@@ -66,22 +58,7 @@ logger = logging.getLogger("osmosis_client.runner")
 
 SUPERVISOR_SLACK = 30.0  # seconds beyond the agent + grader timeouts
 CANCEL_SETTLE = 10.0  # how long a cancelled rollout may take to reach its terminal state
-LEASE_MARGIN = 10.0  # stop retrying polls this long before the lease would lapse
 MAX_RESTARTS = 3
-SUBMIT_RETRIES = 5
-TRAJECTORY_WAITS = 10  # × 50 ms
-
-
-class _Transient(Exception):
-    """An infrastructure failure of one attempt (retryable with ``--max-retries``)."""
-
-    def __init__(self, message: str, category: str | None = None) -> None:
-        super().__init__(message)
-        self.category = category
-
-
-class _ServerGone(Exception):
-    """The server process exited under an attempt."""
 
 
 class ServerRollout:
@@ -147,15 +124,10 @@ class ServerRollout:
     def prepare(self, note: Callable[[str], None] | None = None) -> None:
         """Everything checkable before a model call: names, secrets, the environment."""
         check_reserved(self.config_env)
-        missing = [name for name in self.secret_names if not os.environ.get(name)]
-        if missing:
-            raise InvalidInputError(
-                f"[secrets] requires {', '.join(missing)}, which "
-                f"{'is' if len(missing) == 1 else 'are'} not set in the environment",
-                hint=f"export {missing[0]}=… (hosted runs get secrets from the platform; "
-                "local runs read them from the environment)",
-                code="MISSING_SECRET",
-            )
+        # what the platform would pass: [env], [secrets] and what a process needs to run
+        self._server_env = rollout_environment(
+            os.environ, self.config_env, self.secret_names, self._redact
+        )
         entry = self.entrypoint
         if not entry.is_file():
             raise InvalidInputError(
@@ -172,17 +144,6 @@ class ServerRollout:
                 note=note,
                 uv=self.uv,
             )
-        # what the platform would pass: [env], [secrets] and what a process needs to run;
-        # nothing else of the shell (never the model key: model calls go through the bridge)
-        base = server_env(os.environ)
-        base.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: no pricing fetch
-        base.update(self.config_env)
-        for name in self.secret_names:
-            base[name] = os.environ[name]
-            self._redact.add(os.environ[name])
-        for value in secret_values(os.environ):  # whatever the rollout reads and prints
-            self._redact.add(value)
-        self._server_env = base
 
     def _shown_entrypoint(self) -> str:
         try:
@@ -279,8 +240,6 @@ class ServerRollout:
         assert self._bridge is not None and self._client is not None
         rollout_id = self._rollout_id(row, run_index, env.tag)
         route = self._bridge.register(rollout_id, env.complete, SESSION_ID.get())
-        client, server = self._client, self._server
-        assert server is not None
         body = rollout_request(
             row,
             run_index,
@@ -291,50 +250,8 @@ class ServerRollout:
             grader_timeout=self.grader_timeout,
         )
         extra: dict[str, Any] = {"rollout_id": rollout_id, "err_category": None, "trajectory": None}
-        limit = self._supervisor_timeout(env)
         try:
-            try:
-                with deadline(limit) if limit is not None else contextlib.nullcontext():
-                    result = await self._drive(server, client, rollout_id, body)
-            except TimeoutError:
-                late = await self._cancel(server, rollout_id)
-                if late is not None and late.status == "success":
-                    await self._await_trajectory(rollout_id)
-                    return self._outcome(late, body, route.tokens, rollout_id, extra)
-                extra["err_category"] = "timeout"
-                return Outcome(
-                    self._messages(rollout_id, None, extra),
-                    route.tokens,
-                    f"rollout timed out: no result after {limit:g}s (agent and grader "
-                    f"timeouts + {self.slack:g}s); cancelled on the server",
-                    extra=extra,
-                )
-            except _ServerGone:
-                code = server.returncode
-                await self._recover(server)
-                extra["err_category"] = "internal_error"
-                return Outcome(
-                    [],
-                    route.tokens,
-                    f"the rollout server exited (code {code}) during this attempt",
-                    transient=True,
-                    extra=extra,
-                )
-            except _Transient as exc:
-                extra["err_category"] = exc.category
-                return Outcome([], route.tokens, str(exc), transient=True, extra=extra)
-            except Refused as exc:
-                extra["err_category"] = "validation_error" if exc.status == 422 else "http_error"
-                return Outcome(
-                    [], route.tokens, f"the rollout server refused the rollout ({exc})", extra=extra
-                )
-            except BadAnswer as exc:
-                await client.cancel(ids=[rollout_id])  # it may still be running there
-                extra["err_category"] = "http_error"
-                return Outcome([], route.tokens, f"the rollout server's {exc}", extra=extra)
-            if result.status == "success":
-                await self._await_trajectory(rollout_id)
-            return self._outcome(result, body, route.tokens, rollout_id, extra)
+            return await self._attempt(rollout_id, body, extra, env, lambda: route.tokens)
         except asyncio.CancelledError:
             if rollout_id in self._in_flight:
                 self._interrupted.append(rollout_id)  # Ctrl-C: stop() cancels it
@@ -344,6 +261,81 @@ class ServerRollout:
                 self._bridge.unregister(rollout_id)
             self._in_flight.pop(rollout_id, None)
 
+    async def _attempt(
+        self,
+        rollout_id: str,
+        body: dict[str, Any],
+        extra: dict[str, Any],
+        env: RunEnv,
+        tokens: Callable[[], int],
+    ) -> Outcome:
+        """Drive one rollout; every way it can end becomes this attempt's outcome."""
+        assert self._client is not None and self._server is not None
+        client, server = self._client, self._server
+        limit = self._supervisor_timeout(env)
+        try:
+            with deadline(limit) if limit is not None else contextlib.nullcontext():
+                result = await self._drive(server, client, rollout_id, body)
+        except TimeoutError:
+            return await self._timed_out(server, rollout_id, body, extra, tokens(), limit)
+        except ServerGone:
+            code = server.returncode
+            await self._recover(server)
+            extra["err_category"] = "internal_error"
+            text = f"the rollout server exited (code {code}) during this attempt"
+            return Outcome([], tokens(), text, transient=True, extra=extra)
+        except Transient as exc:
+            extra["err_category"] = exc.category
+            return Outcome([], tokens(), str(exc), transient=True, extra=extra)
+        except Refused as exc:
+            extra["err_category"] = "validation_error" if exc.status == 422 else "http_error"
+            text = f"the rollout server refused the rollout ({exc})"
+            return Outcome([], tokens(), text, extra=extra)
+        except BadAnswer as exc:
+            await client.cancel(ids=[rollout_id])  # it may still be running there
+            extra["err_category"] = "http_error"
+            return Outcome([], tokens(), f"the rollout server's {exc}", extra=extra)
+        return await self._finished(result, rollout_id, body, extra, tokens())
+
+    async def _timed_out(
+        self,
+        server: ServerProcess,
+        rollout_id: str,
+        body: dict[str, Any],
+        extra: dict[str, Any],
+        tokens: int,
+        limit: float | None,
+    ) -> Outcome:
+        late = await self._cancel(server, rollout_id)
+        if late is not None and late.status == "success":
+            return await self._finished(late, rollout_id, body, extra, tokens)
+        extra["err_category"] = "timeout"
+        return Outcome(
+            messages_of(self._trajectory(rollout_id), None, extra, self.results_dir),
+            tokens,
+            f"rollout timed out: no result after {limit:g}s (agent and grader "
+            f"timeouts + {self.slack:g}s); cancelled on the server",
+            extra=extra,
+        )
+
+    async def _finished(
+        self,
+        result: Result,
+        rollout_id: str,
+        body: dict[str, Any],
+        extra: dict[str, Any],
+        tokens: int,
+    ) -> Outcome:
+        path = self._trajectory(rollout_id)
+        if result.status == "success":
+            await await_trajectory(path)
+        messages = messages_of(path, result, extra, self.results_dir)
+        return outcome_of(result, body, tokens, messages, extra)
+
+    def _trajectory(self, rollout_id: str) -> Path:
+        assert self._server is not None
+        return trajectory_path(self._server.artifact_root, rollout_id)
+
     async def _drive(
         self,
         server: ServerProcess,
@@ -351,91 +343,9 @@ class ServerRollout:
         rollout_id: str,
         body: dict[str, Any],
     ) -> Result:
-        accepted = await self._submit(server, client, body)
+        accepted = await submit(server, client, body, self._abort)
         self._in_flight[rollout_id] = (client, accepted)
-        return await self._poll(server, client, rollout_id, accepted)
-
-    async def _submit(
-        self, server: ServerProcess, client: RolloutServerClient, body: dict[str, Any]
-    ) -> Accepted:
-        import aiohttp
-
-        failures = 0
-        while True:
-            try:
-                return await client.submit(body)
-            except Refused as exc:
-                if exc.status == 401:
-                    self._abort(
-                        RunAborted(
-                            "the rollout server requires an API key (401 on POST /rollout)",
-                            hint="create the server without an api_key for local runs",
-                            code="ROLLOUT_SERVER_AUTH",
-                        )
-                    )
-                    raise
-                if exc.status == 409:
-                    raise _Transient(
-                        f"rollout id {body['rollout_id']} is already registered"
-                    ) from None
-                if exc.status == 429:
-                    await asyncio.sleep(exc.retry_after if exc.retry_after is not None else 1.0)
-                    continue
-                if not exc.transient:
-                    raise
-                failure: Exception = exc
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-                if server.exited:
-                    raise _ServerGone from None
-                failure = exc
-            failures += 1
-            if failures > SUBMIT_RETRIES:
-                raise _Transient(f"POST /rollout kept failing ({_describe(failure)})")
-            await asyncio.sleep(min(2.0, 0.1 * 2**failures))
-
-    async def _poll(
-        self,
-        server: ServerProcess,
-        client: RolloutServerClient,
-        rollout_id: str,
-        accepted: Accepted,
-    ) -> Result:
-        import aiohttp
-
-        loop = asyncio.get_running_loop()
-        renewed = loop.time()
-        failures = 0
-        while True:
-            try:
-                result = await client.result(rollout_id, accepted.lease, wait=accepted.wait)
-            except Refused as exc:
-                if exc.status == 404:
-                    raise _Transient(
-                        f"the rollout server no longer knows rollout {rollout_id}"
-                    ) from None
-                if exc.status == 403:
-                    raise _Transient("the rollout server refused the polling lease") from None
-                if not exc.transient:
-                    raise
-                failure: Exception = exc
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-                if server.exited:
-                    raise _ServerGone from None
-                failure = exc
-            else:
-                renewed = loop.time()
-                failures = 0
-                if result.terminal:
-                    return result
-                continue
-            # a transport error or 502/503/504: retry while the lease still holds
-            failures += 1
-            if loop.time() - renewed > accepted.lease_timeout - LEASE_MARGIN:
-                raise _Transient(
-                    f"lost contact with the rollout server ({_describe(failure)})",
-                    "lease_expired",
-                )
-            await asyncio.sleep(min(2.0, 0.1 * 2**failures))
+        return await poll(server, client, rollout_id, accepted)
 
     async def _cancel(self, server: ServerProcess, rollout_id: str) -> Result | None:
         """Cancel one rollout, then poll (briefly) for its terminal state, so it stops
@@ -448,8 +358,8 @@ class ServerRollout:
         await client.cancel(ids=[rollout_id])
         try:
             with deadline(CANCEL_SETTLE):
-                result = await self._poll(server, client, rollout_id, accepted)
-        except (TimeoutError, _Transient, _ServerGone, Refused, BadAnswer):
+                result = await poll(server, client, rollout_id, accepted)
+        except (TimeoutError, Transient, ServerGone, Refused, BadAnswer):
             return None
         return result
 
@@ -488,82 +398,3 @@ class ServerRollout:
         if self._env is not None and self._env.abort is not None:
             self._env.abort(error)
 
-    # ------------------------------------------------------------ outcomes
-
-    async def _await_trajectory(self, rollout_id: str) -> None:
-        """The server may report success a moment before its trajectory is on disk."""
-        assert self._server is not None
-        path = trajectory_path(self._server.artifact_root, rollout_id)
-        for _ in range(TRAJECTORY_WAITS):
-            if path.exists():
-                return
-            await asyncio.sleep(0.05)
-
-    def _messages(
-        self, rollout_id: str, result: Result | None, extra: dict[str, Any]
-    ) -> list[dict[str, Any]]:
-        assert self._server is not None
-        path = trajectory_path(self._server.artifact_root, rollout_id)
-        trajectory = read_trajectory(path)
-        if trajectory is not None:
-            extra["trajectory"] = os.path.relpath(path, self.results_dir)
-            messages = trajectory_messages(trajectory)
-            if messages:
-                return messages
-        return sample_messages(result.sample if result else None) or []
-
-    def _outcome(
-        self,
-        result: Result,
-        body: dict[str, Any],
-        tokens: int,
-        rollout_id: str,
-        extra: dict[str, Any],
-    ) -> Outcome:
-        messages = self._messages(rollout_id, result, extra)
-        if result.status == "success":
-            sample = result.sample or {}
-            if sample.get("remove_sample"):
-                return Outcome(messages, tokens, skipped=True, extra=extra)
-            reward = sample.get("reward")
-            if (
-                not isinstance(reward, int | float)
-                or isinstance(reward, bool)
-                or not math.isfinite(reward)
-            ):
-                extra["err_category"] = "agent_error"
-                return Outcome(
-                    messages,
-                    tokens,
-                    f"grader: set no finite reward (got {reward!r})"[:1000],
-                    extra=extra,
-                )
-            return Outcome(messages, tokens, scores={"grader": float(reward)}, extra=extra)
-        category = result.err_category
-        extra["err_category"] = category
-        if result.status == "cancelled":
-            return Outcome(
-                messages,
-                tokens,
-                "the rollout was cancelled on the server",
-                transient=True,
-                extra=extra,
-            )
-        message = result.err_message
-        if not message:
-            if body.get("label") is None and body.get("metadata") is None:
-                message = "row has no label or metadata to grade"
-            else:
-                message = "failed without a message"
-        if category == "timeout":  # the category is recorded; the text says "timed out"
-            text = message if "timed out" in message.lower() else f"timed out: {message}"
-        else:
-            text = f"{category}: {message}" if category else message
-        return Outcome(
-            messages, tokens, text[:1000], transient=category == "lease_expired", extra=extra
-        )
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,124 @@
+"""One rollout over the wire (rollout-protocol.md part B): ``POST /rollout``, then long
+polls of its result with the lease — each retried the way the protocol allows, and every
+way it can end named: :class:`Transient` (retryable with ``--max-retries``),
+:class:`ServerGone`, the protocol's ``Refused`` / ``BadAnswer``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from osmosis_client.errors import OsmosisError
+from osmosis_local_runner.errors import RunAborted
+from osmosis_local_runner.server.process import ServerProcess
+from osmosis_local_runner.server.protocol import Accepted, Refused, Result, RolloutServerClient
+
+LEASE_MARGIN = 10.0  # stop retrying polls this long before the lease would lapse
+SUBMIT_RETRIES = 5
+
+
+class Transient(Exception):
+    """An infrastructure failure of one attempt (retryable with ``--max-retries``)."""
+
+    def __init__(self, message: str, category: str | None = None) -> None:
+        super().__init__(message)
+        self.category = category
+
+
+class ServerGone(Exception):
+    """The server process exited under an attempt."""
+
+
+async def submit(
+    server: ServerProcess,
+    client: RolloutServerClient,
+    body: dict[str, Any],
+    abort: Callable[[OsmosisError], None],
+) -> Accepted:
+    """``POST /rollout``, retried on transient failures; a 401 stops the run."""
+    import aiohttp
+
+    failures = 0
+    while True:
+        try:
+            return await client.submit(body)
+        except Refused as exc:
+            if exc.status == 401:
+                abort(
+                    RunAborted(
+                        "the rollout server requires an API key (401 on POST /rollout)",
+                        hint="create the server without an api_key for local runs",
+                        code="ROLLOUT_SERVER_AUTH",
+                    )
+                )
+                raise
+            if exc.status == 409:
+                raise Transient(
+                    f"rollout id {body['rollout_id']} is already registered"
+                ) from None
+            if exc.status == 429:
+                await asyncio.sleep(exc.retry_after if exc.retry_after is not None else 1.0)
+                continue
+            if not exc.transient:
+                raise
+            failure: Exception = exc
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            if server.exited:
+                raise ServerGone from None
+            failure = exc
+        failures += 1
+        if failures > SUBMIT_RETRIES:
+            raise Transient(f"POST /rollout kept failing ({describe(failure)})")
+        await asyncio.sleep(min(2.0, 0.1 * 2**failures))
+
+
+async def poll(
+    server: ServerProcess,
+    client: RolloutServerClient,
+    rollout_id: str,
+    accepted: Accepted,
+) -> Result:
+    """Long polls until a terminal status; transport errors and 502/503/504 are
+    retried while the lease holds."""
+    import aiohttp
+
+    loop = asyncio.get_running_loop()
+    renewed = loop.time()
+    failures = 0
+    while True:
+        try:
+            result = await client.result(rollout_id, accepted.lease, wait=accepted.wait)
+        except Refused as exc:
+            if exc.status == 404:
+                raise Transient(
+                    f"the rollout server no longer knows rollout {rollout_id}"
+                ) from None
+            if exc.status == 403:
+                raise Transient("the rollout server refused the polling lease") from None
+            if not exc.transient:
+                raise
+            failure: Exception = exc
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            if server.exited:
+                raise ServerGone from None
+            failure = exc
+        else:
+            renewed = loop.time()
+            failures = 0
+            if result.terminal:
+                return result
+            continue
+        # a transport error or 502/503/504: retry while the lease still holds
+        failures += 1
+        if loop.time() - renewed > accepted.lease_timeout - LEASE_MARGIN:
+            raise Transient(
+                f"lost contact with the rollout server ({describe(failure)})",
+                "lease_expired",
+            )
+        await asyncio.sleep(min(2.0, 0.1 * 2**failures))
+
+
+def describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

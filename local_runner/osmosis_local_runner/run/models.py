@@ -1,0 +1,44 @@
+"""The run's model clients, and what a rollout kind gets for each model (a ``RunEnv``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from osmosis_client.llm.client import ModelClient
+from osmosis_client.llm.providers import ModelTarget
+from osmosis_local_runner.run.kinds import RunEnv
+from osmosis_local_runner.run.spec import RunSpec
+
+
+def model_client(spec: RunSpec, target: ModelTarget) -> ModelClient:
+    return ModelClient(
+        target,
+        concurrency=spec.batch_size + 1,  # + the probe's own connection
+        default_params=spec.sampling,
+        ca_bundle=spec.ca_bundle,
+    )
+
+
+def run_env(
+    spec: RunSpec,
+    target: ModelTarget,
+    client: ModelClient,
+    tag: str | None,
+    *,
+    note: Callable[[str], None] | None,
+    abort: Callable[[Any], None],
+) -> RunEnv:
+    return RunEnv(
+        tag=tag,
+        note=note,
+        abort=abort,
+        chat=client.chat,
+        complete=client.complete,
+        model=target.model,
+        base_url=target.base_url,
+        api_key=target.api_key.get_secret_value() if target.api_key else None,
+        sampling=spec.sampling,
+        workflow_config=spec.workflow_config,
+        agent_timeout=spec.agent_workflow_timeout_s,
+    )

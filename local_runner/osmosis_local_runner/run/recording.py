@@ -1,0 +1,120 @@
+"""What a run writes down: one attempt as a record (graded here when the rollout did not
+grade itself; the transcript kept as strict JSON), and the results document's head."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from osmosis_client._redact import redact_url
+from osmosis_client.rollout import last_assistant_content
+from osmosis_local_runner.results.document import document_head, model_summaries
+from osmosis_local_runner.results.records import AttemptRecord, compact
+from osmosis_local_runner.run.dataset import DatasetInfo, Row
+from osmosis_local_runner.run.grading import grade
+from osmosis_local_runner.run.kinds import Outcome
+from osmosis_local_runner.run.spec import RunPlan, RunSpec
+
+BASELINE = "baseline"
+
+
+async def record_attempt(
+    spec: RunSpec,
+    fn_names: Sequence[str],
+    row: Row,
+    run_index: int,
+    outcome: Outcome,
+    started: float,
+) -> AttemptRecord:
+    """The attempt's record: its scores (the rollout's, or the eval fns'), error, answer,
+    transcript, tokens and duration."""
+    error = outcome.error
+    fn_errors: dict[str, str] = {}
+    if error is not None:
+        scores = {name: 0.0 for name in fn_names}
+    elif outcome.skipped:
+        scores = {}
+    elif outcome.scores is not None:
+        scores = outcome.scores
+    else:
+        grades = await grade(
+            spec.eval_fns, outcome.messages, row, run_index, timeout=spec.grader_timeout_s
+        )
+        scores, fn_errors, error = grades.scores, grades.fn_errors, grades.error
+    transcript = None
+    if spec.transcripts:
+        try:
+            transcript = compact(outcome.messages)
+        except (TypeError, ValueError, RecursionError) as exc:
+            error = error or f"workflow: the conversation is not JSON ({exc})"[:1000]
+            scores = {name: 0.0 for name in fn_names}
+    return AttemptRecord(
+        row_index=row.index,
+        run_index=run_index,
+        row_digest=row.digest,
+        success=error is None,
+        scores=scores,
+        duration_ms=int((time.perf_counter() - started) * 1000),
+        tokens=outcome.tokens,
+        error=error,
+        fn_errors=fn_errors or None,
+        answer=last_assistant_content(outcome.messages),
+        extra=outcome.extra or None,
+        transcript=transcript,
+        skipped=outcome.skipped and error is None,
+    )
+
+
+def results_head(
+    spec: RunSpec,
+    kind: str,
+    plan: RunPlan,
+    info: DatasetInfo,
+    models: Mapping[str | None, str],
+    base_url: str | None,
+    records: Mapping[int, list[AttemptRecord]],
+    fn_names: list[str],
+    *,
+    status: str,
+    duration_ms: int,
+) -> dict[str, Any]:
+    """The document's head: the run's settings (``config``) and its ``summary``; with a
+    baseline model, ``model_summaries`` too. ``models``: tag → model path."""
+    config: dict[str, Any] = {
+        "model": models[None],
+        "n_runs": spec.n,
+        "pass_threshold": spec.pass_threshold,
+        "eval_fns": fn_names,
+        "limit": spec.limit,
+        "batch_size": spec.batch_size,
+        "seed": spec.seed,
+        "dataset": str(spec.dataset),
+        "sampled": plan.sampled,
+        "total_dataset_rows": info.total_rows,
+        "base_url": redact_url(base_url) if base_url else None,
+        "agent_workflow_timeout_s": spec.agent_workflow_timeout_s,
+        "grader_timeout_s": spec.grader_timeout_s,
+        "rollout_mode": kind,
+    }
+    if spec.offset:
+        config["offset"] = spec.offset
+    head = document_head(
+        config,
+        records,
+        fn_names,
+        n=spec.n,
+        pass_threshold=spec.pass_threshold,
+        duration_ms=duration_ms,
+        status=status,
+    )
+    if BASELINE in models:
+        config["baseline_model"] = models[BASELINE]
+        head["model_summaries"] = model_summaries(
+            records,
+            fn_names,
+            {None: models[None], BASELINE: models[BASELINE]},
+            n=spec.n,
+            pass_threshold=spec.pass_threshold,
+        )
+    return head
