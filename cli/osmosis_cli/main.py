@@ -15,10 +15,11 @@ from typing import Annotated, Any
 
 import typer
 
-from osmosis_cli import agent_loops, auth, eval_hosted, eval_local, results_cmds, rubric, workspace
-from osmosis_cli._typer import EvalGroup, Group
+from osmosis_cli.commands import agent_loop, auth, rubric, workspace
+from osmosis_cli.commands import eval as eval_commands
 from osmosis_cli.context import AppState
-from osmosis_cli.errors import EXIT_INTERRUPTED, EXIT_INVALID
+from osmosis_cli.terminal.declare import Group
+from osmosis_cli.terminal.errors import EXIT_INTERRUPTED, EXIT_INVALID
 from osmosis_client._version import __version__
 
 PLATFORM_URL_FLAG = "--platform-url"
@@ -65,23 +66,10 @@ def root(
 
 
 auth.register(app)
-app.add_typer(workspace.app, name="workspace")
-
-eval_app = typer.Typer(
-    cls=EvalGroup,
-    no_args_is_help=True,
-    help=(
-        "Submit and follow hosted eval runs; run evals locally.\n\n"
-        "Seed form: osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN "
-        "[OPTIONS] (its options: `osmosis eval seed --help`)."
-    ),
-)
-eval_hosted.register(eval_app)
-eval_local.register(eval_app)
-results_cmds.register(eval_app)
-rubric.register(app, eval_app)
-app.add_typer(eval_app, name="eval")
-agent_loops.register(app)
+workspace.register(app)
+eval_commands.register(app)
+rubric.register(app, eval_commands.eval_app)
+agent_loop.register(app)
 
 
 def split_global_options(argv: list[str]) -> tuple[list[str], AppState]:

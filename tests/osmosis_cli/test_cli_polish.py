@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import typer.main
 
-from osmosis_cli.hints import hint_for
 from osmosis_cli.main import app
+from osmosis_cli.terminal.hints import hint_for
 from osmosis_client.errors import (
     MissingAPIKeyError,
     NotAuthenticatedError,

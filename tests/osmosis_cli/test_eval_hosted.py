@@ -361,8 +361,8 @@ def test_list_never_truncates_names_on_a_narrow_terminal(
 ) -> None:
     import io
 
-    from osmosis_cli.eval_hosted import _render_list
-    from osmosis_cli.output import Output
+    from osmosis_cli.commands.eval.runs import _render_list
+    from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.models import run_from_row
 
     class Tty(io.StringIO):
@@ -382,7 +382,7 @@ def test_list_never_truncates_names_on_a_narrow_terminal(
 
 
 def test_pin_policy_is_the_clis() -> None:
-    from osmosis_cli.eval_hosted import pin_problems
+    from osmosis_cli.commands.eval.platform import pin_problems
     from osmosis_client.platform.git import Pin
 
     unpushed = Pin(commit_sha="a" * 40, branch=None, unpushed=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import io
 
-from osmosis_cli.eval_local import progress_stats
-from osmosis_cli.output import Output
-from osmosis_cli.progress import ProgressDisplay
+from osmosis_cli.commands.eval.execute import progress_stats
+from osmosis_cli.terminal.output import Output
+from osmosis_cli.terminal.progress import ProgressDisplay
 from osmosis_local_runner.run.spec import Progress
 
 

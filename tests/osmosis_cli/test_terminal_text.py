@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from osmosis_cli.output import Output
+from osmosis_cli.terminal.output import Output
 from tests.results_docs import attempt, write
 
 HOSTILE = ["[/x]", "[link=https://evil.example]click[/link]", "[bold red]shout[/]", ":smile:"]

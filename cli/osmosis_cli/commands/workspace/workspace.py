@@ -7,9 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from osmosis_cli._typer import Command, Group
 from osmosis_cli.context import state
-from osmosis_cli.errors import current_output, handle_errors
+from osmosis_cli.terminal.declare import Command, Group
+from osmosis_cli.terminal.errors import current_output, handle_errors
 
 app = typer.Typer(cls=Group, help="List, show and switch workspaces.", no_args_is_help=True)
 

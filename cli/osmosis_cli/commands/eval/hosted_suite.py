@@ -15,13 +15,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from osmosis_cli.errors import EvaluationNotPassed
-from osmosis_cli.output import ConfirmationRequired
+from osmosis_cli.commands.eval.platform import pin_commit, refuse_unconfirmed, run_scope
+from osmosis_cli.terminal.errors import EvaluationNotPassed
 from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from osmosis_cli.commands.eval.submit import SubmitOptions
     from osmosis_cli.context import AppState
-    from osmosis_cli.output import Output
+    from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
     from osmosis_client.platform.git import Pin
     from osmosis_client.platform.models import CreatedRun, EvalRun
@@ -34,52 +35,37 @@ def record_path(name: str) -> Path:
     return HOSTED_RECORDS / f"{name}.json"
 
 
-def submit_suite(
-    app_state: AppState,
-    out: Output,
-    config_path: Path,
-    *,
-    yes: bool,
-    allow_dirty: bool,
-    allow_unpushed: bool,
-    wait: bool,
-    timeout: float | None,
-    min_pass_rate: float | None,
-    junit: Path | None = None,
-) -> None:
-    from osmosis_cli.eval_hosted import _pin, _scope
+def submit_suite(app_state: AppState, out: Output, opts: SubmitOptions) -> None:
+    """One hosted run per entry (each with its own idempotency key), recorded here."""
     from osmosis_client.platform.suite_config import load_suite
 
-    suite = load_suite(config_path)
-    if not yes and not out.interactive:
-        raise ConfirmationRequired(
-            "submitting needs confirmation but stdin is not a terminal",
-            hint="pass --yes to submit non-interactively",
-        )
+    suite = load_suite(opts.config_path)
+    refuse_unconfirmed(out, opts)
     pins: dict[tuple[str | None, str | None], Pin] = {}
     repo = None
     for entry in suite.entries:
         assert entry.config is not None
         key = (entry.config.experiment.commit_sha, entry.config.experiment.branch)
         if key not in pins:
-            repo, pins[key] = _pin(out, config_path, entry.config, yes, allow_dirty, allow_unpushed)
+            repo, pins[key] = pin_commit(out, opts.config_path, entry.config, opts)
     assert repo is not None
     auth = app_state.resolve()
     git_repo = None if auth.workspace else repo.origin_repo
     with app_state.client(auth, git_repo=git_repo) as client:
-        where = _scope(client, auth.workspace, repo.origin_repo)  # checks the connected repo
+        where = run_scope(client, auth.workspace, repo.origin_repo)  # checks the connected repo
         _summary(out, suite, where, pins)
-        if not out.confirm(f"Submit {len(suite.entries)} eval runs?", yes=yes):
+        if not out.confirm(f"Submit {len(suite.entries)} eval runs?", yes=opts.yes):
             raise InvalidInputError("submission cancelled", code="CANCELLED")
         created = _create_all(client, out, suite, pins)
         _record(suite, created)
-        if not (wait or min_pass_rate is not None):
+        if not opts.waits:
             _report_created(out, suite, created, pins)
             return
         finals = [
-            (entry, client.eval_runs.wait(run.name, timeout=timeout)) for entry, run in created
+            (entry, client.eval_runs.wait(run.name, timeout=opts.timeout))
+            for entry, run in created
         ]
-    _gate_all(out, suite, finals, min_pass_rate, junit)
+    _gate_all(out, suite, finals, opts.min_pass_rate, opts.junit)
 
 
 def _summary(
@@ -206,7 +192,7 @@ def _gate_all(
     junit: Path | None = None,
 ) -> None:
     """Every run must pass: exit 4 when any ended failed/stopped or below the gate."""
-    from osmosis_cli.ci_outputs import after_hosted, hosted_cases
+    from osmosis_cli.commands.eval.ci import after_hosted, hosted_cases
 
     cases = hosted_cases([(entry.name, run) for entry, run in finals], min_pass_rate)
     failures = [f"{c.label} ({c.name}) {c.verdict}" for c in cases if c.verdict is not None]

@@ -3,7 +3,7 @@ compatibility layer, unless ``--no-compat`` or a real 0.2 package is installed."
 
 from __future__ import annotations
 
-from osmosis_cli.output import Output
+from osmosis_cli.terminal.output import Output
 
 
 def prepare_user_imports(out: Output, *, no_compat: bool) -> None:

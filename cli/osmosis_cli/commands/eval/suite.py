@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from osmosis_cli.errors import EXIT_FAILED, EXIT_INTERRUPTED
-from osmosis_cli.output import Output
+from osmosis_cli.terminal.errors import EXIT_FAILED, EXIT_INTERRUPTED
+from osmosis_cli.terminal.output import Output
 
 if TYPE_CHECKING:
     from osmosis_client.platform.suite_config import Suite
@@ -115,7 +115,7 @@ class SuiteDisplay:
     def update(self, run: EntryRun) -> None:
         if self.quiet:
             return
-        from osmosis_cli.eval_local import progress_stats
+        from osmosis_cli.commands.eval.execute import progress_stats
 
         fns = list((run.progress.passed or {}).keys()) or ["grader"]
         stats = progress_stats(run.progress, fns)
@@ -160,25 +160,10 @@ def run_suite(
     max_error_rate: float | None,
     junit: Path | None = None,
 ) -> None:
-    import asyncio
-    import signal
+    from osmosis_cli.commands.eval.ci import after_local, check_junit_path, local_sources
+    from osmosis_local_runner.run.suite import SuiteRunner
 
-    from osmosis_cli.ci_outputs import after_local, check_junit_path, local_sources
-    from osmosis_client.errors import InvalidInputError, OsmosisError
-    from osmosis_local_runner.results.document import error_verdict
-    from osmosis_local_runner.run.suite import SuiteRunner, default_directory, find_incomplete
-
-    if directory is None and resume:
-        directory = find_incomplete(suite, flags)
-        if directory is None:
-            raise InvalidInputError(
-                f"nothing to resume: no unfinished run of suite {suite.name} with these "
-                "settings under .osmosis/suites",
-                hint="pass the suite directory with -o, or start a new run",
-                code="NOTHING_TO_RESUME",
-            )
-        out.info(f"Resuming {directory}")
-    directory = directory or default_directory(suite)
+    directory = _directory(out, suite, flags, directory, resume)
     check_junit_path(junit)
     display = SuiteDisplay(out, quiet=quiet)
     runner = SuiteRunner(
@@ -193,24 +178,7 @@ def run_suite(
     with out.user_output_to_stderr():
         runs = runner.prepare()
         _show_plan(out, runner, parallel)
-
-        async def main() -> dict[str, Any]:
-            loop = asyncio.get_running_loop()
-
-            def on_sigint() -> None:
-                out.stderr.write("\nstopping: cancelling in-flight attempts\n")
-                loop.remove_signal_handler(signal.SIGINT)
-                runner.interrupt()
-
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(signal.SIGINT, on_sigint)
-            display.start(runs)
-            try:
-                return await runner.run()
-            finally:
-                display.stop()
-
-        document = asyncio.run(main())
+        document = _execute(out, runner, display, runs)
     if out.json_mode:
         out.emit_json(document)
     else:
@@ -218,6 +186,62 @@ def run_suite(
     after_local(out, junit, local_sources([(r.entry.name, r.output) for r in runs]), suite=document)
     if document["status"] == "stopped":
         raise typer.Exit(EXIT_INTERRUPTED)
+    _verdict(out, runs, directory, max_error_rate)
+
+
+def _directory(
+    out: Output, suite: Suite, flags: Overrides, directory: Path | None, resume: bool
+) -> Path:
+    """``-o DIR``; with ``--resume`` alone, the latest unfinished run of this suite."""
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_local_runner.run.suite import default_directory, find_incomplete
+
+    if directory is None and resume:
+        directory = find_incomplete(suite, flags)
+        if directory is None:
+            raise InvalidInputError(
+                f"nothing to resume: no unfinished run of suite {suite.name} with these "
+                "settings under .osmosis/suites",
+                hint="pass the suite directory with -o, or start a new run",
+                code="NOTHING_TO_RESUME",
+            )
+        out.info(f"Resuming {directory}")
+    return directory or default_directory(suite)
+
+
+def _execute(
+    out: Output, runner: SuiteRunner, display: SuiteDisplay, runs: list[EntryRun]
+) -> dict[str, Any]:
+    """Every entry, with progress; the first Ctrl-C stops cleanly (resumable)."""
+    import asyncio
+    import signal
+
+    async def main() -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+
+        def on_sigint() -> None:
+            out.stderr.write("\nstopping: cancelling in-flight attempts\n")
+            loop.remove_signal_handler(signal.SIGINT)
+            runner.interrupt()
+
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
+        display.start(runs)
+        try:
+            return await runner.run()
+        finally:
+            display.stop()
+
+    return asyncio.run(main())
+
+
+def _verdict(
+    out: Output, runs: list[EntryRun], directory: Path, max_error_rate: float | None
+) -> None:
+    """Exit 1 when an entry failed, or errored beyond ``--max-error-rate``."""
+    from osmosis_client.errors import OsmosisError
+    from osmosis_local_runner.results.document import error_verdict
+
     failed = [r for r in runs if r.status == "failed"]
     verdicts = [
         (r.entry.name, v)

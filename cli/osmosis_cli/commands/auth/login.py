@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli import context
-from osmosis_cli._typer import Command
 from osmosis_cli.context import AppState, state
-from osmosis_cli.errors import current_output, handle_errors
+from osmosis_cli.terminal.declare import Command
+from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from osmosis_cli.output import Output
+    from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
     from osmosis_client.platform.models import TokenGrant, User, Workspace
 

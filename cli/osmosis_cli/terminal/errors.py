@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from osmosis_cli.output import Output
+from osmosis_cli.terminal.output import Output
 from osmosis_client.errors import (
     AuthError,
     BadRequestError,
@@ -63,12 +63,15 @@ def handle_errors(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        ctx = kwargs.get("ctx")
+        # a command is called with keywords (typer), or as run(ctx, options)
+        ctx = kwargs.get("ctx", args[0] if args else None)
+        options = args[1] if len(args) > 1 else None
+        json_mode = kwargs.get("json_output", getattr(options, "json_output", False))
         find_root = getattr(ctx, "find_root", None)
         root = find_root() if callable(find_root) else None
         verbose = bool(root is not None and getattr(root.obj, "verbose", False))
         command = getattr(ctx, "command_path", None) or "osmosis"
-        out = Output(json_mode=bool(kwargs.get("json_output")), verbose=verbose, command=command)
+        out = Output(json_mode=bool(json_mode), verbose=verbose, command=command)
         _current.append(out)
         handler = _StderrHandler(out)
         log = logging.getLogger("osmosis_client")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from osmosis_cli.output import Output
+from osmosis_cli.terminal.output import Output
 
 PLAIN_EVERY = 5.0
 RICH_EVERY = 0.1

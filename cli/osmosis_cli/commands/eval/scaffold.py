@@ -127,10 +127,11 @@ def _refuse_existing(paths: list[Path]) -> None:
 def example_root() -> Path:
     """Where the bundled examples are: inside the installed package, else (an editable
     install or a checkout) the repository's ``examples/``."""
-    packaged = Path(str(resources.files("osmosis_cli") / "_examples"))
+    package = Path(str(resources.files("osmosis_cli")))
+    packaged = package / "_examples"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parents[2] / "examples"
+    return package.resolve().parents[1] / "examples"  # cli/osmosis_cli → the checkout
 
 
 def examples() -> list[str]:

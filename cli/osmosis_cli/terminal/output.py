@@ -180,7 +180,7 @@ class Output:
         self.stderr.flush()
 
     def error(self, exc: OsmosisError) -> None:
-        from osmosis_cli.hints import hint_for
+        from osmosis_cli.terminal.hints import hint_for
 
         hint = hint_for(exc, self.command)
         if self.json_mode:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from osmosis_cli.output import Output
+    from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.models import EvalRun
     from osmosis_local_runner.results.ci_reports import HostedCase
     from osmosis_local_runner.results.sources import Source

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from osmosis_cli._typer import Command
-from osmosis_cli.errors import EXIT_FAILED, current_output, handle_errors
+from osmosis_cli.terminal.declare import Command
+from osmosis_cli.terminal.errors import EXIT_FAILED, current_output, handle_errors
 
 if TYPE_CHECKING:
-    from osmosis_cli.output import Output
+    from osmosis_cli.terminal.output import Output
     from osmosis_local_runner.run.rubric import RubricProgress, RubricRecord
 
 
@@ -167,7 +167,7 @@ def _execute(
 ) -> None:
     import asyncio
 
-    from osmosis_cli.progress import ProgressDisplay
+    from osmosis_cli.terminal.progress import ProgressDisplay
     from osmosis_local_runner.run.rubric import resolve_output, run_rubric_eval, write_result
 
     path = resolve_output(output, rubric_id)

@@ -5,6 +5,7 @@ Start-up stays cheap: only typer's core is imported here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from typer.core import TyperArgument, TyperCommand, TyperGroup
@@ -70,3 +71,59 @@ class EvalGroup(Group):
         if args and args[0].startswith("-") and args[0] not in HELP_FLAGS:
             args = [SEED_COMMAND, *args]
         return super().parse_args(ctx, args)
+
+
+# ------------------------------------------------------------------ options objects
+
+
+def options_command(options: type[Any], run: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+    """A typer command whose parameters are the fields of the dataclass ``options``
+    (each annotated with a typer Option or Argument) and which calls ``run(ctx, opts)``.
+
+    A command is then an options object (parsed once, testable alone) and a short run
+    function, as gh does; a flag is added by declaring one field.
+    """
+    import dataclasses
+    import inspect
+    import typing
+
+    import typer
+
+    hints = typing.get_type_hints(options, include_extras=True)
+    fields = dataclasses.fields(options)
+    parameters = [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    ]
+    arguments: list[inspect.Parameter] = []
+    flags: list[inspect.Parameter] = []
+    for field in fields:
+        if field.default is not dataclasses.MISSING:
+            default: Any = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            default = field.default_factory()
+        else:
+            default = inspect.Parameter.empty
+        parameter = inspect.Parameter(
+            field.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=default,
+            annotation=hints[field.name],
+        )
+        metadata = _metadata(hints[field.name])
+        is_argument = any(isinstance(m, typer.models.ArgumentInfo) for m in metadata)
+        (arguments if is_argument else flags).append(parameter)
+    parameters += arguments + flags
+
+    def command(ctx: Any, **values: Any) -> Any:
+        return run(ctx, options(**values))
+
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in parameters}
+    command.__name__ = getattr(run, "__name__", "command")
+    command.__doc__ = run.__doc__
+    command.__module__ = getattr(run, "__module__", __name__)
+    return command
+
+
+def _metadata(annotation: Any) -> tuple[Any, ...]:
+    return tuple(getattr(annotation, "__metadata__", ()))

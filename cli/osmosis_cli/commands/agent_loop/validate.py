@@ -1,0 +1,29 @@
+"""``osmosis validate -m MODULE:ATTR``: check an agent loop without running it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from osmosis_cli.commands.agent_loop.loading import ModuleOpt, NoCompatOpt, load_loop, show_report
+from osmosis_cli.terminal.errors import EXIT_FAILED, current_output, handle_errors
+
+
+@handle_errors
+def validate(
+    ctx: typer.Context,
+    module: ModuleOpt,
+    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="A longer report.")] = False,
+    no_compat: NoCompatOpt = False,
+) -> None:
+    """Check an agent loop without running it (exit 0 valid, 1 not)."""
+    from osmosis_client.rollout.agent_loop.validate import validate_agent_loop
+
+    out = current_output()
+    report = validate_agent_loop(load_loop(out, module, no_compat))
+    show_report(out, report, verbose=verbose)
+    if not report.ok:
+        raise typer.Exit(EXIT_FAILED)
+
+

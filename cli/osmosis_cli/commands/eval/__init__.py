@@ -1,0 +1,29 @@
+"""``osmosis eval``: hosted runs (submit, list, info, logs, stop), local runs (run, the
+seed form), suites, the results commands (compare, rescore, report) and ``init``."""
+
+from __future__ import annotations
+
+import typer
+
+from osmosis_cli.commands.eval import hosted, local, results
+from osmosis_cli.terminal.declare import EvalGroup
+
+eval_app = typer.Typer(
+    cls=EvalGroup,
+    no_args_is_help=True,
+    help=(
+        "Submit and follow hosted eval runs; run evals locally.\n\n"
+        "Seed form: osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN "
+        "[OPTIONS] (its options: `osmosis eval seed --help`)."
+    ),
+)
+hosted.register(eval_app)
+local.register(eval_app)
+results.register(eval_app)
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(eval_app, name="eval")
+
+
+__all__ = ["eval_app", "register"]

@@ -1,0 +1,202 @@
+"""``osmosis eval compare A B``: is B better or worse than A, and how sure are we?"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from osmosis_cli.terminal.errors import EXIT_NOT_PASSED, current_output, handle_errors
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
+    from osmosis_local_runner.results.compare import Comparison, FnComparison, WorstRow
+
+FLIPS_SHOWN = 20
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON document on stdout.")]
+
+
+@handle_errors
+def compare(
+    ctx: typer.Context,
+    a: Annotated[Path, typer.Argument(metavar="A", help="The baseline results document.")],
+    b: Annotated[Path, typer.Argument(metavar="B", help="The candidate results document.")],
+    fail_if_worse: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-if-worse",
+            min=0.0,
+            metavar="DELTA",
+            help="Exit 4 when B is established worse than A by more than DELTA: the upper "
+            "bound of B−A's 95% interval is below −DELTA (any compared eval fn).",
+        ),
+    ] = None,
+    eval_fn: Annotated[
+        list[str] | None,
+        typer.Option("--eval-fn", metavar="NAME", help="Compare only this eval fn (repeatable)."),
+    ] = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Compare two results documents row by row: paired difference with a 95% interval,
+    pass rates and pass@k, flipped rows with McNemar's exact test, the largest drops."""
+    from osmosis_local_runner.results.compare import compare as run_compare
+
+    out = current_output()
+    for path in (a, b):
+        _require_local(path)
+    comparison = run_compare(a, b, eval_fns=eval_fn)
+    from osmosis_cli.commands.eval.ci import STEP_SUMMARY, step_summary
+    from osmosis_local_runner.results.ci_reports import compare_markdown
+
+    if os.environ.get(STEP_SUMMARY):
+        step_summary(out, compare_markdown(comparison))
+    if out.json_mode:
+        out.emit_json(comparison.to_json(fail_if_worse))
+    else:
+        show_comparison(out, comparison, fail_if_worse)
+    if fail_if_worse is not None and comparison.regressions(fail_if_worse):
+        raise typer.Exit(EXIT_NOT_PASSED)
+
+
+def _require_local(path: Path) -> None:
+    from osmosis_client.errors import InvalidInputError
+
+    if path.exists() or path.suffix == ".json" or "/" in str(path):
+        return
+    raise InvalidInputError(
+        f"{path} is not a file: comparing hosted runs needs their per-row results, which "
+        "the platform does not serve yet",
+        hint="compare local results documents (osmosis eval run … -o PATH)",
+        code="NOT_RESULTS",
+    )
+
+
+def _num(value: float | None) -> str:
+    from osmosis_local_runner.results.scoring import score_text
+
+    return score_text(value, "-")
+
+
+def _p(value: float) -> str:
+    return f"{value:.3g}" if value >= 0.001 else f"{value:.1e}"
+
+
+def show_comparison(out: Output, comparison: Comparison, fail_if_worse: float | None) -> None:
+    """eval compare's terminal output: the runs, the per-fn table, pass@k, flipped rows,
+    the largest drops, notes and the verdict."""
+    for label, doc in (("A", comparison.a), ("B", comparison.b)):
+        rows = doc.summary.get("total_rows", "?")
+        out.print(f"{label}: {doc.path}  {doc.model}  ({rows} rows, n={doc.n})")
+    out.print(
+        f"Paired rows: {len(comparison.pairs)} (unpaired: A {comparison.unpaired_a}, "
+        f"B {comparison.unpaired_b})"
+    )
+    _means(out, comparison)
+    _pass_at_k(out, comparison)
+    for fn, c in comparison.fns.items():
+        _flips(out, fn, c)
+    for fn in comparison.fns:
+        _drops(out, fn, [w for w in comparison.worst if w.fn == fn])
+    for note in comparison.notes:
+        out.info(f"note: {note}")
+    if fail_if_worse is not None:
+        regressions = comparison.regressions(fail_if_worse)
+        if regressions:
+            out.line(
+                f"REGRESSION: B is worse than A on {', '.join(regressions)} — the 95% interval "
+                f"of B−A lies below −{fail_if_worse:g}"
+            )
+        else:
+            out.info(f"no regression established beyond −{fail_if_worse:g}")
+
+
+def _means(out: Output, comparison: Comparison) -> None:
+    methods = {c.interval.method for c in comparison.fns.values() if c.interval}
+    method = "/".join(sorted(methods)) or "none"
+    out.print()
+    columns = ["eval fn", "mean A", "mean B", "B−A", f"95% CI ({method})", "pass A", "pass B"]
+    out.table(
+        [*columns, "→fail", "→pass", "McNemar p"],
+        [
+            [
+                fn,
+                _num(c.mean_a),
+                _num(c.mean_b),
+                c.diff_text(missing="-"),
+                c.interval_text(method=False, missing="-"),
+                _num(c.pass_rate_a),
+                _num(c.pass_rate_b),
+                str(c.flipped_to_fail),
+                str(c.flipped_to_pass),
+                _p(c.mcnemar_p),
+            ]
+            for fn, c in comparison.fns.items()
+        ],
+        keep=["eval fn"],
+    )
+
+
+def _pass_at_k(out: Output, comparison: Comparison) -> None:
+    ks = sorted({k for c in comparison.fns.values() for k in c.pass_at_k_a})
+    if len(ks) <= 1:
+        return
+    out.print()
+    out.table(
+        ["eval fn", *(f"pass@{k} A→B" for k in ks)],
+        [
+            [fn, *(f"{_num(c.pass_at_k_a[k])}→{_num(c.pass_at_k_b[k])}" for k in ks)]
+            for fn, c in comparison.fns.items()
+        ],
+        keep=["eval fn"],
+    )
+
+
+def _flips(out: Output, fn: str, c: FnComparison) -> None:
+    if not c.flips:
+        return
+    out.print()
+    out.print(f"Flipped rows ({fn}): {c.flipped_to_fail} pass→fail, {c.flipped_to_pass} fail→pass")
+    out.table(
+        ["row", "flip", "A", "B", "prompt"],
+        [
+            [
+                str(ra.index),
+                "pass→fail" if direction == "to_fail" else "fail→pass",
+                _num(ra.means.get(fn)),
+                _num(rb.means.get(fn)),
+                _clip(ra.prompt or rb.prompt, 60),
+            ]
+            for ra, rb, direction in c.flips[:FLIPS_SHOWN]
+        ],
+        keep=["row"],
+    )
+    if len(c.flips) > FLIPS_SHOWN:
+        out.print(f"… {len(c.flips) - FLIPS_SHOWN} more (--json lists them all)")
+
+
+def _drops(out: Output, fn: str, worst: list[WorstRow]) -> None:
+    if not worst:
+        return
+    out.print()
+    out.print(f"Largest drops ({fn}):")
+    out.table(
+        ["row", "A", "B", "prompt", "answer A", "answer B"],
+        [
+            [
+                str(w.a.index),
+                _num(w.score_a),
+                _num(w.score_b),
+                _clip(w.prompt, 48),
+                _clip(w.answer_a, 32),
+                _clip(w.answer_b, 32),
+            ]
+            for w in worst
+        ],
+        keep=["row"],
+    )
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,283 @@
+"""Running one local evaluation from the terminal: plan, progress, Ctrl-C, the results
+table, the exit code — and where results go when ``-o`` is not given."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from osmosis_cli.terminal.errors import EXIT_FAILED, EXIT_INTERRUPTED
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
+    from osmosis_local_runner.run.spec import Progress, RunPlan, RunResult, RunSpec
+
+
+def default_results_path(stem: str) -> Path:
+    """``.osmosis/evals/<stem>-<UTC timestamp>-<random>.json``: unique even for runs
+    started in the same second."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    while True:  # the random part makes a clash unlikely; checking makes it impossible
+        path = Path(".osmosis") / "evals" / f"{stem}-{stamp}-{secrets.token_hex(2)}.json"
+        if not path.exists() and not path.with_name(path.name + ".journal.jsonl").exists():
+            return path
+        stamp = f"{stamp[:16]}{secrets.token_hex(1)}"  # a new name, even if token_hex repeats
+
+
+def latest_resumable(stem: str, make_spec: Callable[[Path], RunSpec]) -> Path:
+    """``--resume`` without ``-o``: the newest unfinished run of this config (under
+    ``.osmosis/evals``) whose settings match the current ones."""
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_local_runner.results.document import finished
+    from osmosis_local_runner.run.runner import Runner
+
+    journals = sorted(
+        Path(".osmosis", "evals").glob(f"{stem}-*.json.journal.jsonl"),
+        key=lambda p: p.stat().st_mtime,
+        reverse=True,
+    )
+    for journal in journals:
+        results = journal.with_name(journal.name[: -len(".journal.jsonl")])
+        if finished(results):
+            continue
+        try:
+            Runner(make_spec(results)).prepare()
+        except InvalidInputError as exc:
+            if exc.code == "RESUME_MISMATCH":
+                continue
+            raise
+        return results
+    raise InvalidInputError(
+        f"nothing to resume: no unfinished run of {stem} with these settings in .osmosis/evals",
+        hint="pass -o PATH of the run to continue",
+        code="NOTHING_TO_RESUME",
+    )
+
+
+def results_path(output: Path | None, stem: str, *, resume: bool) -> Path:
+    """``-o`` as given, else a fresh default path; ``--resume`` needs the ``-o`` of the run
+    it continues."""
+    if output is not None:
+        return output
+    if resume:
+        from osmosis_client.errors import InvalidInputError
+
+        raise InvalidInputError("--resume needs -o PATH", hint="pass the -o of the run to continue")
+    return default_results_path(stem)
+
+
+def server_echo(out: Output) -> Callable[[str], None]:
+    """-v: the rollout server's output, live on stderr (already redacted)."""
+
+    def echo(line: str) -> None:
+        out.line(f"  server| {line}")
+
+    return echo
+
+
+def execute(
+    make_spec: Callable[[], RunSpec],
+    out: Output,
+    *,
+    quiet: bool,
+    max_error_rate: float | None,
+    dry_run: bool = False,
+    junit: Path | None = None,
+) -> None:
+    """Load, plan, run with progress and Ctrl-C handling, report; exit 130 when stopped
+    and 1 when every attempt (or more than ``--max-error-rate``) errored. With
+    ``--json``, whatever user code prints goes to stderr: stdout holds the document.
+    ``--junit`` and the GitHub step summary are written whatever the verdict."""
+    from osmosis_cli.commands.eval.ci import after_local, check_junit_path, local_sources
+    from osmosis_client.errors import OsmosisError
+    from osmosis_local_runner.results.document import error_verdict
+
+    with out.user_output_to_stderr():
+        spec = make_spec()
+        check_junit_path(junit, spec.output)
+        before = _stamp(spec.output)
+        try:
+            result = _run(spec, out, quiet=quiet, dry_run=dry_run)
+        except OsmosisError:
+            # stopped by a deadline or a journal failure: the document of what finished
+            # was written — CI still gets its artefacts
+            if _stamp(spec.output) not in (None, before):
+                after_local(out, junit, local_sources([(spec.output.stem, spec.output)]))
+            raise
+    if result is None:
+        return
+    report_result(out, result)
+    after_local(out, junit, local_sources([(result.output.stem, result.output)]))
+    summary = result.summary
+    if summary["status"] == "stopped":
+        raise typer.Exit(EXIT_INTERRUPTED)
+    verdict = error_verdict(summary, max_error_rate)
+    if verdict is not None:
+        out.error(
+            OsmosisError(verdict, hint=f"see the errors in {result.output}", code="RUN_FAILED")
+        )
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """Which file is at ``path`` (documents are replaced whole, so a new one is a new
+    inode), or None."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def _run(spec: RunSpec, out: Output, *, quiet: bool, dry_run: bool) -> RunResult | None:
+    import asyncio
+    import signal
+
+    from osmosis_local_runner.run.runner import Runner
+
+    fns = [fn.name for fn in spec.eval_fns] or ["grader"]
+    display = _RunDisplay(out, fns, quiet=quiet)
+    runner = Runner(spec, on_progress=display.update, on_note=out.info)
+    plan = runner.prepare()
+    _show_plan(out, plan, spec)
+    if dry_run:
+        if out.json_mode:
+            out.emit_json({"plan": _plan_json(plan)})
+        return None
+
+    async def main() -> RunResult:
+        loop = asyncio.get_running_loop()
+
+        def on_sigint() -> None:
+            out.stderr.write("\nstopping: cancelling in-flight attempts (Ctrl-C again to kill)\n")
+            loop.remove_signal_handler(signal.SIGINT)
+            runner.interrupt()
+
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
+        display.start(runner.progress)
+        try:
+            return await runner.run()
+        finally:
+            display.stop(runner.progress)
+
+    import gc
+
+    gc.collect()
+    gc.freeze()  # start-up objects never move again: the run's collections stay short
+    return asyncio.run(main())
+
+
+def _plan_json(plan: RunPlan) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(plan).items()}
+
+
+def _show_plan(out: Output, plan: RunPlan, spec: RunSpec) -> None:
+    if plan.sampled:
+        share = plan.selected_rows / plan.total_rows
+        out.info(
+            f"sampling {plan.selected_rows:,} of {plan.total_rows:,} rows ({share:.0%}, seed "
+            f"{plan.seed}) — set limit (or --limit) to change"
+        )
+    rows = f"{plan.selected_rows:,} rows × {spec.n} = {plan.attempts:,} attempts"
+    if plan.resumed:
+        rows += f" ({plan.resumed:,} already done)"
+    out.info(f"Plan: {rows}, {spec.batch_size} in flight")
+    out.info(f"  rollout: {plan.rollout}")
+    out.info(f"  model:   {plan.model}")
+    if plan.baseline:
+        out.info(f"  baseline: {plan.baseline}")
+    out.info(f"  results: {plan.output}")
+
+
+def _short(fn: str) -> str:
+    return fn.rsplit(":", 1)[-1]
+
+
+def progress_stats(progress: Progress, fns: list[str]) -> str:
+    """``12.3/s  pass 80.0%  errors 1  tokens 1,234`` — each eval fn's pass rate labelled."""
+    rates = []
+    for fn in fns[:3]:
+        rate = progress.pass_rate(fn)
+        shown = "-" if rate is None else f"{rate:.1%}"
+        rates.append(f"pass {shown}" if len(fns) == 1 else f"pass[{_short(fn)}] {shown}")
+    if len(fns) > 3:
+        rates.append(f"(+{len(fns) - 3} fns)")
+    return (
+        f"{progress.rate:.1f}/s  {'  '.join(rates)}  errors {progress.errors}  "
+        f"tokens {progress.tokens:,}"
+    )
+
+
+class _RunDisplay:
+    def __init__(self, out: Output, fns: list[str], *, quiet: bool) -> None:
+        from osmosis_cli.terminal.progress import ProgressDisplay
+
+        self.fns = fns
+        self.display = ProgressDisplay(out, label="attempts", quiet=quiet)
+
+    def start(self, progress: Progress) -> None:
+        self.display.start(progress.total)
+
+    def update(self, progress: Progress) -> None:
+        self.display.update(
+            progress.done, progress.total, progress_stats(progress, self.fns), eta=progress.eta
+        )
+
+    def stop(self, progress: Progress) -> None:
+        self.display.stop(progress.done, progress.total, progress_stats(progress, self.fns))
+
+
+def report_result(out: Output, result: RunResult) -> None:
+    summary = result.summary
+    if out.json_mode:
+        out.emit_file(result.output)  # the document as written, byte for byte
+        return
+    fns = summary["eval_fns"]
+    ks = sorted(
+        {int(k.split("_")[-1]) for stats in fns.values() for k in stats if k.startswith("pass_at_")}
+    )
+    columns = ["eval fn", "mean", "std", "min", "max", *[f"pass@{k}" for k in ks]]
+    rows = [
+        [
+            name,
+            *(_fmt(stats[key]) for key in ("mean", "std", "min", "max")),
+            *(_fmt(stats.get(f"pass_at_{k}")) for k in ks),
+        ]
+        for name, stats in fns.items()
+    ]
+    out.table(columns, rows)
+    seconds = summary["total_duration_ms"] / 1000
+    out.print(
+        f"{summary['total_rows']} rows, {summary['total_runs']} attempts "
+        f"({summary['errored_runs']} errored), {summary['total_tokens']:,} tokens, "
+        f"{seconds:.1f}s — {summary['status']}"
+    )
+    out.info(f"Results written to {result.output}")
+    if summary["status"] == "stopped":
+        out.info(f"Resume with: --resume -o {result.output}")
+    _report_errors(out, result)
+
+
+def _report_errors(out: Output, result: RunResult) -> None:
+    from osmosis_client._redact import safe_text
+
+    errors = list(result.errors())
+    for row_index, run_index, error in errors[:3]:
+        out.info(f"  row {row_index} run {run_index}: {safe_text(error)}")
+    if len(errors) > 3:
+        out.info(f"  … {len(errors) - 3} more errors in {result.output}")
+
+
+def _fmt(value: Any) -> str:
+    from osmosis_local_runner.results.scoring import score_text
+
+    return score_text(value, "")

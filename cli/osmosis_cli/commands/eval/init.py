@@ -1,0 +1,45 @@
+"""``osmosis eval init NAME [--example EXAMPLE]``: a runnable evaluation, scaffolded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from osmosis_cli.terminal.errors import current_output, handle_errors
+
+
+@handle_errors
+def init(
+    ctx: typer.Context,
+    name: Annotated[
+        str,
+        typer.Argument(metavar="NAME", help="The evaluation's name (config, rollout, dataset)."),
+    ],
+    example: Annotated[
+        str | None,
+        typer.Option(
+            "--example",
+            metavar="EXAMPLE",
+            help="Copy a bundled example workspace into ./NAME instead (e.g. quickstart).",
+        ),
+    ] = None,
+) -> None:
+    """Scaffold a runnable evaluation (config, rollout stub, sample data, mock model)."""
+    from osmosis_cli.commands.eval.scaffold import copy_example, example_configs, scaffold
+
+    out = current_output()
+    if example is not None:
+        folder = copy_example(example, name, Path.cwd())
+        out.info(f"Wrote the {example} example to {folder}/")
+        for config in example_configs(folder):
+            out.info(f"Run it: cd {name} && osmosis eval run {config.relative_to(folder)}")
+        return
+    written = scaffold(name, Path.cwd())
+    for path in written:
+        out.info(f"Wrote {path.relative_to(Path.cwd())}")
+    out.info(
+        f"Run it offline: osmosis eval run configs/eval/{name}.toml "
+        "(then point model_path at a real model)"
+    )

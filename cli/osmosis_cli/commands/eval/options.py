@@ -1,0 +1,222 @@
+"""The options of the local forms — ``osmosis eval run`` and the seed form — declared
+once as typed objects: parsing and behaviour test apart, and a flag is one field here
+(plus the runner's ``Overrides``, when it is a setting of the run)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from osmosis_local_runner.run.overrides import Overrides
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the results document on stdout.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit", min=1, metavar="N", help="Only the first N rows.")
+]
+NOpt = Annotated[int | None, typer.Option("--n", min=1, metavar="N", help="Attempts per row.")]
+BatchOpt = Annotated[
+    int | None,
+    typer.Option("--batch-size", min=1, metavar="N", help="Attempts in flight at once."),
+]
+ThresholdOpt = Annotated[
+    float | None,
+    typer.Option("--pass-threshold", metavar="X", help="An attempt passes when score >= X."),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", metavar="MODEL", help="provider/model, a served name, or mock/…"),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", metavar="URL", help="OpenAI-compatible endpoint, e.g. vLLM."),
+]
+KeyEnvOpt = Annotated[
+    str | None,
+    typer.Option("--api-key-env", metavar="NAME", help="NAME of the env var holding the key."),
+]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option("-o", "--output", metavar="PATH", help="Results file (journal beside it)."),
+]
+ResumeOpt = Annotated[bool, typer.Option("--resume", help="Continue the run recorded at -o PATH.")]
+NoCompatOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-compat",
+        help="Do not serve `osmosis_ai` 0.2 imports from osmosis-client's compatibility layer.",
+    ),
+]
+MaxErrorRateOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-error-rate",
+        min=0.0,
+        max=1.0,
+        metavar="X",
+        help="Exit 1 when more than this fraction of attempts errored (always: all of them).",
+    ),
+]
+
+
+MaxRetriesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-retries",
+        min=0,
+        metavar="N",
+        help="Retry an attempt up to N times after a transient infrastructure error "
+        "(a crashed rollout server, a lost connection); never after a wrong answer.",
+    ),
+]
+RolloutModeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--rollout-mode",
+        metavar="server|native",
+        help="server: run a published-SDK rollout as its own server (detected from the "
+        "rollout's pyproject.toml / imports); native: in-process.",
+    ),
+]
+RolloutPythonOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--rollout-python",
+        metavar="PATH",
+        help="Server mode: the rollout's interpreter or virtualenv (default: uv, then "
+        "rollouts/NAME/.venv).",
+    ),
+]
+
+
+DeadlineOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--deadline",
+        min=0.001,
+        metavar="SECONDS",
+        help="Stop the whole run after SECONDS (finished attempts kept; exit 1; resumable).",
+    ),
+]
+NoTranscriptsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-transcripts",
+        help="Do not keep each attempt's final messages in the results (smaller files; "
+        "`eval rescore` and the report's transcripts need them).",
+    ),
+]
+CaBundleOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--ca-bundle",
+        metavar="PATH",
+        help="Also trust the certificates in this PEM file (a private gateway's CA); "
+        "default: $OSMOSIS_CA_BUNDLE. Certificates are always verified.",
+    ),
+]
+JunitOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--junit",
+        metavar="PATH",
+        help="Also write JUnit XML: one test case per row, one suite per eval fn (per entry).",
+    ),
+]
+
+
+EndpointsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--endpoints",
+        metavar="PATH",
+        help="Endpoint registry (default: configs/endpoints.toml); --model names a row.",
+    ),
+]
+HeaderOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--header",
+        metavar='"NAME: VALUE"',
+        help="An extra HTTP header for model calls (repeatable; wins over the files).",
+    ),
+]
+SamplingArgsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sampling-args",
+        metavar="JSON",
+        help='Chat-completions parameters, e.g. \'{"temperature": 0.7, "top_p": 0.9}\'.',
+    ),
+]
+TemperatureOpt = Annotated[
+    float | None, typer.Option("--temperature", metavar="T", help="Sampling temperature.")
+]
+
+
+def sampling_args(text: str | None) -> dict[str, Any]:
+    """``--sampling-args``: a JSON object of chat-completions parameters (finite numbers)."""
+    if text is None:
+        return {}
+    from osmosis_client.errors import InvalidInputError
+
+    def refuse(constant: str) -> Any:
+        raise InvalidInputError(f"--sampling-args must hold finite numbers, not {constant}")
+
+    try:
+        value = json.loads(text, parse_constant=refuse)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(
+            f"--sampling-args is not JSON ({exc.msg})", hint="""e.g. '{"temperature": 0.7}'"""
+        ) from None
+    if not isinstance(value, dict):
+        raise InvalidInputError("--sampling-args must be a JSON object")
+    return value
+
+
+@dataclass(kw_only=True)
+class LocalRunOptions:
+    """What both local forms take."""
+
+    limit: LimitOpt = None
+    n: NOpt = None
+    batch_size: BatchOpt = None
+    pass_threshold: ThresholdOpt = None
+    model: ModelOpt = None
+    base_url: BaseUrlOpt = None
+    api_key_env: KeyEnvOpt = None
+    output: OutOpt = None
+    resume: ResumeOpt = False
+    endpoints: EndpointsOpt = None
+    header: HeaderOpt = None
+    sampling_args_json: SamplingArgsOpt = None
+    temperature: TemperatureOpt = None
+    max_retries: MaxRetriesOpt = None
+    max_error_rate: MaxErrorRateOpt = None
+    deadline: DeadlineOpt = None
+    no_transcripts: NoTranscriptsOpt = False
+    junit: JunitOpt = None
+    ca_bundle: CaBundleOpt = None
+    json_output: JsonOpt = False
+    quiet: QuietOpt = False
+
+    def overrides(self, output: Path, **more: Any) -> Overrides:
+        """The runner's flags: every field ``Overrides`` shares by name, the few renamed
+        ones (``--header``, ``--sampling-args``, ``--no-transcripts``), then ``more``."""
+        from osmosis_local_runner.run.overrides import Overrides
+
+        shared = {f.name for f in fields(Overrides)} & {f.name for f in fields(self)}
+        values: dict[str, Any] = {name: getattr(self, name) for name in shared}
+        values.update(
+            output=output,
+            headers=list(self.header or []),
+            sampling_args=sampling_args(self.sampling_args_json),
+            transcripts=not self.no_transcripts,
+        )
+        values.update(more)
+        return Overrides(**values)

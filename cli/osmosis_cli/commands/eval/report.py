@@ -1,0 +1,41 @@
+"""``osmosis eval report RESULTS… [-o report.html]``: one self-contained HTML page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from osmosis_cli.terminal.errors import current_output, handle_errors
+
+
+@handle_errors
+def report(
+    ctx: typer.Context,
+    results: Annotated[
+        list[Path],
+        typer.Argument(metavar="RESULTS...", help="Results documents, or a suite directory."),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option("-o", "--output", metavar="PATH", help="The HTML file to write."),
+    ] = Path("report.html"),
+) -> None:
+    """Write one self-contained HTML report (no network needed to view it) of one run or
+    several (a suite's entries, A vs B): summary cards, charts, a searchable per-row
+    table and every attempt's transcript."""
+    from osmosis_local_runner.results.report import write_report
+
+    out = current_output()
+    written = write_report(results, output)
+    out.info(f"Report written to {written.path} ({written.rows:,} rows, {_size(written.bytes)})")
+
+
+def _size(count: int) -> str:
+    value = float(count)
+    for unit in ("B", "KB", "MB"):
+        if value < 1024 or unit == "MB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{count} B"

@@ -1,0 +1,66 @@
+"""``osmosis eval rescore RESULTS --eval-fn MODULE:FN``: the saved transcripts graded again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from osmosis_cli.terminal.errors import current_output, handle_errors
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON document on stdout.")]
+
+
+@handle_errors
+def rescore(
+    ctx: typer.Context,
+    results: Annotated[Path, typer.Argument(metavar="RESULTS", help="A results document.")],
+    eval_fn: Annotated[
+        list[str] | None,
+        typer.Option("--eval-fn", metavar="MODULE:FN", help="An eval function (repeatable)."),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--output",
+            metavar="OUT",
+            help="The new document (default: RESULTS.rescored.json).",
+        ),
+    ] = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option("--dataset", metavar="FILE", help="The dataset (default: the run's)."),
+    ] = None,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=1, max=4096, metavar="N", help="Grades at once.")
+    ] = 16,
+    no_compat: Annotated[
+        bool, typer.Option("--no-compat", help="No `osmosis_ai` compatibility imports.")
+    ] = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """Re-grade a run's saved transcripts with new or fixed eval fns: no model calls, the
+    same statistics, a new results document recording where it came from."""
+    from osmosis_cli.commands.eval.execute import report_result
+    from osmosis_cli.user_code import prepare_user_imports
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_local_runner.run.rescore import rescore as run_rescore
+
+    out = current_output()
+    if not eval_fn:
+        raise InvalidInputError(
+            "give at least one --eval-fn MODULE:FN",
+            hint="osmosis eval rescore RESULTS --eval-fn rewards:compute_reward",
+            code="USAGE",
+        )
+    target = output or results.with_name(results.stem + ".rescored.json")
+    with out.user_output_to_stderr():
+        prepare_user_imports(out, no_compat=no_compat)
+        result = run_rescore(
+            results, eval_fn, target, dataset=dataset, batch_size=batch_size, on_note=out.info
+        )
+    report_result(out, result)
+
+

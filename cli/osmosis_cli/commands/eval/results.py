@@ -1,0 +1,14 @@
+"""The results commands on the ``eval`` group: compare, rescore, report."""
+
+from __future__ import annotations
+
+import typer
+
+from osmosis_cli.commands.eval import compare, report, rescore
+from osmosis_cli.terminal.declare import Command
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare", cls=Command)(compare.compare)
+    app.command("rescore", cls=Command)(rescore.rescore)
+    app.command("report", cls=Command)(report.report)

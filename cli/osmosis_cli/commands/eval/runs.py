@@ -1,0 +1,181 @@
+"""``osmosis eval list``, ``info`` and ``stop``: a workspace's runs, one run, stopping one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from osmosis_cli.commands.eval.platform import scoped_client, wait_for_run
+from osmosis_cli.commands.eval.render import num, pct, render_run, when
+from osmosis_cli.context import state
+from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_client.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
+    from osmosis_client.platform.models import EvalRun
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
+@dataclass(kw_only=True)
+class ListOptions:
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, metavar="N", help="How many runs to show.")
+    ] = 20
+    all_: Annotated[bool, typer.Option("--all", help="Every run (follows all pages).")] = False
+    status: Annotated[
+        str | None,
+        typer.Option(
+            "--status", metavar="STATUS", help="pending, running, finished, failed or stopped."
+        ),
+    ] = None
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            "--suite", metavar="NAME", help="Only the runs of a suite submitted from here."
+        ),
+    ] = None
+    json_output: JsonOpt = False
+
+
+@handle_errors
+def list_runs(ctx: typer.Context, opts: ListOptions) -> None:
+    """Recent eval runs of the workspace."""
+    from osmosis_client.platform.models import RUN_STATUSES
+
+    status, limit = opts.status, opts.limit
+    if status is not None and status not in RUN_STATUSES:
+        raise InvalidInputError(
+            f"unknown status {status!r}",
+            hint="use one of " + ", ".join(s for s in RUN_STATUSES if s != "queued"),
+            code="USAGE",
+        )
+    out = current_output()
+    members: set[str] | None = None
+    if opts.suite is not None:
+        from osmosis_cli.commands.eval.hosted_suite import suite_run_ids
+
+        members = suite_run_ids(opts.suite)
+    runs, total, offset = _fetch(ctx, opts, members)
+    doc = {
+        "eval_runs": [r.to_json() for r in runs],
+        "total_count": total,
+        "has_more": False if opts.all_ else offset is not None,
+        "next_offset": None if opts.all_ else offset,
+    }
+    if out.json_mode:
+        out.emit_json(doc)
+        return
+    _render_list(out, runs, status)
+    if doc["has_more"]:
+        out.info(f"… more runs: use --limit {limit * 2} or --all")
+
+
+def _fetch(
+    ctx: typer.Context, opts: ListOptions, members: set[str] | None
+) -> tuple[list[EvalRun], int | None, int | None]:
+    """(runs, total count, next offset) — a suite's runs looked for across every page."""
+    from osmosis_client.platform.resources.eval_calls import PAGE_LIMIT
+
+    client, _ = scoped_client(state(ctx))
+    runs: list[EvalRun] = []
+    total: int | None = None
+    offset: int | None = None
+    everything = opts.all_ or members is not None
+    page_size = PAGE_LIMIT if everything else min(PAGE_LIMIT, opts.limit)
+    with client:
+        for page in client.eval_runs.pages(opts.status, page_size):
+            total = page.total_count
+            found = page.eval_runs
+            if members is not None:
+                found = [r for r in found if r.id in members or r.name in members]
+            runs.extend(found)
+            offset = page.next_offset if page.has_more else None
+            if not opts.all_ and len(runs) >= opts.limit:
+                break
+    if members is not None:
+        total, offset = len(runs), None
+    if not opts.all_ and len(runs) > opts.limit:
+        runs, offset = runs[: opts.limit], opts.limit  # offsets count runs from the newest
+    return runs, total, offset
+
+
+def _render_list(out: Output, runs: list[EvalRun], status: str | None) -> None:
+    if not runs:
+        if status:
+            out.info(f"No {status} eval runs.")
+        else:
+            out.info("No eval runs yet: submit one with `osmosis eval submit CONFIG`.")
+        return
+    out.table(
+        ["name", "status", "model", "dataset", "score", "pass rate", "created"],
+        [
+            [
+                r.name,
+                r.status,
+                r.model or "",
+                r.dataset or "",
+                num(r.results.score if r.results else None),
+                pct(r.results.pass_rate if r.results else None),
+                when(r.created_at),
+            ]
+            for r in runs
+        ],
+        keep=("name",),  # the key users pass to `eval info`: never truncated
+    )
+
+
+@handle_errors
+def info(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
+    watch: Annotated[bool, typer.Option("--watch", help="Follow until the run ends.")] = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """Details and results of one run (read-only)."""
+    app_state = state(ctx)
+    out = current_output()
+    client, _ = scoped_client(app_state)
+    with client:
+        run = wait_for_run(client, out, name, None) if watch else client.eval_runs.get(name)
+    if out.json_mode:
+        out.emit_json(run.to_json())
+    else:
+        render_run(out, run)
+
+
+@handle_errors
+def stop(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
+    yes: YesOpt = False,
+    json_output: JsonOpt = False,
+) -> None:
+    """Stop a pending or running run."""
+    from osmosis_client.errors import ConflictError, InvalidInputError, OsmosisError
+
+    app_state = state(ctx)
+    out = current_output()
+    if not out.confirm(f"Stop eval run {name}?", yes=yes):
+        raise InvalidInputError("stop cancelled", code="CANCELLED")
+    client, _ = scoped_client(app_state)
+    with client:
+        try:
+            run = client.eval_runs.stop(name)
+        except ConflictError:
+            current = client.eval_runs.get(name)
+            raise OsmosisError(
+                f"run {current.name} is already {current.status}",
+                hint="only pending or running runs can be stopped",
+                code="ALREADY_TERMINAL",
+            ) from None
+    if out.json_mode:
+        out.emit_json(run.to_json())
+    else:
+        out.info(f"Stop requested: {run.name} is {run.status}")
+
+

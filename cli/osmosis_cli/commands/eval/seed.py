@@ -1,0 +1,136 @@
+"""The seed form: ``osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN``
+(registered as ``osmosis eval seed``) — the published 0.2 ``osmosis eval`` command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from osmosis_cli.commands.eval.execute import execute, results_path
+from osmosis_cli.commands.eval.options import LocalRunOptions, NoCompatOpt
+from osmosis_cli.terminal.errors import current_output, handle_errors
+
+if TYPE_CHECKING:
+    from osmosis_local_runner.run.spec import RunSpec
+
+
+@dataclass(kw_only=True)
+class SeedOptions(LocalRunOptions):
+    module: Annotated[
+        str | None,
+        typer.Option(
+            "-m", "--module", metavar="MODULE:ATTR", help="An AgentWorkflow or a RolloutAgentLoop."
+        ),
+    ] = None
+    dataset: Annotated[
+        Path | None, typer.Option("-d", "--dataset", metavar="FILE", help="Dataset file.")
+    ] = None
+    eval_fn: Annotated[
+        list[str] | None,
+        typer.Option("--eval-fn", metavar="MODULE:FN", help="An eval function (repeatable)."),
+    ] = None
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            metavar="KEY",
+            help="The key itself (visible to other users in argv: prefer --api-key-env).",
+        ),
+    ] = None
+    offset: Annotated[
+        int,
+        typer.Option("--offset", min=0, metavar="N", help="Skip the first N rows (indices stay)."),
+    ] = 0
+    max_turns: Annotated[
+        int | None,
+        typer.Option("--max-turns", min=1, metavar="N", help="Agent loops: turns (default 10)."),
+    ] = None
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", min=1, metavar="N", help="Tokens per model answer."),
+    ] = None
+    baseline_model: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline-model", metavar="MODEL", help="Also run every item on this model."
+        ),
+    ] = None
+    baseline_base_url: Annotated[
+        str | None,
+        typer.Option("--baseline-base-url", metavar="URL", help="The baseline's endpoint."),
+    ] = None
+    baseline_api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline-api-key-env", metavar="NAME", help="NAME of the baseline's key variable."
+        ),
+    ] = None
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Agent loops: ctx.log_event traces to ./local_debug/.")
+    ] = False
+    no_compat: NoCompatOpt = False
+    stray: Annotated[list[str] | None, typer.Argument(hidden=True, metavar="")] = None
+
+
+@handle_errors
+def seed(ctx: typer.Context, opts: SeedOptions) -> None:
+    """The seed form: osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN.
+
+    Runs an AgentWorkflow or a 0.2 RolloutAgentLoop over every row of a dataset
+    (unless --limit) and scores each attempt with the eval functions.
+    """
+    from osmosis_cli.user_code import prepare_user_imports
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_local_runner.run.overrides import seed_spec
+
+    out = current_output()
+    _refuse_stray(ctx, opts.stray)
+    module, dataset = opts.module, opts.dataset
+    given = {"-m": module, "-d": dataset, "--model": opts.model, "--eval-fn": opts.eval_fn}
+    missing = [flag for flag, value in given.items() if not value]
+    if missing or module is None or dataset is None:
+        raise InvalidInputError(
+            f"missing {', '.join(missing)}",
+            hint="osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN",
+        )
+    if opts.api_key is not None:
+        out.warn(
+            "--api-key puts the key in your shell history and the process list: "
+            "prefer --api-key-env NAME"
+        )
+    flags = opts.overrides(
+        results_path(opts.output, dataset.stem, resume=opts.resume),
+        debug_dir=Path("local_debug") if opts.debug else None,
+    )
+
+    def make_spec() -> RunSpec:
+        prepare_user_imports(out, no_compat=opts.no_compat)
+        return seed_spec(module, dataset, opts.eval_fn or [], flags)
+
+    execute(make_spec, out, quiet=opts.quiet, max_error_rate=opts.max_error_rate, junit=opts.junit)
+
+
+def _refuse_stray(ctx: typer.Context, stray: list[str] | None) -> None:
+    """``osmosis eval --limit 2 run CONFIG``: options go after the subcommand."""
+    if not stray:
+        return
+    from osmosis_client.errors import InvalidInputError
+
+    group = ctx.parent
+    commands = set(group.command.list_commands(group)) if group is not None else set()  # type: ignore[attr-defined]
+    if stray[0] in commands:
+        raise InvalidInputError(
+            f"options before the subcommand {stray[0]!r} are not allowed",
+            hint=f"put them after it: osmosis eval {stray[0]} … --option",
+            code="USAGE",
+        )
+    raise InvalidInputError(
+        f"unexpected argument {stray[0]!r}",
+        hint="the seed form takes only options; see `osmosis eval seed --help`",
+        code="USAGE",
+    )
+
+

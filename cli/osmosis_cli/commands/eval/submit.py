@@ -1,0 +1,174 @@
+"""``osmosis eval submit CONFIG``: a hosted eval run pinned to the pushed commit (a suite:
+one run per entry), optionally waited for and gated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from osmosis_cli.commands.eval.platform import (
+    pin_commit,
+    refuse_unconfirmed,
+    run_scope,
+    wait_for_run,
+)
+from osmosis_cli.commands.eval.render import render_run
+from osmosis_cli.context import state
+from osmosis_cli.terminal.errors import EvaluationNotPassed, current_output, handle_errors
+from osmosis_client.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
+    from osmosis_client import Client
+    from osmosis_client.platform.eval_config import EvalConfig
+    from osmosis_client.platform.git import Pin
+    from osmosis_client.platform.models import CreatedRun, EvalRun
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
+@dataclass(kw_only=True)
+class SubmitOptions:
+    config_path: Annotated[Path, typer.Argument(metavar="CONFIG", help="configs/eval/NAME.toml")]
+    yes: YesOpt = False
+    allow_dirty: Annotated[
+        bool, typer.Option("--allow-dirty", help="Submit even with uncommitted changes.")
+    ] = False
+    allow_unpushed: Annotated[
+        bool, typer.Option("--allow-unpushed", help="Submit a HEAD no remote branch contains.")
+    ] = False
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for the run to finish.")] = False
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0,
+            metavar="SECONDS",
+            help="Stop waiting after SECONDS (the run goes on).",
+        ),
+    ] = None
+    min_pass_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--min-pass-rate",
+            min=0.0,
+            max=1.0,
+            metavar="X",
+            help="Exit 4 below this pass rate (implies --wait).",
+        ),
+    ] = None
+    junit: Annotated[
+        Path | None,
+        typer.Option(
+            "--junit",
+            metavar="PATH",
+            help="With --wait: JUnit XML with one test case per run (its verdict).",
+        ),
+    ] = None
+    json_output: JsonOpt = False
+
+    @property
+    def waits(self) -> bool:
+        return self.wait or self.min_pass_rate is not None
+
+
+@handle_errors
+def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
+    """Submit a hosted eval run pinned to your pushed commit (a suite: one run per entry)."""
+    from osmosis_cli.commands.eval.ci import check_junit_path
+    from osmosis_client.platform.eval_config import load_config
+    from osmosis_client.platform.suite_config import looks_like_suite
+
+    app_state = state(ctx)
+    out = current_output()
+    if opts.junit is not None and not opts.waits:
+        raise InvalidInputError(
+            "--junit needs --wait: the verdicts exist once the runs end",
+            hint="add --wait (or --min-pass-rate)",
+            code="USAGE",
+        )
+    check_junit_path(opts.junit)
+    if looks_like_suite(opts.config_path):
+        from osmosis_cli.commands.eval.hosted_suite import submit_suite
+
+        submit_suite(app_state, out, opts)
+        return
+    config = load_config(opts.config_path)
+    refuse_unconfirmed(out, opts)
+    repo, pin = pin_commit(out, opts.config_path, config, opts)
+    auth = app_state.resolve()
+    git_repo = None if auth.workspace else repo.origin_repo
+    with app_state.client(auth, git_repo=git_repo) as client:
+        where = run_scope(client, auth.workspace, repo.origin_repo)
+        _summary(out, opts.config_path, where, pin, config)
+        if not out.confirm("Submit this eval run?", yes=opts.yes):
+            raise InvalidInputError("submission cancelled", code="CANCELLED")
+        created = _create(client, out, config, pin)
+        if not opts.waits:
+            _report_created(out, created, pin, auth.workspace)
+            return
+        final = wait_for_run(client, out, created.name, opts.timeout)
+    gate(out, final, opts.min_pass_rate, opts.junit)
+
+
+def _create(client: Client, out: Output, config: EvalConfig, pin: Pin) -> CreatedRun:
+    import uuid
+
+    created = client.eval_runs.create(config, pin.commit_sha or "", str(uuid.uuid4()))
+    out.info(f"Submitted {created.name} ({created.id})")
+    if created.platform_url:
+        out.info(f"  {created.platform_url}")
+    return created
+
+
+def _report_created(out: Output, created: CreatedRun, pin: Pin, workspace: str | None) -> None:
+    if out.json_mode:
+        out.emit_json(
+            {
+                "id": created.id,
+                "name": created.name,
+                "status": created.status,
+                "platform_url": created.platform_url,
+                "commit_sha": pin.commit_sha,
+                "workspace": workspace,
+            }
+        )
+    else:
+        out.print(created.name)
+
+
+def _summary(out: Output, path: Path, where: str, pin: Pin, config: EvalConfig) -> None:
+    exp = config.experiment
+    out.info(f"Workspace:  {where}")
+    out.info(f"Config:     {path}")
+    from osmosis_local_runner.run.overrides import describe_rollout, detect_mode
+
+    out.info(f"Rollout:    {describe_rollout(config, detect_mode(config))}")
+    out.info(f"Model:      {exp.model_path}")
+    out.info(f"Dataset:    {exp.dataset}")
+    out.info(f"Commit:     {pin.commit_sha or f'branch {pin.branch}'}")
+    if config.secrets.required:
+        out.info(f"Secrets:    {', '.join(config.secrets.required)} (provided by the platform)")
+
+
+def gate(
+    out: Output, run: EvalRun, min_pass_rate: float | None, junit: Path | None = None
+) -> None:
+    """Print the final run (and the CI artefacts); exit 4 when it failed, stopped or
+    scored below the gate."""
+    from osmosis_cli.commands.eval.ci import after_hosted, hosted_cases
+
+    if out.json_mode:
+        out.emit_json(run.to_json())
+    else:
+        render_run(out, run)
+    cases = hosted_cases([(run.name, run)], min_pass_rate)
+    after_hosted(out, junit, cases)
+    if cases[0].verdict is not None:
+        raise EvaluationNotPassed(f"run {run.name} {cases[0].verdict}")
+
+

@@ -1,0 +1,8 @@
+"""Rubric scoring from the command line: ``osmosis eval rubric``, ``osmosis eval-rubric``
+and ``osmosis preview`` (the published 0.2 commands)."""
+
+from __future__ import annotations
+
+from osmosis_cli.commands.rubric.rubric import register
+
+__all__ = ["register"]
