@@ -11,7 +11,6 @@ from typing import Any
 KEY_RE = re.compile(
     r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*="""
 )
-TABLE_RE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?")
 
 
 def split_key(raw: str) -> tuple[str, ...]:
@@ -20,24 +19,11 @@ def split_key(raw: str) -> tuple[str, ...]:
 
 
 def locate_keys(text: str) -> dict[tuple[str, ...], tuple[int, int]]:
-    """Map each key path to its (line, column), both 1-based, by scanning the source."""
+    """Map each key path to its (line, column), both 1-based, by scanning the source;
+    arrays of tables are not numbered (the first occurrence wins)."""
     positions: dict[tuple[str, ...], tuple[int, int]] = {}
-    table: tuple[str, ...] = ()
-    for lineno, line in enumerate(text.splitlines(), 1):
-        stripped = line.lstrip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        col = len(line) - len(stripped) + 1
-        if stripped.startswith("["):
-            match = TABLE_RE.match(line)
-            if match:
-                table = split_key(match.group(1))
-                positions.setdefault(table, (lineno, col))
-            continue
-        match = KEY_RE.match(line)
-        if match:
-            path = table + split_key(match.group(1))
-            positions.setdefault(path, (lineno, col))
+    for path, where in locate(text).items():
+        positions.setdefault(tuple(str(p) for p in path if not isinstance(p, int)), where)
     return positions
 
 
