@@ -6,13 +6,17 @@ Start-up stays cheap: only typer's core is imported here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
+from typer import Option
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 HELP_FLAGS = ("-h", "--help")
 #: the hidden name the seed form (``osmosis eval -m … -d …``) is registered under
 SEED_COMMAND = "seed"
+
+#: the ``--json`` flag of the commands that print one JSON document
+JsonOpt = Annotated[bool, Option("--json", help="Print one JSON document on stdout.")]
 
 
 def _plain(piece: str) -> str:

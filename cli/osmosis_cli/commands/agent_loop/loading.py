@@ -41,5 +41,3 @@ def show_report(out: Output, report: ValidationReport, *, verbose: bool) -> None
         out.print(f"  error: {error}")
     if verbose and report.ok:
         out.print("  run() is async; get_tools() accepted the validation request")
-
-

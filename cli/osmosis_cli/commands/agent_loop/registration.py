@@ -87,5 +87,3 @@ async def _advertised(out: Output, host: str) -> str | None:
     except (httpx.HTTPError, ValueError) as exc:
         out.warn(f"could not learn the public address ({type(exc).__name__}); not registering")
         return None
-
-

@@ -25,5 +25,3 @@ def validate(
     show_report(out, report, verbose=verbose)
     if not report.ok:
         raise typer.Exit(EXIT_FAILED)
-
-

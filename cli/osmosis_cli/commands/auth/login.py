@@ -22,9 +22,6 @@ if TYPE_CHECKING:
     from osmosis_client.platform.models import TokenGrant, User, Workspace
 
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
-
-
 @handle_errors
 def login(
     ctx: typer.Context,
@@ -140,5 +137,3 @@ def _pick_workspace(
         return by_name[grant.workspace], False
     choice = out.choose("Which workspace do you want to use?", list(by_name))
     return (by_name[choice] if choice else None), False
-
-

@@ -14,8 +14,6 @@ if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
-
 
 @handle_errors
 def logout(
@@ -88,5 +86,3 @@ def _revoke(app_state: AppState, out: Output, dropped: list[Any]) -> None:
                 f"could not revoke the token on the platform ({exc.message}); "
                 "it was removed from this machine"
             )
-
-

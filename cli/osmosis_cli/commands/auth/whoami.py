@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from osmosis_cli.context import state
+from osmosis_cli.terminal.declare import JsonOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 
 
 @handle_errors

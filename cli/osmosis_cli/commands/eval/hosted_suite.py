@@ -62,8 +62,7 @@ def submit_suite(app_state: AppState, out: Output, opts: SubmitOptions) -> None:
             _report_created(out, suite, created, pins)
             return
         finals = [
-            (entry, client.eval_runs.wait(run.name, timeout=opts.timeout))
-            for entry, run in created
+            (entry, client.eval_runs.wait(run.name, timeout=opts.timeout)) for entry, run in created
         ]
     _gate_all(out, suite, finals, opts.min_pass_rate, opts.junit)
 

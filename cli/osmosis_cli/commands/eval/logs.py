@@ -64,5 +64,3 @@ def _log_line(entry: LogEntry) -> str:
         details = json.dumps(entry.details, ensure_ascii=False, separators=(",", ":"))
         line += f"  {details if len(details) <= 200 else details[:199] + '…'}"
     return line
-
-

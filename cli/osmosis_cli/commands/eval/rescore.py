@@ -62,5 +62,3 @@ def rescore(
             results, eval_fn, target, dataset=dataset, batch_size=batch_size, on_note=out.info
         )
     report_result(out, result)
-
-

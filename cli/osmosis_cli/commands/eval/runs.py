@@ -10,6 +10,7 @@ import typer
 from osmosis_cli.commands.eval.platform import scoped_client, wait_for_run
 from osmosis_cli.commands.eval.render import num, pct, render_run, when
 from osmosis_cli.context import state
+from osmosis_cli.terminal.declare import JsonOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.models import EvalRun
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
 
@@ -177,5 +177,3 @@ def stop(
         out.emit_json(run.to_json())
     else:
         out.info(f"Stop requested: {run.name} is {run.status}")
-
-

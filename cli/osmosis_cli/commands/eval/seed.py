@@ -132,5 +132,3 @@ def _refuse_stray(ctx: typer.Context, stray: list[str] | None) -> None:
         hint="the seed form takes only options; see `osmosis eval seed --help`",
         code="USAGE",
     )
-
-

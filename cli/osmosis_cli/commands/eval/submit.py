@@ -17,6 +17,7 @@ from osmosis_cli.commands.eval.platform import (
 )
 from osmosis_cli.commands.eval.render import render_run
 from osmosis_cli.context import state
+from osmosis_cli.terminal.declare import JsonOpt
 from osmosis_cli.terminal.errors import EvaluationNotPassed, current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from osmosis_client.platform.git import Pin
     from osmosis_client.platform.models import CreatedRun, EvalRun
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
 
@@ -155,9 +155,7 @@ def _summary(out: Output, path: Path, where: str, pin: Pin, config: EvalConfig) 
         out.info(f"Secrets:    {', '.join(config.secrets.required)} (provided by the platform)")
 
 
-def gate(
-    out: Output, run: EvalRun, min_pass_rate: float | None, junit: Path | None = None
-) -> None:
+def gate(out: Output, run: EvalRun, min_pass_rate: float | None, junit: Path | None = None) -> None:
     """Print the final run (and the CI artefacts); exit 4 when it failed, stopped or
     scored below the gate."""
     from osmosis_cli.commands.eval.ci import after_hosted, hosted_cases
@@ -170,5 +168,3 @@ def gate(
     after_hosted(out, junit, cases)
     if cases[0].verdict is not None:
         raise EvaluationNotPassed(f"run {run.name} {cases[0].verdict}")
-
-

@@ -8,12 +8,10 @@ from typing import Annotated, Any
 import typer
 
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import Command, Group
+from osmosis_cli.terminal.declare import Command, Group, JsonOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 app = typer.Typer(cls=Group, help="List, show and switch workspaces.", no_args_is_help=True)
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 
 
 @app.command("list", cls=Command)
