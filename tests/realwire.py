@@ -238,7 +238,9 @@ class Proxy:
             if not keep:
                 out.append(("Connection", "close"))
             if bodiless:
-                await self._write(writer, _head_bytes(answer.first, [*out, ("Content-Length", "0")]))
+                await self._write(
+                    writer, _head_bytes(answer.first, [*out, ("Content-Length", "0")])
+                )
                 return True
             if streamed:
                 return await self._stream(up_reader, answer, writer, out, encoding, kill)
@@ -276,9 +278,7 @@ class Proxy:
         """A streamed answer passed on as it comes, re-cut into ``piece``-byte chunks."""
         out.append(("Transfer-Encoding", "chunked"))
         await self._write(writer, _head_bytes(answer.first, out))
-        compressor = (
-            zlib.compressobj(wbits=31 if encoding == "gzip" else 15) if encoding else None
-        )
+        compressor = zlib.compressobj(wbits=31 if encoding == "gzip" else 15) if encoding else None
         sent = 0
         if (answer.get("Transfer-Encoding") or "").lower() == "chunked":
             source = _chunks(up_reader)

@@ -20,6 +20,10 @@ SLEEP: Callable[[float], None] = time.sleep
 @dataclass
 class AppState:
     platform_url_option: str | None = None
+    #: root ``--workspace NAME``: this invocation's workspace (beats OSMOSIS_WORKSPACE)
+    workspace_option: str | None = None
+    #: ``rich`` (people), ``json`` or ``plain`` — from ``--json`` / ``--plain`` anywhere
+    output: str = "rich"
     verbose: bool = False
     _store: CredentialStore | None = field(default=None, repr=False)
 
@@ -36,7 +40,9 @@ class AppState:
         return self._store
 
     def resolve(self, workspace: str | None = None) -> ResolvedAuth:
-        return self.store().resolve(self.platform_url(), workspace=workspace)
+        return self.store().resolve(
+            self.platform_url(), workspace=workspace or self.workspace_option
+        )
 
     def client(self, auth: ResolvedAuth | None = None, *, git_repo: str | None = None) -> Client:
         """A client for the platform, authenticated when ``auth`` is given."""

@@ -2,19 +2,21 @@
 
 Start-up imports only typer's core and our light modules; everything heavy
 (httpx, pydantic, keyring, rich, aiohttp) is imported inside the commands that
-use it. The global ``--platform-url URL`` is read here, before typer parses:
-typer coerces every non-flag option through pydantic, which ``--help`` and
-usage errors should not pay for.
+use it. The root options that take a value (``--platform``, ``--workspace``,
+``--env-file``) and ``--json`` / ``--plain`` are read by :mod:`osmosis_cli.globals`
+before typer parses: typer coerces every non-flag option through pydantic, which
+``--help`` and usage errors should not pay for.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from osmosis_cli import globals as globals_
 from osmosis_cli.commands import agent_loop, auth, rubric, workspace
 from osmosis_cli.commands import eval as eval_commands
 from osmosis_cli.context import AppState
@@ -22,15 +24,19 @@ from osmosis_cli.terminal.declare import Group
 from osmosis_cli.terminal.errors import EXIT_INTERRUPTED, EXIT_INVALID
 from osmosis_client._version import __version__
 
-PLATFORM_URL_FLAG = "--platform-url"
+if TYPE_CHECKING:
+    from osmosis_client.errors import OsmosisError
 
 app = typer.Typer(
     name="osmosis",
     cls=Group,
     help="Osmosis: log in, submit and follow hosted eval runs, and run evals locally.",
     epilog=(
-        "Global option (before COMMAND): --platform-url URL — the platform's base URL "
-        "(default: $OSMOSIS_PLATFORM_URL or https://platform.osmosis.ai)."
+        "Global options: --json or --plain (anywhere on the line) print results for "
+        "programs; before COMMAND: --platform URL (alias --platform-url; default "
+        "$OSMOSIS_PLATFORM_URL or https://platform.osmosis.ai), --workspace NAME (this "
+        "invocation's workspace), --env-file PATH (default: the nearest .env up to the "
+        "top of the git checkout)."
     ),
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -43,6 +49,7 @@ app = typer.Typer(
 def _version(value: bool) -> None:
     if value:
         sys.stdout.write(f"osmosis-client {__version__}\n")
+        sys.stdout.flush()
         raise typer.Exit(0)
 
 
@@ -56,7 +63,11 @@ def root(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+            "-V",
+            "--version",
+            callback=_version,
+            is_eager=True,
+            help="Print the version and exit.",
         ),
     ] = False,
 ) -> None:
@@ -72,52 +83,23 @@ rubric.register(app, eval_commands.eval_app)
 agent_loop.register(app)
 
 
-def split_global_options(argv: list[str]) -> tuple[list[str], AppState]:
-    """Take ``--platform-url URL`` (or ``=URL``) from before the command name."""
-    state = AppState()
-    rest: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if not arg.startswith("-"):
-            rest.extend(argv[i:])
-            break
-        if arg == PLATFORM_URL_FLAG:
-            if i + 1 >= len(argv):
-                raise _UsageError(f"option {PLATFORM_URL_FLAG} requires a URL")
-            state.platform_url_option = argv[i + 1]
-            i += 2
-            continue
-        if arg.startswith(PLATFORM_URL_FLAG + "="):
-            state.platform_url_option = arg.split("=", 1)[1]
-        else:
-            rest.append(arg)
-        i += 1
-    return rest, state
-
-
-class _UsageError(Exception):
-    exit_code = EXIT_INVALID
-
-    def format_message(self) -> str:
-        return str(self)
-
-
 def _is_click_exception(exc: BaseException) -> bool:
     return hasattr(exc, "exit_code") and hasattr(exc, "format_message")
 
 
-def _usage_error(exc: BaseException, argv: list[str]) -> int:
-    """One ``error:`` line (or the ``--json`` error document) for a usage error."""
+def _usage_error(exc: BaseException, state: AppState | None) -> int:
+    """One ``error:`` line (or the ``--json`` error envelope) for a usage error."""
     if type(exc).__name__ == "NoArgsIsHelpError":  # bare `osmosis eval`: show the help
         sys.stderr.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
         return EXIT_INVALID
     message = exc.format_message()  # type: ignore[attr-defined]
     command = getattr(getattr(exc, "ctx", None), "command_path", None) or "osmosis"
     hint = f"see `{command} --help`"
-    if "--json" in argv:
-        document = {"error": {"code": "USAGE", "message": message, "hint": hint}}
-        sys.stderr.write(json.dumps(document) + "\n")
+    if state is not None and state.output == "json":
+        from osmosis_cli.terminal.envelope import usage_error_document
+
+        document = usage_error_document(command, message, hint)
+        sys.stderr.write(json.dumps(document, ensure_ascii=False) + "\n")
     else:
         sys.stderr.write(f"error: {message} — {hint}\n")
     sys.stderr.flush()
@@ -125,15 +107,30 @@ def _usage_error(exc: BaseException, argv: list[str]) -> int:
     return code if isinstance(code, int) and code else EXIT_INVALID
 
 
+def _failure(exc: OsmosisError, state: AppState | None) -> int:
+    """An error before any command ran (the environment file): one line, its exit code."""
+    from osmosis_cli.terminal.errors import exit_code_for
+    from osmosis_cli.terminal.output import Output
+
+    Output(json_mode=state is not None and state.output == "json").error(exc)
+    return exit_code_for(exc)
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Console-script entry point: usage errors become one ``error:`` line and exit 2."""
+    from osmosis_client.errors import OsmosisError
+
     args = list(sys.argv[1:] if argv is None else argv)
+    state: AppState | None = None
     try:
-        rest, state = split_global_options(args)
+        rest, state, env_file = globals_.parse(args)
+        globals_.load_env_file(env_file)
         code = app(args=rest, obj=state, prog_name="osmosis", standalone_mode=False)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(EXIT_INTERRUPTED)
+    except OsmosisError as exc:
+        sys.exit(_failure(exc, state))
     except Exception as exc:
         if type(exc).__name__ == "Abort":  # Ctrl-C / EOF at a prompt
             sys.stderr.write("aborted\n")
@@ -141,12 +138,13 @@ def main(argv: list[str] | None = None) -> Any:
         if not _is_click_exception(exc):
             if "-v" in args or "--verbose" in args:
                 raise
-            sys.stderr.write(
-                f"error: internal error ({type(exc).__name__}: {exc}) — "
-                "rerun with -v and report it\n"
+            internal = OsmosisError(
+                f"internal error ({type(exc).__name__}: {exc})",
+                hint="rerun with -v and report it",
+                code="INTERNAL",
             )
-            sys.exit(1)
-        sys.exit(_usage_error(exc, args))
+            sys.exit(_failure(internal, state))
+        sys.exit(_usage_error(exc, state))
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -352,7 +352,8 @@ class LogEntry(WireModel):
 
 
 class LogPage(WireModel):
-    """``GET …/logs``: entries newest first; ``next_cursor`` reads the next older page."""
+    """``GET …/logs``: the newest page first, entries oldest first within it;
+    ``next_cursor`` reads the next older page."""
 
     logs: list[LogEntry]
     next_cursor: str | None = None

@@ -73,7 +73,9 @@ class ModelDouble:
                 if body.get("stream") is True:
                     self._stream(body, message)
                     return
-                data = json.dumps(completion(body.get("model"), message), ensure_ascii=False).encode()
+                data = json.dumps(
+                    completion(body.get("model"), message), ensure_ascii=False
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -86,8 +88,12 @@ class ModelDouble:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 self.close_connection = True
-                head = {"id": "chatcmpl-double", "object": "chat.completion.chunk", "created": 1,
-                        "model": body.get("model")}
+                head = {
+                    "id": "chatcmpl-double",
+                    "object": "chat.completion.chunk",
+                    "created": 1,
+                    "model": body.get("model"),
+                }
 
                 def event(choices: list[Any], **extra: Any) -> None:
                     chunk = {**head, "choices": choices, **extra}
@@ -100,17 +106,46 @@ class ModelDouble:
                     event([{"index": 0, "delta": {"content": content[start : start + 5]}}])
                 for i, call in enumerate(message.get("tool_calls") or []):
                     fn = call["function"]
-                    event([{"index": 0, "delta": {"tool_calls": [
-                        {"index": i, "id": call["id"], "type": "function",
-                         "function": {"name": fn["name"], "arguments": ""}}]}}])
+                    event(
+                        [
+                            {
+                                "index": 0,
+                                "delta": {
+                                    "tool_calls": [
+                                        {
+                                            "index": i,
+                                            "id": call["id"],
+                                            "type": "function",
+                                            "function": {"name": fn["name"], "arguments": ""},
+                                        }
+                                    ]
+                                },
+                            }
+                        ]
+                    )
                     args = fn["arguments"]
                     for start in range(0, len(args), 3):
-                        event([{"index": 0, "delta": {"tool_calls": [
-                            {"index": i, "function": {"arguments": args[start : start + 3]}}]}}])
+                        event(
+                            [
+                                {
+                                    "index": 0,
+                                    "delta": {
+                                        "tool_calls": [
+                                            {
+                                                "index": i,
+                                                "function": {"arguments": args[start : start + 3]},
+                                            }
+                                        ]
+                                    },
+                                }
+                            ]
+                        )
                 finish = "tool_calls" if message.get("tool_calls") else "stop"
                 event([{"index": 0, "delta": {}, "finish_reason": finish}])
                 if (body.get("stream_options") or {}).get("include_usage"):
-                    event([], usage={"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10})
+                    event(
+                        [], usage={"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+                    )
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 

@@ -350,10 +350,13 @@ class PlatformDouble:
         cursor = query.get("cursor", [None])[0]
         end = len(entries) if cursor is None else int(cursor)  # entries before this index
         start = max(0, end - limit)
-        return 200, {
-            "logs": list(reversed(entries[start:end])),
-            "next_cursor": str(start) if start > 0 else None,
-        }
+        return (
+            200,
+            {  # the newest page first, oldest first within it (as published)
+                "logs": entries[start:end],
+                "next_cursor": str(start) if start > 0 else None,
+            },
+        )
 
     def _find(self, key: str) -> Run | None:
         return self.state.runs.get(key) or next(

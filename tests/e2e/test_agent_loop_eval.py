@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import envelopes
 from tests.e2e.conftest import osmosis_command
 from tests.stub_openai import StubOpenAI
 
@@ -96,7 +97,7 @@ def test_documented_command_scores_every_row_with_two_fns_and_n3(
         ),
     )
     assert result.returncode == 0, result.stderr
-    doc = json.loads(result.stdout)
+    doc = envelopes.resource(result.stdout)
     summary = doc["summary"]
     assert (summary["total_rows"], summary["total_runs"], summary["errored_runs"]) == (12, 36, 0)
     for fn in ("rewards:compute_reward", "rewards:used_a_tool"):
@@ -170,7 +171,7 @@ def test_request_mapping_flags_and_completion_params(workdir: Path, model: StubO
         "o.json",
     )
     assert result.returncode == 0, result.stderr
-    doc = json.loads(result.stdout)
+    doc = envelopes.resource(result.stdout)
     assert [row["row_index"] for row in doc["rows"]] == [5, 6]  # indices stay absolute
     seen = json.loads(doc["rows"][0]["runs"][1]["answer"])
     assert seen["id"] == "eval-5-run-1" and seen["turns"] == 4 and seen["total"] == 4096
@@ -198,7 +199,7 @@ def test_baseline_model_adds_model_summaries(workdir: Path, model: StubOpenAI) -
         ),
     )
     assert result.returncode == 0, result.stderr
-    doc = json.loads(result.stdout)
+    doc = envelopes.resource(result.stdout)
     summaries = {s["model_tag"]: s for s in doc["model_summaries"]}
     assert summaries["primary"]["model"] == "calc-model"
     assert summaries["baseline"]["model"] == "mock/tool-calculator"
@@ -270,7 +271,7 @@ def test_loop_errors_fail_only_their_attempts(workdir: Path, model: StubOpenAI) 
         "f.json",
     )
     assert result.returncode == 0, result.stderr
-    runs = {row["row_index"]: row["runs"][0] for row in json.loads(result.stdout)["rows"]}
+    runs = {row["row_index"]: row["runs"][0] for row in envelopes.resource(result.stdout)["rows"]}
     assert (
         runs[1]["success"] is False
         and runs[1]["error"] == "agent loop: ValueError: row one is cursed"

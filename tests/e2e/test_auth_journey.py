@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import stat
 from pathlib import Path
 
 import pytest
 
+from tests import envelopes
 from tests.e2e.conftest import Run
 from tests.e2e.platform_double import PlatformDouble
 
@@ -42,13 +42,13 @@ def test_login_whoami_switch_logout(
 
     who = run_osmosis("whoami", "--json")
     assert who.returncode == 0, who.stderr
-    doc = json.loads(who.stdout)
+    doc = envelopes.data(who.stdout)
     assert doc["workspace"]["name"] == "acme"
     assert doc["token_source"] == "file"
 
     assert run_osmosis("workspace", "switch", "beta").returncode == 0
-    listed = json.loads(run_osmosis("workspace", "list", "--remote", "--json").stdout)
-    assert [(w["name"], w["active"]) for w in listed["workspaces"]] == [
+    listed = envelopes.items(run_osmosis("workspace", "list", "--remote", "--json").stdout)
+    assert [(w["name"], w["active"]) for w in listed] == [
         ("acme", False),
         ("beta", True),
     ]
@@ -67,7 +67,7 @@ def test_login_whoami_switch_logout(
 def test_env_token_only(run_osmosis: Run, platform: PlatformDouble, tmp_path: Path) -> None:
     who = run_osmosis("whoami", "--json", extra_env={"OSMOSIS_TOKEN": platform.state.token})
     assert who.returncode == 0, who.stderr
-    assert json.loads(who.stdout)["token_source"] == "env"
+    assert envelopes.data(who.stdout)["token_source"] == "env"
     assert not (tmp_path / "cfg").exists()
 
 

@@ -4,7 +4,6 @@ resumes of one journal, and user code writing straight to file descriptor 1 unde
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.platform.credentials import CredentialStore
+from tests import envelopes
 from tests.e2e.conftest import osmosis_command
 
 pytestmark = pytest.mark.slow
@@ -100,7 +100,7 @@ def test_11_writes_to_fd_1_never_corrupt_json_stdout(project: Path) -> None:
     )
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
-    assert json.loads(out)["summary"]["total_rows"] == 2
+    assert envelopes.resource(out)["summary"]["total_rows"] == 2
     assert "raw bytes from the workflow" in err and "a child process talking" in err
 
 

@@ -19,6 +19,7 @@ from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext, GraderCo
 from osmosis_local_runner.run.eval_fns import EvalFn
 from osmosis_local_runner.run.runner import Runner
 from osmosis_local_runner.run.spec import RunSpec
+from tests import envelopes
 from tests.e2e.conftest import osmosis_command
 from tests.stub_openai import StubOpenAI
 
@@ -144,7 +145,7 @@ def test_ten_thousand_rows_in_bounded_memory(tmp_path: Path) -> None:
         timeout=300,
     )
     assert result.returncode == 0, result.stderr
-    doc = json.loads(result.stdout)
+    doc = envelopes.resource(result.stdout)
     assert doc["summary"]["total_runs"] == 10_000 and doc["summary"]["errored_runs"] == 0
     peak_mb = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
     assert peak_mb < 250, peak_mb

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import envelopes
 from tests.e2e.conftest import osmosis_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,7 +84,7 @@ def user_project(base: Path) -> Path:
 def run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict:  # type: ignore[type-arg]
     result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)  # type: ignore[no-any-return]
+    return envelopes.resource(result.stdout)
 
 
 def check_user_project(osmosis: list[str], base: Path, env: dict[str, str] | None = None) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import envelopes
 from tests.e2e.conftest import Run
 from tests.e2e.platform_double import PlatformDouble
 from tests.gitrepo import git, make_project
@@ -37,9 +38,8 @@ def secret_free(platform: PlatformDouble, *results: subprocess.CompletedProcess[
 def one_json_error(result: subprocess.CompletedProcess[str]) -> dict[str, object]:
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    error = json.loads(lines[0])["error"]
     assert result.stdout == ""
-    return error  # type: ignore[no-any-return]
+    return envelopes.error_of(result.stderr)
 
 
 def test_full_journey(
@@ -52,9 +52,9 @@ def test_full_journey(
     assert platform.state.polls == 3
 
     who = run_osmosis("whoami", "--json")
-    assert json.loads(who.stdout)["workspace"]["name"] == "acme"
+    assert envelopes.data(who.stdout)["workspace"]["name"] == "acme"
     assert run_osmosis("workspace", "switch", "beta").returncode == 0
-    assert json.loads(run_osmosis("workspace", "current", "--json").stdout)["name"] == "beta"
+    assert envelopes.data(run_osmosis("workspace", "current", "--json").stdout)["name"] == "beta"
     assert run_osmosis("workspace", "switch", "acme").returncode == 0
 
     submit = run_osmosis(
@@ -70,7 +70,7 @@ def test_full_journey(
     )
     outputs.append(submit)
     assert submit.returncode == 0, submit.stderr
-    final = json.loads(submit.stdout)
+    final = envelopes.resource(submit.stdout)
     assert final["status"] == "finished" and final["results"]["pass_rate"] == 0.85
     (create,) = platform.requests("POST", "/api/cli/eval-runs")
     assert create.headers["X-Osmosis-Workspace"] == "acme"
@@ -84,26 +84,26 @@ def test_full_journey(
     for _ in range(2):
         more = run_osmosis("eval", "submit", config(project), "--yes", "--json")
         assert more.returncode == 0, more.stderr
-    latest = json.loads(more.stdout)["name"]
+    latest = envelopes.resource(more.stdout)["name"]
 
     listed = run_osmosis("eval", "list", "--all", "--json")
-    doc = json.loads(listed.stdout)
-    assert len(doc["eval_runs"]) == 3 and doc["has_more"] is False
+    doc = envelopes.stdout_document(listed.stdout)
+    assert len(doc["items"]) == 3 and doc["has_more"] is False
     assert len(platform.requests("GET", "/api/cli/eval-runs?")) == 2  # two pages of two
 
     info = run_osmosis("eval", "info", final["name"], "--json")
-    assert json.loads(info.stdout)["results"]["reward_stats"]["pass_at_k"]["3"] == 0.97
+    assert envelopes.data(info.stdout)["results"]["reward_stats"]["pass_at_k"]["3"] == 0.97
 
     stop = run_osmosis("eval", "stop", latest, "--yes", "--json")
     assert stop.returncode == 0, stop.stderr
-    assert json.loads(stop.stdout)["status"] == "stopped"
+    assert envelopes.resource(stop.stdout)["status"] == "stopped"
     again = run_osmosis("eval", "stop", latest, "--yes")
     assert again.returncode == 1 and "already stopped" in again.stderr
 
     out = run_osmosis("logout")  # acme; beta still uses the user-scoped token
     assert out.returncode == 0
     assert platform.state.token not in platform.state.revoked
-    assert json.loads(run_osmosis("workspace", "current", "--json").stdout)["name"] == "beta"
+    assert envelopes.data(run_osmosis("workspace", "current", "--json").stdout)["name"] == "beta"
     out = run_osmosis("logout", "--all", "--yes")
     assert out.returncode == 0
     assert platform.state.token in platform.state.revoked
@@ -131,7 +131,7 @@ def test_ci_journey_with_token_only(
         timeout=60,
     )
     assert gated.returncode == 4, gated.stderr
-    assert json.loads(gated.stdout)["results"]["pass_rate"] == 0.85
+    assert envelopes.resource(gated.stdout)["results"]["pass_rate"] == 0.85
 
     by_repo = run_osmosis("eval", "submit", config(project), "--yes", "--json", extra_env=env)
     assert by_repo.returncode == 0, by_repo.stderr
@@ -177,7 +177,7 @@ def test_submit_survives_fault_with_exactly_one_run(
     assert len(platform.state.runs) == 1
     keys = {r.headers["Idempotency-Key"] for r in platform.requests("POST", "/api/cli/eval-runs")}
     assert len(keys) == 1
-    assert json.loads(result.stdout)["id"] in platform.state.runs
+    assert envelopes.resource(result.stdout)["id"] in platform.state.runs
     secret_free(platform, result)
 
 
@@ -197,7 +197,7 @@ def test_submit_gives_up_on_a_5xx_storm_with_one_line(
     )
     assert result.returncode == 1
     error = one_json_error(result)
-    assert error["code"] == "SERVER_ERROR"
+    assert (error["code"], error["reason"]) == ("PLATFORM_ERROR", "SERVER_ERROR")
     assert "may have been created" in str(error["hint"])
     assert len(platform.requests("POST", "/api/cli/eval-runs")) == 5
     assert len(platform.state.runs) == 0
@@ -206,14 +206,14 @@ def test_submit_gives_up_on_a_5xx_storm_with_one_line(
 @pytest.mark.parametrize(
     ("kind", "kw", "code", "fragment"),
     [
-        ("invalid_json", {}, "PROTOCOL", "not JSON"),
+        ("invalid_json", {}, "PLATFORM_ERROR", "not JSON"),
         (
             "status",
             {"status": 426, "body": {"status": "unsupported", "message": "need >= 1.0"}},
             "UPGRADE_REQUIRED",
             "too old",
         ),
-        ("status", {"status": 502, "count": 10}, "SERVER_ERROR", "HTTP 502"),
+        ("status", {"status": 502, "count": 10}, "PLATFORM_ERROR", "HTTP 502"),
     ],
 )
 def test_list_faults_end_in_one_clear_line(
@@ -311,8 +311,8 @@ def test_logs_follow_a_live_run_through_a_fault(
     platform.state.log_interval_s = 0.1
     submit = run_osmosis("eval", "submit", config(project), "--yes", "--json", extra_env=ci_env)
     assert submit.returncode == 0, submit.stderr
-    name = json.loads(submit.stdout)["name"]
-    run_id = json.loads(submit.stdout)["id"]
+    name = envelopes.resource(submit.stdout)["name"]
+    run_id = envelopes.resource(submit.stdout)["id"]
     platform.inject("GET", f"/api/cli/eval-runs/{name}/logs", "status", status=503, count=1)
     follow = run_osmosis("eval", "logs", name, "--follow", "--json", extra_env=ci_env, timeout=60)
     assert follow.returncode == 0, follow.stderr

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import envelopes
 from tests.e2e.conftest import Run, osmosis_command
 from tests.e2e.model_double import ModelDouble
 from tests.e2e.platform_double import PlatformDouble
@@ -78,7 +79,7 @@ def test_eval_run_through_a_tls_gateway_with_its_ca_bundle(
     proxy, pem, model = gateway
     result = local_run(workspace, proxy.url, "--ca-bundle", str(pem))
     assert result.returncode == 0, result.stderr
-    document = json.loads(result.stdout)
+    document = envelopes.resource(result.stdout)
     assert document["summary"]["errored_runs"] == 0
     assert document["summary"]["eval_fns"]["grader"]["mean"] == 1.0
     assert len(model.requests) >= 12  # every attempt (and the probe) crossed the gateway
@@ -90,7 +91,7 @@ def test_eval_run_trusts_ssl_cert_file(
     proxy, pem, _ = gateway
     result = local_run(workspace, proxy.url, env={"SSL_CERT_FILE": str(pem)})
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["summary"]["eval_fns"]["grader"]["mean"] == 1.0
+    assert envelopes.resource(result.stdout)["summary"]["eval_fns"]["grader"]["mean"] == 1.0
 
 
 def test_an_untrusted_gateway_is_one_clear_error_before_any_attempt(
@@ -102,7 +103,8 @@ def test_an_untrusted_gateway_is_one_clear_error_before_any_attempt(
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert "Traceback" not in result.stderr
     error = json.loads(lines[-1])["error"]
-    assert "not trusted" in error["message"] and error["code"] == "TLS_CERTIFICATE"
+    assert "not trusted" in error["message"] and error["reason"] == "TLS_CERTIFICATE"
+    assert error["code"] == "NETWORK"
     assert "--ca-bundle" in error["hint"]
     assert proxy.requests == 0 and model.requests == []  # refused at the handshake, never sent
 
@@ -115,8 +117,9 @@ def test_the_platform_through_a_tls_gateway(
     wire = Wire(piece=97, delay=0.001, chunked=True, encoding="gzip")
     with Proxy(platform.url, wire, tls=server_tls) as proxy:
         env = {"OSMOSIS_PLATFORM_URL": proxy.url, "OSMOSIS_CA_BUNDLE": str(pem)}
-        refused = run_osmosis("login", "--workspace", "acme",
-                              extra_env={"OSMOSIS_PLATFORM_URL": proxy.url})
+        refused = run_osmosis(
+            "login", "--workspace", "acme", extra_env={"OSMOSIS_PLATFORM_URL": proxy.url}
+        )
         assert refused.returncode != 0 and proxy.requests == 0  # no retries: it cannot help
         assert "presented a certificate that is not trusted" in refused.stderr
         assert "OSMOSIS_CA_BUNDLE" in refused.stderr and "Traceback" not in refused.stderr
@@ -124,16 +127,24 @@ def test_the_platform_through_a_tls_gateway(
         login = run_osmosis("login", "--workspace", "acme", extra_env=env)
         assert login.returncode == 0, login.stderr
         submit = run_osmosis(
-            "eval", "submit", str(project / "configs" / "eval" / "demo.toml"),
-            "--yes", "--wait", "--json", extra_env=env, timeout=60,
+            "eval",
+            "submit",
+            str(project / "configs" / "eval" / "demo.toml"),
+            "--yes",
+            "--wait",
+            "--json",
+            extra_env=env,
+            timeout=60,
         )
         assert submit.returncode == 0, submit.stderr
-        assert json.loads(submit.stdout)["status"] == "finished"
+        assert envelopes.resource(submit.stdout)["status"] == "finished"
         listed = run_osmosis("eval", "list", "--json", extra_env=env)
         assert listed.returncode == 0, listed.stderr
-        assert json.loads(listed.stdout)
-        cert_file = run_osmosis("whoami", "--json",
-                                extra_env={"OSMOSIS_PLATFORM_URL": proxy.url,
-                                           "SSL_CERT_FILE": str(pem)})
+        assert envelopes.items(listed.stdout)
+        cert_file = run_osmosis(
+            "whoami",
+            "--json",
+            extra_env={"OSMOSIS_PLATFORM_URL": proxy.url, "SSL_CERT_FILE": str(pem)},
+        )
         assert cert_file.returncode == 0, cert_file.stderr
     assert proxy.reused > 0 or proxy.connections > 0

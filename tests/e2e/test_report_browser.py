@@ -137,7 +137,9 @@ def test_a_vs_b_report_shows_the_numbers_filters_and_transcripts(
             assert page.text(f"[data-testid=pass_at_1-{i}]") == f"{stats['pass_at_1']:.3f}"
             assert page.text(f"[data-testid=rows-{i}]") == str(doc["summary"]["total_rows"])
         assert page.text("[data-testid=row-count]") == "20 of 20 rows"
-        compared = invoke("eval", "compare", "a.json", "b.json", "--json").json()["eval_fns"]
+        compared = invoke("eval", "compare", "a.json", "b.json", "--json").json()["data"][
+            "eval_fns"
+        ]
         assert page.text("[data-testid=diff-grader]") == f"{compared['grader']['diff']:+.3f}"
         assert page.page.locator("[data-testid=histogram] rect").count() > 0
         assert page.page.locator("[data-testid=pass-at-k] polyline").count() == 2
@@ -276,7 +278,9 @@ def test_only_the_reports_own_script_runs(browser: Any, project: Path) -> None:
     report = project / "report.html"
     page_text = report.read_text()
     policy = page_text.split('http-equiv="Content-Security-Policy" content="', 1)[1].split('"')[0]
-    assert "script-src 'sha256-" in policy and "'unsafe-inline'" not in policy.split("script-src")[1]
+    assert (
+        "script-src 'sha256-" in policy and "'unsafe-inline'" not in policy.split("script-src")[1]
+    )
     page = Page(browser, report)  # our script ran (data-ready is set by it)
     assert page.errors == []
     page.close()
@@ -285,7 +289,7 @@ def test_only_the_reports_own_script_runs(browser: Any, project: Path) -> None:
         page_text.replace(
             "<main>",
             "<main><script>document.body.dataset.pwned='1'</script>"
-            '<img src=x onerror="document.body.dataset.pwned=\'2\'">',
+            "<img src=x onerror=\"document.body.dataset.pwned='2'\">",
             1,
         )
     )

@@ -430,10 +430,18 @@ def test_a_planted_record_never_gets_a_process_killed(tmp_path: Path) -> None:
             "impostor": record_of(impostor, dead.pid, "e" * 32),
             "no-start": record_of(stranger, dead.pid, "d" * 32, start=None),
             # pgid of another group, led by the stranger: never a group we did not lead
-            "group": json.dumps({**json.loads(record_of(in_group, dead.pid, "f" * 32)),
-                                 "pgid": stranger.pid}),
-            "me": json.dumps({"pid": os.getpid(), "pgid": os.getpid(), "owner_pid": dead.pid,
-                              "start": _start_time(os.getpid()), "instance_id": "g" * 32}),
+            "group": json.dumps(
+                {**json.loads(record_of(in_group, dead.pid, "f" * 32)), "pgid": stranger.pid}
+            ),
+            "me": json.dumps(
+                {
+                    "pid": os.getpid(),
+                    "pgid": os.getpid(),
+                    "owner_pid": dead.pid,
+                    "start": _start_time(os.getpid()),
+                    "instance_id": "g" * 32,
+                }
+            ),
         }
         for name, text in plants.items():
             (registry / f"{name}.json").write_text(text)

@@ -30,7 +30,9 @@ def any_python(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run(config: Path, out: Path) -> RunResult:
-    spec = config_spec(load_config(config), Overrides(output=out, rollout_python=Path(sys.executable)))
+    spec = config_spec(
+        load_config(config), Overrides(output=out, rollout_python=Path(sys.executable))
+    )
     return asyncio.run(Runner(spec).run())
 
 
@@ -57,8 +59,12 @@ def test_a_result_over_64kb_in_plain_pieces_is_not_mistaken_for_a_timeout(tmp_pa
     config = server_workspace(
         tmp_path / "ws",
         env={"FAKE_SAMPLE_PAD": str(200_000), "FAKE_WIRE": "piece=1448,delay=0.0005"},
-        evaluation={"limit": 2, "batch_size": 2, "agent_workflow_timeout_s": 5,
-                    "grader_timeout_s": 5},
+        evaluation={
+            "limit": 2,
+            "batch_size": 2,
+            "agent_workflow_timeout_s": 5,
+            "grader_timeout_s": 5,
+        },
     )
     result = run(config, tmp_path / "out" / "results.json")
     assert result.summary["errored_runs"] == 0

@@ -1,15 +1,17 @@
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
+from unittest import mock
 
 import pytest
 import respx
 from typer.testing import CliRunner
 
 from osmosis_cli.main import main
+from tests import envelopes
 from tests.conftest import PLATFORM
 
 
@@ -20,7 +22,27 @@ class Result:
     stderr: str
 
     def json(self) -> Any:
-        return json.loads(self.stdout)
+        """The stdout envelope (checked)."""
+        return envelopes.stdout_document(self.stdout)
+
+    def data(self) -> Any:
+        document = self.json()
+        assert envelopes.kind(document) == "detail", document
+        return document["data"]
+
+    def items(self) -> list[Any]:
+        document = self.json()
+        assert envelopes.kind(document) == "list", document
+        return document["items"]  # type: ignore[no-any-return]
+
+    def resource(self) -> Any:
+        document = self.json()
+        assert envelopes.kind(document) == "operation", document
+        return document.get("resource", {})
+
+    def error(self) -> dict[str, Any]:
+        """The error envelope's ``error`` on stderr."""
+        return envelopes.error_of(self.stderr)
 
 
 Invoke = Callable[..., Result]
@@ -34,7 +56,8 @@ def invoke() -> Invoke:
     def run(*args: str, input: str | None = None) -> Result:
         with runner.isolation(input=input) as (stdout, stderr, _):
             try:
-                main(list(args))
+                with mock.patch.dict(os.environ):  # a .env the CLI loads stays in the call
+                    main(list(args))
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

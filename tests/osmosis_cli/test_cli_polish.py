@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from pathlib import Path
@@ -49,8 +48,9 @@ def test_every_help_page_has_readable_metavars(invoke: Invoke, path: list[str]) 
 def test_usage_error_with_json_prints_the_error_document(invoke: Invoke) -> None:
     result = invoke("eval", "run", "x.toml", "--json", "--bogus")
     assert result.exit_code == 2 and result.stdout == ""
-    error = json.loads(result.stderr)["error"]
-    assert error["code"] == "USAGE" and "--bogus" in error["message"]
+    error = result.error()
+    assert error["code"] == "VALIDATION" and "--bogus" in error["message"]
+    assert error["reason"] == "USAGE"
     assert error["hint"] == "see `osmosis eval run --help`"
     human = invoke("eval", "run", "x.toml", "--bogus")
     assert human.stderr.startswith("error: ") and human.stderr.count("\n") == 1
@@ -92,7 +92,7 @@ def test_a_run_where_every_attempt_errored_exits_1(invoke: Invoke, quickstart: P
     )
     result = invoke("eval", "run", "configs/eval/quickstart.toml", "--json", "-o", "r.json")
     assert result.exit_code == 1
-    doc = result.json()  # the verdict still comes with its document
+    doc = result.resource()  # the verdict still comes with its document
     assert doc["summary"]["errored_runs"] == doc["summary"]["total_runs"] == 60
     assert "every attempt errored (60 of 60)" in result.stderr
 

@@ -36,7 +36,7 @@ def test_the_worked_example_is_what_compare_prints(tmp_path: Path, invoke: Invok
     cand = write(tmp_path / "candidate.json", {i: [s] for i, s in enumerate(b)})
     result = invoke("eval", "compare", str(base), str(cand), "--json", "--fail-if-worse", "0.05")
     assert result.exit_code == 0, result.stderr  # the interval includes 0: no regression
-    doc = result.json()
+    doc = result.data()
     assert doc["paired_rows"] == shown["paired_rows"] and doc["unpaired"] == shown["unpaired"]
     ours = doc["eval_fns"]["grader"]
     for key, value in shown["eval_fns"]["grader"].items():  # type: ignore[index, union-attr]

@@ -43,14 +43,18 @@ def test_submit_json_pins_head_once(invoke: Invoke, project: Path, api: respx.Mo
     result = invoke("eval", "submit", CONFIG, "--yes", "--json")
     assert result.exit_code == 0, result.stderr
     head = git(project, "rev-parse", "HEAD")
-    assert result.json() == {
+    document = result.json()
+    assert (document["operation"], document["status"]) == ("eval.submit", "success")
+    resource = document["resource"]
+    assert {k: resource[k] for k in ("id", "name", "status", "platform_url")} == {
         "id": "r1",
         "name": "demo-abc",
         "status": "pending",
         "platform_url": "https://platform.test/runs/r1",
-        "commit_sha": head,
-        "workspace": "acme",
     }
+    assert (resource["commit_sha"], resource["workspace"]) == (head, "acme")
+    assert resource["config"]["commit_sha"] == head  # the published CLI's keys too
+    assert {"action": "eval_info", "name": "demo-abc"} in document["next_steps_structured"]
     body = json.loads(create.calls.last.request.read())
     assert body["experiment_config"]["commit_sha"] == head
     assert body["evaluation_config"] == {"limit": 10, "n": 2}
@@ -85,8 +89,8 @@ def test_submit_broken_config_json_error(invoke: Invoke, project: Path) -> None:
     result = invoke("eval", "submit", CONFIG, "--yes", "--json")
     assert result.exit_code == 2
     assert result.stdout == ""
-    error = json.loads(result.stderr)["error"]
-    assert error["code"] == "INVALID_CONFIG"
+    error = result.error()
+    assert (error["code"], error["reason"]) == ("VALIDATION", "INVALID_CONFIG")
     assert error["problems"][0].startswith("configs/eval/demo.toml:1:")
 
 
@@ -168,7 +172,7 @@ def test_submit_wait_gates_exit_code(
     args += ["--min-pass-rate", gate] if gate else ["--wait"]
     result = invoke(*args)
     assert result.exit_code == code, result.stderr
-    doc = result.json()  # the final <run> is printed even on exit 4
+    doc = result.resource()  # the final <run> is printed even on exit 4
     assert doc["status"] == final
     assert doc["results"]["pass_rate"] == 0.9
 
@@ -213,9 +217,10 @@ def test_submit_names_server_mode_like_eval_run(
 def test_list_json_all_pages(invoke: Invoke, project: Path, router: respx.MockRouter) -> None:
     router.get("/api/cli/eval-runs").mock(side_effect=pages([row(1), row(2)], [row(3)]))
     doc = invoke("eval", "list", "--all", "--json").json()
-    assert [r["name"] for r in doc["eval_runs"]] == ["run-1", "run-2", "run-3"]
+    assert [r["name"] for r in doc["items"]] == ["run-1", "run-2", "run-3"]
     assert doc["has_more"] is False and doc["total_count"] == 3
-    assert doc["eval_runs"][0]["model"] == "openai/gpt-5-mini"
+    assert doc["items"][0]["model"] == "openai/gpt-5-mini"
+    assert doc["items"][0]["summary"]["avg_reward"] == 0.6  # the published list-item keys
 
 
 def test_list_limit_and_human_table(
@@ -244,7 +249,8 @@ def test_list_limit_and_human_table(
 
 def test_info_json_and_human(invoke: Invoke, project: Path, router: respx.MockRouter) -> None:
     router.get("/api/cli/eval-runs/demo-abc").respond(200, json=detail("finished"))
-    doc = invoke("eval", "info", "demo-abc", "--json").json()
+    doc = invoke("eval", "info", "demo-abc", "--json").data()
+    assert doc["eval_run"]["name"] == "demo-abc"  # the published detail's object
     assert doc["results"]["reward_stats"]["pass_at_k"]["3"] == 0.99
     human = invoke("eval", "info", "demo-abc").stdout
     assert "pass@k:" in human and "@1=0.900" in human and "@3=0.990" in human
@@ -265,7 +271,7 @@ def test_stop_json_and_conflict(invoke: Invoke, project: Path, router: respx.Moc
     router.get("/api/cli/eval-runs/demo-abc").respond(200, json=detail("stopped", None))
     assert invoke("eval", "stop", "demo-abc", "--json").exit_code == 2  # needs --yes without TTY
     doc = invoke("eval", "stop", "demo-abc", "--yes", "--json").json()
-    assert doc["status"] == "stopped"
+    assert (doc["operation"], doc["resource"]["status"]) == ("eval.stop", "stopped")
     router.post("/api/cli/eval-runs/demo-abc/stop").respond(409, json={"code": "CONFLICT"})
     router.get("/api/cli/eval-runs/demo-abc").respond(200, json=detail("finished"))
     conflict = invoke("eval", "stop", "demo-abc", "--yes")
@@ -285,7 +291,7 @@ def test_init_scaffolds_a_runnable_evaluation_once(
     assert 'model_path = "mock/calculator"' in (tmp_path / "configs/eval/my-eval.toml").read_text()
     first = invoke("eval", "run", "configs/eval/my-eval.toml", "--json")
     assert first.exit_code == 0, first.stderr  # runs at the first try, offline
-    summary = first.json()["summary"]
+    summary = first.resource()["summary"]
     assert summary["total_runs"] == 5 and summary["errored_runs"] == 0
     assert summary["eval_fns"]["grader"]["mean"] == 1.0
     again = invoke("eval", "init", "my-eval")
@@ -303,7 +309,7 @@ def test_init_example_copies_a_bundled_workspace(
     monkeypatch.chdir(tmp_path / "demo")
     run = invoke("eval", "run", "configs/eval/quickstart.toml", "--json")
     assert run.exit_code == 0, run.stderr
-    assert run.json()["summary"]["total_runs"] == 60
+    assert run.resource()["summary"]["total_runs"] == 60
     unknown = invoke("eval", "init", "x", "--example", "nope")
     assert unknown.exit_code == 2 and "quickstart" in unknown.stderr
 
@@ -351,7 +357,7 @@ def test_list_limit_spanning_pages_keeps_an_exact_next_offset(
     second = [row(i) for i in range(50, 100)]
     route = router.get("/api/cli/eval-runs").mock(side_effect=pages(first, second, [row(100)]))
     doc = invoke("eval", "list", "--limit", "70", "--json").json()
-    assert len(doc["eval_runs"]) == 70 and doc["eval_runs"][-1]["name"] == "run-69"
+    assert len(doc["items"]) == 70 and doc["items"][-1]["name"] == "run-69"
     assert doc["has_more"] is True and doc["next_offset"] == 70
     assert route.call_count == 2
 

@@ -37,8 +37,10 @@ def quickstart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_eval_run_quickstart_json(invoke: Invoke, quickstart: Path) -> None:
     result = invoke("eval", "run", "configs/eval/quickstart.toml", "--json", "-o", "out.json")
     assert result.exit_code == 0, result.stderr
-    doc = result.json()
-    assert doc == json.loads((quickstart / "out.json").read_text())
+    doc = result.resource()
+    written = json.loads((quickstart / "out.json").read_text())
+    assert {key: doc[key] for key in written} == written  # the document, inside the envelope
+    assert doc["output_path"] == "out.json" and doc["total_work_items"] == 60
     assert doc["config"]["model"] == "mock/flaky-calculator"
     assert doc["config"]["eval_fns"] == ["grader"]
     assert doc["summary"]["total_rows"] == 20 and doc["summary"]["total_runs"] == 60
@@ -74,7 +76,7 @@ def test_flags_override_toml(invoke: Invoke, quickstart: Path) -> None:
         "0.5",
         "--model",
         "mock/calculator",
-    ).json()
+    ).resource()
     assert doc["config"]["model"] == "mock/calculator"
     assert (
         doc["config"]["n_runs"],
@@ -87,8 +89,8 @@ def test_flags_override_toml(invoke: Invoke, quickstart: Path) -> None:
 def test_no_limit_samples_ten_percent_with_seed(invoke: Invoke, quickstart: Path) -> None:
     config = quickstart / "configs" / "eval" / "quickstart.toml"
     config.write_text(config.read_text().replace("limit = 20\n", ""))
-    a = invoke("eval", "run", str(config), "--json", "--seed", "1", "-o", "a.json").json()
-    b = invoke("eval", "run", str(config), "--json", "--seed", "1", "-o", "b.json").json()
+    a = invoke("eval", "run", str(config), "--json", "--seed", "1", "-o", "a.json").resource()
+    b = invoke("eval", "run", str(config), "--json", "--seed", "1", "-o", "b.json").resource()
     assert [r["row_index"] for r in a["rows"]] == [r["row_index"] for r in b["rows"]]
     assert a["summary"]["total_rows"] == 5 and a["config"]["seed"] == 1
 
@@ -109,7 +111,7 @@ def test_seed_form(invoke: Invoke, quickstart: Path) -> None:
         "seed.json",
     )
     assert result.exit_code == 0, result.stderr
-    doc = result.json()
+    doc = result.resource()
     assert list(doc["summary"]["eval_fns"]) == [
         "rollouts/calculator/rewards.py:exact_number",
         "rollouts/calculator/rewards.py:brevity",
@@ -119,7 +121,7 @@ def test_seed_form(invoke: Invoke, quickstart: Path) -> None:
 
 
 def test_seed_form_evaluates_every_row_without_limit(invoke: Invoke, quickstart: Path) -> None:
-    doc = invoke(*SEED, "--json", "-q", "-o", "all.json").json()
+    doc = invoke(*SEED, "--json", "-q", "-o", "all.json").resource()
     assert doc["summary"]["total_rows"] == 50
 
 
@@ -254,7 +256,7 @@ def test_docs_seed_form_unchanged_against_an_openai_compatible_server(
         bodies = list(stub.state.requests)
         headers = list(stub.state.headers)
     assert result.exit_code == 0, result.stderr
-    doc = result.json()
+    doc = result.resource()
     assert doc["summary"]["eval_fns"]["rewards:compute_reward"]["mean"] == 1.0
     assert doc["summary"]["total_runs"] == 12 and doc["summary"]["total_tokens"] == 120
     chat = [b for b in bodies if b["messages"][-1]["content"] != "ping"]

@@ -193,7 +193,7 @@ def test_05_exits_and_interrupts_in_user_code_fail_one_attempt(
     rollout(project, ESCAPES)
     result = invoke(*RUN, "--limit", "7", "--n", "1", "-o", "r.json", "--json")
     assert result.exit_code == 0, result.stderr
-    runs = runs_of(result.json())
+    runs = runs_of(result.resource())
     assert runs[0]["error"] == "workflow: UserCodeError: called sys.exit(3)"
     assert runs[1]["error"] == "workflow: UserCodeError: called os._exit(0)"
     assert runs[2]["error"] == "workflow: UserCodeError: raised KeyboardInterrupt"
@@ -252,7 +252,7 @@ def test_06_code_that_blocks_or_never_returns_times_out(invoke: Invoke, project:
     result = invoke(*RUN, "--limit", "4", "--n", "1", "-o", "r.json", "--json")
     assert time.monotonic() - started < 20
     assert result.exit_code == 0, result.stderr
-    runs = runs_of(result.json())
+    runs = runs_of(result.resource())
     assert runs[0]["error"].startswith("workflow timed out after 1s: blocked the event loop")
     assert runs[1]["error"] == "grader timed out after 1s"
     assert runs[2]["success"] and runs[3]["success"]
@@ -423,7 +423,7 @@ def test_11_user_code_printing_never_corrupts_json_stdout(invoke: Invoke, projec
     rollout(project, PRINTING)
     result = invoke(*RUN, "--limit", "2", "-o", "r.json", "--json")
     assert result.exit_code == 0
-    assert result.json()["summary"]["total_rows"] == 2  # stdout: exactly the document
+    assert result.resource()["summary"]["total_rows"] == 2  # stdout: exactly the document
     assert "import-time chatter" in result.stderr and "grader chatter" in result.stderr
 
 

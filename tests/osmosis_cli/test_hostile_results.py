@@ -145,7 +145,7 @@ def test_scores_near_the_limits_of_a_float_compare_and_report(
     low = huge(good, "low", -a, -b)
     result = invoke("eval", "compare", str(low), str(big), "--json")
     assert result.exit_code == 0, result.stderr
-    data = strict(result.stdout)  # no Infinity, no NaN
+    data = strict(result.stdout)["data"]  # no Infinity, no NaN
     grader = data["eval_fns"]["grader"]
     assert grader["mean_a"] is not None and grader["mean_b"] is not None
     human = invoke("eval", "compare", str(low), str(big))
@@ -166,7 +166,7 @@ def test_a_difference_beyond_a_float_is_missing_with_a_note(invoke: Invoke, good
     high = huge(good, "high", 1.7e308, 1.7e308)
     result = invoke("eval", "compare", str(low), str(high), "--json")
     assert result.exit_code == 0, result.stderr
-    data = strict(result.stdout)
+    data = strict(result.stdout)["data"]
     assert data["eval_fns"]["grader"]["diff"] is None
     assert data["eval_fns"]["grader"]["ci_low"] is None
     assert any("beyond the range of a number" in note for note in data["notes"])

@@ -41,9 +41,11 @@ def test_logs_json_is_one_record_per_line(invoke: Invoke, api: respx.MockRouter)
     api.get(LOGS).mock(side_effect=LogServer([entry(i) for i in range(4)]))
     result = invoke("eval", "logs", "demo-abc", "--json")
     assert result.exit_code == 0, result.stderr
-    records = [json.loads(line) for line in result.stdout.splitlines()]
+    document = result.json()  # the list envelope, as the published CLI prints it
+    records = document["items"]
     assert [r["message"] for r in records] == [f"event {i}" for i in range(4)]
     assert set(records[0]) == {"timestamp", "level", "step", "message"}
+    assert document["next_cursor"] is None and document["has_more"] is False
 
 
 def test_logs_follow_tails_until_the_run_ends(invoke: Invoke, api: respx.MockRouter) -> None:
@@ -85,4 +87,4 @@ def test_logs_json_escapes_c1_controls(invoke: Invoke, api: respx.MockRouter) ->
     for raw in ("\u009b", "\u009d", "\u2028", "\x7f", "\x07"):
         assert raw not in result.stdout
     assert "\\u009b31m" in result.stdout
-    assert json.loads(result.stdout)["message"] == hostile  # the text itself is kept
+    assert result.items()[0]["message"] == hostile  # the text itself is kept

@@ -36,7 +36,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def run_quickstart(invoke: Invoke, out: str, *args: str) -> dict:  # type: ignore[type-arg]
     result = invoke("eval", "run", TOML, "-o", out, "--json", *args)
     assert result.exit_code == 0, result.stderr
-    return result.json()  # type: ignore[no-any-return]
+    return result.resource()  # type: ignore[no-any-return]
 
 
 # ------------------------------------------------------------------ compare
@@ -57,7 +57,7 @@ def test_two_offline_runs_compare_with_an_interval_and_flips(invoke: Invoke, pro
     assert "Largest drops (grader):" in result.stdout
     assert "Flipped rows (grader): " in result.stdout and "pass→fail" in result.stdout
 
-    doc = invoke("eval", "compare", "a.json", "b.json", "--json").json()
+    doc = invoke("eval", "compare", "a.json", "b.json", "--json").data()
     stats = doc["eval_fns"]["grader"]
     assert (
         stats["ci_method"] == "bootstrap" and stats["ci_low"] <= stats["diff"] <= stats["ci_high"]
@@ -77,7 +77,7 @@ def test_fail_if_worse_gates_on_an_established_regression(invoke: Invoke, projec
     assert worse.exit_code == 4
     assert "REGRESSION: B is worse than A on grader" in worse.stderr
     doc = invoke("eval", "compare", "a.json", "b.json", "--json", "--fail-if-worse", "0.05")
-    assert doc.exit_code == 4 and doc.json()["regressions"] == ["grader"]
+    assert doc.exit_code == 4 and doc.data()["regressions"] == ["grader"]
     better = invoke("eval", "compare", "b.json", "a.json", "--fail-if-worse", "0.05")
     assert better.exit_code == 0
     assert "no regression established" in better.stderr
@@ -155,8 +155,9 @@ def test_rescore_reproduces_the_scores_with_the_same_eval_fn(invoke: Invoke, pro
     )
     assert result.exit_code == 0, result.stderr
     original = json.loads((project / "seed.json").read_text())
-    again = result.json()
-    assert again == json.loads((project / "again.json").read_text())
+    again = result.resource()
+    written = json.loads((project / "again.json").read_text())
+    assert {key: again[key] for key in written} == written
     assert again["rescored_from"] == "seed.json"
     assert again["summary"]["eval_fns"] == original["summary"]["eval_fns"]
     assert [r["runs"] for r in again["rows"]] == [r["runs"] for r in original["rows"]]
@@ -168,7 +169,7 @@ def test_rescore_a_toml_run_with_its_grader_and_with_a_new_fn(
     original = run_quickstart(invoke, "run.json")
     same = invoke("eval", "rescore", "run.json", "--eval-fn", f"{MAIN}:NumberMatch", "--json")
     assert same.exit_code == 0, same.stderr
-    assert same.json()["summary"]["eval_fns"] == original["summary"]["eval_fns"]
+    assert same.resource()["summary"]["eval_fns"] == original["summary"]["eval_fns"]
     assert (project / "run.rescored.json").is_file()  # the default output
 
     other = invoke(
@@ -182,7 +183,7 @@ def test_rescore_a_toml_run_with_its_grader_and_with_a_new_fn(
         "--json",
     )
     assert other.exit_code == 0, other.stderr
-    doc = other.json()
+    doc = other.resource()
     assert doc["config"]["eval_fns"] == [f"{REWARDS}:brevity"]
     assert doc["summary"]["eval_fns"][f"{REWARDS}:brevity"]["mean"] == 1.0  # answers are short
     assert doc["summary"]["total_tokens"] == original["summary"]["total_tokens"]  # no model call
@@ -229,7 +230,7 @@ def test_rescore_survives_a_hostile_eval_fn(invoke: Invoke, project: Path) -> No
         "--json",
     )
     assert result.exit_code == 0, result.stderr
-    doc = result.json()  # stdout still holds one document: the user's print went to stderr
+    doc = result.resource()  # stdout still holds one document: the user's print went to stderr
     run = doc["rows"][0]["runs"][0]
     assert run["success"] is True
     assert "RuntimeError: grader bug" in run["fn_errors"]["hostile.py:raises"]

@@ -40,8 +40,10 @@ def test_eval_rubric_json_and_result_file(invoke: Invoke, rubrics: Path) -> None
         "--json",
     )
     assert result.exit_code == 0, result.stderr
-    doc = result.json()
-    assert doc == json.loads((rubrics / "out.json").read_text())
+    doc = result.resource()
+    written = json.loads((rubrics / "out.json").read_text())
+    assert {key: doc[key] for key in written} == written
+    assert doc["output_path"] == "out.json"
     assert doc["model"] == "mock/judge" and doc["rubric"] == "Be helpful"
     assert [r["line"] for r in doc["records"]] == [1, 2, 3]
     assert all(len(r["runs"]) == 2 for r in doc["records"])
@@ -94,10 +96,10 @@ def test_both_rubric_commands_share_json_and_concurrency(invoke: Invoke, rubrics
         "--json",
     )
     assert result.exit_code == 0, result.stderr
-    doc = result.json()  # stdout holds exactly the document
+    doc = result.resource()  # stdout holds exactly the document
     assert [r["conversation_id"] for r in doc["records"]] == ["ticket-001", "ticket-002"]
     (written,) = list((rubrics / ".osmosis" / "rubrics").glob("support_followup-*.json"))
-    assert json.loads(written.read_text()) == doc
+    assert json.loads(written.read_text()) == {k: v for k, v in doc.items() if k != "output_path"}
 
 
 def test_missing_rubric_config_hint_names_the_commands_own_flag(

@@ -45,7 +45,7 @@ def test_the_plan_says_server_mode_and_why(invoke: Invoke, workspace: Path) -> N
 def test_json_prints_the_document_and_nothing_else(invoke: Invoke, workspace: Path) -> None:
     result = invoke(*RUN, "-o", "out.json", "--json")
     assert result.exit_code == 0, result.stderr
-    doc = result.json()
+    doc = result.resource()
     assert doc["config"]["rollout_mode"] == "server"
     run = doc["rows"][0]["runs"][0]
     assert {"rollout_id", "err_category", "trajectory", "messages", "answer"} <= set(run)
@@ -113,7 +113,7 @@ def test_max_retries_retries_a_transient_failure(invoke: Invoke, workspace: Path
     )
     result = invoke(*RUN, "-o", "out.json", "--max-retries", "1", "--json")
     assert result.exit_code == 0, result.stderr
-    runs = {row["row_index"]: row["runs"][0] for row in result.json()["rows"]}
+    runs = {row["row_index"]: row["runs"][0] for row in result.resource()["rows"]}
     assert runs[1]["success"] and runs[1]["retries"] == 1
 
 

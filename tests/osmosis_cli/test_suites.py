@@ -47,7 +47,7 @@ def test_the_example_suite_runs_offline_and_compares(invoke: Invoke, project: Pa
 def test_json_prints_the_suite_document(invoke: Invoke, project: Path) -> None:
     result = invoke("eval", "run", SUITE, "-o", "out", "--json", "--limit", "2")
     assert result.exit_code == 0, result.stderr
-    doc = result.json()
+    doc = result.resource()
     assert doc["suite"] == "quickstart-suite"
     entry = doc["entries"][1]
     assert set(entry) >= {"name", "settings", "output", "status", "summary"}
@@ -62,7 +62,7 @@ def test_json_prints_the_suite_document(invoke: Invoke, project: Path) -> None:
 def test_dry_run_shows_entries_and_origins_and_runs_nothing(invoke: Invoke, project: Path) -> None:
     result = invoke("eval", "run", SUITE, "--dry-run", "--json", "--n", "2")
     assert result.exit_code == 0, result.stderr
-    doc = result.json()
+    doc = result.resource()
     assert [e["name"] for e in doc["entries"]][:2] == [
         "exact",
         "calculator-flaky-calculator-n1-t0.7",
@@ -192,7 +192,7 @@ def test_hosted_suite_submits_one_run_per_entry_even_when_a_response_is_lost(
         "osmosis_suite": {"name": "suite", "entry": "demo-gpt-5-mini-easy"},
     }
     assert all(b["evaluation_config"] == {"limit": 20} for b in bodies)
-    doc = result.json()
+    doc = result.resource()
     assert [r["entry"] for r in doc["runs"]] == ["demo-gpt-5-mini-easy", "demo-gpt-5-easy"]
     assert [r["name"] for r in doc["runs"]] == ["run-1", "run-2"]
     record = json.loads((repo / ".osmosis" / "suites" / "hosted" / "suite.json").read_text())
@@ -266,7 +266,7 @@ def test_list_suite_shows_only_its_runs(
     )
     result = invoke("eval", "list", "--suite", "nightly", "--json")
     assert result.exit_code == 0, result.stderr
-    assert [r["name"] for r in result.json()["eval_runs"]] == ["run-2"]
+    assert [r["name"] for r in result.items()] == ["run-2"]
     unknown = invoke("eval", "list", "--suite", "other")
     assert unknown.exit_code == 2 and "no hosted runs of suite 'other'" in unknown.stderr
 
@@ -324,7 +324,9 @@ def test_model_failures_after_the_clients_retries_are_retried_whole(tmp_path: Pa
 
 def write_suite(project: Path, body: str, name: str = "hostile.toml") -> str:
     head = 'rollout = "calculator"\nentrypoint = "main.py"\ndataset = "arithmetic"\n'
-    (project / "configs" / "eval" / name).write_text(head + 'model_path = "mock/calculator"\n' + body)
+    (project / "configs" / "eval" / name).write_text(
+        head + 'model_path = "mock/calculator"\n' + body
+    )
     return f"configs/eval/{name}"
 
 
@@ -347,9 +349,9 @@ def test_entry_names_are_unique_whatever_names_were_given(invoke: Invoke, projec
     )
     result = invoke("eval", "run", path, "-o", "out", "--json")
     assert result.exit_code == 0, result.stderr
-    names = [e["name"] for e in result.json()["entries"]]
+    names = [e["name"] for e in result.resource()["entries"]]
     assert names == ["a-2", "a", "a-3", "A-4", "calculator"]
-    outputs = {e["output"] for e in result.json()["entries"]}
+    outputs = {e["output"] for e in result.resource()["entries"]}
     assert len(outputs) == 5  # five documents, none overwriting another
     for name in names:
         head = json.loads((project / "out" / f"{name}.json").read_text())
@@ -367,7 +369,7 @@ def test_an_entry_named_suite_is_refused_and_a_generated_one_steps_aside(
     generated = write_suite(project, "limit = 2\n[[eval]]\nrollout = 'suite'\n", "gen.toml")
     done = invoke("eval", "run", generated, "-o", "out", "--json")
     assert done.exit_code == 0, done.stderr
-    assert [e["name"] for e in done.json()["entries"]] == ["suite-2"]
+    assert [e["name"] for e in done.resource()["entries"]] == ["suite-2"]
     assert json.loads((project / "out" / "suite.json").read_text())["entries"][0]["status"] == (
         "finished"
     )
@@ -387,7 +389,7 @@ def test_long_names_given_or_swept_never_reach_the_file_system_too_long(
     )
     result = invoke("eval", "run", swept, "-o", "out", "--json")
     assert result.exit_code == 0, result.stderr
-    names = [e["name"] for e in result.json()["entries"]]
+    names = [e["name"] for e in result.resource()["entries"]]
     assert len(set(names)) == 2 and all(len(n) <= 100 for n in names)
     assert all((project / "out" / f"{n}.json").is_file() for n in names)
 
@@ -399,8 +401,18 @@ def test_suite_documents_never_hold_header_values_or_url_passwords(
         url = stub.url.replace("http://", "http://user:hunter2pass@")
         path = write_suite(project, "limit = 2\n[[eval]]\nname = 'a'\n[[eval]]\nname = 'b'\n")
         result = invoke(
-            "eval", "run", path, "-o", "out", "--json", "--model", "m", "--base-url", url,
-            "--header", "X-Api-Key: sk-very-secret-token",
+            "eval",
+            "run",
+            path,
+            "-o",
+            "out",
+            "--json",
+            "--model",
+            "m",
+            "--base-url",
+            url,
+            "--header",
+            "X-Api-Key: sk-very-secret-token",
         )
         assert result.exit_code == 0, result.stderr
         assert stub.state.headers[0]["X-Api-Key"] == "sk-very-secret-token"

@@ -54,9 +54,7 @@ def read_all(fd: int, proc: subprocess.Popen[bytes]) -> bytes:
 
 @pytest.mark.slow
 def test_compare_on_a_terminal_shows_hostile_prompts_as_text(tmp_path: Path) -> None:
-    extra = {
-        i: [attempt(i, 0, 1.0, prompt=text, answer=text)] for i, text in enumerate(HOSTILE)
-    }
+    extra = {i: [attempt(i, 0, 1.0, prompt=text, answer=text)] for i, text in enumerate(HOSTILE)}
     a = write(tmp_path / "a.json", {}, extra=extra)
     worse = {i: [attempt(i, 0, 0.0, prompt=text, answer=text)] for i, text in enumerate(HOSTILE)}
     b = write(tmp_path / "b.json", {}, extra=worse)

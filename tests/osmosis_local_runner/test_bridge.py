@@ -301,7 +301,9 @@ def test_a_model_answer_that_cannot_be_reencoded_is_a_500_not_a_crash(
         async with session.post(url(bridge), json=body, headers=auth(bridge)) as r:
             assert r.status == 500
             assert (await r.json())["error"]["type"] == "internal_error"
-        async with session.post(url(bridge), json={**body, "stream": True}, headers=auth(bridge)) as r:
+        async with session.post(
+            url(bridge), json={**body, "stream": True}, headers=auth(bridge)
+        ) as r:
             text = (await r.read()).decode()
         assert "event: error" in text and "internal error" in text and text.endswith("[DONE]\n\n")
 

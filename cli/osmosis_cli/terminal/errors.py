@@ -57,7 +57,8 @@ _current: list[Output] = []
 def handle_errors(fn: F) -> F:
     """Wrap a command: build its Output, render any error as one line, exit with its code.
 
-    The command's ``json_output`` keyword (if any) selects JSON errors; the root's
+    The root's ``--json`` / ``--plain`` select the output (a JSON command that ends
+    without its document is an ``INTERNAL`` error, never a silent success); the root's
     ``-v`` turns on debug logs and tracebacks.
     """
 
@@ -65,13 +66,14 @@ def handle_errors(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         # a command is called with keywords (typer), or as run(ctx, options)
         ctx = kwargs.get("ctx", args[0] if args else None)
-        options = args[1] if len(args) > 1 else None
-        json_mode = kwargs.get("json_output", getattr(options, "json_output", False))
         find_root = getattr(ctx, "find_root", None)
         root = find_root() if callable(find_root) else None
         verbose = bool(root is not None and getattr(root.obj, "verbose", False))
+        mode = getattr(getattr(root, "obj", None), "output", "rich")
         command = getattr(ctx, "command_path", None) or "osmosis"
-        out = Output(json_mode=bool(json_mode), verbose=verbose, command=command)
+        out = Output(
+            json_mode=mode == "json", plain=mode == "plain", verbose=verbose, command=command
+        )
         _current.append(out)
         handler = _StderrHandler(out)
         log = logging.getLogger("osmosis_client")
@@ -79,7 +81,11 @@ def handle_errors(fn: F) -> F:
         log.addHandler(handler)
         log.setLevel(logging.DEBUG if verbose else logging.INFO)
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
+            if out.json_mode and not out.emitted:
+                out.error(OsmosisError("the command ended without its result", code="INTERNAL"))
+                raise typer.Exit(EXIT_FAILED)
+            return result
         except OsmosisError as exc:
             if verbose:
                 traceback.print_exc()

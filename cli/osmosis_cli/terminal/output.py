@@ -1,8 +1,9 @@
-"""The one output policy: TTY, colour, ``NO_COLOR``, ``--json``, prompts.
+"""The one output policy: TTY, colour, ``NO_COLOR``, ``--json``, ``--plain``, prompts.
 
-Humans get rich tables on stdout and messages on stderr; with ``--json``
-stdout carries exactly one JSON document. ``rich`` is imported only when a
-human-readable table or progress display is actually drawn.
+Humans get rich tables on stdout and messages on stderr; with ``--json`` stdout
+carries exactly one JSON document (an envelope of :mod:`.envelope`) and stderr only
+JSON lines of ours; ``--plain`` prints tab-separated rows without a header. ``rich`` is
+imported only when a human-readable table or progress display is actually drawn.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cached_property
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from osmosis_cli.terminal.machine import ResultWriter
 from osmosis_client._redact import safe_json, safe_text
 from osmosis_client.errors import InvalidInputError, OsmosisError
 
@@ -27,13 +28,14 @@ class ConfirmationRequired(InvalidInputError):
     code = "CONFIRMATION_REQUIRED"
 
 
-class Output:
+class Output(ResultWriter):
     """Where and how a command writes. Tests pass ``StringIO`` streams."""
 
     def __init__(
         self,
         *,
         json_mode: bool = False,
+        plain: bool = False,
         stdout: IO[str] | None = None,
         stderr: IO[str] | None = None,
         stdin: IO[str] | None = None,
@@ -41,7 +43,11 @@ class Output:
         command: str = "osmosis",
     ) -> None:
         self.json_mode = json_mode
+        #: --plain: results as tab-separated rows (no header), `Label: value` lines
+        self.plain = plain and not json_mode
         self.command = command
+        #: whether the command's result was written (a --json command must write one)
+        self.emitted = False
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
         self.stdin = stdin or sys.stdin
@@ -107,12 +113,6 @@ class Output:
 
     # ------------------------------------------------------------- writing
 
-    def emit_json(self, document: Any) -> None:
-        """The one JSON document of a ``--json`` command."""
-        text = json.dumps(document, indent=2, ensure_ascii=False, default=str)
-        self.stdout.write(safe_json(text) + "\n")
-        self.stdout.flush()
-
     @contextlib.contextmanager
     def user_output_to_stderr(self) -> Iterator[None]:
         """With ``--json``, stdout carries one document: while user code may run, what
@@ -141,13 +141,6 @@ class Output:
                 os.dup2(saved, 1)
                 os.close(saved)
 
-    def emit_file(self, path: Path) -> None:
-        """A JSON document already written to ``path`` (streamed, never loaded whole)."""
-        with path.open("r", encoding="utf-8") as handle:
-            for chunk in iter(lambda: handle.read(1 << 16), ""):
-                self.stdout.write(chunk)
-        self.stdout.flush()
-
     def print(self, text: str = "") -> None:
         """A human line on stdout (ignored with ``--json``)."""
         if self.json_mode:
@@ -172,11 +165,21 @@ class Output:
 
     def note(self, text: str) -> None:
         """A one-off notice on stderr, printed in every mode (stdout stays clean)."""
+        if self.json_mode:
+            self._json_line(_warning(safe_text(text), "NOTE"))
+            return
         self.stderr.write(f"note: {safe_text(text)}\n")
         self.stderr.flush()
 
-    def warn(self, text: str) -> None:
+    def warn(self, text: str, code: str | None = None) -> None:
+        if self.json_mode:
+            self._json_line(_warning(safe_text(text), code))
+            return
         self.stderr.write(f"warning: {safe_text(text)}\n")
+        self.stderr.flush()
+
+    def _json_line(self, document: dict[str, Any]) -> None:
+        self.stderr.write(safe_json(json.dumps(document, ensure_ascii=False, default=str)) + "\n")
         self.stderr.flush()
 
     def error(self, exc: OsmosisError) -> None:
@@ -184,8 +187,9 @@ class Output:
 
         hint = hint_for(exc, self.command)
         if self.json_mode:
-            document = {**exc.to_dict(), "hint": hint}
-            self.stderr.write(safe_json(json.dumps({"error": document})) + "\n")
+            from osmosis_cli.terminal.envelope import error_document
+
+            self._json_line(error_document(self.command, exc, hint))
         else:
             line = f"error: {exc.message}"
             if hint:
@@ -206,6 +210,9 @@ class Output:
         """A table; on a terminal, columns named in ``keep`` are never truncated (the
         others shrink and fold instead)."""
         if self.json_mode:
+            return
+        if self.plain:
+            self._plain_rows(rows)
             return
         rows = [[safe_text(cell) for cell in row] for row in rows]  # servers' text
         if not self.stdout_is_tty:
@@ -269,3 +276,9 @@ class Output:
                 return options[int(answer) - 1]
             if answer in options:
                 return answer
+
+
+def _warning(message: str, code: str | None) -> dict[str, Any]:
+    from osmosis_cli.terminal.envelope import warning_document
+
+    return warning_document(message, code)

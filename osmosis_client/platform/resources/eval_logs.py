@@ -29,21 +29,29 @@ LogEntries = list[LogEntry]
 Steps = Generator["Call[Any] | float", Any, Any]
 
 
-def recent_logs_plan(
-    name_or_id: str, count: int
-) -> Generator[Call[Any] | float, Any, list[LogEntry]]:
-    """The newest ``count`` entries, oldest first (reading pages newest to oldest)."""
-    newest_first: list[LogEntry] = []
+def recent_logs_plan(name_or_id: str, count: int) -> Generator[Call[Any] | float, Any, LogPage]:
+    """The newest ``count`` entries, oldest first (reading pages newest to oldest), and
+    the cursor of the page older than them."""
+    pages: list[list[LogEntry]] = []
+    got = 0
     cursor: str | None = None
-    while len(newest_first) < count:
-        page = yield logs_call(name_or_id, count - len(newest_first), cursor)
+    while got < count:
+        page = yield logs_call(name_or_id, count - got, cursor)
         if isinstance(page, BaseException):
             raise page
-        newest_first.extend(page.logs)
+        pages.append(page.logs)
+        got += len(page.logs)
         cursor = page.next_cursor
         if cursor is None or not page.logs:
             break
-    return list(reversed(newest_first[:count]))
+    entries = chronological(pages)
+    return LogPage(logs=entries[max(0, len(entries) - count) :], next_cursor=cursor)
+
+
+def chronological(pages: list[list[LogEntry]]) -> list[LogEntry]:
+    """Pages read newest to oldest, as one oldest-first list (within a page the platform
+    sends entries oldest first: published-cli-0.3.8.md §1.10)."""
+    return [entry for page in reversed(pages) for entry in page]
 
 
 def _transient(exc: BaseException) -> bool:
@@ -81,7 +89,7 @@ def follow_logs_plan(
     first = True
     while True:
         run: EvalRun = yield from _tolerant(get_call(name_or_id), failures)
-        fresh: list[LogEntry] = []
+        fresh: list[list[LogEntry]] = []
         cursor: str | None = None
         for _ in range(1 if first else FOLLOW_CATCH_UP_PAGES):
             page: LogPage = yield from _tolerant(logs_call(name_or_id, limit, cursor), failures)
@@ -89,14 +97,13 @@ def follow_logs_plan(
                 if entry.key in seen:
                     seen.move_to_end(entry.key)
             unseen = [e for e in page.logs if e.key not in seen]
-            fresh.extend(unseen)
+            fresh.append(unseen)
             if len(unseen) < len(page.logs) or page.next_cursor is None:
                 break
             cursor = page.next_cursor
         first = False
-        fresh.reverse()
         ordered = []
-        for entry in fresh:  # duplicates within one read are dropped too
+        for entry in chronological(fresh):  # duplicates within one read are dropped too
             if entry.key not in seen:
                 seen[entry.key] = None
                 ordered.append(entry)

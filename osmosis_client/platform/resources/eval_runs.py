@@ -172,6 +172,10 @@ class EvalRuns(SyncResource):
 
     def recent_logs(self, name_or_id: str, count: int = 50) -> LogEntries:
         """The newest ``count`` entries, oldest first."""
+        return self.recent_log_page(name_or_id, count).logs
+
+    def recent_log_page(self, name_or_id: str, count: int = 50) -> LogPage:
+        """The newest ``count`` entries, oldest first, and the older page's cursor."""
         plan = recent_logs_plan(name_or_id, count)
         return drive_sync(plan, self._client._execute, self._client._sleep)
 
@@ -245,6 +249,9 @@ class AsyncEvalRuns(AsyncResource):
         return await self._client._execute(logs_call(name_or_id, limit, cursor))
 
     async def recent_logs(self, name_or_id: str, count: int = 50) -> LogEntries:
+        return (await self.recent_log_page(name_or_id, count)).logs
+
+    async def recent_log_page(self, name_or_id: str, count: int = 50) -> LogPage:
         plan = recent_logs_plan(name_or_id, count)
         return await drive_async(plan, self._client._execute, self._client._sleep)
 

@@ -54,7 +54,9 @@ def test_a_3kb_answer_in_1448_byte_pieces_2ms_apart_is_read_whole(model: ModelDo
 
 
 @pytest.mark.parametrize("encoding", [None, "gzip", "deflate"])
-def test_chunked_and_compressed_answers_are_decoded(model: ModelDouble, encoding: str | None) -> None:
+def test_chunked_and_compressed_answers_are_decoded(
+    model: ModelDouble, encoding: str | None
+) -> None:
     with Proxy(model.url, Wire(piece=97, delay=0.001, chunked=True, encoding=encoding)) as proxy:
         response = call(proxy.url)
     assert content_of(response).endswith("56")
@@ -133,9 +135,10 @@ def test_a_private_ca_is_refused_by_default_without_retries(
     model: ModelDouble, tmp_path: Path
 ) -> None:
     server_tls, _ = private_ca(tmp_path)
-    with Proxy(model.url, Wire(), tls=server_tls) as proxy, pytest.raises(
-        EndpointUnreachableError
-    ) as caught:
+    with (
+        Proxy(model.url, Wire(), tls=server_tls) as proxy,
+        pytest.raises(EndpointUnreachableError) as caught,
+    ):
         call(proxy.url)
     assert caught.value.code == "TLS_CERTIFICATE"
     assert "not trusted" in caught.value.message

@@ -48,23 +48,23 @@ class LogServer:
         return httpx.Response(
             200,
             json={
-                "logs": list(reversed(self.entries[start:end])),
+                "logs": self.entries[start:end],  # oldest first within the page
                 "next_cursor": str(start) if start else None,
             },
         )
 
 
-def test_one_page_is_newest_first_with_a_cursor(
+def test_the_first_page_is_the_newest_with_a_cursor_to_older_ones(
     make_api: MakeApi, router: respx.MockRouter
 ) -> None:
     server = LogServer([entry(i) for i in range(5)])
     router.get(LOGS).mock(side_effect=server)
     api = make_api(token="t", workspace="a")
     page = api.call(lambda c: c.eval_runs.logs("demo-abc", limit=2))
-    assert [e.message for e in page.logs] == ["event 4", "event 3"]
+    assert [e.message for e in page.logs] == ["event 3", "event 4"]
     assert page.next_cursor == "3"
     older = api.call(lambda c: c.eval_runs.logs("demo-abc", limit=2, cursor=page.next_cursor))
-    assert [e.message for e in older.logs] == ["event 2", "event 1"]
+    assert [e.message for e in older.logs] == ["event 1", "event 2"]
     assert server.requests[1] == {"limit": "2", "direction": "older", "cursor": "3"}
 
 
@@ -171,9 +171,9 @@ def test_a_long_follow_remembers_a_bounded_number_of_entries(
     polls, per_poll, limit = 400, 7, 10
     handed: list[str] = []
     largest = 0
-    plan = eval_logs.follow_logs_plan("demo-abc", limit, lambda es: handed.extend(
-        e.message for e in es
-    ))
+    plan = eval_logs.follow_logs_plan(
+        "demo-abc", limit, lambda es: handed.extend(e.message for e in es)
+    )
     step = next(plan)
     poll = 0
     while True:

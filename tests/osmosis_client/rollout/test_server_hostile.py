@@ -32,9 +32,7 @@ class Blocked(Calculator):
         return ctx.complete([])
 
 
-def serving(
-    loop_: Any, test: Callable[[RolloutServer, str], Awaitable[Any]], **kwargs: Any
-) -> Any:
+def serving(loop_: Any, test: Callable[[RolloutServer, str], Awaitable[Any]], **kwargs: Any) -> Any:
     async def main() -> Any:
         server = RolloutServer(loop_, **kwargs)
         port = await server.start("127.0.0.1", 0)
@@ -50,9 +48,12 @@ def serving(
 
 async def post(url: str, body: Any, **headers: str) -> tuple[int, Any, dict[str, str]]:
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    async with aiohttp.ClientSession() as session, session.post(
-        url, data=data, headers={"Content-Type": "application/json", **headers}
-    ) as response:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(
+            url, data=data, headers={"Content-Type": "application/json", **headers}
+        ) as response,
+    ):
         return response.status, await response.json(content_type=None), dict(response.headers)
 
 
@@ -154,7 +155,10 @@ def test_requests_arriving_in_tiny_pieces_within_the_bound_are_served() -> None:
     """Slow is not the same as broken: a request in 7-byte pieces arrives and is served."""
 
     async def test(server: RolloutServer, url: str) -> tuple[int, int]:
-        with Trainer() as trainer, Proxy(url, Wire(piece=7, delay=0.0005, request_piece=7)) as proxy:
+        with (
+            Trainer() as trainer,
+            Proxy(url, Wire(piece=7, delay=0.0005, request_piece=7)) as proxy,
+        ):
             status, body, _ = await post(
                 f"{proxy.url}/v1/rollout/init", init_body("tiny", trainer.url)
             )
@@ -180,9 +184,12 @@ def test_undecodable_authorization_and_nested_json_are_4xx_without_tracebacks(
         ):
             reader, writer = await asyncio.open_connection(host, int(port))
             writer.write(
-                b"POST /v1/rollout/init HTTP/1.1\r\nHost: x\r\nAuthorization: " + auth
+                b"POST /v1/rollout/init HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                + auth
                 + b"\r\nContent-Type: application/json\r\nContent-Length: "
-                + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body
+                + str(len(body)).encode()
+                + b"\r\nConnection: close\r\n\r\n"
+                + body
             )
             await writer.drain()
             answer = await asyncio.wait_for(reader.read(), 30.0)
@@ -278,9 +285,10 @@ def test_model_calls_never_follow_a_redirect_to_another_host() -> None:
 
 def test_trainer_answers_in_chunked_gzipped_pieces_are_read_whole() -> None:
     async def test(server: RolloutServer, url: str) -> dict[str, Any]:
-        with Trainer() as trainer, Proxy(
-            trainer.url, Wire(piece=9, delay=0.0005, chunked=True, encoding="gzip")
-        ) as proxy:
+        with (
+            Trainer() as trainer,
+            Proxy(trainer.url, Wire(piece=9, delay=0.0005, chunked=True, encoding="gzip")) as proxy,
+        ):
             await post(f"{url}/v1/rollout/init", init_body("wire", proxy.url))
             await asyncio.to_thread(wait_for_completions, trainer, 1)
             return trainer.state.completed["wire"]

@@ -22,6 +22,15 @@ def validate(
 
     out = current_output()
     report = validate_agent_loop(load_loop(out, module, no_compat))
-    show_report(out, report, verbose=verbose)
+    data = {
+        "valid": report.ok,
+        "loop_name": report.loop_name,
+        "loop_class": report.loop_class,
+        "tools": report.tools,
+        "errors": report.errors,
+        "warnings": report.warnings,
+    }
+    if not out.detail_result(data):
+        show_report(out, report, verbose=verbose)
     if not report.ok:
         raise typer.Exit(EXIT_FAILED)

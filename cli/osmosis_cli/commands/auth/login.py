@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from osmosis_cli import context
-from osmosis_cli.context import state
+from osmosis_cli.context import AppState, state
+from osmosis_cli.terminal.declare import options_command
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -22,40 +23,48 @@ if TYPE_CHECKING:
     from osmosis_client.platform.models import TokenGrant, User, Workspace
 
 
-@handle_errors
-def login(
-    ctx: typer.Context,
+@dataclass(kw_only=True)
+class LoginOptions:
     workspace: Annotated[
         str | None,
         typer.Option("--workspace", "-w", metavar="NAME", help="Workspace to use after login."),
-    ] = None,
+    ] = None
     no_browser: Annotated[
         bool, typer.Option("--no-browser", help="Do not open a browser; just print the URL.")
-    ] = False,
+    ] = False
     with_token: Annotated[
         bool,
         typer.Option("--with-token", help="Read a token from stdin instead of a device login."),
-    ] = False,
-) -> None:
+    ] = False
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            metavar="TOKEN",
+            help="A token on the command line (visible to `ps` and your shell history: "
+            "prefer --with-token < FILE; `--token -` reads stdin).",
+        ),
+    ] = None
+
+
+@handle_errors
+def run_login(ctx: typer.Context, opts: LoginOptions) -> None:
     """Log in with a device code (or a token on stdin) and pick a workspace."""
     from pydantic import SecretStr
 
     from osmosis_client.errors import InvalidInputError
-    from osmosis_client.platform.settings import ENV_TOKEN
 
     app_state = state(ctx)
     out = current_output()
     platform = app_state.platform_url()
-    if os.environ.get(ENV_TOKEN):
-        out.warn(f"{ENV_TOKEN} is set: it overrides the login you are about to store")
+    _warn_about_tokens(out, opts.token)
     with app_state.client() as client:
-        login = (
-            _token_login(client)
-            if with_token
-            else _device_login(client, out, workspace, no_browser)
-        )
+        if opts.token is not None or opts.with_token:
+            login = _token_login(client, None if opts.token in (None, "-") else opts.token)
+        else:
+            login = _device_login(client, out, opts.workspace, opts.no_browser)
         workspaces = client.workspaces.list()
-        picked, unknown = _pick_workspace(out, workspaces, workspace, login.grant)
+        picked, unknown = _pick_workspace(out, workspaces, opts.workspace, login.grant)
         app_state.store().save_login(
             platform,
             token=SecretStr(login.token),
@@ -64,17 +73,58 @@ def login(
             expires_at=login.expires_at,
             workspace=picked,
         )
-    out.info(f"Logged in to {platform} as {login.user.email}")
+    if not out.machine:
+        out.info(f"Logged in to {platform} as {login.user.email}")
     names = ", ".join(w.name for w in workspaces) or "none"
     if unknown:
         raise InvalidInputError(
-            f"you are not a member of workspace {workspace!r} (yours: {names})",
+            f"you are not a member of workspace {opts.workspace!r} (yours: {names})",
             hint="the login was kept; run `osmosis workspace switch NAME`",
         )
+    if _report(out, app_state, login, picked):
+        return
     if picked is not None:
         out.info(f"Active workspace: {picked.name}")
     else:
         out.info(f"No workspace selected (yours: {names}): run `osmosis workspace switch NAME`")
+
+
+login = options_command(LoginOptions, run_login)
+
+
+def _warn_about_tokens(out: Output, token: str | None) -> None:
+    from osmosis_client.platform.settings import ENV_TOKEN
+
+    if os.environ.get(ENV_TOKEN):
+        out.warn(f"{ENV_TOKEN} is set: it overrides the login you are about to store")
+    if token is not None and token != "-":
+        out.warn(
+            "a token on the command line is visible to other users (ps) and kept in your "
+            "shell history; next time use `osmosis auth login --with-token < FILE`",
+            code="TOKEN_ON_COMMAND_LINE",
+        )
+
+
+def _report(out: Output, app_state: AppState, login: _Login, picked: Workspace | None) -> bool:
+    """The published ``auth.login`` result (``--json`` / ``--plain``); False for humans."""
+    platform = app_state.platform_url()
+    resource = {
+        "email": login.user.email,
+        "name": login.user.name,
+        "expires_at": login.expires_at.isoformat() if login.expires_at else None,
+        "platform_url": platform,
+        "workspace": None if picked is None else {"id": picked.id, "name": picked.name},
+        "source": "device" if login.grant is not None else "token",
+        "verified": True,
+        "saved": True,
+        "token_store": app_state.resolve().source,
+    }
+    return out.operation_result(
+        "auth.login",
+        resource=resource,
+        message=f"Logged in to {platform} as {login.user.email}",
+        next_steps=[{"action": "doctor", "description": "Check this workspace: osmosis doctor"}],
+    )
 
 
 @dataclass
@@ -86,18 +136,18 @@ class _Login:
     grant: TokenGrant | None = None
 
 
-def _token_login(client: Client) -> _Login:
-    """``--with-token``: a token read from stdin, checked with the platform."""
+def _token_login(client: Client, given: str | None) -> _Login:
+    """``--with-token`` (stdin) or ``--token``: a token checked with the platform."""
     from osmosis_client.errors import InvalidInputError
 
-    token = sys.stdin.readline().strip()
+    token = (sys.stdin.readline() if given is None else given).strip()
     if not token:
         raise InvalidInputError(
             "no token on stdin", hint="pipe it in: `osmosis login --with-token < token.txt`"
         )
     if not token.isascii() or not token.isprintable() or any(c.isspace() for c in token):
         raise InvalidInputError(
-            "the token on stdin is not a token (it has spaces or non-ASCII characters)",
+            "that is not a token (it has spaces or non-ASCII characters)",
             hint="paste the token exactly as the platform shows it",
         )
     client.set_token(token)
@@ -110,6 +160,11 @@ def _device_login(client: Client, out: Output, workspace: str | None, no_browser
     from osmosis_client.platform import device_flow
 
     authorization = device_flow.start(client, workspace=workspace)
+    if out.json_mode:  # stderr stays JSON lines: the code and URL as one of them
+        out.warn(
+            f"Open {authorization.url} and enter the code {authorization.user_code}",
+            code="DEVICE_AUTHORIZATION",
+        )
     out.info(f"First copy your one-time code: {authorization.user_code}")
     out.info(f"Then open {authorization.url} to approve this device.")
     if out.interactive and not no_browser:

@@ -7,12 +7,11 @@ from typing import Any
 import typer
 
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import JsonOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 
 @handle_errors
-def whoami(ctx: typer.Context, json_output: JsonOpt = False) -> None:
+def whoami(ctx: typer.Context) -> None:
     """Show the logged-in user, workspace and where the token comes from."""
     app_state = state(ctx)
     out = current_output()
@@ -45,8 +44,15 @@ def whoami(ctx: typer.Context, json_output: JsonOpt = False) -> None:
         "token_source": auth.source,
         "expires_at": expires,
     }
-    if out.json_mode:
-        out.emit_json(doc)
+    source = "environment" if auth.source == "env" else "credentials"
+    published = {  # the published CLI's keys, beside ours
+        "email": verified.user.email,
+        "name": verified.user.name,
+        "source": source,
+        "effective_source": source,
+        "persistent_login": auth.source != "env",
+    }
+    if out.detail_result({**doc, **published, "account": {**published, "expires_at": expires}}):
         return
     name = f" ({verified.user.name})" if verified.user.name else ""
     out.print(f"Logged in to {doc['platform_url']} as {verified.user.email}{name}")

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from osmosis_local_runner.results.compare import Comparison, FnComparison, WorstRow
 
 FLIPS_SHOWN = 20
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON document on stdout.")]
 
 
 @handle_errors
@@ -37,7 +36,6 @@ def compare(
         list[str] | None,
         typer.Option("--eval-fn", metavar="NAME", help="Compare only this eval fn (repeatable)."),
     ] = None,
-    json_output: JsonOpt = False,
 ) -> None:
     """Compare two results documents row by row: paired difference with a 95% interval,
     pass rates and pass@k, flipped rows with McNemar's exact test, the largest drops."""
@@ -52,9 +50,14 @@ def compare(
 
     if os.environ.get(STEP_SUMMARY):
         step_summary(out, compare_markdown(comparison))
-    if out.json_mode:
-        out.emit_json(comparison.to_json(fail_if_worse))
-    else:
+    document = comparison.to_json(fail_if_worse)
+    lines = [
+        "\t".join(
+            [fn, *(_num(stats.get(k)) for k in ("mean_a", "mean_b", "diff", "ci_low", "ci_high"))]
+        )
+        for fn, stats in document["eval_fns"].items()
+    ]
+    if not out.detail_result(document, lines=lines):
         show_comparison(out, comparison, fail_if_worse)
     if fail_if_worse is not None and comparison.regressions(fail_if_worse):
         raise typer.Exit(EXIT_NOT_PASSED)

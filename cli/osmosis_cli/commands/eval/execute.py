@@ -147,8 +147,9 @@ def _run(spec: RunSpec, out: Output, *, quiet: bool, dry_run: bool) -> RunResult
     plan = runner.prepare()
     _show_plan(out, plan, spec)
     if dry_run:
-        if out.json_mode:
-            out.emit_json({"plan": _plan_json(plan)})
+        out.operation_result(
+            "eval.plan", resource={"plan": _plan_json(plan)}, message="dry run: nothing ran"
+        )
         return None
 
     async def main() -> RunResult:
@@ -236,10 +237,23 @@ class _RunDisplay:
         self.display.stop(progress.done, progress.total, progress_stats(progress, self.fns))
 
 
-def report_result(out: Output, result: RunResult) -> None:
+def report_result(
+    out: Output, result: RunResult, operation: str = "eval.run", **resource: Any
+) -> None:
+    """The summary table (``--plain``: its rows), or with ``--json`` the operation
+    envelope whose ``resource`` holds the published CLI's keys, ``resource`` and the whole
+    results document (streamed from disk)."""
     summary = result.summary
     if out.json_mode:
-        out.emit_file(result.output)  # the document as written, byte for byte
+        stopped = summary["status"] == "stopped"
+        out.operation_with_file(
+            operation,
+            status="partial" if stopped else "success",
+            resource={**run_resource(result), **resource},
+            path=result.output,
+            message=f"{summary['total_runs']} attempts ({summary['errored_runs']} errored)"
+            + (" — stopped" if stopped else ""),
+        )
         return
     fns = summary["eval_fns"]
     ks = sorted(
@@ -265,6 +279,20 @@ def report_result(out: Output, result: RunResult) -> None:
     if summary["status"] == "stopped":
         out.info(f"Resume with: --resume -o {result.output}")
     _report_errors(out, result)
+
+
+def run_resource(result: RunResult) -> dict[str, Any]:
+    """The published ``eval run`` resource keys a results document answers."""
+    summary = result.summary
+    total, errored = summary["total_runs"], summary["errored_runs"]
+    return {
+        "output_path": str(result.output),
+        "total_work_items": total,
+        "succeeded": total - errored,
+        "failed": errored,
+        "cancelled": summary["status"] == "stopped",
+        "duration_ms": summary["total_duration_ms"],
+    }
 
 
 def _report_errors(out: Output, result: RunResult) -> None:

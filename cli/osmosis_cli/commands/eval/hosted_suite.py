@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osmosis_cli.commands.eval.platform import pin_commit, refuse_unconfirmed, run_scope
+from osmosis_cli.commands.eval.render import run_item
 from osmosis_cli.terminal.errors import EvaluationNotPassed
 from osmosis_client.errors import InvalidInputError
 
@@ -173,8 +174,11 @@ def _report_created(
                 "commit_sha": pin.commit_sha,
             }
         )
-    if out.json_mode:
-        out.emit_json({"suite": suite.name, "runs": runs})
+    if out.operation_result(
+        "eval.submit",
+        resource={"suite": suite.name, "runs": runs},
+        message=f"Submitted {len(runs)} runs of suite {suite.name}",
+    ):
         return
     out.table(
         ["entry", "run", "url"],
@@ -205,14 +209,11 @@ def _gate_all(
         ]
         for c in cases
     ]
-    if out.json_mode:
-        out.emit_json(
-            {
-                "suite": suite.name,
-                "runs": [{"entry": e.name, **run.to_json()} for e, run in finals],
-            }
-        )
-    else:
+    resource = {
+        "suite": suite.name,
+        "runs": [{"entry": e.name, **run_item(run)} for e, run in finals],
+    }
+    if not out.operation_result("eval.submit", resource=resource, message=f"Suite {suite.name}"):
         out.table(["entry", "run", "status", "pass rate", "verdict"], rows, keep=["entry", "run"])
     after_hosted(out, junit, cases)
     if failures:

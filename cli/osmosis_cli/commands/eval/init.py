@@ -32,13 +32,23 @@ def init(
     out = current_output()
     if example is not None:
         folder = copy_example(example, name, Path.cwd())
-        out.info(f"Wrote the {example} example to {folder}/")
-        for config in example_configs(folder):
-            out.info(f"Run it: cd {name} && osmosis eval run {config.relative_to(folder)}")
+        configs = [str(c.relative_to(folder)) for c in example_configs(folder)]
+        message = f"Wrote the {example} example to {folder}/"
+        resource = {"name": name, "example": example, "directory": str(folder), "configs": configs}
+        if out.operation_result("eval.init", resource=resource, message=message):
+            return
+        out.info(message)
+        for config in configs:
+            out.info(f"Run it: cd {name} && osmosis eval run {config}")
         return
-    written = scaffold(name, Path.cwd())
+    written = [str(path.relative_to(Path.cwd())) for path in scaffold(name, Path.cwd())]
+    message = f"Scaffolded {name}: osmosis eval run configs/eval/{name}.toml"
+    if out.operation_result(
+        "eval.init", resource={"name": name, "files": written}, message=message
+    ):
+        return
     for path in written:
-        out.info(f"Wrote {path.relative_to(Path.cwd())}")
+        out.info(f"Wrote {path}")
     out.info(
         f"Run it offline: osmosis eval run configs/eval/{name}.toml "
         "(then point model_path at a real model)"

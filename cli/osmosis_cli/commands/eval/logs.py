@@ -13,6 +13,7 @@ from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_client._redact import safe_json, safe_text
 
 if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.models import LogEntry
 
 
@@ -29,33 +30,59 @@ def logs(
             "--limit", min=1, max=10_000, metavar="N", help="How many of the newest entries."
         ),
     ] = 50,
-    json_output: Annotated[
-        bool, typer.Option("--json", help="One JSON object per entry and line (JSON Lines).")
-    ] = False,
+    cursor: Annotated[
+        str | None,
+        typer.Option(
+            "--cursor",
+            metavar="C",
+            help="Read the page this cursor names (a previous page's next_cursor).",
+        ),
+    ] = None,
 ) -> None:
     """A hosted run's logs: the newest entries (oldest of them first), or --follow to
-    tail them until the run ends."""
+    tail them until the run ends. With --json: the list envelope (with --follow, one
+    JSON object per entry and line)."""
+    from osmosis_client.errors import InvalidInputError
+
     app_state = state(ctx)
     out = current_output()
+    if cursor is not None and follow:
+        raise InvalidInputError("--cursor and --follow exclude each other", code="USAGE")
     client, _ = scoped_client(app_state)
-
-    def show(entries: list[LogEntry]) -> None:
-        for entry in entries:
-            if out.json_mode:
-                out.stdout.write(safe_json(json.dumps(entry.to_json(), ensure_ascii=False)) + "\n")
-            else:
-                out.stdout.write(safe_text(_log_line(entry)) + "\n")
-        out.stdout.flush()
-
     with client:
-        if not follow:
-            entries = client.eval_runs.recent_logs(name, limit)
-            if not entries:
-                out.info(f"no log entries for {name} yet")
-            show(entries)
+        if follow:
+            final = client.eval_runs.follow_logs(
+                name, lambda entries: _show(out, entries), limit=min(limit, 200)
+            )
+            out.emitted = True
+            out.info(f"{final.name}: {final.status}")
             return
-        final = client.eval_runs.follow_logs(name, show, limit=min(limit, 200))
-    out.info(f"{final.name}: {final.status}")
+        if cursor is not None:
+            page = client.eval_runs.logs(name, min(limit, 200), cursor)
+        else:
+            page = client.eval_runs.recent_log_page(name, limit)
+    entries = page.logs
+    if out.list_result(
+        [e.to_json() for e in entries],
+        rows=[_log_line(e).split(None, 3) for e in entries],
+        has_more=page.next_cursor is not None,
+        extra={"next_cursor": page.next_cursor},
+    ):
+        return
+    if not entries:
+        out.info(f"no log entries for {name} yet")
+    _show(out, entries)
+
+
+def _show(out: Output, entries: list[LogEntry]) -> None:
+    """Entries as lines (with --json and --follow: one JSON object per line)."""
+    for entry in entries:
+        if out.json_mode:
+            out.stdout.write(safe_json(json.dumps(entry.to_json(), ensure_ascii=False)) + "\n")
+        else:
+            out.stdout.write(safe_text(_log_line(entry)) + "\n")
+    out.stdout.flush()
+    out.emitted = True
 
 
 def _log_line(entry: LogEntry) -> str:

@@ -14,7 +14,6 @@ import typer
 if TYPE_CHECKING:
     from osmosis_local_runner.run.overrides import Overrides
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the results document on stdout.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
 LimitOpt = Annotated[
     int | None, typer.Option("--limit", min=1, metavar="N", help="Only the first N rows.")
@@ -202,7 +201,6 @@ class LocalRunOptions:
     no_transcripts: NoTranscriptsOpt = False
     junit: JunitOpt = None
     ca_bundle: CaBundleOpt = None
-    json_output: JsonOpt = False
     quiet: QuietOpt = False
 
     def overrides(self, output: Path, **more: Any) -> Overrides:

@@ -1,8 +1,9 @@
-"""A hosted run as a person reads it: the details of one run, and the cells of a list."""
+"""A hosted run as a person reads it (the details of one run, the cells of a list) and
+as ``--json`` carries it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
@@ -74,3 +75,54 @@ def when(value: str | None) -> str:
     if not value:
         return ""
     return value.replace("T", " ")[:16]
+
+
+# ------------------------------------------------------------------ --json documents
+
+_SUMMARY_KEYS = (
+    ("avg_reward", "score"),
+    ("pass_rate", "pass_rate"),
+    ("graded", "graded"),
+    ("passed", "passed"),
+    ("failed", "failed"),
+    ("skipped", "skipped"),
+    ("pass_threshold", "pass_threshold"),
+    ("total_tokens", "total_tokens"),
+    ("dataset_rows", "total_dataset_rows"),
+)
+
+
+def run_item(run: EvalRun) -> dict[str, Any]:
+    """A run for ``--json``: cli.md's flat ``<run>`` plus the published CLI's list-item
+    keys (``creator_name``, ``summary``) — a superset of both."""
+    document = run.to_json()
+    document["creator_name"] = run.creator_name
+    results = run.results
+    summary: dict[str, Any] = {}
+    if results is not None:
+        for key, attribute in _SUMMARY_KEYS:
+            value = getattr(results, attribute)
+            if value is not None:
+                summary[key] = value
+    document["summary"] = summary
+    return document
+
+
+def run_detail(run: EvalRun) -> dict[str, Any]:
+    """``eval info``'s ``data``: the item, and the published ``eval_run`` object."""
+    document = run_item(run)
+    document["eval_run"] = {
+        key: document.get(key)
+        for key in (
+            "id",
+            "name",
+            "status",
+            "created_at",
+            "started_at",
+            "completed_at",
+            "creator_name",
+            "creator_email",
+            "platform_url",
+        )
+    }
+    return document

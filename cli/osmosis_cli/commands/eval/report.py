@@ -29,7 +29,10 @@ def report(
 
     out = current_output()
     written = write_report(results, output)
-    out.info(f"Report written to {written.path} ({written.rows:,} rows, {_size(written.bytes)})")
+    message = f"Report written to {written.path} ({written.rows:,} rows, {_size(written.bytes)})"
+    resource = {"output_path": str(written.path), "rows": written.rows, "bytes": written.bytes}
+    if not out.operation_result("eval.report", resource=resource, message=message):
+        out.info(message)
 
 
 def _size(count: int) -> str:

@@ -9,8 +9,6 @@ import typer
 
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON document on stdout.")]
-
 
 @handle_errors
 def rescore(
@@ -39,7 +37,6 @@ def rescore(
     no_compat: Annotated[
         bool, typer.Option("--no-compat", help="No `osmosis_ai` compatibility imports.")
     ] = False,
-    json_output: JsonOpt = False,
 ) -> None:
     """Re-grade a run's saved transcripts with new or fixed eval fns: no model calls, the
     same statistics, a new results document recording where it came from."""
@@ -61,4 +58,4 @@ def rescore(
         result = run_rescore(
             results, eval_fn, target, dataset=dataset, batch_size=batch_size, on_note=out.info
         )
-    report_result(out, result)
+    report_result(out, result, "eval.rescore")

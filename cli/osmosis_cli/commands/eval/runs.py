@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from osmosis_cli.commands.eval.platform import scoped_client, wait_for_run
-from osmosis_cli.commands.eval.render import num, pct, render_run, when
+from osmosis_cli.commands.eval.render import num, pct, render_run, run_detail, run_item, when
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import JsonOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -39,7 +38,6 @@ class ListOptions:
             "--suite", metavar="NAME", help="Only the runs of a suite submitted from here."
         ),
     ] = None
-    json_output: JsonOpt = False
 
 
 @handle_errors
@@ -61,17 +59,17 @@ def list_runs(ctx: typer.Context, opts: ListOptions) -> None:
 
         members = suite_run_ids(opts.suite)
     runs, total, offset = _fetch(ctx, opts, members)
-    doc = {
-        "eval_runs": [r.to_json() for r in runs],
-        "total_count": total,
-        "has_more": False if opts.all_ else offset is not None,
-        "next_offset": None if opts.all_ else offset,
-    }
-    if out.json_mode:
-        out.emit_json(doc)
+    has_more = False if opts.all_ else offset is not None
+    if out.list_result(
+        [run_item(r) for r in runs],
+        rows=_cells(runs),
+        total_count=total,
+        has_more=has_more,
+        next_offset=None if opts.all_ else offset,
+    ):
         return
     _render_list(out, runs, status)
-    if doc["has_more"]:
+    if has_more:
         out.info(f"… more runs: use --limit {limit * 2} or --all")
 
 
@@ -113,20 +111,24 @@ def _render_list(out: Output, runs: list[EvalRun], status: str | None) -> None:
         return
     out.table(
         ["name", "status", "model", "dataset", "score", "pass rate", "created"],
-        [
-            [
-                r.name,
-                r.status,
-                r.model or "",
-                r.dataset or "",
-                num(r.results.score if r.results else None),
-                pct(r.results.pass_rate if r.results else None),
-                when(r.created_at),
-            ]
-            for r in runs
-        ],
+        _cells(runs),
         keep=("name",),  # the key users pass to `eval info`: never truncated
     )
+
+
+def _cells(runs: list[EvalRun]) -> list[list[str]]:
+    return [
+        [
+            r.name,
+            r.status,
+            r.model or "",
+            r.dataset or "",
+            num(r.results.score if r.results else None),
+            pct(r.results.pass_rate if r.results else None),
+            when(r.created_at),
+        ]
+        for r in runs
+    ]
 
 
 @handle_errors
@@ -134,7 +136,6 @@ def info(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
     watch: Annotated[bool, typer.Option("--watch", help="Follow until the run ends.")] = False,
-    json_output: JsonOpt = False,
 ) -> None:
     """Details and results of one run (read-only)."""
     app_state = state(ctx)
@@ -142,9 +143,7 @@ def info(
     client, _ = scoped_client(app_state)
     with client:
         run = wait_for_run(client, out, name, None) if watch else client.eval_runs.get(name)
-    if out.json_mode:
-        out.emit_json(run.to_json())
-    else:
+    if not out.detail_result(run_detail(run)):
         render_run(out, run)
 
 
@@ -153,7 +152,6 @@ def stop(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
     yes: YesOpt = False,
-    json_output: JsonOpt = False,
 ) -> None:
     """Stop a pending or running run."""
     from osmosis_client.errors import ConflictError, InvalidInputError, OsmosisError
@@ -173,7 +171,6 @@ def stop(
                 hint="only pending or running runs can be stopped",
                 code="ALREADY_TERMINAL",
             ) from None
-    if out.json_mode:
-        out.emit_json(run.to_json())
-    else:
-        out.info(f"Stop requested: {run.name} is {run.status}")
+    message = f"Stop requested: {run.name} is {run.status}"
+    if not out.operation_result("eval.stop", resource=run_item(run), message=message):
+        out.info(message)

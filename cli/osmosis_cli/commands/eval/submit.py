@@ -15,9 +15,8 @@ from osmosis_cli.commands.eval.platform import (
     run_scope,
     wait_for_run,
 )
-from osmosis_cli.commands.eval.render import render_run
+from osmosis_cli.commands.eval.render import render_run, run_detail
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import JsonOpt
 from osmosis_cli.terminal.errors import EvaluationNotPassed, current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -69,7 +68,6 @@ class SubmitOptions:
             help="With --wait: JUnit XML with one test case per run (its verdict).",
         ),
     ] = None
-    json_output: JsonOpt = False
 
     @property
     def waits(self) -> bool:
@@ -109,7 +107,7 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
             raise InvalidInputError("submission cancelled", code="CANCELLED")
         created = _create(client, out, config, pin)
         if not opts.waits:
-            _report_created(out, created, pin, auth.workspace)
+            _report_created(out, created, pin, auth.workspace, config)
             return
         final = wait_for_run(client, out, created.name, opts.timeout)
     gate(out, final, opts.min_pass_rate, opts.junit)
@@ -125,19 +123,41 @@ def _create(client: Client, out: Output, config: EvalConfig, pin: Pin) -> Create
     return created
 
 
-def _report_created(out: Output, created: CreatedRun, pin: Pin, workspace: str | None) -> None:
-    if out.json_mode:
-        out.emit_json(
-            {
-                "id": created.id,
-                "name": created.name,
-                "status": created.status,
-                "platform_url": created.platform_url,
-                "commit_sha": pin.commit_sha,
-                "workspace": workspace,
-            }
-        )
-    else:
+def _report_created(
+    out: Output, created: CreatedRun, pin: Pin, workspace: str | None, config: EvalConfig
+) -> None:
+    exp = config.experiment
+    resource = {
+        "id": created.id,
+        "name": created.name,
+        "status": created.status,
+        "platform_url": created.platform_url,
+        "commit_sha": pin.commit_sha,
+        "workspace": workspace,
+        # the published CLI's keys
+        "created_at": created.created_at,
+        "url": created.platform_url,
+        "model_name": exp.model_path,
+        "dataset_name": exp.dataset,
+        "config": {
+            "rollout": exp.rollout,
+            "entrypoint": exp.entrypoint,
+            "model": exp.model_path,
+            "dataset": exp.dataset,
+            "branch": pin.branch,
+            "commit_sha": pin.commit_sha,
+        },
+    }
+    steps = [
+        {"action": "eval_info", "name": created.name},
+        {"action": "eval_list"},
+    ]
+    if created.platform_url:
+        steps.append({"action": "open_url", "url": created.platform_url})
+    message = f"Submitted eval run {created.name}"
+    if not out.operation_result(
+        "eval.submit", resource=resource, message=message, next_steps=steps
+    ):
         out.print(created.name)
 
 
@@ -160,9 +180,9 @@ def gate(out: Output, run: EvalRun, min_pass_rate: float | None, junit: Path | N
     scored below the gate."""
     from osmosis_cli.commands.eval.ci import after_hosted, hosted_cases
 
-    if out.json_mode:
-        out.emit_json(run.to_json())
-    else:
+    if not out.operation_result(
+        "eval.submit", resource=run_detail(run), message=f"Run {run.name} {run.status}"
+    ):
         render_run(out, run)
     cases = hosted_cases([(run.name, run)], min_pass_rate)
     after_hosted(out, junit, cases)

@@ -31,10 +31,13 @@ def dry_run(out: Output, suite: Suite, flags: Overrides) -> None:
         entries.append(
             {"name": entry.name, "settings": values, "origins": origins, "sweep": entry.sweep}
         )
+    message = f"Suite {suite.name}: {len(entries)} entries (dry run: nothing is run)"
     if out.json_mode:
-        out.emit_json({"suite": suite.name, "entries": entries})
+        out.operation_result(
+            "eval.plan", resource={"suite": suite.name, "entries": entries}, message=message
+        )
         return
-    out.info(f"Suite {suite.name}: {len(entries)} entries (dry run: nothing is run)")
+    out.info(message)
     rows = []
     for item in entries:
         s = item["settings"]
@@ -180,7 +183,8 @@ def run_suite(
         _show_plan(out, runner, parallel)
         document = _execute(out, runner, display, runs)
     if out.json_mode:
-        out.emit_json(document)
+        status = "partial" if document["status"] == "stopped" else "success"
+        out.operation_result("eval.run", status=status, resource=document)
     else:
         _report(out, runner, abbreviated=abbreviated)
     after_local(out, junit, local_sources([(r.entry.name, r.output) for r in runs]), suite=document)

@@ -35,7 +35,6 @@ OutputOpt = Annotated[
 ConcurrencyOpt = Annotated[
     int, typer.Option("--concurrency", min=1, metavar="N", help="Judge calls in flight.")
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result document.")]
 
 
 def register(app: typer.Typer, eval_app: typer.Typer) -> None:
@@ -71,7 +70,6 @@ def eval_rubric(
         typer.Option("--timeout", min=0.1, metavar="SECONDS", help="Seconds per judge call."),
     ] = 60.0,
     concurrency: ConcurrencyOpt = 8,
-    json_output: JsonOpt = False,
 ) -> None:
     """Score every solution in a JSONL file with a judge model and a rubric."""
     from osmosis_client.errors import InvalidInputError
@@ -114,7 +112,6 @@ def eval_rubric_config(
     n: NumberOpt = 1,
     output: OutputOpt = None,
     concurrency: ConcurrencyOpt = 8,
-    json_output: JsonOpt = False,
 ) -> None:
     """Evaluate a JSONL dataset against a rubric from a config file."""
     from osmosis_client.rewards.rubric_config import find_rubric_config, load_rubric_config
@@ -186,9 +183,12 @@ def _execute(
     errors = sum(1 for r in document["records"] for run in r["runs"] if run["error"])
     display.stop(done, len(records) * n, f"{errors} errors")
     write_result(path, document)
-    if out.json_mode:
-        out.emit_json(document)
-    else:
+    if not out.operation_result(
+        "eval.rubric",
+        status="partial" if failure is not None else "success",
+        resource={**document, "output_path": str(path)},
+        message=f"Results written to {path}",
+    ):
         _print_judgements(out, document)
     out.info(f"Results written to {path}")
     if failure is not None:
@@ -230,12 +230,17 @@ def preview(
         from osmosis_client.rewards.rubric_config import load_rubric_config
 
         config = load_rubric_config(path)
+        if out.detail_result({"kind": "rubric_config", **config.model_dump(mode="json")}):
+            return
         out.info(f"Loaded {len(config.rubrics)} rubric(s) from {path}")
         out.print(json.dumps(config.model_dump(mode="json"), indent=2, ensure_ascii=False))
     elif suffix == ".jsonl":
         from osmosis_local_runner.run.rubric import load_records
 
         records, _ = load_records(path)
+        items = [record.__dict__ for record in records]
+        if out.list_result(items, rows=[[json.dumps(i, ensure_ascii=False)] for i in items]):
+            return
         out.info(f"Loaded {len(records)} record(s) from {path}")
         for record in records:
             out.print(json.dumps(record.__dict__, ensure_ascii=False))

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import Command, Group, JsonOpt
+from osmosis_cli.terminal.declare import Command, Group
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 app = typer.Typer(cls=Group, help="List, show and switch workspaces.", no_args_is_help=True)
@@ -21,7 +21,6 @@ def list_(
     remote: Annotated[
         bool, typer.Option("--remote", help="Also list the platform's workspaces for your token.")
     ] = False,
-    json_output: JsonOpt = False,
 ) -> None:
     """Workspaces logged in on this machine (with --remote: all of yours)."""
     app_state = state(ctx)
@@ -56,30 +55,27 @@ def list_(
                 )
                 row["id"], row["role"] = ws.id, ws.role or row["role"]
     documents = sorted(rows.values(), key=lambda r: r["name"])
-    if out.json_mode:
-        out.emit_json({"workspaces": documents})
+    table = [
+        [
+            "*" if r["active"] else "",
+            r["name"],
+            r["role"] or "",
+            "yes" if r["logged_in"] else "no",
+            r["id"] or "",
+        ]
+        for r in documents
+    ]
+    if out.list_result(documents, rows=table):
         return
     if not documents:
         out.info("No workspaces logged in on this machine: run `osmosis login`.")
         return
-    out.table(
-        ["", "name", "role", "logged in", "id"],
-        [
-            [
-                "*" if r["active"] else "",
-                r["name"],
-                r["role"] or "",
-                "yes" if r["logged_in"] else "no",
-                r["id"] or "",
-            ]
-            for r in documents
-        ],
-    )
+    out.table(["", "name", "role", "logged in", "id"], table)
 
 
 @app.command("current", cls=Command)
 @handle_errors
-def current(ctx: typer.Context, json_output: JsonOpt = False) -> None:
+def current(ctx: typer.Context) -> None:
     """The workspace commands act in."""
     from osmosis_client.errors import WorkspaceRequiredError
 
@@ -97,8 +93,7 @@ def current(ctx: typer.Context, json_output: JsonOpt = False) -> None:
         "role": entry.role if entry else None,
         "platform_url": app_state.platform_url(),
     }
-    if out.json_mode:
-        out.emit_json(doc)
+    if out.detail_result(doc):
         return
     role = f" ({doc['role']})" if doc["role"] else ""
     out.print(f"{doc['name']}{role} on {doc['platform_url']}")
@@ -145,6 +140,9 @@ def switch(
             )
         store.add_workspace(platform, found, auth.token_key)
         entry = store.set_active(platform, found.name)
-    out.info(f"Active workspace: {entry.name}")
+    resource = {"name": entry.name, "id": entry.id, "role": entry.role, "platform_url": platform}
+    message = f"Active workspace: {entry.name}"
+    if not out.operation_result("workspace.switch", resource=resource, message=message):
+        out.info(message)
     if os.environ.get(ENV_WORKSPACE):
         out.warn(f"{ENV_WORKSPACE} is set and overrides the active workspace")
