@@ -251,3 +251,56 @@ def test_uv_syncs_the_rollouts_own_project_once(workspace: Path, sdk_python: Pat
     assert second.returncode == 0, second.stderr
     assert "(uv, in sync)" in second.stderr and "syncing" not in second.stderr
     assert document(workspace / "out" / "uv2.json")["summary"]["eval_fns"]["grader"]["mean"] == 1
+
+
+PLAN = """
+import json, sys
+from pathlib import Path
+from osmosis_ai.eval.local.upload import build_eval_upload_plan
+plan = build_eval_upload_plan(Path(sys.argv[1]))
+print(json.dumps({"run": plan.run, "files": [f.path for f in plan.files]}))
+"""
+
+
+@needs_312
+def test_the_published_uploader_accepts_our_run_directories(
+    workspace: Path, sdk_python: Path
+) -> None:
+    """The published CLI's own validator (what `eval upload` checks before any network
+    call) reads our run directory — native and server mode — as one of its own."""
+    server = osmosis(
+        workspace,
+        "eval",
+        "run",
+        "configs/eval/calculator.toml",
+        "--rollout-python",
+        str(sdk_python),
+        "--name",
+        "srv",
+        "--rows",
+        "1,3-4",
+    )
+    assert server.returncode == 0, server.stderr
+    quickstart = workspace.parent / "qs"
+    shutil.copytree(
+        EXAMPLE.parent / "quickstart", quickstart, ignore=shutil.ignore_patterns(".osmosis")
+    )
+    native = osmosis(quickstart, "eval", "run", "configs/eval/quickstart.toml", "--name", "nat")
+    assert native.returncode == 0, native.stderr
+    for run_dir, trajectories in (
+        (workspace / ".osmosis" / "evals" / "srv", 3),
+        (quickstart / ".osmosis" / "evals" / "nat", 0),
+    ):
+        checked = subprocess.run(
+            [str(sdk_python), "-c", PLAN, str(run_dir)], capture_output=True, text=True, timeout=60
+        )
+        assert checked.returncode == 0, checked.stderr
+        plan = json.loads(checked.stdout)
+        files = plan["files"]
+        assert {"index.jsonl", "progress.json", "logs.txt"} <= set(files)
+        assert sum(f.endswith("/trajectory.json") for f in files) == trajectories
+        assert plan["run"]["name"] == run_dir.name
+    srv = workspace / ".osmosis" / "evals" / "srv"
+    assert sorted(p.name for p in (srv / "trajectories").iterdir()) == [
+        f"row_{r}_run_0.json" for r in range(3)
+    ]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 from pathlib import Path
 
@@ -54,9 +56,11 @@ def test_eval_run_human_summary_and_default_output(invoke: Invoke, quickstart: P
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines()[0].startswith("EVAL FN\tMEAN")
     assert "4 rows, 4 attempts (0 errored)" in result.stdout
-    written = list((quickstart / ".osmosis" / "evals").glob("quickstart-*.json"))
-    assert len(written) == 1
-    assert f"Results written to .osmosis/evals/{written[0].name}" in result.stderr
+    (run,) = [p for p in (quickstart / ".osmosis" / "evals").iterdir() if p.name != ".locks"]
+    assert re.fullmatch(r"[a-z]+-[a-z]+-\d{1,2}", run.name)  # a generated run name
+    assert f"Results written to .osmosis/evals/{run.name}/results.json" in result.stderr
+    published = {"manifest.json", "index.jsonl", "summary.jsonl", "events.jsonl"}
+    assert published | {"progress.json", "metrics.json", "logs.txt"} <= set(os.listdir(run))
 
 
 def test_flags_override_toml(invoke: Invoke, quickstart: Path) -> None:

@@ -90,18 +90,19 @@ def test_01_duplicate_rows_are_distinct_attempts_across_resume(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("target", "message"),
     [
-        ("data/arithmetic.jsonl", "is the dataset: it would be overwritten"),
-        ("configs/eval/quickstart.toml", "is the config: it would be overwritten"),
-        ("rollouts/calculator/main.py", "is the rollout: it would be overwritten"),
+        ("data/arithmetic.jsonl", "is a file, not the directory runs are kept in"),
+        ("configs/eval/quickstart.toml", "is a file, not the directory runs are kept in"),
+        ("rollouts/calculator/main.py", "is a file, not the directory runs are kept in"),
+        ("rollouts/calculator", "is inside the rollout"),
         ("notes.json", "exists and is not an osmosis results document"),
-        ("a-folder", "is a directory"),
+        ("a-folder.json", "is a directory"),
     ],
 )
 def test_02_results_path_never_overwrites_anything_but_our_results(
     invoke: Invoke, project: Path, target: str, message: str
 ) -> None:
     (project / "notes.json").write_text('{"mine": true}\n')
-    (project / "a-folder").mkdir()
+    (project / "a-folder.json").mkdir()
     before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
     result = invoke(*RUN, "--limit", "2", "-o", target)
     assert result.exit_code == 2
@@ -499,10 +500,12 @@ def test_14_inputs_that_used_to_be_tracebacks_are_one_line(
     cases = [
         ((*RUN, "--dataset", "data/deep.jsonl", "-o", "a.json"), "more than 64 levels deep", 2),
         ((*RUN, "--dataset", "data/bad.parquet", "-o", "b.json"), "not a readable parquet", 2),
-        ((*RUN, "--limit", "1", "-o", "data"), "is a directory", 2),
+        ((*RUN, "--limit", "1", "-o", "data.json"), "is a directory", 2),
     ]
+    (project / "data.json").mkdir()
     if Path("/proc/self").is_dir():  # a directory nothing can be created in, even by root
         cases.append(((*RUN, "--limit", "1", "-o", "/proc/r.json"), "cannot create", 2))
+        cases.append(((*RUN, "--limit", "1", "-o", "/proc/runs"), "cannot create", 2))
     for args, message, code in cases:
         result = invoke(*args)
         assert result.exit_code == code, (args, result.stderr)

@@ -280,14 +280,17 @@ def test_resume_without_a_path_finds_the_latest_unfinished_single_run(
     run = ["eval", "run", "configs/eval/quickstart.toml", "--limit", "4"]
     assert invoke(*run).exit_code == 0
     assert invoke(*run, "--resume").exit_code == 2  # it finished: nothing to resume
-    (document,) = (project / ".osmosis" / "evals").glob("quickstart-*.json")
-    document.unlink()  # as if killed before the end: only the journal is left
-    other = invoke(*run[:-1], "5", "--resume")  # other settings: not that run
-    assert other.exit_code == 2 and "nothing to resume" in other.stderr
-    again = invoke(*run, "--resume")
+    (directory,) = [p for p in (project / ".osmosis" / "evals").iterdir() if p.name != ".locks"]
+    (directory / "results.json").unlink()  # as if killed before the end: the journal is left
+    other = invoke(*run[:-1], "5", "--resume")  # a flag that changes the run: refused
+    assert other.exit_code == 2 and "cannot resume: the run changed" in other.stderr
+    assert "limit: 4 → 5" in other.stderr and "--fresh" in other.stderr
+    again = invoke(*run[:-2], "--resume")  # its settings come from its journal
     assert again.exit_code == 0, again.stderr
-    assert f"Resuming .osmosis/evals/{document.name}" in again.stderr
-    assert json.loads(document.read_text())["summary"]["total_runs"] == 12
+    assert f"run:     {directory.name} (continued)" in again.stderr
+    assert "with its recorded settings: limit 4" in again.stderr
+    document = json.loads((directory / "results.json").read_text())
+    assert document["summary"]["total_runs"] == 12
 
 
 def test_model_failures_after_the_clients_retries_are_retried_whole(tmp_path: Path) -> None:

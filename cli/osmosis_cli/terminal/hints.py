@@ -48,6 +48,16 @@ def _rubric_config(exc: OsmosisError, command: str) -> str:
     return "pass --config PATH"
 
 
+def _resume(exc: OsmosisError, command: str) -> str:
+    """How to continue the run ``exc`` stopped: by name in a run directory, else by -o."""
+    from pathlib import Path
+
+    results = Path(str(exc.data.get("results") or "results.json"))
+    if results.name == "results.json" and (results.parent / "manifest.json").exists():
+        return f"resume it: osmosis eval run CONFIG --name {results.parent.name}"
+    return f"resume with --resume -o {results}"
+
+
 def _connection(exc: OsmosisError, command: str) -> str:
     return "check your network and --platform-url / OSMOSIS_PLATFORM_URL"
 
@@ -100,16 +110,23 @@ _BY_CODE: dict[str, Hint] = {
     "DATASET_NOT_FOUND": lambda e, c: (
         "set [local].dataset_file in the config, or pass --dataset FILE"
     ),
-    "JOURNAL_WRITE_FAILED": lambda e, c: (
-        f"free space or fix permissions, then resume with --resume -o {e.data.get('results')}"
-    ),
+    "JOURNAL_WRITE_FAILED": lambda e, c: f"free space or fix permissions, then {_resume(e, c)}",
     "NOTHING_TO_RESUME": lambda e, c: "--resume needs the -o of the run it continues",
     "RESULTS_EXIST": lambda e, c: "pass --resume to continue it, or choose another -o",
     "RESULTS_PATH": lambda e, c: f"{e.hint} (-o PATH)" if e.hint else "pass another -o PATH",
     "LIMIT_EXCEEDED": lambda e, c: (
         f"{e.hint} (--{str(e.data.get('setting', 'batch_size')).replace('_', '-')})"
     ),
-    "DEADLINE": lambda e, c: f"resume with --resume -o {e.data.get('results')}",
+    "DEADLINE": _resume,
+    "RESUME_MISMATCH": lambda e, c: (
+        "start it over with --fresh (the run is archived), or use another --name"
+        if c.endswith("eval run")
+        else e.hint
+    ),
+    "MISSING_SECRET": lambda e, c: f"{e.hint}; or pass --secrets-file FILE",
+    "RUN_LOCKED": lambda e, c: "wait for it to finish, or use another --name",
+    "PORT_IN_USE": lambda e, c: "pick another --listener-port, or leave it out (any free port)",
+    "ROWS_OUT_OF_RANGE": lambda e, c: f"{e.hint} (--rows)",
     "RESCORE_DATASET_NOT_FOUND": lambda e, c: (
         "pass --dataset FILE (the dataset the run used), or run from the run's directory"
     ),

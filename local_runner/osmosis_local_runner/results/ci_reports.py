@@ -286,6 +286,7 @@ def worst_rows(doc: ResultsFile, limit: int = WORST_SHOWN) -> list[tuple[Row, Ro
 
 def suite_markdown(name: str, entries: Sequence[dict[str, Any]]) -> str:
     """The comparison table of a suite (its document's entries, best first)."""
+
     def score(entry: dict[str, Any]) -> float:
         value = primary_score(entry.get("summary"))
         return float("-inf") if value is None else value

@@ -64,7 +64,6 @@ def _suite_sources(directory: Path) -> list[Source]:
     return sources
 
 
-
 def primary_score(summary: dict[str, Any] | None) -> float | None:
     """The first eval fn's mean: what a suite's comparison table is sorted by."""
     fns = (summary or {}).get("eval_fns") or {}

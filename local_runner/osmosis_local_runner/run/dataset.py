@@ -36,6 +36,8 @@ class Row:
     metadata: dict[str, Any]  # the other columns, plus the keys of a `metadata` column
     digest: str  # content hash: a changed dataset is detected on resume; compare pairs by it
     data: dict[str, Any]  # the whole row, as decoded
+    #: its place among the run's chosen rows (what the published protocol calls row_index)
+    position: int | None = None
 
     def prompt(self) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = []
@@ -274,10 +276,15 @@ class Dataset:
         return DatasetInfo(self.path, count, file_digest(self.path))
 
     def rows(self, selected: Container[int] | None = None) -> Iterator[Row]:
-        """Stream validated rows; ``selected`` limits them to those row indices."""
+        """Stream validated rows; ``selected`` limits them to those row indices (each
+        row then knows its ``position`` among them)."""
+        position = 0
         for index, (line, data) in enumerate(self._decoded()):
             if selected is None or index in selected:
-                yield make_row(index, line, data)
+                row = make_row(index, line, data)
+                row.position = position
+                position += 1
+                yield row
 
 
 def _skip_ws(text: str, pos: int) -> int:
@@ -299,11 +306,29 @@ def file_digest(path: Path) -> str:
 
 
 def select_rows(
-    total: int, limit: int | None, *, sample: bool, seed: int, offset: int = 0
+    total: int,
+    limit: int | None,
+    *,
+    sample: bool,
+    seed: int,
+    offset: int = 0,
+    rows: frozenset[int] | None = None,
+    dataset: str = "the dataset",
 ) -> Container[int]:
-    """The platform's row choice: the first ``limit`` rows; else, with ``sample``, a
-    seeded random 10 % (at least one row); else every row. ``offset`` skips rows
-    first (row indices stay absolute)."""
+    """The platform's row choice: ``rows`` (``--rows``: source indices) when given;
+    else the first ``limit`` rows; else, with ``sample``, a seeded random 10 % (at least
+    one row); else every row. ``offset`` skips rows first (row indices stay absolute)."""
+    if rows is not None:
+        outside = sorted(i for i in rows if i >= total)
+        if outside:
+            shown = ", ".join(map(str, outside[:5])) + (", …" if len(outside) > 5 else "")
+            valid = f"valid indices are 0-{total - 1}" if total else "it has no rows"
+            raise InvalidInputError(
+                f"rows [{shown}] are selected but {dataset} has {total} rows ({valid})",
+                hint="row indices count from 0, in file order",
+                code="ROWS_OUT_OF_RANGE",
+            )
+        return rows
     start = min(offset, total)
     if limit is not None:
         return range(start, min(start + limit, total))
@@ -312,6 +337,20 @@ def select_rows(
     pool = range(start, total)
     size = max(1, math.ceil(len(pool) * SAMPLE_FRACTION)) if pool else 0
     return frozenset(random.Random(seed).sample(pool, size))
+
+
+def compact_rows(rows: Iterator[int] | Container[int], total: int) -> str:
+    """Selected source rows as ``0-3`` or ``0,2,5-9`` (the published manifest's form)."""
+    chosen = sorted(i for i in range(total) if i in rows)
+    parts: list[str] = []
+    i = 0
+    while i < len(chosen):
+        j = i
+        while j + 1 < len(chosen) and chosen[j + 1] == chosen[j] + 1:
+            j += 1
+        parts.append(str(chosen[i]) if i == j else f"{chosen[i]}-{chosen[j]}")
+        i = j + 1
+    return ",".join(parts)
 
 
 def count_selected(total: int, selected: Container[int]) -> int:

@@ -33,6 +33,7 @@ from osmosis_local_runner.run.kinds.agent_loop import AgentLoopRollout
 from osmosis_local_runner.run.kinds.native import NativeRollout
 from osmosis_local_runner.run.spec import RunSpec
 from osmosis_local_runner.server.detect import Detection, detect
+from osmosis_local_runner.server.ports import Ports
 
 
 @dataclass
@@ -50,6 +51,14 @@ class Overrides:
     api_key_env: str | None = None
     seed: int | None = None
     resume: bool = False
+    rows: frozenset[int] | None = None  # --rows: source row indices (wins over limit)
+    retry_failed: bool = False  # --retry-failed: resume, re-running errored/skipped attempts
+    #: the run's directory (.osmosis/evals/NAME/); None: beside the results file
+    run_dir: Path | None = None
+    # where server mode listens: --listener-port, --advertise-url, --rollout-port
+    listener_port: int | None = None
+    advertise_url: str | None = None
+    rollout_port: int | None = None
     # the seed form's flags (the published `osmosis eval -m` had them)
     offset: int = 0
     max_turns: int | None = None
@@ -124,7 +133,7 @@ def server_rollout(config: EvalConfig, flags: Overrides, detection: Detection) -
         config.rollout_dir,
         config.entrypoint_path,
         headline=describe_rollout(config, detection),
-        run_dir=run_dir(flags.output),
+        run_dir=flags.run_dir or run_dir(flags.output),
         results_dir=flags.output.parent,
         registry=root / ".osmosis" / "servers",
         env=config.env,
@@ -133,6 +142,11 @@ def server_rollout(config: EvalConfig, flags: Overrides, detection: Detection) -
         python_given_by=by,
         grader_timeout=float(config.evaluation.grader_timeout_s),
         echo=flags.server_echo,
+        ports=Ports(
+            listener=flags.listener_port or 0,
+            advertise_url=flags.advertise_url,
+            rollout=flags.rollout_port or 0,
+        ),
     )
 
 
@@ -204,6 +218,8 @@ def config_spec(
             "sampling": sampling,
         },
         resume=flags.resume,
+        retry_failed=flags.retry_failed,
+        rows=flags.rows,
         max_retries=flags.max_retries or 0,
         deadline=flags.deadline,
         transcripts=flags.transcripts,
@@ -275,6 +291,8 @@ def seed_spec(module: str, dataset: Path, eval_fns: list[str], flags: Overrides)
         sample=False,
         sampling=flags.sampling(),
         resume=flags.resume,
+        retry_failed=flags.retry_failed,
+        rows=flags.rows,
         max_retries=flags.max_retries or 0,
         deadline=flags.deadline,
         transcripts=flags.transcripts,

@@ -1,10 +1,10 @@
 """``Runner``: one offline evaluation with the platform's semantics.
 
-``prepare()`` (no model call, nothing written): validate the dataset → choose rows →
-check a journal to resume → resolve the model(s) and keys → a :class:`RunPlan`.
-``run()``: open the journal → start the rollout kind → slide a window of
-``batch_size`` attempts over rows × ``n`` (× the baseline model, if any; the
-endpoint probe rides along with the first wave) → grade → journal → the document.
+``prepare()`` (no model call, nothing written): validate the dataset → choose rows → check
+a journal to resume → resolve the model(s) and keys → a :class:`RunPlan`. ``run()``: open
+the journal → start the rollout kind → slide a window of ``batch_size`` attempts over rows
+× ``n`` (× a baseline model; the endpoint probe rides with the first wave) → grade →
+journal → the document.
 """
 
 from __future__ import annotations
@@ -20,11 +20,7 @@ from osmosis_client.errors import OsmosisError
 from osmosis_client.llm.client import SESSION_ID, ModelClient
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
 from osmosis_local_runner.errors import RunAborted
-from osmosis_local_runner.results.document import (
-    check_results_path,
-    passed,
-    write_document,
-)
+from osmosis_local_runner.results.document import check_results_path, passed, write_document
 from osmosis_local_runner.results.records import AttemptRecord
 from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
 from osmosis_local_runner.run.journal import Journal, journal_path, resumable
@@ -43,7 +39,6 @@ from osmosis_local_runner.run.spec import (
 from osmosis_local_runner.run.user_code import guard_exits
 
 logger = logging.getLogger("osmosis_client.runner")
-
 RETRY_MAX_DELAY = 30.0
 
 Tag = str | None  # None: the run's model; "baseline": --baseline-model
@@ -102,7 +97,13 @@ class Runner:
         check_results_path(spec.output, {"dataset": spec.dataset, **spec.inputs})
         info = Dataset(spec.dataset).validate()
         selected = select_rows(
-            info.total_rows, spec.limit, sample=spec.sample, seed=spec.seed, offset=spec.offset
+            info.total_rows,
+            spec.limit,
+            sample=spec.sample,
+            seed=spec.seed,
+            offset=spec.offset,
+            rows=spec.rows,
+            dataset=info.path.name,
         )
         self.kind.prepare(self.on_note)  # e.g. the rollout's environment, synced and checked
         current = fingerprint(spec, info, spec.model, self.kind)
@@ -117,7 +118,7 @@ class Runner:
             selected_rows=selected_rows,
             attempts=self.progress.total,
             resumed=self.progress.resumed,
-            sampled=spec.sample and spec.limit is None,
+            sampled=spec.sample and spec.limit is None and spec.rows is None,
             seed=spec.seed,
             limit=spec.limit,
             rollout=self.kind.describe(),
@@ -128,13 +129,21 @@ class Runner:
         self._prepared = _Prepared(plan, info, selected, targets, current)
         return self._prepared
 
+    def selection(self) -> tuple[list[int], DatasetInfo]:
+        """The chosen source rows, in order, and the dataset (after ``prepare``)."""
+        p = self._prepare()
+        return [i for i in range(p.info.total_rows) if i in p.selected], p.info
+
     def _check_journal(self, current: dict[str, Any]) -> None:
-        contents = resumable(journal_path(self.spec.output), self.spec.resume, current)
+        spec = self.spec
+        contents = resumable(journal_path(spec.output), spec.resume or spec.retry_failed, current)
         if contents is None:
             return
-        for record in contents.records:
-            if record.key not in self._done:
-                self._keep(record, resumed=True)
+        latest = {record.key: record for record in contents.records}  # the last one wins
+        for record in latest.values():
+            if spec.retry_failed and (not record.success or record.skipped):
+                continue  # run again
+            self._keep(record, resumed=True)
         self._resume_from = contents.valid_bytes
 
     def interrupt(self) -> None:
@@ -323,8 +332,9 @@ class Runner:
             except (asyncio.CancelledError, RunAborted):
                 raise
             except Exception as exc:  # a kind's bug or a peer's surprise: this attempt fails
-                logger.debug("row %d run %d: %s failed", row.index, run_index, self.kind.name,
-                             exc_info=True)
+                logger.debug(
+                    "row %d run %d: %s failed", row.index, run_index, self.kind.name, exc_info=True
+                )
                 outcome = Outcome(
                     [], 0, f"{self.kind.name}: internal error ({type(exc).__name__}: {exc})"[:1000]
                 )

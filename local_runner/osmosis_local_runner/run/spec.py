@@ -42,11 +42,13 @@ class RunSpec:
     sample: bool = False  # TOML mode: no limit → seeded 10 % sample
     seed: int = 0
     offset: int = 0  # rows skipped first (the seed form's --offset); indices stay absolute
+    rows: frozenset[int] | None = None  # --rows: these source rows (wins over limit)
     agent_workflow_timeout_s: float = 450.0
     grader_timeout_s: float = 150.0
     sampling: dict[str, Any] = field(default_factory=dict)
     workflow_config: dict[str, Any] = field(default_factory=dict)
     resume: bool = False
+    retry_failed: bool = False  # resume, running again the attempts that errored or skipped
     probe: bool = True
     transcripts: bool = True  # keep each attempt's final messages in the document
     max_retries: int = 0  # whole-attempt retries of transient infrastructure errors
@@ -198,6 +200,8 @@ def fingerprint(
     extra: dict[str, Any] = {}
     if spec.offset:
         extra["offset"] = spec.offset
+    if spec.rows is not None:
+        extra["rows"] = rows_text(spec.rows)
     if spec.baseline is not None:
         extra["baseline"] = spec.baseline.model_path
     return {
@@ -218,3 +222,10 @@ def fingerprint(
         **extra,
         **spec.fingerprint_extra,
     }
+
+
+def rows_text(rows: frozenset[int]) -> str:
+    """``--rows`` as the fingerprint records it (``0-3,7``)."""
+    from osmosis_local_runner.run.dataset import compact_rows
+
+    return compact_rows(rows, max(rows, default=-1) + 1)

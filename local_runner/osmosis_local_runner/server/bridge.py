@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client._wire import loads
-from osmosis_client.errors import OsmosisError, ProviderRequestError
+from osmosis_client.errors import InvalidInputError, OsmosisError, ProviderRequestError
 from osmosis_client.llm.client import SESSION_ID, parse_reply
 
 if TYPE_CHECKING:
@@ -97,19 +97,51 @@ class BridgeError(Exception):
         return {"error": {"message": self.message, "type": self.kind, "code": self.code}}
 
 
+class BridgePortError(InvalidInputError):
+    """``--listener-port`` cannot be bound."""
+
+
+def _loopback(url: str) -> bool:
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class Bridge:
     """The endpoint; ``register``/``unregister`` one rollout id at a time."""
 
-    def __init__(self, *, ping_interval: float = PING_INTERVAL) -> None:
+    def __init__(
+        self,
+        *,
+        ping_interval: float = PING_INTERVAL,
+        port: int = 0,
+        advertise_url: str | None = None,
+    ) -> None:
         self.token = secrets.token_urlsafe(32)
         self._token_bytes = self.token.encode()
         self.ping_interval = ping_interval
         self.routes: dict[str, Route] = {}
-        self.port = 0
+        self.port = port  # 0: any free port (--listener-port fixes it)
+        #: the base URL a rollout reaches us at (--advertise-url: a container, a sandbox)
+        self.advertise_url = advertise_url.rstrip("/") if advertise_url else None
         self._runner: web.AppRunner | None = None
 
+    @property
+    def host(self) -> str:
+        """Loopback, unless rollouts reach us from elsewhere (the bearer still guards it)."""
+        remote = self.advertise_url is not None and not _loopback(self.advertise_url)
+        return "0.0.0.0" if remote else "127.0.0.1"
+
     def url_for(self, rollout_id: str) -> str:
-        return f"http://127.0.0.1:{self.port}/v1/rollouts/{rollout_id}"
+        base = self.advertise_url or f"http://127.0.0.1:{self.port}"
+        return f"{base}/v1/rollouts/{rollout_id}"
 
     def register(self, rollout_id: str, complete: Complete, session: str | None = None) -> Route:
         route = self.routes[rollout_id] = Route(complete, session)
@@ -127,8 +159,17 @@ class Bridge:
             app, access_log=None, handle_signals=False, handler_cancellation=True
         )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
-        await site.start()
+        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            self._runner = None
+            raise BridgePortError(
+                f"cannot listen on port {self.port} for the model bridge: {exc.strerror or exc}",
+                hint="pick another port, or let any free one be chosen",
+                code="PORT_IN_USE",
+            ) from None
         server = site._server
         sockets = getattr(server, "sockets", None) or []
         self.port = int(sockets[0].getsockname()[1])

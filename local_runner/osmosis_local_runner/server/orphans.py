@@ -109,7 +109,6 @@ def _kill_group(pgid: int, leader: int, *, wait: float) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-
 def record_server(
     pid: int, *, port: int, instance_id: str, run_dir: Path, registry: Path | None
 ) -> list[Path]:

@@ -49,9 +49,7 @@ SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOK
 
 def server_env(environ: Mapping[str, str]) -> dict[str, str]:
     """The part of our environment a rollout server inherits (see :data:`PASSED`)."""
-    return {
-        k: v for k, v in environ.items() if k in PASSED or k.startswith(PASSED_PREFIXES)
-    }
+    return {k: v for k, v in environ.items() if k in PASSED or k.startswith(PASSED_PREFIXES)}
 
 
 def rollout_environment(
@@ -112,13 +110,13 @@ class Redactor:
         word = max(kept.rfind(" "), kept.rfind("\t"))
         tail = kept[word + 1 :]
         if "://" in tail or any(
-            value.startswith(tail[-n:]) for value in self._values for n in range(1, len(tail) + 1)
+            value.startswith(tail[-n:])
+            for value in self._values
+            for n in range(1, len(tail) + 1)
             if n <= len(value)
         ):
             kept = kept[: word + 1]
         return kept
-
-
 
 
 class ServerOutput:
@@ -186,8 +184,6 @@ class ServerOutput:
                 start = end + 1
         if pending or dropping:
             self.line(bytes(pending), dropped=dropping)
-
-
 
     def close(self) -> None:
         if self._log is not None:

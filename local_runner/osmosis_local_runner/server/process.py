@@ -145,8 +145,10 @@ class ServerProcess:
         health_timeout: float = HEALTH_TIMEOUT,
         health_interval: float = HEALTH_INTERVAL,
         stop_grace: float = STOP_GRACE,
+        port: int = 0,
     ) -> None:
         self.python = python
+        self.fixed_port = port  # --rollout-port (0: a free port each start)
         self.entrypoint = entrypoint
         self.base_env = dict(env)
         self.run_dir = run_dir
@@ -192,6 +194,11 @@ class ServerProcess:
                 return await self._start_once(session)
             except _PortTaken:
                 await self.stop()
+                if self.fixed_port:
+                    raise ServerStartError(
+                        f"port {self.fixed_port} (--rollout-port) is taken by another process",
+                        output=self.last_output(),
+                    ) from None
                 if attempt == attempts - 1:
                     raise ServerStartError(
                         "another process kept taking the rollout server's port",
@@ -200,7 +207,7 @@ class ServerProcess:
         raise AssertionError("unreachable")
 
     async def _start_once(self, session: aiohttp.ClientSession) -> Health:
-        self.port = free_port()
+        self.port = self.fixed_port or free_port()
         self.instance_id = secrets.token_hex(16)
         self.artifact_root.mkdir(parents=True, exist_ok=True)
         env = dict(self.base_env)

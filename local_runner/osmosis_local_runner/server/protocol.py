@@ -76,8 +76,14 @@ def rollout_request(
         "grade": True,
         "agent_timeout_sec": _finite(agent_timeout),
         "grader_timeout_sec": _finite(grader_timeout),
-        "extra_fields": {"row_index": row.index, "run_index": run_index},
+        # the published protocol's row_index: the place among the chosen rows
+        "extra_fields": {"row_index": _position(row), "run_index": run_index},
     }
+
+
+def _position(row: Row) -> int:
+    position = getattr(row, "position", None)
+    return position if isinstance(position, int) else row.index
 
 
 def _finite(value: float | None) -> float | None:

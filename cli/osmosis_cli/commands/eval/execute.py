@@ -16,6 +16,7 @@ from osmosis_cli.terminal.errors import EXIT_FAILED, EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
+    from osmosis_local_runner.run.runner import Runner
     from osmosis_local_runner.run.spec import Progress, RunPlan, RunResult, RunSpec
 
 
@@ -28,36 +29,6 @@ def default_results_path(stem: str) -> Path:
         if not path.exists() and not path.with_name(path.name + ".journal.jsonl").exists():
             return path
         stamp = f"{stamp[:16]}{secrets.token_hex(1)}"  # a new name, even if token_hex repeats
-
-
-def latest_resumable(stem: str, make_spec: Callable[[Path], RunSpec]) -> Path:
-    """``--resume`` without ``-o``: the newest unfinished run of this config (under
-    ``.osmosis/evals``) whose settings match the current ones."""
-    from osmosis_client.errors import InvalidInputError
-    from osmosis_local_runner.results.document import finished
-    from osmosis_local_runner.run.runner import Runner
-
-    journals = sorted(
-        Path(".osmosis", "evals").glob(f"{stem}-*.json.journal.jsonl"),
-        key=lambda p: p.stat().st_mtime,
-        reverse=True,
-    )
-    for journal in journals:
-        results = journal.with_name(journal.name[: -len(".journal.jsonl")])
-        if finished(results):
-            continue
-        try:
-            Runner(make_spec(results)).prepare()
-        except InvalidInputError as exc:
-            if exc.code == "RESUME_MISMATCH":
-                continue
-            raise
-        return results
-    raise InvalidInputError(
-        f"nothing to resume: no unfinished run of {stem} with these settings in .osmosis/evals",
-        hint="pass -o PATH of the run to continue",
-        code="NOTHING_TO_RESUME",
-    )
 
 
 def results_path(output: Path | None, stem: str, *, resume: bool) -> Path:
@@ -89,11 +60,15 @@ def execute(
     max_error_rate: float | None,
     dry_run: bool = False,
     junit: Path | None = None,
+    prepared: Callable[[Runner], None] | None = None,
+    resource: Callable[[], dict[str, Any]] | None = None,
 ) -> None:
     """Load, plan, run with progress and Ctrl-C handling, report; exit 130 when stopped
     and 1 when every attempt (or more than ``--max-error-rate``) errored. With
     ``--json``, whatever user code prints goes to stderr: stdout holds the document.
-    ``--junit`` and the GitHub step summary are written whatever the verdict."""
+    ``--junit`` and the GitHub step summary are written whatever the verdict.
+    ``prepared`` sees the runner once the rows are chosen (nothing has run yet);
+    ``resource`` adds keys to the ``--json`` result."""
     from osmosis_cli.commands.eval.ci import after_local, check_junit_path, local_sources
     from osmosis_client.errors import OsmosisError
     from osmosis_local_runner.results.document import error_verdict
@@ -103,7 +78,7 @@ def execute(
         check_junit_path(junit, spec.output)
         before = _stamp(spec.output)
         try:
-            result = _run(spec, out, quiet=quiet, dry_run=dry_run)
+            result = _run(spec, out, quiet=quiet, dry_run=dry_run, prepared=prepared)
         except OsmosisError:
             # stopped by a deadline or a journal failure: the document of what finished
             # was written — CI still gets its artefacts
@@ -112,7 +87,7 @@ def execute(
             raise
     if result is None:
         return
-    report_result(out, result)
+    report_result(out, result, **(resource() if resource else {}))
     after_local(out, junit, local_sources([(result.output.stem, result.output)]))
     summary = result.summary
     if summary["status"] == "stopped":
@@ -135,7 +110,14 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return st.st_ino, st.st_mtime_ns, st.st_size
 
 
-def _run(spec: RunSpec, out: Output, *, quiet: bool, dry_run: bool) -> RunResult | None:
+def _run(
+    spec: RunSpec,
+    out: Output,
+    *,
+    quiet: bool,
+    dry_run: bool,
+    prepared: Callable[[Runner], None] | None = None,
+) -> RunResult | None:
     import asyncio
     import signal
 
@@ -146,6 +128,8 @@ def _run(spec: RunSpec, out: Output, *, quiet: bool, dry_run: bool) -> RunResult
     runner = Runner(spec, on_progress=display.update, on_note=out.info)
     plan = runner.prepare()
     _show_plan(out, plan, spec)
+    if prepared is not None and not dry_run:
+        prepared(runner)
     if dry_run:
         out.operation_result(
             "eval.plan", resource={"plan": _plan_json(plan)}, message="dry run: nothing ran"
@@ -255,6 +239,17 @@ def report_result(
             + (" — stopped" if stopped else ""),
         )
         return
+    _summary_table(out, summary)
+    out.info(f"Results written to {result.output}")
+    resume = resource.get("resume_command") or f"add --resume -o {result.output}"
+    if summary["status"] == "stopped":
+        out.info(f"Resume with: {resume}")
+    elif summary["errored_runs"] and resource.get("retry_command"):
+        out.info(f"Run the failures again: {resource['retry_command']}")
+    _report_errors(out, result)
+
+
+def _summary_table(out: Output, summary: dict[str, Any]) -> None:
     fns = summary["eval_fns"]
     ks = sorted(
         {int(k.split("_")[-1]) for stats in fns.values() for k in stats if k.startswith("pass_at_")}
@@ -275,10 +270,30 @@ def report_result(
         f"({summary['errored_runs']} errored), {summary['total_tokens']:,} tokens, "
         f"{seconds:.1f}s — {summary['status']}"
     )
-    out.info(f"Results written to {result.output}")
-    if summary["status"] == "stopped":
-        out.info(f"Resume with: --resume -o {result.output}")
-    _report_errors(out, result)
+
+
+def report_document(
+    out: Output, path: Path, *, message: str, next_steps: list[dict[str, Any]]
+) -> None:
+    """A results document already on disk, shown as a run's result (nothing ran)."""
+    from osmosis_local_runner.results.documents import ResultsFile
+
+    summary = ResultsFile(path).summary
+    resource = {
+        "output_path": str(path.parent),
+        "total_work_items": summary.get("total_runs"),
+        "dispatched": 0,
+        "cancelled": False,
+    }
+    if out.json_mode:
+        out.operation_with_file(
+            "eval.run", status="success", resource=resource, path=path, message=message
+        )
+        return
+    _summary_table(out, summary)
+    out.info(message)
+    for step in next_steps:
+        out.info(f"  {step['description']}")
 
 
 def run_resource(result: RunResult) -> dict[str, Any]:

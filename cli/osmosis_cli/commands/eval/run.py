@@ -5,16 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from osmosis_cli.commands.eval.execute import (
-    execute,
-    latest_resumable,
-    results_path,
-    server_echo,
-)
+from osmosis_cli.commands.eval.execute import execute, server_echo
 from osmosis_cli.commands.eval.options import (
     LocalRunOptions,
     RolloutModeOpt,
@@ -22,6 +17,9 @@ from osmosis_cli.commands.eval.options import (
 )
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.output import Output
+
+if TYPE_CHECKING:
+    from osmosis_local_runner.run.overrides import Overrides
 
 
 @dataclass(kw_only=True)
@@ -31,8 +29,87 @@ class RunOptions(LocalRunOptions):
     ]
     dataset: Annotated[
         Path | None,
-        typer.Option("--dataset", metavar="FILE", help="Local dataset file (overrides the TOML)."),
+        typer.Option(
+            "--dataset",
+            "--dataset-file",
+            metavar="FILE",
+            help="Local dataset file (overrides the TOML).",
+        ),
     ] = None
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            metavar="NAME",
+            help="The run's name: .osmosis/evals/NAME/ (continued when it exists).",
+        ),
+    ] = None
+    fresh: Annotated[
+        bool,
+        typer.Option("--fresh", help="Start NAME over (the earlier run is archived, not deleted)."),
+    ] = False
+    rows_spec: Annotated[
+        str | None,
+        typer.Option(
+            "--rows", metavar="SPEC", help='Only these source rows, e.g. "3,7,10-20" (beats limit).'
+        ),
+    ] = None
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed", help="Run again the attempts of NAME that errored or were skipped."
+        ),
+    ] = False
+    max_in_flight: Annotated[
+        int | None,
+        typer.Option(
+            "--max-in-flight", min=1, metavar="N", help="Attempts in flight (= --batch-size)."
+        ),
+    ] = None
+    secrets_file: Annotated[
+        str | None,
+        typer.Option(
+            "--secrets-file",
+            metavar="FILE",
+            help="NAME=value lines for the config's [secrets] (- reads stdin; beats the env).",
+        ),
+    ] = None
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Accepted as published: local runs never ask.")
+    ] = False
+    listener_port: Annotated[
+        int | None,
+        typer.Option(
+            "--listener-port",
+            min=1,
+            max=65535,
+            metavar="PORT",
+            help="Server mode: the model bridge's port (default: any free one).",
+        ),
+    ] = None
+    advertise_url: Annotated[
+        str | None,
+        typer.Option(
+            "--advertise-url",
+            metavar="URL",
+            help="Server mode: the bridge's URL as a rollout in a container or sandbox "
+            "reaches it (needs --listener-port).",
+        ),
+    ] = None
+    rollout_port: Annotated[
+        int | None,
+        typer.Option(
+            "--rollout-port",
+            min=1,
+            max=65535,
+            metavar="PORT",
+            help="Server mode: the rollout server's port (default: any free one).",
+        ),
+    ] = None
+    log_samples: Annotated[
+        bool,
+        typer.Option("--log-samples", help="Accepted from older templates: transcripts are kept."),
+    ] = False
     seed: Annotated[
         int | None, typer.Option("--seed", min=0, metavar="S", help="Seed of the 10% sample.")
     ] = None
@@ -51,6 +128,59 @@ class RunOptions(LocalRunOptions):
         bool, typer.Option("--abbreviated-summary", help="A suite: a compact comparison table.")
     ] = False
 
+    def run_overrides(self, output: Path, **more: Any) -> Overrides:
+        """The runner's flags with this form's own: --rows, --max-in-flight, the ports."""
+        from osmosis_cli.commands.eval.options import parse_row_spec
+
+        if self.max_in_flight is not None:
+            more.setdefault("batch_size", self.max_in_flight)
+        if self.rows_spec is not None:
+            more.setdefault("rows", parse_row_spec(self.rows_spec))
+        return self.overrides(output, **more)
+
+    def check(self, out: Output) -> None:
+        """Flags that only make sense together, and notes for the published ones."""
+        from osmosis_client.errors import InvalidInputError
+
+        json_output = self.output is not None and self.output.suffix == ".json"
+        if json_output and (self.name or self.fresh):
+            raise InvalidInputError(
+                "--name and --fresh name a run directory; -o FILE.json is one results file",
+                hint="drop -o (runs live in .osmosis/evals/NAME/), or -o a directory",
+                code="USAGE",
+            )
+        if self.advertise_url is not None:
+            check_advertise_url(out, self.advertise_url, self.listener_port)
+        if self.log_samples:
+            out.note("--log-samples is not needed: every attempt's transcript is kept")
+
+
+def check_advertise_url(out: Output, url: str, listener_port: int | None) -> None:
+    from urllib.parse import urlsplit
+
+    from osmosis_client.errors import InvalidInputError
+
+    if listener_port is None:
+        raise InvalidInputError(
+            "--advertise-url needs --listener-port (the port the URL forwards to)",
+            hint="add --listener-port PORT",
+            code="USAGE",
+        )
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise InvalidInputError(
+            f"--advertise-url {url!r} is not an http(s) URL with a host",
+            hint="e.g. http://host.docker.internal:8900",
+            code="USAGE",
+        )
+    loopback = parts.hostname in ("localhost", "127.0.0.1", "::1")
+    if parts.scheme == "http" and not loopback:
+        out.warn(
+            "--advertise-url is plain http to another host: the rollout's model calls (and "
+            "the run's bearer token) cross the network unencrypted",
+            code="INSECURE_ADVERTISE_URL",
+        )
+
 
 @handle_errors
 def run(ctx: typer.Context, opts: RunOptions) -> None:
@@ -65,6 +195,7 @@ def run(ctx: typer.Context, opts: RunOptions) -> None:
     from osmosis_local_runner.server.detect import check_mode
 
     out = current_output()
+    opts.check(out)
     if opts.rollout_mode is not None:
         check_mode(opts.rollout_mode, "--rollout-mode")
     echo = {"server_echo": server_echo(out) if out.verbose else None}
@@ -98,17 +229,18 @@ def _run_suite(out: Output, opts: RunOptions, echo: dict[str, Any]) -> None:
 
 
 def _run_config(out: Output, opts: RunOptions, echo: dict[str, Any]) -> None:
+    from osmosis_cli.commands.eval.named import run_named
+    from osmosis_cli.commands.eval.secrets import load_secrets
     from osmosis_client.platform.eval_config import load_config
     from osmosis_local_runner.run.overrides import config_spec
 
     config = load_config(opts.config_path)
+    load_secrets(out, config.secrets.required, opts.secrets_file)
     output = opts.output
-    if opts.resume and output is None:
-        output = latest_resumable(
-            config.name, lambda path: config_spec(config, opts.overrides(path, **echo))
-        )
-        out.info(f"Resuming {output}")
-    flags = opts.overrides(results_path(output, config.name, resume=opts.resume), **echo)
+    if output is None or output.suffix != ".json":
+        run_named(out, opts, config, echo)
+        return
+    flags = opts.run_overrides(output, resume=opts.resume, retry_failed=opts.retry_failed, **echo)
     execute(
         lambda: config_spec(config, flags),
         out,

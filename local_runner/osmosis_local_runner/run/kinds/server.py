@@ -9,10 +9,9 @@ of its result with the lease until a terminal status. The reward is
 server's ``err_category`` and message. The conversation comes from the
 ``trajectory.json`` the server writes (in chat format).
 
-Unlike the published CLI, a supervisor deadline (agent + grader timeouts + slack)
-fails only its own attempt (the rollout is cancelled on the server), transient
-infrastructure errors are retryable, and a server that dies mid-run is restarted
-(up to ``MAX_RESTARTS`` times) with only its in-flight attempts failing.
+Unlike the published CLI, a supervisor deadline (agent + grader timeouts + slack) fails
+only its own attempt (cancelled on the server), transient infrastructure errors are
+retryable, and a server that dies mid-run is restarted (up to ``MAX_RESTARTS`` times).
 """
 
 from __future__ import annotations
@@ -40,6 +39,7 @@ from osmosis_local_runner.server.bridge import Bridge
 from osmosis_local_runner.server.environment import RolloutPython, resolve
 from osmosis_local_runner.server.orphans import reap_orphans
 from osmosis_local_runner.server.output import Redactor, rollout_environment
+from osmosis_local_runner.server.ports import Ports
 from osmosis_local_runner.server.process import ServerProcess, ServerStartError, check_reserved
 from osmosis_local_runner.server.protocol import (
     Accepted,
@@ -84,6 +84,7 @@ class ServerRollout:
         stop_grace: float | None = None,
         python_env: RolloutPython | None = None,
         slack: float = SUPERVISOR_SLACK,
+        ports: Ports | None = None,
     ) -> None:
         self.rollout_dir = rollout_dir
         self.entrypoint = entrypoint
@@ -102,9 +103,9 @@ class ServerRollout:
         self.stop_grace = stop_grace
         self.python = python_env
         self.slack = slack
+        self.ports = ports or Ports()
         self.capacity: int | None = None
         self.restarts = 0
-        self.nonce = secrets.token_hex(3)
         self._digest = ""
         self._redact = Redactor()
         self._bridge: Bridge | None = None
@@ -178,7 +179,7 @@ class ServerRollout:
             connector=aiohttp.TCPConnector(limit=0, force_close=False),
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
         )
-        self._bridge = Bridge()
+        self._bridge = Bridge(port=self.ports.listener, advertise_url=self.ports.advertise_url)
         await self._bridge.start()
         self._redact.add(self._bridge.token)
         self._server = self._new_server()
@@ -192,11 +193,8 @@ class ServerRollout:
 
     def _new_server(self) -> ServerProcess:
         assert self.python is not None
-        extra: dict[str, Any] = {}
-        if self.health_timeout is not None:
-            extra["health_timeout"] = self.health_timeout
-        if self.stop_grace is not None:
-            extra["stop_grace"] = self.stop_grace
+        timings = {"health_timeout": self.health_timeout, "stop_grace": self.stop_grace}
+        extra: dict[str, Any] = {k: v for k, v in timings.items() if v is not None}
         return ServerProcess(
             self.python.executable,
             self.entrypoint,
@@ -205,6 +203,7 @@ class ServerRollout:
             registry=self.registry,
             redact=self._redact,
             echo=self.echo,
+            port=self.ports.rollout,
             **extra,
         )
 
@@ -224,11 +223,10 @@ class ServerRollout:
     # ------------------------------------------------------------ attempts
 
     def _rollout_id(self, row: Row, run_index: int, tag: str | None) -> str:
-        key = (row.index, run_index, tag)
-        self._tries[key] += 1
-        base = f"{self.nonce}-{row.index}-{run_index}{'-b' if tag else ''}"
-        tries = self._tries[key]
-        return base if tries == 1 else f"{base}.{tries - 1}"
+        """32 lower-case hex, new for every try (the published run layout's form; the
+        row and run travel in ``extra_fields``)."""
+        self._tries[(row.index, run_index, tag)] += 1
+        return secrets.token_hex(16)
 
     def _supervisor_timeout(self, env: RunEnv) -> float | None:
         parts = [t for t in (env.agent_timeout, self.grader_timeout) if t is not None]
@@ -397,4 +395,3 @@ class ServerRollout:
     def _abort(self, error: OsmosisError) -> None:
         if self._env is not None and self._env.abort is not None:
             self._env.abort(error)
-

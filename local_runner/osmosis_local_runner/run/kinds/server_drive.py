@@ -54,9 +54,7 @@ async def submit(
                 )
                 raise
             if exc.status == 409:
-                raise Transient(
-                    f"rollout id {body['rollout_id']} is already registered"
-                ) from None
+                raise Transient(f"rollout id {body['rollout_id']} is already registered") from None
             if exc.status == 429:
                 await asyncio.sleep(exc.retry_after if exc.retry_after is not None else 1.0)
                 continue

@@ -28,6 +28,7 @@ async def await_trajectory(path: Path) -> None:
             return
         await asyncio.sleep(0.05)
 
+
 def messages_of(
     path: Path, result: Result | None, extra: dict[str, Any], results_dir: Path
 ) -> list[dict[str, Any]]:
@@ -40,6 +41,7 @@ def messages_of(
         if messages:
             return messages
     return sample_messages(result.sample if result else None) or []
+
 
 def outcome_of(
     result: Result,
