@@ -303,7 +303,9 @@ def main() -> None:
     results["ideal_200ms"] = CONCURRENCY / 0.2
 
     big = make_dataset(tmp / "big.jsonl", 100_000)
-    baseline_rss = rss_of("import osmosis_local_runner.run.runner, osmosis_client.llm.client, aiohttp")
+    baseline_rss = rss_of(
+        "import osmosis_local_runner.run.runner, osmosis_client.llm.client, aiohttp"
+    )
     argv = [
         "osmosis",
         "eval",

@@ -73,7 +73,7 @@ agent_workflow_timeout_s = 120
 grader_timeout_s = 60
 
 [env]
-BENCH_EVENTS = "{ws / 'events.txt'}"
+BENCH_EVENTS = "{ws / "events.txt"}"
 
 [secrets]
 required = []

@@ -29,6 +29,22 @@ def ensure_private_dir(path: Path) -> None:
             os.chmod(folder, 0o700)  # mkdir's mode is masked by the umask
 
 
+OURS = ".osmosis"
+
+
+def keep_out_of_git(path: Path) -> None:
+    """A ``.osmosis`` directory above ``path`` gets a ``.gitignore`` of ``*`` (as uv does
+    for ``.venv``): runs, journals and records never show up in ``git status`` — nor
+    make ``eval submit`` see a dirty tree."""
+    for parent in path.parents:
+        if parent.name == OURS and parent.is_dir():
+            ignore = parent / ".gitignore"
+            if not ignore.exists():
+                with contextlib.suppress(OSError):
+                    ignore.write_text("# made by osmosis-client: runs and records stay local\n*\n")
+            return
+
+
 def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     """Write via a temp file in the same directory + fsync + rename: all or nothing."""
     atomic_write_chunks(path, (data,), mode=mode)
@@ -37,6 +53,7 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
 def atomic_write_chunks(path: Path, chunks: Iterable[bytes], *, mode: int = 0o644) -> None:
     """:func:`atomic_write` for data produced piece by piece (never all in memory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    keep_out_of_git(path)
     remove_stale_temps(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

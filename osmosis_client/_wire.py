@@ -43,9 +43,7 @@ async def read_body(response: aiohttp.ClientResponse, limit: int) -> bytes:
     reading (a connection dying mid-body) propagate as aiohttp raises them.
     """
     declared = response.content_length
-    if declared is not None and declared > limit and not response.headers.get(
-        "Content-Encoding"
-    ):
+    if declared is not None and declared > limit and not response.headers.get("Content-Encoding"):
         raise BodyTooLarge(limit)
     parts: list[bytes] = []
     size = 0

@@ -31,8 +31,7 @@ def parse_env_text(text: str, source: str) -> dict[str, str]:
         if not sep or not name.isidentifier() or not name.isascii():
             raise InvalidInputError(
                 f"invalid line {number} in {source}: expected NAME=value",
-                hint="each line is NAME=value (a name of letters, digits and _), "
-                "or a # comment",
+                hint="each line is NAME=value (a name of letters, digits and _), or a # comment",
                 code="INVALID_ENV_FILE",
                 data={"file": source, "line": number},
             )

@@ -24,6 +24,9 @@ EXTRAS = "server,openai-agents"
 #: resolved now, before the test fixtures point HOME at a temp dir
 CACHE = Path(os.environ.get("OSMOSIS_CI_CACHE") or Path("~/.cache/osmosis-ci").expanduser())
 MARKER = ".osmosis-ci-complete"
+#: this machine's trust store for the package index, read before the test fixtures clear
+#: the TLS variables (a proxy with its own CA stands between some machines and PyPI)
+INDEX_TLS = {k: os.environ[k] for k in ("SSL_CERT_FILE", "SSL_CERT_DIR") if os.environ.get(k)}
 
 
 def _works(python: Path) -> bool:
@@ -83,6 +86,7 @@ def uv() -> Path:
 
 def uv_env(python: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env.update(INDEX_TLS)
     env.update(
         UV_PYTHON_DOWNLOADS="never",
         UV_PYTHON=str(python),

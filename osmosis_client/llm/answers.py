@@ -125,15 +125,16 @@ def unreachable(exc: BaseException, endpoint: Route) -> EndpointUnreachableError
         data={"endpoint": where},
     )
 
+
 def untrusted(problem: str, endpoint: Route) -> EndpointUnreachableError:
     return EndpointUnreachableError(
         f"the model endpoint {endpoint.shown} presented a certificate that is not "
         f"trusted ({problem})",
-        hint="trust its CA: set SSL_CERT_FILE or OSMOSIS_CA_BUNDLE to a PEM bundle "
-        "holding it",
+        hint="trust its CA: set SSL_CERT_FILE or OSMOSIS_CA_BUNDLE to a PEM bundle holding it",
         code="TLS_CERTIFICATE",
         data={"endpoint": endpoint.shown, "problem": problem},
     )
+
 
 def status_error(status: int, raw: bytes, endpoint: Route) -> ProviderRequestError:
     detail = error_detail(raw)
@@ -152,8 +153,7 @@ def status_error(status: int, raw: bytes, endpoint: Route) -> ProviderRequestErr
         return ModelNotFoundError(
             f"model {endpoint.replica.model!r} not found at {where} ({detail})",
             status_code=status,
-            hint="check the model name against the models the endpoint serves, "
-            "and the base URL",
+            hint="check the model name against the models the endpoint serves, and the base URL",
             data=data,
         )
     return ProviderRequestError(

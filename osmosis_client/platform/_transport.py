@@ -201,8 +201,7 @@ class Transport:
         problem = certificate_problem(exc)
         if problem is not None:
             error: APIConnectionError = APIConnectionError(
-                f"the platform at {host} presented a certificate that is not trusted "
-                f"({problem})",
+                f"the platform at {host} presented a certificate that is not trusted ({problem})",
                 hint="trust its CA: set OSMOSIS_CA_BUNDLE or SSL_CERT_FILE to a PEM bundle "
                 "holding it",
                 code="TLS_CERTIFICATE",

@@ -51,7 +51,8 @@ class RepoState:
     root: Path
     head_sha: str
     branch: str | None  # None when HEAD is detached (the normal CI checkout)
-    dirty_files: list[str] = field(default_factory=list)
+    dirty_files: list[str] = field(default_factory=list)  # tracked, changed
+    untracked_files: list[str] = field(default_factory=list)  # untracked, under rollouts/
     origin_url: str | None = None
     origin_repo: str | None = None
 
@@ -78,7 +79,7 @@ def _open(path: Path) -> Any:
 
 
 def inspect_repo(path: Path) -> RepoState:
-    """HEAD, branch, dirty files (tracked changes, untracked under rollouts/) and origin."""
+    """HEAD, branch, changed tracked files, untracked files under rollouts/, origin."""
     repo = _open(path if path.is_dir() else path.parent)
     root = Path(repo.working_tree_dir or path)
     try:
@@ -89,12 +90,13 @@ def inspect_repo(path: Path) -> RepoState:
         ) from None
     branch = None if repo.head.is_detached else repo.active_branch.name
     dirty: list[str] = []
+    untracked: list[str] = []
     status = repo.git.status("--porcelain", "--untracked-files=all")
     for line in status.splitlines():
         code, name = line[:2], line[3:]
         if code == "??":
             if name.startswith("rollouts/"):
-                dirty.append(name)
+                untracked.append(name)
         elif name:
             dirty.append(name.split(" -> ")[-1])
     origin_url = _origin_url(repo)
@@ -103,6 +105,7 @@ def inspect_repo(path: Path) -> RepoState:
         head_sha=head,
         branch=branch,
         dirty_files=dirty,
+        untracked_files=untracked,
         origin_url=origin_url,
         origin_repo=repo_path_from_url(origin_url) if origin_url else None,
     )
@@ -152,18 +155,27 @@ class Pin:
     branch: str | None
     #: HEAD was pinned but no remote-tracking branch contains it (the platform cannot run it)
     unpushed: bool = False
-    #: tracked changes, and untracked files under rollouts/, that the run will not include
+    #: changed tracked files of the submitted rollout: the run will not include them
     dirty_files: tuple[str, ...] = ()
+    #: other changes the run will not include either (tracked files elsewhere, untracked
+    #: files under rollouts/ — such as a lock file a tool left): worth a warning only
+    other_changes: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
         return self.commit_sha[:12] if self.commit_sha else f"branch {self.branch}"
 
 
-def plan_pin(state: RepoState, *, commit_sha: str | None, branch: str | None) -> Pin:
+def plan_pin(
+    state: RepoState, *, commit_sha: str | None, branch: str | None, rollout: str | None = None
+) -> Pin:
     """Apply eval-config.md's pinning rules: ``commit_sha`` (must exist locally), else
-    ``branch``, else HEAD. Never fetches; the caller decides what unpushed or dirty means."""
-    dirty = tuple(state.dirty_files)
+    ``branch``, else HEAD. Never fetches; the caller decides what unpushed or dirty means.
+    ``rollout`` (``rollouts/NAME``): changes to its tracked files are the ones that
+    matter; without it, every tracked change does."""
+    prefix = rollout.rstrip("/") + "/" if rollout else ""
+    dirty = tuple(f for f in state.dirty_files if f.startswith(prefix))
+    others = tuple(f for f in state.dirty_files if f not in dirty) + tuple(state.untracked_files)
     if commit_sha:
         full = resolve_commit(state.root, commit_sha)
         if full is None:
@@ -172,8 +184,14 @@ def plan_pin(state: RepoState, *, commit_sha: str | None, branch: str | None) ->
                 hint="check experiment.commit_sha, or fetch the commit first",
                 code="UNKNOWN_COMMIT",
             )
-        return Pin(commit_sha=full, branch=None, dirty_files=dirty)
+        return Pin(commit_sha=full, branch=None, dirty_files=dirty, other_changes=others)
     if branch:
         return Pin(commit_sha=None, branch=branch)
     unpushed = not is_pushed(state.root, state.head_sha)
-    return Pin(commit_sha=state.head_sha, branch=None, unpushed=unpushed, dirty_files=dirty)
+    return Pin(
+        commit_sha=state.head_sha,
+        branch=None,
+        unpushed=unpushed,
+        dirty_files=dirty,
+        other_changes=others,
+    )

@@ -318,5 +318,3 @@ def name_entries(entries: list[SuiteEntry]) -> None:
             candidate = f"{name}-{count}"
         taken.add(candidate.lower())
         entry.name = candidate
-
-

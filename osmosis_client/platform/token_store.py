@@ -50,8 +50,6 @@ def _bounded(fn: Callable[[], T], timeout: float) -> T:
     return box["value"]  # type: ignore[no-any-return]
 
 
-
-
 class TokenStore:
     """Tokens by (platform, key): put, get and delete, in the keyring or the file."""
 
@@ -155,4 +153,3 @@ class TokenStore:
         tokens = self.files.read_json(self.tokens_path, "token file")
         if tokens.pop(account, None) is not None:
             self.files.write_json(self.tokens_path, tokens)
-

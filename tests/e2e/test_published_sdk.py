@@ -20,7 +20,15 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import osmosis_command
-from tests.published_sdk import PUBLISHED_VERSION, published_python, python312, uv, uv_env
+from tests.gitrepo import git
+from tests.published_sdk import (
+    INDEX_TLS,
+    PUBLISHED_VERSION,
+    published_python,
+    python312,
+    uv,
+    uv_env,
+)
 from tests.server_workspace import server_pids
 from tests.stub_openai import StubOpenAI
 
@@ -231,7 +239,9 @@ def test_kill_9_then_resume_loses_nothing_and_leaves_no_server(
 
 
 @needs_312
-def test_uv_syncs_the_rollouts_own_project_once(workspace: Path, sdk_python: Path) -> None:
+def test_uv_syncs_the_rollouts_own_project_once_and_leaves_the_tree_alone(
+    workspace: Path, sdk_python: Path
+) -> None:
     assert PYTHON312 is not None
     tool = uv()
     env = uv_env(PYTHON312)
@@ -239,18 +249,27 @@ def test_uv_syncs_the_rollouts_own_project_once(workspace: Path, sdk_python: Pat
         "PATH": f"{tool.parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "UV_PYTHON": env["UV_PYTHON"],
         "UV_CACHE_DIR": env["UV_CACHE_DIR"],
+        "OSMOSIS_ROLLOUT_ENVS": str(workspace.parent / "envs"),
+        **INDEX_TLS,  # without the lock, uv resolves from the package index
     }
+    (workspace / "rollouts" / "calculator" / "uv.lock").unlink()  # uv would write one
+    (workspace / ".gitignore").write_text("cfg/\nhome/\n")
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+        git(workspace, *command)
     args = ["eval", "run", "configs/eval/calculator.toml", "--limit", "2"]
-    first = osmosis(workspace, *args, "-o", "out/uv1.json", **extra)
+    first = osmosis(workspace, *args, "--name", "uv1", **extra)
     assert first.returncode == 0, first.stderr
     assert "syncing the rollout's environment: uv sync --project rollouts/calculator" in (
         first.stderr
     )
     assert f"osmosis-ai {PUBLISHED_VERSION} (uv, synced)" in first.stderr
-    second = osmosis(workspace, *args, "-o", "out/uv2.json", **extra)
+    second = osmosis(workspace, *args, "--name", "uv2", **extra)
     assert second.returncode == 0, second.stderr
     assert "(uv, in sync)" in second.stderr and "syncing" not in second.stderr
-    assert document(workspace / "out" / "uv2.json")["summary"]["eval_fns"]["grader"]["mean"] == 1
+    results = workspace / ".osmosis" / "evals" / "uv2" / "results.json"
+    assert document(results)["summary"]["eval_fns"]["grader"]["mean"] == 1
+    status = git(workspace, "status", "--porcelain", "--untracked-files=all")
+    assert status == ""  # no uv.lock, no .venv, no egg-info; .osmosis ignores itself
 
 
 PLAN = """

@@ -400,3 +400,6 @@ def test_pin_policy_is_the_clis() -> None:
     assert refusal is None and "rollouts/x.py" in warnings[0]
     refusal, _ = pin_problems(dirty, yes=True, allow_dirty=False, allow_unpushed=False)
     assert refusal is not None and refusal.code == "DIRTY_TREE"
+    untracked = Pin(commit_sha="c" * 40, branch=None, other_changes=("rollouts/x/uv.lock",))
+    refusal, warnings = pin_problems(untracked, yes=True, allow_dirty=False, allow_unpushed=False)
+    assert refusal is None and "rollouts/x/uv.lock" in warnings[0]  # a warning, even with --yes

@@ -115,8 +115,9 @@ def test_the_run_directory_sits_beside_the_results(tmp_path: Path) -> None:
 
 
 def fake_uv(tmp_path: Path, *, fail: bool = False) -> tuple[Path, Path]:
-    """A ``uv`` that logs its calls: ``sync`` makes .venv (its python = this one),
-    ``run --no-sync --project D python ARGS`` runs D/.venv/bin/python ARGS."""
+    """A ``uv`` that logs its calls; ``sync`` makes the environment uv would (at
+    ``UV_PROJECT_ENVIRONMENT``, else ``.venv`` of the project; its python = this one) and
+    locks the project it was given."""
     log = tmp_path / "uv-calls.jsonl"
     script = tmp_path / "bin" / "uv"
     script.parent.mkdir()
@@ -126,23 +127,22 @@ import json, os, sys
 from pathlib import Path
 with open({str(log)!r}, "a") as f:
     f.write(json.dumps({{"argv": sys.argv[1:], "downloads": os.environ.get("UV_PYTHON_DOWNLOADS"),
-                         "venv": os.environ.get("VIRTUAL_ENV")}}) + "\\n")
+                         "venv": os.environ.get("VIRTUAL_ENV"),
+                         "environment": os.environ.get("UV_PROJECT_ENVIRONMENT")}}) + "\\n")
 args = sys.argv[1:]
 project = Path(args[args.index("--project") + 1])
-if args[0] == "sync":
-    if {fail!r}:
-        print("error: No interpreter found for Python >=3.12 in search path", file=sys.stderr)
-        sys.exit(2)
-    venv = project / ".venv"
-    (venv / "bin").mkdir(parents=True, exist_ok=True)
-    (venv / "lib" / "python3.12" / "site-packages").mkdir(parents=True, exist_ok=True)
-    (venv / "pyvenv.cfg").write_text("home = x\\n")
-    if not (venv / "bin" / "python").exists():
-        (venv / "bin" / "python").symlink_to({sys.executable!r})
-    (project / "uv.lock").write_text("version = 1\\n")
-    sys.exit(0)
-python = project / ".venv" / "bin" / "python"
-os.execv(str(python), [str(python), *args[args.index("python") + 1:]])
+if {fail!r}:
+    print("  × No solution found when resolving dependencies:", file=sys.stderr)
+    print("  ╰─▶ Because nothing matches osmosis-ai>=9, we can conclude it is unsatisfiable.",
+          file=sys.stderr)
+    sys.exit(1)
+venv = Path(os.environ.get("UV_PROJECT_ENVIRONMENT") or project / ".venv")
+(venv / "bin").mkdir(parents=True, exist_ok=True)
+(venv / "lib" / "python3.12" / "site-packages").mkdir(parents=True, exist_ok=True)
+(venv / "pyvenv.cfg").write_text("home = x\\n")
+if not (venv / "bin" / "python").exists():
+    (venv / "bin" / "python").symlink_to({sys.executable!r})
+(project / "uv.lock").write_text("version = 1\\n")
 """
     )
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
@@ -156,6 +156,8 @@ def calls(log: Path) -> list[dict[str, object]]:
 @pytest.fixture
 def sdk_rollout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(environment, "MIN_PYTHON", (3, 10))
+    monkeypatch.setenv("OSMOSIS_ROLLOUT_ENVS", str(tmp_path / "envs"))
+    monkeypatch.delenv("UV_PROJECT_ENVIRONMENT", raising=False)
     folder = rollout(tmp_path, pyproject='[project]\ndependencies = ["osmosis-ai"]\n')
     (folder / "osmosis_ai").mkdir()
     (folder / "osmosis_ai" / "__init__.py").write_text("")
@@ -168,30 +170,50 @@ def test_uv_syncs_once_then_only_when_the_project_changes(
     uv, log = fake_uv(tmp_path)
     monkeypatch.setenv("VIRTUAL_ENV", "/our/own/venv")
     monkeypatch.delenv("UV_PYTHON_DOWNLOADS", raising=False)
+    before = sorted(p.name for p in sdk_rollout.iterdir())
     notes: list[str] = []
     first = resolve(sdk_rollout, uv=str(uv), note=notes.append)
     assert first.origin == "uv" and first.sync == "synced"
-    assert first.executable == sdk_rollout / ".venv" / "bin" / "python"
+    (home,) = (tmp_path / "envs").iterdir()
+    assert home.name.startswith("calc-")
+    assert first.executable == home / "venv" / "bin" / "python"
     assert first.version[:2] == sys.version_info[:2]
     assert notes == ["syncing the rollout's environment: uv sync --project rollouts/calc"]
+    assert sorted(p.name for p in sdk_rollout.iterdir()) == before  # no uv.lock, no .venv
     second = resolve(sdk_rollout, uv=str(uv))
     assert second.sync == "in sync"
     (sdk_rollout / "pyproject.toml").write_text('[project]\ndependencies = ["osmosis-ai", "x"]\n')
     assert resolve(sdk_rollout, uv=str(uv)).sync == "synced"
+    assert "x" in (home / "project" / "pyproject.toml").read_text()  # the copy follows
     made = calls(log)
-    assert [c["argv"][:1] for c in made] == [["sync"], ["run"], ["run"], ["sync"], ["run"]]
-    assert made[0]["argv"] == ["sync", "--project", str(sdk_rollout)]
-    assert made[1]["argv"][:5] == ["run", "--no-sync", "--project", str(sdk_rollout), "python"]
+    assert [c["argv"] for c in made] == [
+        ["sync", "--project", str(home / "project"), "--no-install-project"]
+    ] * 2
     assert all(c["downloads"] == "never" and c["venv"] is None for c in made)
+    assert all(c["environment"] == str(home / "venv") for c in made)
     assert "uv, in sync" in second.describe()
+
+
+def test_a_project_uv_must_read_in_place_is_synced_in_place(
+    tmp_path: Path, sdk_rollout: Path
+) -> None:
+    (sdk_rollout / "pyproject.toml").write_text(
+        '[project]\ndependencies = ["osmosis-ai", "mylib"]\n'
+        '[tool.uv.sources]\nmylib = { path = "../../libs/mylib" }\n'
+    )
+    uv, log = fake_uv(tmp_path)
+    found = resolve(sdk_rollout, uv=str(uv))
+    assert found.executable == sdk_rollout / ".venv" / "bin" / "python"
+    assert calls(log)[0]["argv"] == ["sync", "--project", str(sdk_rollout)]
 
 
 def test_bytecode_written_by_a_run_is_not_a_change_but_a_package_installed_by_hand_is(
     tmp_path: Path, sdk_rollout: Path
 ) -> None:
     uv, _ = fake_uv(tmp_path)
-    assert resolve(sdk_rollout, uv=str(uv)).sync == "synced"
-    site = sdk_rollout / ".venv" / "lib" / "python3.12" / "site-packages"
+    found = resolve(sdk_rollout, uv=str(uv))
+    assert found.sync == "synced"
+    site = found.executable.parent.parent / "lib" / "python3.12" / "site-packages"
     (site / "__pycache__").mkdir()  # what running the server does without PYTHONDONTWRITEBYTECODE
     (site / "__pycache__" / "typing_extensions.cpython-312.pyc").write_bytes(b"")
     assert resolve(sdk_rollout, uv=str(uv)).sync == "in sync"
@@ -199,14 +221,15 @@ def test_bytecode_written_by_a_run_is_not_a_change_but_a_package_installed_by_ha
     assert resolve(sdk_rollout, uv=str(uv)).sync == "synced"
 
 
-def test_a_failed_sync_is_one_clear_error(tmp_path: Path, sdk_rollout: Path) -> None:
+def test_a_failed_sync_shows_uvs_own_error(tmp_path: Path, sdk_rollout: Path) -> None:
     uv, _ = fake_uv(tmp_path, fail=True)
     with pytest.raises(RolloutEnvironmentError) as caught:
         resolve(sdk_rollout, uv=str(uv))
-    assert caught.value.message == (
-        "uv sync --project rollouts/calc failed (exit 2): error: No interpreter found for "
-        "Python >=3.12 in search path"
-    )
+    assert caught.value.message == "uv sync --project rollouts/calc failed (exit 1); uv said:"
+    assert caught.value.problems == [  # type: ignore[attr-defined]
+        "  × No solution found when resolving dependencies:",
+        "  ╰─▶ Because nothing matches osmosis-ai>=9, we can conclude it is unsatisfiable.",
+    ]
     assert "UV_PYTHON" in (caught.value.hint or "")
 
 

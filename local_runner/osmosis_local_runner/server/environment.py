@@ -4,10 +4,9 @@ First that applies:
 
 1. ``--rollout-python PATH`` / ``[local] rollout_python`` (an interpreter, or a
    virtual environment's directory);
-2. ``uv`` (on ``PATH`` or next to our interpreter): ``uv sync --project
-   rollouts/<name>`` — skipped when the project files and the environment are
-   unchanged since the last sync (a fingerprint kept inside the environment) —
-   then ``uv run --no-sync --project …`` names the interpreter;
+2. ``uv`` (on ``PATH`` or next to our interpreter): the project synced into an
+   environment of ours, leaving the user's tree alone (:mod:`.uv_sync`) — skipped
+   when the project files and the environment are unchanged since the last sync;
 3. ``rollouts/<name>/.venv/bin/python``.
 
 ``uv`` runs with ``UV_PYTHON_DOWNLOADS=never`` (unless set otherwise). The chosen
@@ -19,8 +18,6 @@ is our own child (signals and the death signal reach it; no launcher in between)
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import os
 import shutil
@@ -31,12 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.server.uv_sync import RolloutEnvironmentError, sync
 
 MIN_PYTHON = (3, 12)
-SYNC_STAMP = ".osmosis-client-sync"
 PROBE_TIMEOUT = 120.0  # seconds; `uv run` may build the project on its first call
-SYNC_TIMEOUT = 1800.0
 
 #: one subprocess: the interpreter's path and version, and the SDK it can import
 PROBE = """\
@@ -50,12 +45,6 @@ except Exception:
 print(json.dumps({"executable": sys.executable, "version": list(sys.version_info[:3]),
                   "sdk": sdk, "importable": importlib.util.find_spec("osmosis_ai") is not None}))
 """
-
-
-class RolloutEnvironmentError(InvalidInputError):
-    """The rollout's Python environment is missing, unusable, or failed to sync (exit 2)."""
-
-    code = "ROLLOUT_ENVIRONMENT"
 
 
 @dataclass(frozen=True)
@@ -111,13 +100,9 @@ def resolve(
         return _probe(_given_python(given, given_by), origin=given_by, shown=shown, cwd=rollout_dir)
     uv_path = find_uv() if uv is True else (uv or None)
     if uv_path:
-        state = sync(uv_path, rollout_dir, note=note)
+        state, target = sync(uv_path, rollout_dir, tool_env(), note=note)
         return _probe(
-            [uv_path, "run", "--no-sync", "--project", str(rollout_dir), "python"],
-            origin="uv",
-            shown=shown,
-            sync_state=state,
-            cwd=rollout_dir,
+            [str(target.python)], origin="uv", shown=shown, sync_state=state, cwd=rollout_dir
         )
     venv_python = rollout_dir / ".venv" / "bin" / "python"
     if venv_python.exists():
@@ -239,77 +224,3 @@ def last_line(text: str) -> str:
     """The last non-empty line of a tool's output (its error, usually)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
-
-
-# ------------------------------------------------------------------ uv sync
-
-
-def project_environment(rollout_dir: Path, env: Mapping[str, str] | None = None) -> Path:
-    """Where ``uv sync`` puts the project's environment (``UV_PROJECT_ENVIRONMENT``)."""
-    configured = (env if env is not None else os.environ).get("UV_PROJECT_ENVIRONMENT")
-    if configured:
-        path = Path(configured).expanduser()
-        return path if path.is_absolute() else rollout_dir / path
-    return rollout_dir / ".venv"
-
-
-def sync_fingerprint(rollout_dir: Path, environment: Path) -> str | None:
-    """The project files and the environment's state, or None when there is no
-    environment yet. A package installed, upgraded or removed by hand changes the set
-    of ``*.dist-info`` directories, so the environment is synced again (site-packages'
-    modification time would also change when Python writes bytecode there)."""
-    config = environment / "pyvenv.cfg"
-    if not config.is_file():
-        return None
-    digest = hashlib.blake2b(digest_size=16)
-    for name in ("pyproject.toml", "uv.lock"):
-        try:
-            digest.update(name.encode() + b"\0" + (rollout_dir / name).read_bytes())
-        except OSError:
-            digest.update(name.encode() + b"\0-")
-    digest.update(config.read_bytes())
-    for site in sorted((environment / "lib").glob("python*/site-packages")):
-        installed = sorted(p.name for p in site.glob("*.dist-info"))
-        digest.update(f"{site.parent.name}:{','.join(installed)}".encode())
-    digest.update(os.environ.get("UV_PYTHON", "").encode())
-    return digest.hexdigest()
-
-
-def sync(uv: str, rollout_dir: Path, *, note: Note | None = None) -> str:
-    """``uv sync --project DIR`` unless nothing changed since the last one; returns
-    "synced" or "in sync"."""
-    environment = project_environment(rollout_dir)
-    stamp = environment / SYNC_STAMP
-    before = sync_fingerprint(rollout_dir, environment)
-    try:
-        if before is not None and stamp.read_text().strip() == before:
-            return "in sync"
-    except OSError:
-        pass
-    shown = _shown(rollout_dir)
-    if note is not None:
-        note(f"syncing the rollout's environment: uv sync --project {shown}")
-    try:
-        done = subprocess.run(
-            [uv, "sync", "--project", str(rollout_dir)],
-            capture_output=True,
-            text=True,
-            env=tool_env(),
-            timeout=SYNC_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise RolloutEnvironmentError(f"uv sync --project {shown} failed: {exc}") from None
-    if done.returncode != 0:
-        raise RolloutEnvironmentError(
-            f"uv sync --project {shown} failed (exit {done.returncode}): "
-            f"{last_line(done.stderr) or last_line(done.stdout)}",
-            hint="fix the rollout's pyproject.toml; without internet or a managed Python, "
-            "point UV_PYTHON at a local 3.12+ interpreter",
-            code="ROLLOUT_SYNC_FAILED",
-        )
-    after = sync_fingerprint(rollout_dir, environment)
-    if after is not None:
-        with contextlib.suppress(OSError):  # no stamp: the next run syncs again
-            stamp.write_text(after + "\n")
-    return "synced"

@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from osmosis_client._fs import keep_out_of_git
+
 logger = logging.getLogger("osmosis_client.server")
 
 INSTANCE_VAR = "_OSMOSIS_ROLLOUT_INSTANCE_ID"
@@ -131,6 +133,7 @@ def record_server(
     for path in paths:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            keep_out_of_git(path)
             path.write_text(text)
             written.append(path)
         except OSError as exc:

@@ -33,6 +33,7 @@ from osmosis_client.platform.eval_config import ROLLOUT_SERVER_VARS
 from osmosis_local_runner.errors import RunAborted
 from osmosis_local_runner.server.orphans import INSTANCE_VAR, forget, record_server
 from osmosis_local_runner.server.output import Redactor, ServerOutput
+from osmosis_local_runner.server.uv_sync import import_path
 
 if TYPE_CHECKING:
     import aiohttp
@@ -217,6 +218,8 @@ class ServerProcess:
                 ARTIFACT_VAR: str(self.artifact_root.resolve()),
                 INSTANCE_VAR: self.instance_id,
                 "PYTHONUNBUFFERED": "1",
+                # its own code, importable as when installed (uv syncs only its deps)
+                "PYTHONPATH": import_path(self.entrypoint.parent, env.get("PYTHONPATH")),
             }
         )
         self.output.open()

@@ -182,9 +182,7 @@ class RolloutServer:
         if given.lower().startswith("bearer "):
             given = given[7:].strip()
         # header bytes that are not UTF-8 arrive as surrogates: compare bytes, never fail
-        return hmac.compare_digest(
-            given.encode("utf-8", "surrogateescape"), self.api_key.encode()
-        )
+        return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), self.api_key.encode())
 
     async def _init(self, http: web.Request) -> web.Response:
         from aiohttp import web

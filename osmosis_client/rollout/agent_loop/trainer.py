@@ -51,7 +51,6 @@ def completion_policy() -> RetryPolicy:
     )
 
 
-
 class TrainerLLM:
     """``ctx.llm`` behind ``osmosis serve``: model calls go to the trainer."""
 
@@ -168,5 +167,3 @@ async def post_json(
     return await drive_async(
         plan, send, sleep, (aiohttp.ClientError, asyncio.TimeoutError, OSError)
     )
-
-

@@ -70,9 +70,25 @@ def test_dirty_files_are_reported(tmp_path: Path) -> None:
 def test_untracked_files_count_only_under_rollouts(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     (project / "notes.txt").write_text("scratch")
-    assert inspect_repo(project).dirty_files == []
+    assert inspect_repo(project).untracked_files == []
     (project / "rollouts" / "demo" / "helper.py").write_text("x = 1\n")
-    assert inspect_repo(project).dirty_files == ["rollouts/demo/helper.py"]
+    state = inspect_repo(project)
+    assert (state.untracked_files, state.dirty_files) == (["rollouts/demo/helper.py"], [])
+
+
+def test_only_tracked_changes_of_the_submitted_rollout_are_dirty(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    (project / "rollouts" / "other").mkdir()
+    (project / "rollouts" / "other" / "x.py").write_text("x = 1\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "other")
+    (project / "rollouts" / "other" / "x.py").write_text("x = 2\n")  # another rollout
+    (project / "rollouts" / "demo" / "uv.lock").write_text("# a tool left this\n")
+    _, result = pin(project, rollout="rollouts/demo")
+    assert result.dirty_files == ()
+    assert set(result.other_changes) == {"rollouts/other/x.py", "rollouts/demo/uv.lock"}
+    (project / "rollouts" / "demo" / "main.py").write_text("# edited\n")
+    assert pin(project, rollout="rollouts/demo")[1].dirty_files == ("rollouts/demo/main.py",)
 
 
 def test_detached_head_supported(tmp_path: Path) -> None:

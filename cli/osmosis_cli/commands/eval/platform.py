@@ -3,6 +3,7 @@ repository's origin), and what a submit may pin (eval-config.md's commit-pinning
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -40,8 +41,10 @@ def pin_problems(
 ) -> tuple[InvalidInputError | None, list[str]]:
     """eval-config.md's rules for what a submit may pin: (refusal, warnings).
 
-    An unpushed HEAD is refused unless ``--allow-unpushed``; a dirty tree is a warning,
-    or — with ``--yes``, where nobody reads warnings — refused unless ``--allow-dirty``.
+    An unpushed HEAD is refused unless ``--allow-unpushed``. Changed tracked files of
+    the submitted rollout are a warning, or — with ``--yes``, where nobody reads
+    warnings — refused unless ``--allow-dirty``. Other changes (tracked files elsewhere,
+    untracked files under ``rollouts/``) are a warning only.
     """
     if pin.unpushed and not allow_unpushed:
         return InvalidInputError(
@@ -49,19 +52,30 @@ def pin_problems(
             hint="push first (git push), or pass --allow-unpushed",
             code="UNPUSHED",
         ), []
+    warnings = []
+    if pin.other_changes:
+        warnings.append(
+            f"files not committed are not part of the run ({_shown(pin.other_changes)}); "
+            f"the platform runs {pin.label}"
+        )
     if not pin.dirty_files:
-        return None, []
-    shown = ", ".join(pin.dirty_files[:5]) + (" …" if len(pin.dirty_files) > 5 else "")
+        return None, warnings
+    shown = _shown(pin.dirty_files)
     if yes and not allow_dirty:
         return InvalidInputError(
-            f"the working tree has uncommitted changes ({shown}); the platform runs the "
+            f"the rollout has uncommitted changes ({shown}); the platform runs the "
             "pinned commit without them",
             hint="commit and push them, or pass --allow-dirty",
             code="DIRTY_TREE",
-        ), []
+        ), warnings
     return None, [
-        f"uncommitted changes are not part of the run ({shown}); the platform runs {pin.label}"
+        f"uncommitted changes are not part of the run ({shown}); the platform runs {pin.label}",
+        *warnings,
     ]
+
+
+def _shown(files: tuple[str, ...]) -> str:
+    return ", ".join(files[:5]) + (" …" if len(files) > 5 else "")
 
 
 def pin_commit(
@@ -73,7 +87,10 @@ def pin_commit(
 
     repo = inspect_repo(config_path.resolve().parent)
     exp = config.experiment
-    pin = plan_pin(repo, commit_sha=exp.commit_sha, branch=exp.branch)
+    rollout = config.rollout_dir.resolve()
+    with contextlib.suppress(ValueError):
+        rollout = rollout.relative_to(repo.root.resolve())
+    pin = plan_pin(repo, commit_sha=exp.commit_sha, branch=exp.branch, rollout=rollout.as_posix())
     refusal, warnings = pin_problems(
         pin, yes=opts.yes, allow_dirty=opts.allow_dirty, allow_unpushed=opts.allow_unpushed
     )
