@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 PUBLISHED_VERSION = "0.3.7"
-EXTRAS = "server,openai-agents"
+EXTRAS = "server,openai-agents,strands"
 #: resolved now, before the test fixtures point HOME at a temp dir
 CACHE = Path(os.environ.get("OSMOSIS_CI_CACHE") or Path("~/.cache/osmosis-ci").expanduser())
 MARKER = ".osmosis-ci-complete"
@@ -98,10 +98,10 @@ def uv_env(python: Path) -> dict[str, str]:
 def published_python(python: Path) -> Path:
     """The cached environment's interpreter (built on first use; a build cut short has
     no marker and is rebuilt)."""
-    target = CACHE / f"published-{PUBLISHED_VERSION}"
+    target = CACHE / f"published-{PUBLISHED_VERSION}-{EXTRAS.replace(',', '-')}"
     if (target / MARKER).exists():
         return target / "bin" / "python"
-    with _locked(f"published-{PUBLISHED_VERSION}"):
+    with _locked(target.name):
         if not (target / MARKER).exists():
             shutil.rmtree(target, ignore_errors=True)
             env = uv_env(python)

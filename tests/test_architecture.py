@@ -100,6 +100,7 @@ DOORS: dict[str, set[str]] = {
     "osmosis_client._serving": set(),
     "osmosis_client._tls": {"osmosis_client.errors"},
     "osmosis_client.envfile": {"osmosis_client.errors"},
+    "osmosis_client.workspace": {"osmosis_client.errors"},
     "osmosis_client._toml": set(),
     "osmosis_client._version": set(),
     "osmosis_client._wire": set(),
@@ -122,6 +123,7 @@ DOORS: dict[str, set[str]] = {
     "osmosis_cli.terminal": {"sdk"},
     "osmosis_cli.context": {"sdk"},
     "osmosis_cli.globals": {"sdk", "osmosis_cli.context"},
+    "osmosis_cli.bundled": set(),
     "osmosis_cli.user_code": {"sdk", "runner", "osmosis_cli.terminal"},
     "osmosis_cli.commands": {
         "sdk",
@@ -129,7 +131,9 @@ DOORS: dict[str, set[str]] = {
         "osmosis_cli.terminal",
         "osmosis_cli.context",
         "osmosis_cli.user_code",
+        "osmosis_cli.bundled",
     },
+    "osmosis_cli.__main__": {"osmosis_cli.main"},
     "osmosis_cli.main": {
         "sdk",
         "osmosis_cli.globals",

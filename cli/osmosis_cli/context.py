@@ -56,6 +56,17 @@ class AppState:
             sleep=lambda s: SLEEP(s),
         )
 
+    def scoped_client(self) -> tuple[Client, str | None]:
+        """An authenticated client scoped by the selected workspace, else by the current
+        directory's git origin; and that workspace's name (None: scoped by origin)."""
+        from pathlib import Path
+
+        from osmosis_client.platform.git import origin_repo
+
+        auth = self.resolve()
+        git_repo = None if auth.workspace else origin_repo(Path.cwd())
+        return self.client(auth, git_repo=git_repo), auth.workspace
+
 
 def state(ctx: typer.Context) -> AppState:
     root = ctx.find_root()

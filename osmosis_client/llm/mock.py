@@ -10,7 +10,9 @@ example and the test suite run anywhere. Behaviours (``mock/<name>``):
 - ``judge``: answers a rubric prompt with ``{"score", "explanation"}`` JSON;
 - ``tool-calculator``: for "What is A op B?" with calculator tools offered (``add``,
   ``subtract``, ``multiply``, ``divide`` taking ``a`` and ``b``), first calls the
-  matching tool, then answers with the tool's result (an agent-loop test double).
+  matching tool, then answers with the tool's result (an agent-loop test double); for
+  "val1 = A / val2 = B" (the multiply template's rows) it calls ``multiply`` and
+  answers ``#### <result>``.
 
 A ``@<ms>`` suffix adds latency: ``mock/echo@200`` answers after 200 ms.
 """
@@ -70,6 +72,10 @@ def _last_user(messages: Sequence[Mapping[str, Any]]) -> str:
     for message in reversed(messages):
         if message.get("role") == "user":
             content = message.get("content")
+            if isinstance(content, list):  # content parts: their text
+                texts = [p.get("text") for p in content if isinstance(p, Mapping)]
+                if all(isinstance(t, str) for t in texts):
+                    return "".join(texts)  # type: ignore[arg-type]
             return content if isinstance(content, str) else json.dumps(content)
     return ""
 
@@ -105,6 +111,7 @@ def _judge(messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> 
 
 _BINARY = re.compile(r"(-?\d+(?:\.\d+)?)\s*([-+*/])\s*(-?\d+(?:\.\d+)?)")
 _TOOLS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}
+_VALUES = re.compile(r"val1\s*=\s*(-?\d+(?:\.\d+)?)\s+val2\s*=\s*(-?\d+(?:\.\d+)?)")
 
 
 def _tool_calculator(
@@ -112,17 +119,23 @@ def _tool_calculator(
 ) -> str | dict[str, Any]:
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     results = [m for m in messages[last_user + 1 :] if m.get("role") == "tool"]
+    question = _last_user(messages)
+    values = _VALUES.search(question)
     if results:
-        return str(results[-1].get("content", ""))
+        result = str(results[-1].get("content", ""))
+        return f"#### {result}" if values else result
     offered = {
         (tool.get("function") or {}).get("name")
         for tool in params.get("tools") or []
         if isinstance(tool, Mapping)
     }
-    match = _BINARY.search(_last_user(messages))
-    if match is None or _TOOLS[match.group(2)] not in offered:
+    match = _BINARY.search(question)
+    if values is not None:
+        a, op, b = values.group(1), "*", values.group(2)
+    elif match is not None:
+        a, op, b = match.groups()
+    if (values is None and match is None) or _TOOLS[op] not in offered:
         return _calculator(messages, params)
-    a, op, b = match.groups()
     arguments = {"a": float(a) if "." in a else int(a), "b": float(b) if "." in b else int(b)}
     call_id = f"call_{_digest(messages, params.get('seed')) % 10**12:012d}"
     return {

@@ -28,6 +28,7 @@ from osmosis_client.platform.resources._base import Call
 from osmosis_client.platform.resources.auth import AsyncAuth, Auth
 from osmosis_client.platform.resources.eval_runs import AsyncEvalRuns, EvalRuns
 from osmosis_client.platform.resources.rollout_servers import AsyncRolloutServers, RolloutServers
+from osmosis_client.platform.resources.rollouts import AsyncRollouts, Rollouts
 from osmosis_client.platform.resources.workspaces import AsyncWorkspaces, Workspaces
 from osmosis_client.platform.settings import resolve_platform_url
 
@@ -134,6 +135,7 @@ class Client(_BaseClient):
         self.auth = Auth(self)
         self.workspaces = Workspaces(self)
         self.eval_runs = EvalRuns(self)
+        self.rollouts = Rollouts(self)
         self.rollout_servers = RolloutServers(self)
 
     def _execute(self, call: Call[T]) -> T:
@@ -196,6 +198,7 @@ class AsyncClient(_BaseClient):
         self.auth = AsyncAuth(self)
         self.workspaces = AsyncWorkspaces(self)
         self.eval_runs = AsyncEvalRuns(self)
+        self.rollouts = AsyncRollouts(self)
         self.rollout_servers = AsyncRolloutServers(self)
 
     async def _execute(self, call: Call[T]) -> T:

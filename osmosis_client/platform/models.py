@@ -357,3 +357,24 @@ class LogPage(WireModel):
 
     logs: list[LogEntry]
     next_cursor: str | None = None
+
+
+class RolloutInfo(WireModel):
+    """A rollout the platform synced from the workspace's repository."""
+
+    id: Id
+    name: str | None = None
+    description: str | None = None
+    last_synced_at: str | None = None
+    last_synced_commit_sha: str | None = None
+    repo_full_name: str | None = None
+    created_at: str | None = None
+
+
+class RolloutPage(WireModel):
+    """One page of ``GET /api/cli/rollouts``."""
+
+    rollouts: list[RolloutInfo]
+    total_count: int | None = None
+    has_more: bool = False
+    next_offset: int | None = None

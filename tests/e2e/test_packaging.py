@@ -142,6 +142,12 @@ def test_wheel_installs_only_unambiguous_names_and_ships_examples(wheel: Path) -
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"osmosis_client", "osmosis_cli", "osmosis_local_runner"}
     assert "osmosis_cli/_examples/quickstart/configs/eval/quickstart.toml" in names
+    assert "osmosis_cli/_examples/multiply/rollouts/multiply-local-openai/main.py" in names
+    entry_points = zipfile.ZipFile(wheel).read(
+        next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    ).decode()
+    assert "osmosis = osmosis_cli.main:main" in entry_points
+    assert "osmosis-client = osmosis_cli.main:main" in entry_points  # never collides
     metadata = (
         zipfile.ZipFile(wheel)
         .read(next(n for n in names if n.endswith(".dist-info/METADATA")))
@@ -195,3 +201,10 @@ def test_wheel_runs_a_user_project_and_the_quickstart(wheel: Path, tmp_path: Pat
         [*osmosis, "eval", "run", "configs/eval/quickstart.toml", "--json"], tmp_path / "demo", env
     )
     assert doc["summary"]["total_runs"] == 60
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    applied = run(  # the bundled templates work offline from the wheel
+        [*osmosis, "--json", "template", "apply", "multiply-local-strands"], workspace, env
+    )
+    assert "rollouts/multiply-local-strands/main.py" in applied["files"]

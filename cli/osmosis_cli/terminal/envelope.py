@@ -55,6 +55,8 @@ PUBLISHED_CODES = frozenset(
 
 #: codes of ours with no published counterpart (documented in docs/cli.md)
 OWN_CODES = frozenset({"NOT_PASSED", "RUN_FAILED", "INTERRUPTED"})
+#: codes of ours the published CLI reports under one of its own
+AS_PUBLISHED = {"DOCTOR_FAILED": "VALIDATION", "CONFLICT": "CONFLICT"}
 
 _BY_STATUS = {
     400: "VALIDATION",
@@ -74,6 +76,8 @@ def published_code(exc: OsmosisError) -> str:
         return code
     if code == "CONFIRMATION_REQUIRED":
         return "INTERACTIVE_REQUIRED"
+    if code in AS_PUBLISHED:
+        return AS_PUBLISHED[code]
     if isinstance(exc, APIStatusError):
         if isinstance(exc, PermissionDeniedError):
             return "PLATFORM_ERROR"  # as published: a 403 is not "log in again"

@@ -124,6 +124,7 @@ _BY_CODE: dict[str, Hint] = {
         else e.hint
     ),
     "MISSING_SECRET": lambda e, c: f"{e.hint}; or pass --secrets-file FILE",
+    "SCAFFOLD_MISSING": lambda e, c: "create them with `osmosis doctor --fix`",
     "RUN_LOCKED": lambda e, c: "wait for it to finish, or use another --name",
     "PORT_IN_USE": lambda e, c: "pick another --listener-port, or leave it out (any free port)",
     "ROWS_OUT_OF_RANGE": lambda e, c: f"{e.hint} (--rows)",

@@ -29,11 +29,7 @@ class PinFlags(Protocol):
 
 def scoped_client(app_state: AppState) -> tuple[Client, str | None]:
     """A client scoped by the selected workspace, else by the cwd's git origin."""
-    from osmosis_client.platform.git import origin_repo
-
-    auth = app_state.resolve()
-    git_repo = None if auth.workspace else origin_repo(Path.cwd())
-    return app_state.client(auth, git_repo=git_repo), auth.workspace
+    return app_state.scoped_client()
 
 
 def pin_problems(

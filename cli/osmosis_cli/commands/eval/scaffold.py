@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from importlib import resources
 from pathlib import Path
 
+from osmosis_cli.bundled import example_root, examples
 from osmosis_client.errors import InvalidInputError
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -122,23 +122,6 @@ def _refuse_existing(paths: list[Path]) -> None:
             hint="pick another name, or edit the existing files",
             code="EXISTS",
         )
-
-
-def example_root() -> Path:
-    """Where the bundled examples are: inside the installed package, else (an editable
-    install or a checkout) the repository's ``examples/``."""
-    package = Path(str(resources.files("osmosis_cli")))
-    packaged = package / "_examples"
-    if packaged.is_dir():
-        return packaged
-    return package.resolve().parents[1] / "examples"  # cli/osmosis_cli → the checkout
-
-
-def examples() -> list[str]:
-    root = example_root()
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
 def copy_example(example: str, name: str, cwd: Path) -> Path:

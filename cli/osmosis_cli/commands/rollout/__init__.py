@@ -1,2 +1,147 @@
-"""``osmosis rollout list / …``: the workspace's rollouts (the published CLI's ``rollout``
-group). Lands with the published command surface."""
+"""``osmosis rollout init / list / validate``: a new rollout, the rollouts the platform
+synced, and a rollout loaded the way a run loads it (the published CLI's ``rollout``
+group; ``validate`` is ours — the published CLI has none)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from osmosis_cli.context import state
+from osmosis_cli.terminal.declare import Command, Group
+from osmosis_cli.terminal.errors import EXIT_FAILED, current_output, handle_errors
+
+app = typer.Typer(cls=Group, help="Create, list and check rollouts.", no_args_is_help=True)
+
+
+@app.command("init", cls=Command)
+@handle_errors
+def init(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The rollout's name (a-z, 0-9, -).")],
+    force: Annotated[
+        bool, typer.Option("--force", "-f", help="Replace the rollout and its configs.")
+    ] = False,
+) -> None:
+    """A runnable rollout: rollouts/NAME (AgentWorkflow + Grader + pyproject.toml), its
+    eval and training configs, and data/NAME.jsonl."""
+    from osmosis_cli.commands.rollout.init import init as write
+    from osmosis_client.workspace import find_root
+
+    out = current_output()
+    root = find_root(Path.cwd())
+    files = write(name, root, force=force)
+    resource = {
+        "name": name,
+        "workspace_directory": str(root),
+        "rollout_dir": str(root / "rollouts" / name),
+        "configs": {
+            "eval": f"configs/eval/{name}.toml",
+            "training": f"configs/training/{name}.toml",
+        },
+        "files": files,
+    }
+    steps = [
+        {"action": "rollout_validate", "command": f"osmosis rollout validate {name}"},
+        {"action": "eval_run", "command": f"osmosis eval run configs/eval/{name}.toml --limit 5"},
+    ]
+    message = f"Initialized rollout {name!r}."
+    if out.operation_result("rollout.init", resource=resource, message=message, next_steps=steps):
+        return
+    out.info(message)
+    for path in files:
+        out.info(f"  {path}")
+    out.info(f"Try it offline: osmosis eval run configs/eval/{name}.toml --model mock/calculator")
+
+
+@app.command("list", cls=Command)
+@handle_errors
+def list_(
+    ctx: typer.Context,
+    branch: Annotated[
+        str | None, typer.Option("--branch", metavar="B", help="As synced from this branch.")
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
+    ] = 50,
+    all_: Annotated[bool, typer.Option("--all", help="Every page.")] = False,
+) -> None:
+    """The rollouts the platform synced from this workspace's repository."""
+    out = current_output()
+    client, _ = state(ctx).scoped_client()
+    items: list[dict[str, object]] = []
+    total, next_offset = None, None
+    with client:
+        for page in client.rollouts.pages(branch, limit):
+            items += [r.model_dump(mode="json") for r in page.rollouts]
+            total, next_offset = page.total_count, page.next_offset if page.has_more else None
+            if not all_:
+                break
+    rows = [
+        [str(i["name"]), str(i["last_synced_commit_sha"] or "")[:8], str(i["last_synced_at"] or "")]
+        for i in items
+    ]
+    extra = {"branch": branch} if branch else None
+    has_more = next_offset is not None and not all_
+    if out.list_result(
+        items,
+        rows=rows,
+        total_count=total,
+        has_more=has_more,
+        next_offset=next_offset if has_more else None,
+        extra=extra,
+    ):
+        return
+    if not items:
+        out.info("No rollouts synced yet: push rollouts/NAME and check Git Sync on the platform.")
+        return
+    out.table(["name", "commit", "synced"], rows, keep=("name",))
+
+
+@app.command("validate", cls=Command)
+@handle_errors
+def validate(
+    ctx: typer.Context,
+    target: Annotated[
+        str | None,
+        typer.Argument(metavar="NAME|CONFIG", help="A rollout, or an eval config (default: all)."),
+    ] = None,
+    rollout_python: Annotated[
+        Path | None,
+        typer.Option(
+            "--rollout-python", metavar="PATH", help="The rollout's interpreter (default: uv)."
+        ),
+    ] = None,
+) -> None:
+    """Load rollouts as a run would (in their own environment), find each one's workflow
+    and grader, and say what is wrong (exit 1 when anything is)."""
+    from osmosis_cli.commands.rollout.validate import targets
+    from osmosis_cli.commands.rollout.validate import validate as check
+    from osmosis_client.workspace import find_root
+
+    out = current_output()
+    root = find_root(Path.cwd())
+    reports = [check(folder, entry, rollout_python) for folder, entry in targets(root, target)]
+    items = [r.to_json() for r in reports]
+    rows = [[r.name, "valid" if r.ok else "INVALID", "; ".join(r.problems)] for r in reports]
+    if not out.list_result(items, rows=rows):
+        for report in reports:
+            verdict = "valid" if report.ok else "INVALID"
+            out.print(f"{report.entrypoint} ({report.mode} mode): {verdict}")
+            if report.python:
+                out.print(f"  python:    {report.python}")
+            out.print(f"  workflows: {', '.join(report.workflows) or 'none'}")
+            out.print(f"  graders:   {', '.join(report.graders) or 'none'}")
+            for problem in report.problems:
+                out.print(f"  problem:   {problem}")
+    if not all(r.ok for r in reports):
+        raise typer.Exit(EXIT_FAILED)
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="rollout")
+
+
+__all__ = ["register"]

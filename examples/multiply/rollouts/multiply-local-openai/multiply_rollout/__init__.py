@@ -1,0 +1,1 @@
+"""The multiply rollout's pieces: the tool, the workflow, the grader."""
