@@ -143,9 +143,11 @@ def test_wheel_installs_only_unambiguous_names_and_ships_examples(wheel: Path) -
     assert tops == {"osmosis_client", "osmosis_cli", "osmosis_local_runner"}
     assert "osmosis_cli/_examples/quickstart/configs/eval/quickstart.toml" in names
     assert "osmosis_cli/_examples/multiply/rollouts/multiply-local-openai/main.py" in names
-    entry_points = zipfile.ZipFile(wheel).read(
-        next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    ).decode()
+    entry_points = (
+        zipfile.ZipFile(wheel)
+        .read(next(n for n in names if n.endswith(".dist-info/entry_points.txt")))
+        .decode()
+    )
     assert "osmosis = osmosis_cli.main:main" in entry_points
     assert "osmosis-client = osmosis_cli.main:main" in entry_points  # never collides
     metadata = (

@@ -279,6 +279,19 @@ def test_stop_json_and_conflict(invoke: Invoke, project: Path, router: respx.Moc
     assert "already finished" in conflict.stderr
 
 
+def test_declining_a_confirmation_changes_nothing_and_exits_0(
+    invoke: Invoke, project: Path, router: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from osmosis_cli.terminal.output import Output
+
+    stop = router.post("/api/cli/eval-runs/demo-abc/stop").respond(200, json={})
+    monkeypatch.setattr(Output, "interactive", property(lambda self: not self.json_mode))
+    declined = invoke("eval", "stop", "demo-abc", input="n\n")
+    assert declined.exit_code == 0, declined.stderr
+    assert "Stop eval run demo-abc? [y/N]" in declined.stderr and "Cancelled." in declined.stderr
+    assert not stop.called
+
+
 def test_init_scaffolds_a_runnable_evaluation_once(
     invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -21,6 +21,9 @@ class ResultWriter:
     emitted: bool
     stdout: IO[str]
 
+    def info(self, message: str) -> None:  # Output's: a note on stderr
+        raise NotImplementedError
+
     @property
     def machine(self) -> bool:
         """``--json`` or ``--plain``: the result is written for a program."""
@@ -78,6 +81,11 @@ class ResultWriter:
             self.emitted = True
             return True
         return False
+
+    def cancelled(self, operation: str) -> None:
+        """A declined confirmation: nothing changed, exit 0 (as the published CLI)."""
+        if not self.operation_result(operation, status="cancelled", message="Cancelled."):
+            self.info("Cancelled.")
 
     def operation_result(
         self,

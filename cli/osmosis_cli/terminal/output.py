@@ -76,8 +76,9 @@ class Output(ResultWriter):
 
     @property
     def interactive(self) -> bool:
-        """A person can answer a prompt (stdin and stderr are terminals)."""
-        return self.stdin_is_tty and self.stderr_is_tty
+        """A person can answer a prompt: human output, stdin and stderr terminals
+        (``--json`` / ``--plain`` never prompt, as published: a script reads them)."""
+        return not self.json_mode and not self.plain and self.stdin_is_tty and self.stderr_is_tty
 
     @property
     def color(self) -> bool:

@@ -185,11 +185,18 @@ def configs(root: Path) -> tuple[list[EvalConfig], list[Check]]:
         try:
             found.append(load_config(path))
         except OsmosisError as exc:
-            problems = [str(p) for p in getattr(exc, "problems", ())]
+            problems = [_located(p) for p in getattr(exc, "problems", ())]
             checks.append(error(shown, "; ".join(problems) or exc.message))
             continue
         checks.append(ok(shown, "valid"))
     return found, checks
+
+
+def _located(problem: Any) -> str:
+    """``line 2: experiment.rollout: must be a string`` — the check already names the file."""
+    where = f"line {problem.line}: " if problem.line is not None else ""
+    key = f"{problem.key}: " if problem.key else ""
+    return f"{where}{key}{problem.message}"
 
 
 def rollouts(root: Path, found: list[EvalConfig]) -> list[Check]:

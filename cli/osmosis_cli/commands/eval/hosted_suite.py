@@ -56,7 +56,8 @@ def submit_suite(app_state: AppState, out: Output, opts: SubmitOptions) -> None:
         where = run_scope(client, auth.workspace, repo.origin_repo)  # checks the connected repo
         _summary(out, suite, where, pins)
         if not out.confirm(f"Submit {len(suite.entries)} eval runs?", yes=opts.yes):
-            raise InvalidInputError("submission cancelled", code="CANCELLED")
+            out.cancelled("eval.submit")
+            return
         created = _create_all(client, out, suite, pins)
         _record(suite, created)
         if not opts.waits:

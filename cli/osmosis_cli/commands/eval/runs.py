@@ -154,12 +154,13 @@ def stop(
     yes: YesOpt = False,
 ) -> None:
     """Stop a pending or running run."""
-    from osmosis_client.errors import ConflictError, InvalidInputError, OsmosisError
+    from osmosis_client.errors import ConflictError, OsmosisError
 
     app_state = state(ctx)
     out = current_output()
     if not out.confirm(f"Stop eval run {name}?", yes=yes):
-        raise InvalidInputError("stop cancelled", code="CANCELLED")
+        out.cancelled("eval.stop")
+        return
     client, _ = scoped_client(app_state)
     with client:
         try:

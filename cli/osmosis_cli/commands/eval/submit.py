@@ -104,7 +104,8 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
         where = run_scope(client, auth.workspace, repo.origin_repo)
         _summary(out, opts.config_path, where, pin, config)
         if not out.confirm("Submit this eval run?", yes=opts.yes):
-            raise InvalidInputError("submission cancelled", code="CANCELLED")
+            out.cancelled("eval.submit")
+            return
         created = _create(client, out, config, pin)
         if not opts.waits:
             _report_created(out, created, pin, auth.workspace, config)
