@@ -51,6 +51,7 @@ def test_every_contract_route_is_described() -> None:
         ("/api/cli/eval-runs/{name_or_id}/logs", "get"),
         ("/api/cli/eval-runs/{name_or_id}/stop", "post"),
         ("/api/cli/rollout-server/register", "post"),
+        ("/api/cli/rollouts", "get"),
     }
 
 
@@ -72,6 +73,8 @@ MODEL_SCHEMAS: list[tuple[type[BaseModel], str]] = [
     (models.RegisteredServer, "RegisteredServer"),
     (models.LogEntry, "LogEntry"),
     (models.LogPage, "LogPage"),
+    (models.RolloutInfo, "RolloutInfo"),
+    (models.RolloutPage, "RolloutPage"),
 ]
 
 
@@ -126,6 +129,7 @@ def test_double_answers_match_the_schemas(double: PlatformDouble) -> None:
     check(double.route("POST", "/api/cli/device/token", {}, {"device_code": "d"})[1], "TokenGrant")
     check(double.route("GET", "/api/cli/verify", AUTH, None)[1], "VerifyResult")
     check(double.route("GET", "/api/cli/workspaces", AUTH, None)[1], "WorkspaceList")
+    check(double.route("GET", "/api/cli/rollouts?limit=2", AUTH, None)[1], "RolloutPage")
     check(CREATE, "EvalRunCreate")
     status, created = double.route(
         "POST", "/api/cli/eval-runs", {**AUTH, "Idempotency-Key": "k"}, CREATE

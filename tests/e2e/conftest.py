@@ -41,7 +41,11 @@ def run_osmosis(platform: PlatformDouble, tmp_path: Path) -> Run:
     )
 
     def run(
-        *args: str, input: str = "", extra_env: dict[str, str] | None = None, timeout: float = 30
+        *args: str,
+        input: str = "",
+        extra_env: dict[str, str] | None = None,
+        timeout: float = 30,
+        cwd: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [*osmosis_command(), *args],
@@ -50,7 +54,7 @@ def run_osmosis(platform: PlatformDouble, tmp_path: Path) -> Run:
             text=True,
             env={**env, **(extra_env or {})},
             timeout=timeout,
-            cwd=tmp_path,
+            cwd=cwd or tmp_path,
         )
 
     return run

@@ -92,6 +92,20 @@ class PlatformState:
     version_status: str | None = None
     registered: list[dict[str, Any]] = field(default_factory=list)
     log_interval_s: float = 0.05  # one "rollout finished" log entry per interval while running
+    rollouts: list[dict[str, Any]] = field(
+        default_factory=lambda: [
+            {
+                "id": f"r{i}",
+                "name": name,
+                "description": None,
+                "last_synced_at": "2026-11-20T10:00:00Z",
+                "last_synced_commit_sha": f"{i:040x}",
+                "repo_full_name": "org/demo",
+                "created_at": "2026-11-01T10:00:00Z",
+            }
+            for i, name in enumerate(("calculator", "multiply-local-openai", "triage"), 1)
+        ]
+    )
 
 
 TERMINAL = {"finished", "failed", "stopped"}
@@ -396,6 +410,19 @@ class PlatformDouble:
             "health_check_result": result,
         }
 
+    def _rollouts(self, query: dict[str, list[str]]) -> tuple[int, Any]:
+        limit = min(int(query.get("limit", ["50"])[0]), 50, self.state.page_size)
+        offset = int(query.get("offset", ["0"])[0])
+        rows = self.state.rollouts
+        page = rows[offset : offset + limit]
+        more = offset + limit < len(rows)
+        return 200, {
+            "rollouts": page,
+            "total_count": len(rows),
+            "has_more": more,
+            "next_offset": offset + limit if more else None,
+        }
+
     def route(self, method: str, raw_path: str, headers: Any, body: Any) -> tuple[int, Any]:
         s = self.state
         parts = urlsplit(raw_path)
@@ -436,6 +463,8 @@ class PlatformDouble:
             return 204, None
         if method == "POST" and path == "/api/cli/rollout-server/register":
             return self._scope_error(headers) or self._register(body)
+        if method == "GET" and path == "/api/cli/rollouts":
+            return self._scope_error(headers) or self._rollouts(query)
         if not path.startswith("/api/cli/eval-runs"):
             return 404, {"code": "NOT_FOUND", "message": f"no route {method} {path}"}
         scope = self._scope_error(headers)

@@ -327,3 +327,22 @@ def test_logs_follow_a_live_run_through_a_fault(
     lines = tail.stdout.splitlines()
     assert len(lines) == 2 and lines[1].endswith("run finished")
     secret_free(platform, follow, tail)
+
+
+def test_rollout_list_follows_pages_scoped_by_workspace_or_repo(
+    run_osmosis: Run, platform: PlatformDouble, project: Path, ci_env: dict[str, str]
+) -> None:
+    every = run_osmosis("--json", "rollout", "list", "--all", extra_env=ci_env)
+    assert every.returncode == 0, every.stderr
+    document = envelopes.stdout_document(every.stdout)
+    names = [r["name"] for r in document["items"]]
+    assert names == ["calculator", "multiply-local-openai", "triage"]  # two pages of 2
+    assert (document["total_count"], document["has_more"]) == (3, False)
+    first = run_osmosis("--plain", "rollout", "list", extra_env=ci_env)
+    assert first.stdout.splitlines()[0].split("\t")[:2] == ["calculator", f"{1:040x}"[:8]]
+    pages = platform.requests("GET", "/api/cli/rollouts")
+    assert all(p.headers["X-Osmosis-Workspace"] == "acme" for p in pages)
+    token_only = {"OSMOSIS_TOKEN": platform.state.token}
+    by_repo = run_osmosis("--json", "rollout", "list", extra_env=token_only, cwd=project)
+    assert by_repo.returncode == 0, by_repo.stderr
+    assert platform.requests("GET", "/api/cli/rollouts")[-1].headers["X-Osmosis-Git"] == "org/demo"

@@ -57,6 +57,9 @@ def test_verbose_shows_the_server_output_live(invoke: Invoke, workspace: Path) -
     assert result.exit_code == 0, result.stderr
     assert "  server| rollout server double listening on" in result.stderr
     assert "  server| FAKE_STREAM=None" in result.stderr
+    older = invoke(*RUN, "-o", "out2.json", "--debug")  # the older templates' spelling
+    assert older.exit_code == 0, older.stderr
+    assert "  server| rollout server double listening on" in older.stderr
 
 
 def test_rollout_mode_native_imports_it_instead(invoke: Invoke, workspace: Path) -> None:

@@ -110,6 +110,10 @@ class RunOptions(LocalRunOptions):
         bool,
         typer.Option("--log-samples", help="Accepted from older templates: transcripts are kept."),
     ] = False
+    debug: Annotated[
+        bool,
+        typer.Option("--debug", help="Show the rollout server's output live (older templates)."),
+    ] = False
     seed: Annotated[
         int | None, typer.Option("--seed", min=0, metavar="S", help="Seed of the 10% sample.")
     ] = None
@@ -198,7 +202,7 @@ def run(ctx: typer.Context, opts: RunOptions) -> None:
     opts.check(out)
     if opts.rollout_mode is not None:
         check_mode(opts.rollout_mode, "--rollout-mode")
-    echo = {"server_echo": server_echo(out) if out.verbose else None}
+    echo = {"server_echo": server_echo(out) if out.verbose or opts.debug else None}
     if looks_like_suite(opts.config_path):
         _run_suite(out, opts, echo)
     else:
