@@ -102,16 +102,11 @@ class BridgePortError(InvalidInputError):
 
 
 def _loopback(url: str) -> bool:
-    import ipaddress
     from urllib.parse import urlsplit
 
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    from osmosis_client.platform.settings import is_loopback_host
+
+    return is_loopback_host(urlsplit(url).hostname or "")
 
 
 class Bridge:

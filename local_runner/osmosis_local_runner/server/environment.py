@@ -157,7 +157,7 @@ def _facts(command: list[str], *, origin: str, shown: str, cwd: Path) -> dict[st
             f"cannot run the rollout's Python ({where}): {exc}",
             hint="check the interpreter, or name another one in [local] rollout_python",
         ) from None
-    facts = _last_json(done.stdout)
+    facts = last_json(done.stdout)
     if done.returncode != 0 or facts is None:
         detail = last_line(done.stderr) or f"exit {done.returncode}"
         raise RolloutEnvironmentError(
@@ -208,7 +208,8 @@ def _probe(
     )
 
 
-def _last_json(text: str) -> dict[str, object] | None:
+def last_json(text: str) -> dict[str, Any] | None:
+    """The last JSON object line of a probe's output (what user code printed is ignored)."""
     for line in reversed(text.splitlines()):
         line = line.strip()
         if line.startswith("{"):

@@ -163,6 +163,7 @@ def check_advertise_url(out: Output, url: str, listener_port: int | None) -> Non
     from urllib.parse import urlsplit
 
     from osmosis_client.errors import InvalidInputError
+    from osmosis_client.platform.settings import is_loopback_host
 
     if listener_port is None:
         raise InvalidInputError(
@@ -177,8 +178,7 @@ def check_advertise_url(out: Output, url: str, listener_port: int | None) -> Non
             hint="e.g. http://host.docker.internal:8900",
             code="USAGE",
         )
-    loopback = parts.hostname in ("localhost", "127.0.0.1", "::1")
-    if parts.scheme == "http" and not loopback:
+    if parts.scheme == "http" and not is_loopback_host(parts.hostname):
         out.warn(
             "--advertise-url is plain http to another host: the rollout's model calls (and "
             "the run's bearer token) cross the network unencrypted",

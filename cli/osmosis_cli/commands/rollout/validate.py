@@ -10,7 +10,6 @@ counts.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -128,7 +127,7 @@ def _native(report: Report, folder: Path, entrypoint: Path) -> None:
 
 
 def _server(report: Report, folder: Path, entrypoint: Path, given: Path | None) -> None:
-    from osmosis_local_runner.server.environment import resolve, tool_env
+    from osmosis_local_runner.server.environment import last_json, resolve, tool_env
 
     python = resolve(folder, given=given)
     report.python = python.describe()
@@ -145,7 +144,7 @@ def _server(report: Report, folder: Path, entrypoint: Path, given: Path | None) 
     except subprocess.TimeoutExpired:
         report.problems.append(f"importing it took over {IMPORT_TIMEOUT:g}s (a loop at import?)")
         return
-    found = _last_json(done.stdout)
+    found = last_json(done.stdout)
     if found is None:
         report.problems.append(f"importing it stopped the interpreter (exit {done.returncode})")
         return
@@ -159,14 +158,3 @@ def _server(report: Report, folder: Path, entrypoint: Path, given: Path | None) 
         report.problems.append("no Grader subclass is defined in it (every attempt would fail)")
     if not found.get("servers"):
         report.problems.append("it does not use create_rollout_server (nothing would serve it)")
-
-
-def _last_json(text: str) -> dict[str, Any] | None:
-    for line in reversed(text.splitlines()):
-        if line.startswith("{"):
-            try:
-                value = json.loads(line)
-            except ValueError:
-                return None
-            return value if isinstance(value, dict) else None
-    return None
