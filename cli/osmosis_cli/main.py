@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli import globals as globals_
-from osmosis_cli.commands import agent_loop, auth, doctor, rollout, rubric, template, workspace
+from osmosis_cli.commands import (
+    agent_loop,
+    auth,
+    dataset,
+    doctor,
+    rollout,
+    rubric,
+    template,
+    workspace,
+)
 from osmosis_cli.commands import eval as eval_commands
 from osmosis_cli.context import AppState
 from osmosis_cli.terminal.declare import Group
@@ -84,6 +93,7 @@ agent_loop.register(app)
 doctor.register(app)
 rollout.register(app)
 template.register(app)
+dataset.register(app)
 
 
 def _is_click_exception(exc: BaseException) -> bool:
