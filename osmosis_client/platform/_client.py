@@ -26,6 +26,7 @@ from osmosis_client.platform._answers import Body, decode_json
 from osmosis_client.platform._transport import DEFAULT_TIMEOUT, Transport
 from osmosis_client.platform.resources._base import Call
 from osmosis_client.platform.resources.auth import AsyncAuth, Auth
+from osmosis_client.platform.resources.datasets import AsyncDatasets, Datasets
 from osmosis_client.platform.resources.eval_runs import AsyncEvalRuns, EvalRuns
 from osmosis_client.platform.resources.rollout_servers import AsyncRolloutServers, RolloutServers
 from osmosis_client.platform.resources.rollouts import AsyncRollouts, Rollouts
@@ -136,6 +137,7 @@ class Client(_BaseClient):
         self.workspaces = Workspaces(self)
         self.eval_runs = EvalRuns(self)
         self.rollouts = Rollouts(self)
+        self.datasets = Datasets(self)
         self.rollout_servers = RolloutServers(self)
 
     def _execute(self, call: Call[T]) -> T:
@@ -198,6 +200,7 @@ class AsyncClient(_BaseClient):
         self.auth = AsyncAuth(self)
         self.workspaces = AsyncWorkspaces(self)
         self.eval_runs = AsyncEvalRuns(self)
+        self.datasets = AsyncDatasets(self)
         self.rollouts = AsyncRollouts(self)
         self.rollout_servers = AsyncRolloutServers(self)
 

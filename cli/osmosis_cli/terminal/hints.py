@@ -107,6 +107,7 @@ _BY_CODE: dict[str, Hint] = {
         "pass the variable's NAME to --api-key-env (e.g. OPENAI_API_KEY), never the key itself"
     ),
     "RUBRIC_CONFIG_NOT_FOUND": _rubric_config,
+    "DATASET_EXISTS": lambda e, c: "pass --overwrite to replace it, or rename the file",
     "DATASET_NOT_FOUND": lambda e, c: (
         "set [local].dataset_file in the config, or pass --dataset FILE"
     ),

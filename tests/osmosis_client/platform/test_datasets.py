@@ -1,0 +1,209 @@
+"""client.datasets and a whole upload: requests field by field (published-cli-0.3.8.md
+§3.2–3.3), presigned PUTs streamed and retried, an abort when sending fails."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from osmosis_client import Client
+from osmosis_client.errors import InvalidInputError, ProtocolError
+from osmosis_client.platform.dataset_upload import DatasetExists, upload_dataset
+from osmosis_client.platform.presigned import UploadFailed
+from tests.conftest import PLATFORM
+from tests.osmosis_client.platform.conftest import Api
+
+MakeApi = Callable[..., Api]
+STORAGE = "https://storage.test"
+
+
+def record(**extra: Any) -> dict[str, Any]:
+    return {"id": "ds1", "file_name": "qa", "file_size": 10, "status": "pending", **extra}
+
+
+def test_list_get_download_url_and_logs(make_api: MakeApi, router: respx.MockRouter) -> None:
+    api = make_api(token="t", workspace="acme")
+    listed = router.get("/api/cli/datasets").respond(
+        200, json={"datasets": [record(status="uploaded")], "total_count": 1, "has_more": False}
+    )
+    page = api.call(lambda c: c.datasets.list(limit=500))
+    assert page.datasets[0].status == "uploaded" and page.total_count == 1
+    assert dict(listed.calls.last.request.url.params) == {"limit": "50", "offset": "0"}
+    assert listed.calls.last.request.headers["X-Osmosis-Workspace"] == "acme"
+    got = router.get("/api/cli/datasets/a%2Fb").respond(200, json=record(data_preview=[{"x": 1}]))
+    item = api.call(lambda c: c.datasets.get("a/b"))
+    assert got.called and item.data_preview == [{"x": 1}]
+    assert "data_preview" not in item.to_json() and item.to_json()["id"] == "ds1"
+    router.get("/api/cli/datasets/qa/download").respond(
+        200, json={"presignedUrl": f"{STORAGE}/f", "expiresIn": 60, "downloadFileName": "qa.jsonl"}
+    )
+    url = api.call(lambda c: c.datasets.download_url("qa"))
+    assert (url.presigned_url, url.expires_in, url.file_name) == (f"{STORAGE}/f", 60, "qa.jsonl")
+    logs = router.get("/api/cli/datasets/qa/logs").respond(
+        200, json={"logs": [{"timestamp": "t", "message": "m"}], "next_cursor": "c2"}
+    )
+    assert api.call(lambda c: c.datasets.logs("qa", cursor="c1")).next_cursor == "c2"
+    params = dict(logs.calls.last.request.url.params)
+    assert params == {"limit": "50", "direction": "older", "cursor": "c1"}
+
+
+@pytest.fixture
+def client() -> Client:
+    return Client(base_url=PLATFORM, token="t", workspace="acme", sleep=lambda s: None)
+
+
+@pytest.fixture
+def wire() -> Iterator[respx.MockRouter]:
+    """Platform and storage alike, by full URL."""
+    with respx.mock(assert_all_called=False) as mock:
+        yield mock
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    path = tmp_path / "qa.jsonl"
+    path.write_bytes(b"0123456789")
+    return path
+
+
+def test_a_simple_upload_puts_the_bytes_then_completes(
+    client: Client, data: Path, wire: respx.MockRouter
+) -> None:
+    simple = {"method": "simple", "presigned_url": f"{STORAGE}/put", "upload_headers": {"X-A": "1"}}
+    create = wire.post(f"{PLATFORM}/api/cli/datasets").respond(201, json=record(upload=simple))
+    put = wire.put(f"{STORAGE}/put").respond(200)
+    complete = wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
+    sent: list[int] = []
+    done = upload_dataset(client, data, http=httpx.Client(), on_bytes=sent.append)
+    assert done.id == "ds1"
+    body = json.loads(create.calls.last.request.content)
+    assert body == {"file_name": "qa", "file_size": 10, "extension": "jsonl"}
+    request = put.calls.last.request
+    assert request.content == b"0123456789" and request.headers["Content-Length"] == "10"
+    assert request.headers["X-A"] == "1" and "Authorization" not in request.headers
+    assert json.loads(complete.calls.last.request.content) == {"file_extension": "jsonl"}
+    assert sum(sent) == 10
+
+
+def multipart(part_size: int = 4, total: int = 3) -> dict[str, Any]:
+    urls = [{"part_number": n, "presigned_url": f"{STORAGE}/p{n}"} for n in range(1, total + 1)]
+    return {
+        "method": "multipart",
+        "part_size": part_size,
+        "total_parts": total,
+        "presigned_urls": urls,
+    }
+
+
+def test_multipart_retries_a_failing_part_and_completes_with_etags(
+    client: Client, data: Path, wire: respx.MockRouter
+) -> None:
+    wire.post(f"{PLATFORM}/api/cli/datasets").respond(201, json=record(upload=multipart()))
+    wire.put(f"{STORAGE}/p1").respond(200, headers={"ETag": '"e1"'})
+    flaky = wire.put(f"{STORAGE}/p2")
+    flaky.side_effect = [
+        httpx.Response(503),
+        httpx.ConnectError("x"),
+        httpx.Response(200, headers={"ETag": "e2"}),
+    ]
+    last = wire.put(f"{STORAGE}/p3").respond(200, headers={"ETag": '"e3"'})
+    complete = wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
+    waits: list[float] = []
+    sent: list[int] = []
+    upload_dataset(client, data, http=httpx.Client(), on_bytes=sent.append, sleep=waits.append)
+    assert waits == [1.0, 2.0] and flaky.call_count == 3
+    assert last.calls.last.request.content == b"89" and sum(sent) == 10  # failed tries undone
+    parts = json.loads(complete.calls.last.request.content)["parts"]
+    assert parts == [
+        {"PartNumber": 1, "ETag": "e1"},
+        {"PartNumber": 2, "ETag": "e2"},
+        {"PartNumber": 3, "ETag": "e3"},
+    ]
+
+
+def test_a_part_that_keeps_failing_aborts_the_upload(
+    client: Client, data: Path, wire: respx.MockRouter
+) -> None:
+    wire.post(f"{PLATFORM}/api/cli/datasets").respond(201, json=record(upload=multipart()))
+    wire.put(f"{STORAGE}/p1").respond(500)
+    abort = wire.post(f"{PLATFORM}/api/cli/datasets/ds1/abort").respond(200, json={})
+    complete = wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
+    waits: list[float] = []
+    with pytest.raises(UploadFailed, match="HTTP 500"):
+        upload_dataset(client, data, http=httpx.Client(), sleep=waits.append)
+    assert waits == [1.0, 2.0, 4.0, 8.0]  # 5 tries
+    assert abort.called and json.loads(abort.calls.last.request.content) == {}
+    assert not complete.called
+
+
+def test_an_interrupted_upload_is_aborted(
+    client: Client, data: Path, wire: respx.MockRouter
+) -> None:
+    wire.post(f"{PLATFORM}/api/cli/datasets").respond(201, json=record(upload=multipart()))
+
+    def interrupt(request: httpx.Request) -> httpx.Response:
+        raise KeyboardInterrupt
+
+    wire.put(f"{STORAGE}/p1").mock(side_effect=interrupt)
+    abort = wire.post(f"{PLATFORM}/api/cli/datasets/ds1/abort").respond(500)
+    warnings: list[tuple[str, str]] = []
+    with pytest.raises(KeyboardInterrupt):
+        upload_dataset(
+            client, data, http=httpx.Client(), on_warning=lambda m, c: warnings.append((c, m))
+        )
+    assert abort.called and warnings[0][0] == "ABORT_FAILED"
+
+
+def test_a_taken_name_needs_overwrite(client: Client, data: Path, wire: respx.MockRouter) -> None:
+    simple = {"method": "simple", "presigned_url": f"{STORAGE}/put"}
+    create = wire.post(f"{PLATFORM}/api/cli/datasets")
+    create.side_effect = [
+        httpx.Response(409, json={"code": "CONFLICT", "existing_dataset_id": "old"}),
+        httpx.Response(409, json={"code": "CONFLICT", "existing_dataset_id": "old"}),
+        httpx.Response(201, json=record(upload=simple)),
+    ]
+    wire.put(f"{STORAGE}/put").respond(200)
+    wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
+    with pytest.raises(DatasetExists) as caught:
+        upload_dataset(client, data, http=httpx.Client())
+    assert caught.value.data["existing_dataset_id"] == "old"
+    upload_dataset(client, data, http=httpx.Client(), overwrite=True)
+    assert json.loads(create.calls.last.request.content)["overwrite_dataset_id"] == "old"
+
+
+@pytest.mark.parametrize(
+    ("upload", "error", "match"),
+    [
+        (
+            {"method": "simple", "presigned_url": "http://storage.test/put"},
+            InvalidInputError,
+            "not HTTPS",
+        ),
+        (multipart(part_size=4, total=2), ProtocolError, "does not fit"),
+        (
+            {**multipart(), "presigned_urls": multipart()["presigned_urls"][:2]},
+            ProtocolError,
+            "one URL per part",
+        ),
+        ({"method": "ftp"}, ProtocolError, "unknown upload method"),
+    ],
+)
+def test_a_bad_plan_sends_nothing_and_aborts(
+    client: Client,
+    data: Path,
+    wire: respx.MockRouter,
+    upload: dict[str, Any],
+    error: type[Exception],
+    match: str,
+) -> None:
+    wire.post(f"{PLATFORM}/api/cli/datasets").respond(201, json=record(upload=upload))
+    abort = wire.post(f"{PLATFORM}/api/cli/datasets/ds1/abort").respond(200, json={})
+    with pytest.raises(error, match=match):
+        upload_dataset(client, data, http=httpx.Client())
+    assert abort.called
