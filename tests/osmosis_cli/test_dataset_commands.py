@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+import respx
+
+from tests.conftest import PLATFORM
 from tests.osmosis_cli.conftest import Invoke
 
 
@@ -51,3 +55,85 @@ def test_validate_needs_no_login_and_refuses_odd_files(invoke: Invoke, tmp_path:
     (tmp_path / "notes.txt").write_text("hi")
     odd = invoke("dataset", "validate", str(tmp_path / "notes.txt"))
     assert odd.exit_code == 2 and "unsupported file type '.txt'" in odd.stderr
+
+
+# ------------------------------------------------------------------ the platform
+
+RECORD = {
+    "id": "ds1",
+    "file_name": "qa",
+    "file_size": 4,
+    "status": "uploaded",
+    "row_count": 5,
+    "data_preview": [{"user_prompt": "q0"}],
+    "created_at": "2026-11-20T10:00:00Z",
+    "creator_name": "Ada",
+}
+
+
+@pytest.fixture
+def logged_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OSMOSIS_TOKEN", "tok")
+    monkeypatch.setenv("OSMOSIS_WORKSPACE", "acme")
+
+
+def test_upload_validates_confirms_sends_and_completes(
+    invoke: Invoke, tmp_path: Path, router: respx.MockRouter, logged_in: None
+) -> None:
+    path = rows(tmp_path / "qa.jsonl", 5)
+    upload = {"method": "simple", "presigned_url": f"{PLATFORM}/storage/put"}
+    create = router.post("/api/cli/datasets").respond(
+        201, json={**RECORD, "status": "pending", "upload": upload}
+    )
+    put = router.put("/storage/put").respond(200)
+    complete = router.post("/api/cli/datasets/ds1/complete").respond(200, json={})
+    refused = invoke("--json", "dataset", "upload", str(path))
+    assert refused.exit_code == 2 and refused.error()["code"] == "INTERACTIVE_REQUIRED"
+    assert not create.called  # confirmation first, nothing sent
+    done = invoke("--json", "dataset", "upload", str(path), "--yes")
+    assert done.exit_code == 0, done.stderr
+    document = done.json()
+    assert (document["operation"], document["message"]) == (
+        "dataset.upload",
+        "Dataset uploaded: qa",
+    )
+    assert "upload" not in document["resource"] and "data_preview" not in document["resource"]
+    assert json.loads(create.calls.last.request.content)["file_name"] == "qa"
+    assert put.calls.last.request.content == path.read_bytes()
+    assert complete.called
+
+
+def test_upload_refuses_an_invalid_file_before_any_call(
+    invoke: Invoke, tmp_path: Path, router: respx.MockRouter, logged_in: None
+) -> None:
+    path = rows(tmp_path / "few.jsonl", 2)
+    create = router.post("/api/cli/datasets").respond(500)
+    result = invoke("dataset", "upload", str(path), "--yes")
+    assert result.exit_code == 2 and "file validation failed" in result.stderr
+    assert not create.called
+
+
+def test_upload_of_a_taken_name_says_overwrite(
+    invoke: Invoke, tmp_path: Path, router: respx.MockRouter, logged_in: None
+) -> None:
+    path = rows(tmp_path / "qa.jsonl", 5)
+    router.post("/api/cli/datasets").respond(409, json={"existing_dataset_id": "old"})
+    result = invoke("dataset", "upload", str(path), "--yes")
+    assert result.exit_code == 1
+    assert "already exists" in result.stderr and "--overwrite" in result.stderr
+
+
+def test_list_and_info(invoke: Invoke, router: respx.MockRouter, logged_in: None) -> None:
+    router.get("/api/cli/datasets").respond(
+        200, json={"datasets": [RECORD], "total_count": 1, "has_more": False}
+    )
+    listed = invoke("--json", "dataset", "list")
+    assert [i["id"] for i in listed.items()] == ["ds1"]
+    assert "data_preview" not in listed.items()[0]
+    plain = invoke("--plain", "dataset", "list").stdout.splitlines()
+    assert plain[0].split("\t")[:3] == ["qa", "uploaded", "4 B"]
+    router.get("/api/cli/datasets/qa").respond(200, json=RECORD)
+    assert invoke("--json", "dataset", "info", "qa").data()["row_count"] == 5
+    router.get("/api/cli/datasets/gone").respond(404, json={"code": "NOT_FOUND"})
+    missing = invoke("--json", "dataset", "info", "gone")
+    assert missing.exit_code == 1 and missing.error()["code"] == "NOT_FOUND"

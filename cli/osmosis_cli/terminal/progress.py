@@ -5,7 +5,9 @@ a short stats text; the display decides how often and where to draw.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from osmosis_cli.terminal.output import Output
@@ -67,3 +69,44 @@ class ProgressDisplay:
             self._bar.stop()
             self._bar = None
             self.out.above = None
+
+
+@contextlib.contextmanager
+def byte_progress(out: Output, total: int, label: str) -> Iterator[Callable[[int], None]]:
+    """A transfer's progress (bytes, rate, ETA): a rich bar on a TTY, a plain line every
+    few seconds otherwise, nothing with ``--json``. Yields ``add(n)``; ``n`` may be
+    negative (a failed try taken back)."""
+    done = [0]
+    if out.json_mode or not out.stderr_is_tty:
+        last = [time.monotonic()]
+
+        def plain(n: int) -> None:
+            done[0] += n
+            now = time.monotonic()
+            if not out.json_mode and now - last[0] >= PLAIN_EVERY:
+                last[0] = now
+                out.stderr.write(f"progress: {label} {done[0]:,}/{total:,} bytes\n")
+                out.stderr.flush()
+
+        yield plain
+        return
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    bar = Progress(
+        TextColumn(label, style="bold", markup=False),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=out.err_console,
+    )
+    task = bar.add_task(label, total=total)
+    with bar:
+        yield lambda n: bar.advance(task, n)

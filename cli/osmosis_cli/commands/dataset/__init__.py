@@ -1,5 +1,6 @@
 """``osmosis dataset validate / upload / list / info / preview / download / logs``: the
-platform's datasets (the published CLI's ``dataset`` group). ``validate`` is offline."""
+platform's datasets (the published CLI's ``dataset`` group). ``validate`` is offline;
+``upload`` validates first, then registers, sends and completes (aborting on failure)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import Command, Group
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
@@ -35,6 +37,119 @@ def validate(
     if not out.detail_result(report.to_json(), lines=show_report(report)):
         for line in show_report(report):
             out.print(line)
+
+
+@app.command("upload", cls=Command)
+@handle_errors
+def upload(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="A .jsonl, .csv or .parquet file.")],
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace a dataset of the same name.")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Validate FILE, then upload it as the dataset named by its stem (data/qa.jsonl → qa)."""
+    from osmosis_cli.commands.dataset.checks import require_valid, size_text
+    from osmosis_cli.terminal.progress import byte_progress
+    from osmosis_client.platform.dataset_rules import check_dataset
+    from osmosis_client.platform.dataset_upload import upload_dataset
+
+    out = current_output()
+    report = check_dataset(file)
+    require_valid(report, "file validation failed")
+    for warning in report.warnings:
+        out.warn(warning, code="PARQUET_VALIDATION_SKIPPED")
+    out.info(f"Dataset {report.dataset_name!r}: {report.file_name}, {size_text(report.file_size)}")
+    if overwrite:
+        out.warn("--overwrite will replace the existing dataset with the same name")
+    if not out.confirm("Proceed with upload?", yes=yes):
+        out.cancelled("dataset.upload")
+        return
+    client, _ = state(ctx).scoped_client()
+    with client, byte_progress(out, report.file_size, "uploading") as sent:
+        record = upload_dataset(
+            client, report.file, overwrite=overwrite, on_bytes=sent, on_warning=out.warn
+        )
+    item = record.to_json()
+    message = f"Dataset uploaded: {record.file_name or report.dataset_name}"
+    steps = (
+        [{"label": "View dataset", "url": record.platform_url}]
+        if record.platform_url
+        else [{"action": "dataset_info", "id": record.id}]
+    )
+    if not out.operation_result("dataset.upload", resource=item, message=message, next_steps=steps):
+        out.info(
+            f"{message} (status {record.status or 'processing'}; see `osmosis dataset info "
+            f"{report.dataset_name}`)"
+        )
+
+
+@app.command("list", cls=Command)
+@handle_errors
+def list_(
+    ctx: typer.Context,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
+    ] = 50,
+    all_: Annotated[bool, typer.Option("--all", help="Every page.")] = False,
+) -> None:
+    """The workspace's datasets, newest first."""
+    from osmosis_cli.commands.dataset.checks import size_text
+
+    out = current_output()
+    client, _ = state(ctx).scoped_client()
+    records = []
+    total, next_offset = None, None
+    with client:
+        for page in client.datasets.pages(limit):
+            records += page.datasets
+            total = page.total_count
+            next_offset = page.next_offset if page.has_more else None
+            if not all_:
+                break
+    rows = [
+        [
+            r.file_name or r.id,
+            r.status or "",
+            size_text(r.file_size),
+            r.created_at or "",
+            r.creator_name or "",
+        ]
+        for r in records
+    ]
+    has_more = next_offset is not None and not all_
+    if out.list_result(
+        [r.to_json() for r in records],
+        rows=rows,
+        total_count=total,
+        has_more=has_more,
+        next_offset=next_offset if has_more else None,
+    ):
+        return
+    if not records:
+        out.info("No datasets yet: `osmosis dataset upload data/NAME.jsonl`")
+        return
+    out.table(["name", "status", "size", "created", "by"], rows, keep=("name",))
+
+
+@app.command("info", cls=Command)
+@handle_errors
+def info(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")],
+) -> None:
+    """One dataset: status, size, rows, format."""
+    out = current_output()
+    client, _ = state(ctx).scoped_client()
+    with client:
+        record = client.datasets.get(name)
+    item = record.to_json()
+    if not out.detail_result(item):
+        for key, value in item.items():
+            out.print(f"{key.replace('_', ' ').capitalize()}: {'' if value is None else value}")
+    if record.status == "error":
+        out.info(f"See logs with: osmosis dataset logs {name}")
 
 
 def register(parent: typer.Typer) -> None:

@@ -34,14 +34,16 @@ def show_report(report: DatasetReport) -> list[str]:
     kind = f"{'metadata-mode ' if report.metadata_mode else ''}{report.extension}"
     return [
         f"File: {report.file}",
-        f"Size: {_size(report.file_size)}",
+        f"Size: {size_text(report.file_size)}",
         f"Rows: {report.rows:,}" if report.checked else "Rows: not checked",
         f"Status: Valid {kind} file",
         *(f"Warning: {w}" for w in report.warnings),
     ]
 
 
-def _size(n: int) -> str:
+def size_text(n: int | None) -> str:
+    if n is None:
+        return ""
     value = float(n)
     for unit in ("B", "KB", "MB", "GB"):
         if value < 1024 or unit == "GB":
