@@ -96,18 +96,13 @@ def list_(
 ) -> None:
     """The workspace's datasets, newest first."""
     from osmosis_cli.commands.dataset.checks import size_text
+    from osmosis_cli.terminal.pages import collect
 
     out = current_output()
     client, _ = state(ctx).scoped_client()
-    records = []
-    total, next_offset = None, None
     with client:
-        for page in client.datasets.pages(limit):
-            records += page.datasets
-            total = page.total_count
-            next_offset = page.next_offset if page.has_more else None
-            if not all_:
-                break
+        found = collect(client.datasets.pages(limit), lambda p: p.datasets, every=all_)
+    records = found.items
     rows = [
         [
             r.file_name or r.id,
@@ -118,14 +113,7 @@ def list_(
         ]
         for r in records
     ]
-    has_more = next_offset is not None and not all_
-    if out.list_result(
-        [r.to_json() for r in records],
-        rows=rows,
-        total_count=total,
-        has_more=has_more,
-        next_offset=next_offset if has_more else None,
-    ):
+    if out.list_result([r.to_json() for r in records], rows=rows, **found.paging()):
         return
     if not records:
         out.info("No datasets yet: `osmosis dataset upload data/NAME.jsonl`")

@@ -69,28 +69,22 @@ def list_(
     all_: Annotated[bool, typer.Option("--all", help="Every page.")] = False,
 ) -> None:
     """The rollouts the platform synced from this workspace's repository."""
+    from osmosis_cli.terminal.pages import collect
+
     out = current_output()
     client, _ = state(ctx).scoped_client()
-    items: list[dict[str, object]] = []
-    total, next_offset = None, None
     with client:
-        for page in client.rollouts.pages(branch, limit):
-            items += [r.model_dump(mode="json") for r in page.rollouts]
-            total, next_offset = page.total_count, page.next_offset if page.has_more else None
-            if not all_:
-                break
+        found = collect(client.rollouts.pages(branch, limit), lambda p: p.rollouts, every=all_)
+    items = [r.model_dump(mode="json") for r in found.items]
     rows = [
         [str(i["name"]), str(i["last_synced_commit_sha"] or "")[:8], str(i["last_synced_at"] or "")]
         for i in items
     ]
     extra = {"branch": branch} if branch else None
-    has_more = next_offset is not None and not all_
     if out.list_result(
         items,
         rows=rows,
-        total_count=total,
-        has_more=has_more,
-        next_offset=next_offset if has_more else None,
+        **found.paging(),
         extra=extra,
     ):
         return

@@ -1,0 +1,53 @@
+"""A platform list read as the published CLI reads it: one page (``--limit N``) or every
+page (``--all``), and the list envelope's paging keys for what was read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+T = TypeVar("T")
+
+
+class Page(Protocol):
+    @property
+    def total_count(self) -> int | None: ...
+    @property
+    def has_more(self) -> bool: ...
+    @property
+    def next_offset(self) -> int | None: ...
+
+
+P = TypeVar("P", bound=Page)
+
+
+@dataclass
+class Collected(Generic[T]):
+    items: list[T]
+    total_count: int | None
+    next_offset: int | None  # of the page after the last one read; None: there is none
+
+    def paging(self) -> dict[str, Any]:
+        """``total_count``, ``has_more``, ``next_offset`` for ``Output.list_result``."""
+        return {
+            "total_count": self.total_count,
+            "has_more": self.next_offset is not None,
+            "next_offset": self.next_offset,
+        }
+
+
+def collect(
+    pages: Iterable[P], records: Callable[[P], Sequence[T]], *, every: bool
+) -> Collected[T]:
+    """The first page's records, or every page's (``every``: ``has_more`` ends false)."""
+    found = Collected[T]([], None, None)
+    for page in pages:
+        found.items += records(page)
+        found.total_count = page.total_count
+        found.next_offset = page.next_offset if page.has_more else None
+        if not every:
+            break
+    if every:
+        found.next_offset = None
+    return found
