@@ -55,7 +55,8 @@ def upload_dataset(
     if record.upload is None:
         raise ProtocolError("the platform sent no upload instructions")
     own = http is None
-    sender = http or httpx.Client(follow_redirects=False)
+    # the platform client's trust (OSMOSIS_CA_BUNDLE, --ca-bundle) reaches the storage too
+    sender = http or httpx.Client(follow_redirects=False, verify=client._verify)
     try:
         parts = put_file(sender, path, record.upload, on_bytes=on_bytes, sleep=sleep)
     except BaseException:

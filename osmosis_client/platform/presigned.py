@@ -14,7 +14,13 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from osmosis_client.errors import InvalidInputError, OsmosisError, ProtocolError
+from osmosis_client._tls import certificate_problem
+from osmosis_client.errors import (
+    APIConnectionError,
+    InvalidInputError,
+    OsmosisError,
+    ProtocolError,
+)
 from osmosis_client.platform.dataset_models import UploadInstructions
 from osmosis_client.platform.settings import is_loopback_host
 
@@ -104,6 +110,16 @@ def _put(
             )
         except httpx.TransportError as exc:
             sent.undo()
+            problem = certificate_problem(exc)
+            if problem is not None:  # never retried: it will not change
+                raise APIConnectionError(
+                    f"the storage at {urlsplit(url).hostname} presented a certificate that is "
+                    f"not trusted ({problem})",
+                    hint="trust its CA: set OSMOSIS_CA_BUNDLE or SSL_CERT_FILE to a PEM bundle "
+                    "holding it",
+                    code="TLS_CERTIFICATE",
+                    data={"problem": problem},
+                ) from None
             if attempt == ATTEMPTS:
                 raise UploadFailed(f"the upload kept failing: {type(exc).__name__}") from None
         else:

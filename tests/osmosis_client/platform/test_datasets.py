@@ -3,21 +3,25 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import threading
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import pytest
 import respx
 
 from osmosis_client import Client
-from osmosis_client.errors import InvalidInputError, ProtocolError
+from osmosis_client.errors import APIConnectionError, InvalidInputError, ProtocolError
 from osmosis_client.platform.dataset_upload import DatasetExists, upload_dataset
 from osmosis_client.platform.presigned import UploadFailed
 from tests.conftest import PLATFORM
 from tests.osmosis_client.platform.conftest import Api
+from tests.realwire import Proxy, Wire, private_ca
 
 MakeApi = Callable[..., Api]
 STORAGE = "https://storage.test"
@@ -207,3 +211,54 @@ def test_a_bad_plan_sends_nothing_and_aborts(
     with pytest.raises(error, match=match):
         upload_dataset(client, data, http=httpx.Client())
     assert abort.called
+
+
+class _Storage(BaseHTTPRequestHandler):
+    """An object store: keeps each PUT's body, answers its MD5 as the ETag."""
+
+    stored: ClassVar[dict[str, bytes]] = {}
+
+    def do_PUT(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).stored[self.path] = body
+        self.send_response(200)
+        self.send_header("ETag", f'"{hashlib.md5(body).hexdigest()}"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_multipart_upload_over_tls_in_pieces_trusting_the_clients_ca(
+    tmp_path: Path, data: Path
+) -> None:
+    """The storage behind TLS with a private CA and answers cut in pieces: the upload
+    trusts what the platform client trusts (its ``ca_bundle``) and sends every byte."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Storage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server_tls, pem = private_ca(tmp_path)
+    wire = Wire(piece=3, delay=0.001, chunked=True)
+    try:
+        with Proxy(f"http://127.0.0.1:{server.server_port}", wire, tls=server_tls) as proxy:
+            plan = multipart()
+            for part in plan["presigned_urls"]:
+                part["presigned_url"] = part["presigned_url"].replace(STORAGE, proxy.url)
+            client = Client(base_url=PLATFORM, token="t", workspace="acme", ca_bundle=pem)
+            with respx.mock(assert_all_called=False) as mock:
+                mock.route(host="127.0.0.1").pass_through()
+                mock.post(f"{PLATFORM}/api/cli/datasets").respond(201, json=record(upload=plan))
+                done = mock.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
+                upload_dataset(client, data)
+                abort = mock.post(f"{PLATFORM}/api/cli/datasets/ds1/abort").respond(200, json={})
+                untrusting = Client(base_url=PLATFORM, token="t", workspace="acme")
+                with pytest.raises(APIConnectionError) as refused:
+                    upload_dataset(untrusting, data, sleep=pytest.fail)  # never retried
+                assert refused.value.code == "TLS_CERTIFICATE" and abort.called
+            parts = json.loads(done.calls.last.request.content)["parts"]
+    finally:
+        server.shutdown()
+    assert b"".join(_Storage.stored[f"/p{n}"] for n in (1, 2, 3)) == data.read_bytes()
+    assert [p["ETag"] for p in parts] == [
+        hashlib.md5(_Storage.stored[f"/p{n}"]).hexdigest() for n in (1, 2, 3)
+    ]
