@@ -100,7 +100,7 @@ def _put(
     on_bytes: Progress | None,
     sleep: Callable[[float], None],
 ) -> str | None:
-    _require_https(url)
+    require_https(url, "upload")
     headers = {**headers, "Content-Length": str(length)}
     for attempt in range(1, ATTEMPTS + 1):
         sent = _Sent(on_bytes)
@@ -110,16 +110,9 @@ def _put(
             )
         except httpx.TransportError as exc:
             sent.undo()
-            problem = certificate_problem(exc)
-            if problem is not None:  # never retried: it will not change
-                raise APIConnectionError(
-                    f"the storage at {urlsplit(url).hostname} presented a certificate that is "
-                    f"not trusted ({problem})",
-                    hint="trust its CA: set OSMOSIS_CA_BUNDLE or SSL_CERT_FILE to a PEM bundle "
-                    "holding it",
-                    code="TLS_CERTIFICATE",
-                    data={"problem": problem},
-                ) from None
+            untrusted = storage_tls_error(url, exc)
+            if untrusted is not None:  # never retried: it will not change
+                raise untrusted from None
             if attempt == ATTEMPTS:
                 raise UploadFailed(f"the upload kept failing: {type(exc).__name__}") from None
         else:
@@ -164,13 +157,30 @@ def _read(path: Path, start: int, length: int, sent: _Sent) -> Iterator[bytes]:
             yield chunk
 
 
-def _require_https(url: str) -> None:
+def require_https(url: str, what: str) -> None:
+    """Storage URLs carry signed credentials: HTTPS only (loopback exempt)."""
     parts = urlsplit(url)
     if parts.scheme == "https" or (
         parts.scheme == "http" and is_loopback_host(parts.hostname or "")
     ):
         return
+    verb = "send the file" if what == "upload" else "fetch it"
     raise InvalidInputError(
-        "the platform sent an upload URL that is not HTTPS; refusing to send the file",
+        f"the platform sent a{'n' if what[0] in 'aeiou' else ''} {what} URL that is not HTTPS; "
+        f"refusing to {verb}",
         code="INSECURE_URL",
+    )
+
+
+def storage_tls_error(url: str, exc: BaseException) -> APIConnectionError | None:
+    """The error for a storage certificate we do not trust (None: another failure)."""
+    problem = certificate_problem(exc)
+    if problem is None:
+        return None
+    return APIConnectionError(
+        f"the storage at {urlsplit(url).hostname} presented a certificate that is "
+        f"not trusted ({problem})",
+        hint="trust its CA: set OSMOSIS_CA_BUNDLE or SSL_CERT_FILE to a PEM bundle holding it",
+        code="TLS_CERTIFICATE",
+        data={"problem": problem},
     )

@@ -137,3 +137,91 @@ def test_list_and_info(invoke: Invoke, router: respx.MockRouter, logged_in: None
     router.get("/api/cli/datasets/gone").respond(404, json={"code": "NOT_FOUND"})
     missing = invoke("--json", "dataset", "info", "gone")
     assert missing.exit_code == 1 and missing.error()["code"] == "NOT_FOUND"
+
+
+def test_preview_slices_the_platforms_preview(
+    invoke: Invoke, router: respx.MockRouter, logged_in: None
+) -> None:
+    rows_ = [{"user_prompt": f"q{i}"} for i in range(8)]
+    router.get("/api/cli/datasets/qa").respond(200, json={**RECORD, "data_preview": rows_})
+    data = invoke("--json", "dataset", "preview", "qa", "--rows", "3").data()
+    assert data["rows"] == rows_[:3] and (data["requested_rows"], data["returned_rows"]) == (3, 3)
+    assert data["available"] is True and data["dataset"]["id"] == "ds1"
+    human = invoke("dataset", "preview", "qa", "--rows", "2")
+    assert human.stdout.splitlines() == ['{"user_prompt": "q0"}', '{"user_prompt": "q1"}']
+    router.get("/api/cli/datasets/busy").respond(
+        200, json={**RECORD, "status": "processing", "data_preview": None}
+    )
+    busy = invoke("--json", "dataset", "preview", "busy").data()
+    assert busy["available"] is False and busy["rows"] is None
+    assert busy["message"] == "Dataset is still processing (status: processing)."
+
+
+def test_download_writes_the_file_whole_where_o_says(
+    invoke: Invoke, tmp_path: Path, router: respx.MockRouter, logged_in: None
+) -> None:
+    body = b'{"a":1}\n'
+    router.get("/api/cli/datasets/qa").respond(200, json={**RECORD, "file_size": len(body)})
+    router.get("/api/cli/datasets/qa/download").respond(
+        200, json={"presignedUrl": f"{PLATFORM}/storage/qa-file.jsonl", "fileName": "qa"}
+    )
+    fetch = router.get("/storage/qa-file.jsonl").respond(200, content=body)
+    result = invoke("--json", "dataset", "download", "qa", "-o", str(tmp_path))
+    assert result.exit_code == 0, result.stderr
+    target = tmp_path / "qa.jsonl"  # no extension in the name: the URL's is appended
+    assert target.read_bytes() == body
+    assert result.json()["resource"]["output_path"] == str(target)
+    assert "authorization" not in fetch.calls.last.request.headers  # the URL is the credential
+    again = invoke("--json", "dataset", "download", "qa", "-o", str(target))
+    assert again.exit_code == 2 and again.error()["message"].startswith("File already exists")
+    assert invoke("dataset", "download", "qa", "-o", str(target), "--overwrite").exit_code == 0
+    absent = invoke("dataset", "download", "qa", "-o", str(tmp_path / "new") + "/")
+    assert absent.exit_code == 2 and "Output directory not found" in absent.stderr
+    assert not list(tmp_path.glob(".*partial"))
+
+
+def test_download_refuses_a_file_of_the_wrong_size_and_keeps_nothing(
+    invoke: Invoke, tmp_path: Path, router: respx.MockRouter, logged_in: None
+) -> None:
+    router.get("/api/cli/datasets/qa").respond(200, json={**RECORD, "file_size": 100})
+    router.get("/api/cli/datasets/qa/download").respond(
+        200, json={"presigned_url": f"{PLATFORM}/storage/qa.jsonl"}
+    )
+    router.get("/storage/qa.jsonl").respond(200, content=b"x" * 120)
+    result = invoke("dataset", "download", "qa", "-o", str(tmp_path / "qa.jsonl"))
+    assert result.exit_code == 1 and "size 120 bytes, the platform said 100" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_download_waits_for_a_finished_upload(
+    invoke: Invoke, tmp_path: Path, router: respx.MockRouter, logged_in: None
+) -> None:
+    router.get("/api/cli/datasets/qa").respond(200, json={**RECORD, "status": "uploading"})
+    link = router.get("/api/cli/datasets/qa/download").respond(500)
+    result = invoke("--json", "dataset", "download", "qa", "-o", str(tmp_path))
+    assert result.exit_code == 2
+    assert "still processing (status: uploading)" in result.error()["message"]
+    assert json.loads(result.stderr)["command"] == "dataset download"
+    assert not link.called
+
+
+def test_logs_pages_with_a_cursor(
+    invoke: Invoke, router: respx.MockRouter, logged_in: None
+) -> None:
+    entry = {
+        "timestamp": "2026-11-20T10:00:00Z",
+        "level": "error",
+        "step": "parse",
+        "message": "row 3: bad",
+    }
+    route = router.get("/api/cli/datasets/qa/logs").respond(
+        200, json={"logs": [entry], "next_cursor": "c2"}
+    )
+    listed = invoke("--json", "dataset", "logs", "qa", "--limit", "10", "--cursor", "c1")
+    assert listed.exit_code == 0, listed.stderr
+    assert listed.items()[0]["message"] == "row 3: bad" and listed.json()["has_more"] is True
+    assert listed.json()["next_cursor"] == "c2"
+    query = route.calls.last.request.url.params
+    assert (query["limit"], query["direction"], query["cursor"]) == ("10", "older", "c1")
+    human = invoke("dataset", "logs", "qa")
+    assert "ERROR" in human.stdout and "--cursor c2" in human.stderr

@@ -72,7 +72,7 @@ class ProgressDisplay:
 
 
 @contextlib.contextmanager
-def byte_progress(out: Output, total: int, label: str) -> Iterator[Callable[[int], None]]:
+def byte_progress(out: Output, total: int | None, label: str) -> Iterator[Callable[[int], None]]:
     """A transfer's progress (bytes, rate, ETA): a rich bar on a TTY, a plain line every
     few seconds otherwise, nothing with ``--json``. Yields ``add(n)``; ``n`` may be
     negative (a failed try taken back)."""
@@ -85,7 +85,7 @@ def byte_progress(out: Output, total: int, label: str) -> Iterator[Callable[[int
             now = time.monotonic()
             if not out.json_mode and now - last[0] >= PLAIN_EVERY:
                 last[0] = now
-                out.stderr.write(f"progress: {label} {done[0]:,}/{total:,} bytes\n")
+                out.stderr.write(f"progress: {label} {done[0]:,}/{_of(total)} bytes\n")
                 out.stderr.flush()
 
         yield plain
@@ -110,3 +110,7 @@ def byte_progress(out: Output, total: int, label: str) -> Iterator[Callable[[int
     task = bar.add_task(label, total=total)
     with bar:
         yield lambda n: bar.advance(task, n)
+
+
+def _of(total: int | None) -> str:
+    return "?" if total is None else f"{total:,}"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from osmosis_client._fs import file_sha256
 from osmosis_client.errors import ConfigError, InvalidInputError, Problem
 
 FORMATS = (".jsonl", ".json", ".csv", ".parquet")
@@ -273,7 +274,7 @@ class Dataset:
             )
         if count == 0:
             raise InvalidInputError(f"dataset {shown} has no rows", hint="add rows to it")
-        return DatasetInfo(self.path, count, file_digest(self.path))
+        return DatasetInfo(self.path, count, file_sha256(self.path))
 
     def rows(self, selected: Container[int] | None = None) -> Iterator[Row]:
         """Stream validated rows; ``selected`` limits them to those row indices (each
@@ -295,14 +296,6 @@ def _skip_ws(text: str, pos: int) -> int:
 
 def _short(exc: Exception) -> str:
     return str(exc).split(": line ")[0][:120]
-
-
-def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def select_rows(

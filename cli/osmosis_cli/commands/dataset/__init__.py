@@ -5,13 +5,16 @@ platform's datasets (the published CLI's ``dataset`` group). ``validate`` is off
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import Command, Group
 from osmosis_cli.terminal.errors import current_output, handle_errors
+
+if TYPE_CHECKING:
+    from osmosis_client.platform.dataset_models import Dataset
 
 app = typer.Typer(
     cls=Group, help="Validate and manage the platform's datasets.", no_args_is_help=True
@@ -138,6 +141,125 @@ def info(
             out.print(f"{key.replace('_', ' ').capitalize()}: {'' if value is None else value}")
     if record.status == "error":
         out.info(f"See logs with: osmosis dataset logs {name}")
+
+
+@app.command("preview", cls=Command)
+@handle_errors
+def preview(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")],
+    rows: Annotated[
+        int, typer.Option("--rows", min=1, max=100, metavar="N", help="How many rows (1-100).")
+    ] = 5,
+) -> None:
+    """The first rows of an uploaded dataset, from the platform's preview."""
+    import json
+
+    out = current_output()
+    client, _ = state(ctx).scoped_client()
+    with client:
+        record = client.datasets.get(name)
+    data = preview_document(record, rows)
+    if out.detail_result(data):
+        return
+    if not data["available"]:
+        out.info(data["message"])
+        return
+    shown = data["rows"]
+    for row in shown if isinstance(shown, list) else [shown]:
+        out.print(json.dumps(row, ensure_ascii=False))
+    out.info(f"{data['returned_rows']} row(s) of {record.row_count or '?'}")
+
+
+def preview_document(record: Dataset, rows: int) -> dict[str, Any]:
+    from osmosis_client.platform.dataset_models import IN_PROGRESS
+
+    preview = record.data_preview
+    data: dict[str, Any] = {"dataset": record.to_json(), "requested_rows": rows}
+    if preview is None:
+        status = record.status or "unknown"
+        message = (
+            f"Dataset is still processing (status: {status})."
+            if status in IN_PROGRESS
+            else "No preview available for this dataset."
+        )
+        data.update(rows=None, returned_rows=0, available=False, message=message)
+        return data
+    if isinstance(preview, list):
+        preview = preview[:rows]
+    data.update(
+        rows=preview,
+        returned_rows=len(preview) if isinstance(preview, list) else 1,
+        available=True,
+    )
+    return data
+
+
+@app.command("download", cls=Command)
+@handle_errors
+def download(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")],
+    output: Annotated[
+        str,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="PATH",
+            help="A file to write, or an existing directory to write into.",
+        ),
+    ] = ".",
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing file.")
+    ] = False,
+) -> None:
+    """Fetch an uploaded dataset's file (written whole or not at all; size checked)."""
+    from osmosis_cli.terminal.progress import byte_progress
+    from osmosis_client.platform.dataset_download import download_dataset
+
+    out = current_output()
+    client, _ = state(ctx).scoped_client()
+    with client, byte_progress(out, None, "downloading") as got:
+        record, path = download_dataset(client, name, output, overwrite=overwrite, on_bytes=got)
+    item = {**record.to_json(), "output_path": str(path)}
+    message = f"Dataset downloaded: {path}"
+    if not out.operation_result("dataset.download", resource=item, message=message):
+        out.info(message)
+
+
+@app.command("logs", cls=Command)
+@handle_errors
+def logs(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")],
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=200, metavar="N", help="How many (1-200).")
+    ] = 50,
+    cursor: Annotated[
+        str | None,
+        typer.Option("--cursor", metavar="C", help="The page a previous next_cursor names."),
+    ] = None,
+) -> None:
+    """A dataset's processing logs: the newest page (oldest first within it)."""
+    from osmosis_cli.terminal.log_lines import log_line, show_entries
+
+    out = current_output()
+    client, _ = state(ctx).scoped_client()
+    with client:
+        page = client.datasets.logs(name, limit, cursor)
+    entries = page.logs
+    if out.list_result(
+        [e.to_json() for e in entries],
+        rows=[log_line(e).split(None, 3) for e in entries],
+        has_more=page.next_cursor is not None,
+        extra={"next_cursor": page.next_cursor},
+    ):
+        return
+    if not entries:
+        out.info(f"no log entries for {name}")
+    show_entries(out, entries)
+    if page.next_cursor:
+        out.info(f"older entries: osmosis dataset logs {name} --cursor {page.next_cursor}")
 
 
 def register(parent: typer.Typer) -> None:

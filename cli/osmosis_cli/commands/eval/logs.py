@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from osmosis_cli.commands.eval.platform import scoped_client
 from osmosis_cli.context import state
 from osmosis_cli.terminal.errors import current_output, handle_errors
-from osmosis_client._redact import safe_json, safe_text
-
-if TYPE_CHECKING:
-    from osmosis_cli.terminal.output import Output
-    from osmosis_client.platform.models import LogEntry
+from osmosis_cli.terminal.log_lines import log_line, show_entries
 
 
 @handle_errors
@@ -52,7 +47,7 @@ def logs(
     with client:
         if follow:
             final = client.eval_runs.follow_logs(
-                name, lambda entries: _show(out, entries), limit=min(limit, 200)
+                name, lambda entries: show_entries(out, entries), limit=min(limit, 200)
             )
             out.emitted = True
             out.info(f"{final.name}: {final.status}")
@@ -64,30 +59,11 @@ def logs(
     entries = page.logs
     if out.list_result(
         [e.to_json() for e in entries],
-        rows=[_log_line(e).split(None, 3) for e in entries],
+        rows=[log_line(e).split(None, 3) for e in entries],
         has_more=page.next_cursor is not None,
         extra={"next_cursor": page.next_cursor},
     ):
         return
     if not entries:
         out.info(f"no log entries for {name} yet")
-    _show(out, entries)
-
-
-def _show(out: Output, entries: list[LogEntry]) -> None:
-    """Entries as lines (with --json and --follow: one JSON object per line)."""
-    for entry in entries:
-        if out.json_mode:
-            out.stdout.write(safe_json(json.dumps(entry.to_json(), ensure_ascii=False)) + "\n")
-        else:
-            out.stdout.write(safe_text(_log_line(entry)) + "\n")
-    out.stdout.flush()
-    out.emitted = True
-
-
-def _log_line(entry: LogEntry) -> str:
-    line = f"{entry.timestamp}  {entry.level.upper():<7} {entry.step or '-':<10} {entry.message}"
-    if entry.details:
-        details = json.dumps(entry.details, ensure_ascii=False, separators=(",", ":"))
-        line += f"  {details if len(details) <= 200 else details[:199] + '…'}"
-    return line
+    show_entries(out, entries)
