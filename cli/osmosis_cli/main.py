@@ -24,6 +24,7 @@ from osmosis_cli.commands import (
     doctor,
     rollout,
     rubric,
+    secret,
     template,
     workspace,
 )
@@ -94,6 +95,7 @@ doctor.register(app)
 rollout.register(app)
 template.register(app)
 dataset.register(app)
+secret.register(app)
 
 
 def _is_click_exception(exc: BaseException) -> bool:

@@ -30,6 +30,7 @@ from osmosis_client.platform.resources.datasets import AsyncDatasets, Datasets
 from osmosis_client.platform.resources.eval_runs import AsyncEvalRuns, EvalRuns
 from osmosis_client.platform.resources.rollout_servers import AsyncRolloutServers, RolloutServers
 from osmosis_client.platform.resources.rollouts import AsyncRollouts, Rollouts
+from osmosis_client.platform.resources.secrets import AsyncSecrets, Secrets
 from osmosis_client.platform.resources.workspaces import AsyncWorkspaces, Workspaces
 from osmosis_client.platform.settings import resolve_platform_url
 
@@ -138,6 +139,7 @@ class Client(_BaseClient):
         self.eval_runs = EvalRuns(self)
         self.rollouts = Rollouts(self)
         self.datasets = Datasets(self)
+        self.secrets = Secrets(self)
         self.rollout_servers = RolloutServers(self)
 
     def _execute(self, call: Call[T]) -> T:
@@ -201,6 +203,7 @@ class AsyncClient(_BaseClient):
         self.workspaces = AsyncWorkspaces(self)
         self.eval_runs = AsyncEvalRuns(self)
         self.datasets = AsyncDatasets(self)
+        self.secrets = AsyncSecrets(self)
         self.rollouts = AsyncRollouts(self)
         self.rollout_servers = AsyncRolloutServers(self)
 

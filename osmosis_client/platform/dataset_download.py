@@ -53,7 +53,8 @@ def download_dataset(
         raise NotReady(
             f"Dataset is still processing (status: {status}). Try again after it finishes "
             "uploading.",
-            hint=f"watch it with `osmosis dataset info {name_or_id}`",
+            hint="try again once its status is uploaded",
+            data={"dataset": name_or_id, "status": status},
         )
     if status != "uploaded":
         raise NotReady(f"Dataset is not available for download (status: {status}).")
@@ -69,7 +70,7 @@ def download_dataset(
     if target.exists() and not overwrite:
         raise InvalidInputError(
             f"File already exists: {target}",
-            hint="Use --overwrite to replace it.",
+            hint="replace it (overwrite), or choose another path",
             code="FILE_EXISTS",
         )
     sizes = tuple(

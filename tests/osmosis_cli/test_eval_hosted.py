@@ -35,7 +35,15 @@ def api(router: respx.MockRouter) -> respx.MockRouter:
             ]
         },
     )
+    router.get("/api/cli/environment-secrets").respond(200, json=STORED)
     return router
+
+
+STORED = {
+    "environment_secrets": [{"id": "s1", "name": "OPENAI_API_KEY", "scope": "workspace"}],
+    "total_count": 1,
+    "has_more": False,
+}
 
 
 def test_submit_json_pins_head_once(invoke: Invoke, project: Path, api: respx.MockRouter) -> None:
@@ -138,11 +146,61 @@ def test_submit_with_git_scope_when_no_workspace(
 ) -> None:
     monkeypatch.delenv("OSMOSIS_WORKSPACE")
     create = router.post("/api/cli/eval-runs").respond(201, json=CREATED)
+    stored = router.get("/api/cli/environment-secrets").respond(200, json=STORED)
     result = invoke("eval", "submit", CONFIG, "--yes", "--json")
     assert result.exit_code == 0, result.stderr
-    headers = create.calls.last.request.headers
-    assert headers["X-Osmosis-Git"] == "org/demo"
-    assert "X-Osmosis-Workspace" not in headers
+    for route in (create, stored):
+        headers = route.calls.last.request.headers
+        assert headers["X-Osmosis-Git"] == "org/demo"
+        assert "X-Osmosis-Workspace" not in headers
+
+
+def test_submit_sends_secrets_found_here_as_the_runs_own(
+    invoke: Invoke, project: Path, api: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    create = api.post("/api/cli/eval-runs").respond(201, json=CREATED)
+    (project / "run.env").write_text("OPENAI_API_KEY='sk-run-value'\nUNASKED=x\n")
+    result = invoke("eval", "submit", CONFIG, "--yes", "--json", "--secrets-file", "run.env")
+    assert result.exit_code == 0, result.stderr
+    body = json.loads(create.calls.last.request.content)
+    assert body["secrets"] == {
+        "required": ["OPENAI_API_KEY"],
+        "provided": {"OPENAI_API_KEY": "sk-run-value"},
+    }
+    assert "sk-run-value" not in result.stdout + result.stderr
+    stored_only = invoke("eval", "submit", CONFIG, "--yes", "--json")
+    assert stored_only.exit_code == 0, stored_only.stderr
+    assert json.loads(create.calls.last.request.content)["secrets"] == {
+        "required": ["OPENAI_API_KEY"]
+    }
+
+
+def test_submit_refuses_a_secret_neither_stored_nor_provided(
+    invoke: Invoke, project: Path, api: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    api.get("/api/cli/environment-secrets").respond(
+        200, json={"environment_secrets": [], "has_more": False}
+    )
+    create = api.post("/api/cli/eval-runs").respond(201, json=CREATED)
+    result = invoke("eval", "submit", CONFIG, "--yes")
+    assert result.exit_code == 2 and not create.called
+    assert "Could not find secret(s): OPENAI_API_KEY" in result.stderr
+    assert "osmosis secret set OPENAI_API_KEY" in result.stderr
+    error = invoke("eval", "submit", CONFIG, "--yes", "--json").error()
+    assert error["code"] == "VALIDATION" and error["details"]["missing"] == ["OPENAI_API_KEY"]
+
+
+def test_submit_goes_on_when_stored_secrets_cannot_be_listed(
+    invoke: Invoke, project: Path, api: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    api.get("/api/cli/environment-secrets").respond(404, json={"error": "no such route"})
+    create = api.post("/api/cli/eval-runs").respond(201, json=CREATED)
+    result = invoke("eval", "submit", CONFIG, "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert "could not list the stored secrets" in result.stderr and create.called
 
 
 @pytest.mark.parametrize(

@@ -394,6 +394,9 @@ def test_submit_wait_junit_has_the_runs_verdict(
 ) -> None:
     summary = hosted / "step.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    router.get("/api/cli/environment-secrets").respond(
+        200, json={"environment_secrets": [{"id": "s", "name": "OPENAI_API_KEY"}]}
+    )
     router.post("/api/cli/eval-runs").respond(201, json=CREATED)
     router.get("/api/cli/eval-runs/demo-abc").mock(
         side_effect=[httpx.Response(200, json=detail(final, 0.9))]

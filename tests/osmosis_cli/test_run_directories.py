@@ -223,5 +223,8 @@ def test_secrets_file_fills_the_configs_secrets(
     assert "OTHER" not in os.environ  # only the names the config asks for
     from_stdin = invoke(*args, "--secrets-file", "-", input="MY_SECRET=s3cr3t-value\n")
     assert from_stdin.resource()["summary"]["errored_runs"] == 0
-    without = invoke(*args)
-    assert without.resource()["summary"]["errored_runs"] == 2
+    without = invoke(*args)  # refused before anything runs, naming what is missing
+    assert without.exit_code == 2
+    error = without.error()
+    assert error["code"] == "INTERACTIVE_REQUIRED" and error["details"]["missing"] == ["MY_SECRET"]
+    assert "--secrets-file" in error["hint"]

@@ -160,6 +160,10 @@ def _workspaces(router: respx.MockRouter) -> None:
     router.get("/api/cli/workspaces").respond(
         200, json={"workspaces": [{"id": "w1", "name": "acme", "connected_repo": None}]}
     )
+    stored = [{"id": "s1", "name": "OPENAI_API_KEY", "scope": "workspace"}]
+    router.get("/api/cli/environment-secrets").respond(
+        200, json={"environment_secrets": stored, "has_more": False}
+    )
 
 
 def test_hosted_suite_submits_one_run_per_entry_even_when_a_response_is_lost(

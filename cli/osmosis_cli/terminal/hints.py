@@ -108,6 +108,12 @@ _BY_CODE: dict[str, Hint] = {
     ),
     "RUBRIC_CONFIG_NOT_FOUND": _rubric_config,
     "DATASET_EXISTS": lambda e, c: "pass --overwrite to replace it, or rename the file",
+    "FILE_EXISTS": lambda e, c: "Use --overwrite to replace it.",
+    "NOT_READY": lambda e, c: (
+        f"watch it with `osmosis dataset info {e.data.get('dataset', 'NAME')}`"
+        if "status" in e.data
+        else e.hint
+    ),
     "DATASET_NOT_FOUND": lambda e, c: (
         "set [local].dataset_file in the config, or pass --dataset FILE"
     ),

@@ -73,10 +73,18 @@ def next_offset(page: EvalRunPage) -> int | None:
     return None
 
 
-def _payload(config: SubmitConfig | Mapping[str, Any], commit_sha: str) -> Mapping[str, Any]:
-    if isinstance(config, Mapping):
-        return config
-    return config.to_submit_payload(commit_sha)
+def _payload(
+    config: SubmitConfig | Mapping[str, Any],
+    commit_sha: str,
+    secrets: Mapping[str, str] | None = None,
+) -> Mapping[str, Any]:
+    payload = dict(config) if isinstance(config, Mapping) else config.to_submit_payload(commit_sha)
+    if secrets:  # run-scoped values: they override stored secrets of the same names
+        section = dict(payload.get("secrets") or {})
+        section["required"] = sorted({*section.get("required", []), *secrets})
+        section["provided"] = dict(secrets)
+        payload["secrets"] = section
+    return payload
 
 
 def wait_plan(
@@ -118,10 +126,14 @@ class EvalRuns(SyncResource):
         config: SubmitConfig | Mapping[str, Any],
         commit_sha: str,
         idempotency_key: str | None = None,
+        *,
+        secrets: Mapping[str, str] | None = None,
     ) -> CreatedRun:
-        """Submit a run pinned to ``commit_sha``; retries reuse one Idempotency-Key."""
+        """Submit a run pinned to ``commit_sha``; retries reuse one Idempotency-Key.
+        ``secrets``: values for this run only (``secrets.provided``), overriding stored
+        secrets of the same names."""
         key = idempotency_key or str(uuid.uuid4())
-        return self._client._execute(create_call(_payload(config, commit_sha), key))
+        return self._client._execute(create_call(_payload(config, commit_sha, secrets), key))
 
     def list(
         self, limit: int = PAGE_LIMIT, offset: int = 0, status: str | None = None
@@ -202,9 +214,11 @@ class AsyncEvalRuns(AsyncResource):
         config: SubmitConfig | Mapping[str, Any],
         commit_sha: str,
         idempotency_key: str | None = None,
+        *,
+        secrets: Mapping[str, str] | None = None,
     ) -> CreatedRun:
         key = idempotency_key or str(uuid.uuid4())
-        return await self._client._execute(create_call(_payload(config, commit_sha), key))
+        return await self._client._execute(create_call(_payload(config, commit_sha, secrets), key))
 
     async def list(
         self, limit: int = PAGE_LIMIT, offset: int = 0, status: str | None = None

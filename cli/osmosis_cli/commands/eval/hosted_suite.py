@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_cli.commands.eval.platform import pin_commit, refuse_unconfirmed, run_scope
 from osmosis_cli.commands.eval.render import run_item
+from osmosis_cli.commands.eval.secrets import for_submit
 from osmosis_cli.terminal.errors import EvaluationNotPassed
 from osmosis_client.errors import InvalidInputError
 
@@ -54,11 +55,13 @@ def submit_suite(app_state: AppState, out: Output, opts: SubmitOptions) -> None:
     git_repo = None if auth.workspace else repo.origin_repo
     with app_state.client(auth, git_repo=git_repo) as client:
         where = run_scope(client, auth.workspace, repo.origin_repo)  # checks the connected repo
+        names = sorted({n for e in suite.entries if e.config for n in e.config.secrets.required})
+        found, _ = for_submit(client, out, names, opts.secrets_file)
         _summary(out, suite, where, pins)
         if not out.confirm(f"Submit {len(suite.entries)} eval runs?", yes=opts.yes):
             out.cancelled("eval.submit")
             return
-        created = _create_all(client, out, suite, pins)
+        created = _create_all(client, out, suite, pins, found.provided)
         _record(suite, created)
         if not opts.waits:
             _report_created(out, suite, created, pins)
@@ -106,13 +109,15 @@ def _create_all(
     out: Output,
     suite: Suite,
     pins: dict[tuple[str | None, str | None], Pin],
+    provided: dict[str, str],
 ) -> list[tuple[SuiteEntry, CreatedRun]]:
     created = []
     for entry in suite.entries:
         assert entry.config is not None
         pin = pins[(entry.config.experiment.commit_sha, entry.config.experiment.branch)]
+        mine = {n: provided[n] for n in entry.config.secrets.required if n in provided}
         run = client.eval_runs.create(
-            _entry_config(suite, entry), pin.commit_sha or "", str(uuid.uuid4())
+            _entry_config(suite, entry), pin.commit_sha or "", str(uuid.uuid4()), secrets=mine
         )
         out.info(f"Submitted {entry.name}: {run.name} ({run.id})")
         created.append((entry, run))

@@ -16,6 +16,7 @@ from osmosis_cli.commands.eval.platform import (
     wait_for_run,
 )
 from osmosis_cli.commands.eval.render import render_run, run_detail
+from osmosis_cli.commands.eval.secrets import for_submit, scope_label
 from osmosis_cli.context import state
 from osmosis_cli.terminal.errors import EvaluationNotPassed, current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
@@ -68,6 +69,14 @@ class SubmitOptions:
             help="With --wait: JUnit XML with one test case per run (its verdict).",
         ),
     ] = None
+    secrets_file: Annotated[
+        str | None,
+        typer.Option(
+            "--secrets-file",
+            metavar="FILE",
+            help="NAME=value lines ('-': stdin) for [secrets]; they override stored secrets.",
+        ),
+    ] = None
 
     @property
     def waits(self) -> bool:
@@ -102,11 +111,14 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     git_repo = None if auth.workspace else repo.origin_repo
     with app_state.client(auth, git_repo=git_repo) as client:
         where = run_scope(client, auth.workspace, repo.origin_repo)
+        found, stored = for_submit(client, out, config.secrets.required, opts.secrets_file)
         _summary(out, opts.config_path, where, pin, config)
+        for name in config.secrets.required:
+            out.info(f"  secret {name}: {scope_label(found, stored, name)}")
         if not out.confirm("Submit this eval run?", yes=opts.yes):
             out.cancelled("eval.submit")
             return
-        created = _create(client, out, config, pin)
+        created = _create(client, out, config, pin, found.provided)
         if not opts.waits:
             _report_created(out, created, pin, auth.workspace, config)
             return
@@ -114,10 +126,22 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     gate(out, final, opts.min_pass_rate, opts.junit)
 
 
-def _create(client: Client, out: Output, config: EvalConfig, pin: Pin) -> CreatedRun:
+def _create(
+    client: Client, out: Output, config: EvalConfig, pin: Pin, secrets: dict[str, str]
+) -> CreatedRun:
     import uuid
 
-    created = client.eval_runs.create(config, pin.commit_sha or "", str(uuid.uuid4()))
+    from osmosis_client.errors import OsmosisError
+    from osmosis_client.platform.resources.secrets import redacted
+
+    try:
+        created = client.eval_runs.create(
+            config, pin.commit_sha or "", str(uuid.uuid4()), secrets=secrets
+        )
+    except OsmosisError as exc:
+        for value in secrets.values():
+            exc = redacted(exc, value)
+        raise exc from None
     out.info(f"Submitted {created.name} ({created.id})")
     if created.platform_url:
         out.info(f"  {created.platform_url}")
@@ -173,7 +197,7 @@ def _summary(out: Output, path: Path, where: str, pin: Pin, config: EvalConfig) 
     out.info(f"Dataset:    {exp.dataset}")
     out.info(f"Commit:     {pin.commit_sha or f'branch {pin.branch}'}")
     if config.secrets.required:
-        out.info(f"Secrets:    {', '.join(config.secrets.required)} (provided by the platform)")
+        out.info(f"Secrets:    {', '.join(config.secrets.required)}")
 
 
 def gate(out: Output, run: EvalRun, min_pass_rate: float | None, junit: Path | None = None) -> None:

@@ -1,3 +1,202 @@
-"""``osmosis secret list / set / delete``: secrets stored on the platform for ``[secrets]``
-(values from a hidden prompt, an environment variable or stdin — never argv). Lands with
-the hosted workflow."""
+"""``osmosis secret list / set / delete``: values stored on the platform for a config's
+``[secrets]`` (published-cli-0.3.8.md §4.1). A value comes from ``--env VAR``, from
+standard input when it is piped, or from a hidden prompt — never from argv — and never
+appears in output, errors or logs."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from osmosis_cli.context import state
+from osmosis_cli.terminal.declare import Command, Group
+from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_client.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
+
+app = typer.Typer(
+    cls=Group,
+    help="Secrets stored on the platform for your configs' [secrets].",
+    no_args_is_help=True,
+)
+
+SCOPE_HELP = "personal (yours; overrides a workspace secret of the same name) or workspace."
+
+
+def _scope(value: str, allowed: tuple[str, ...]) -> Any:
+    if value not in allowed:
+        raise InvalidInputError(
+            f"unknown --scope {value!r}", hint=f"use one of: {', '.join(allowed)}", code="USAGE"
+        )
+    return value
+
+
+@app.command("list", cls=Command)
+@handle_errors
+def list_(
+    ctx: typer.Context,
+    scope: Annotated[
+        str, typer.Option("--scope", metavar="all|personal|workspace", help="Which secrets.")
+    ] = "all",
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
+    ] = 50,
+    all_: Annotated[bool, typer.Option("--all", help="Every page.")] = False,
+) -> None:
+    """The secrets you can use: names and scopes (never values)."""
+    from osmosis_cli.terminal.pages import collect
+
+    out = current_output()
+    wanted = _scope(scope, ("all", "personal", "workspace"))
+    client, _ = state(ctx).scoped_client()
+    with client:
+        pages = list(_pages(client.secrets.pages(wanted, limit), every=all_))
+    found = collect(pages, lambda p: p.environment_secrets, every=all_)
+    url = next((p.platform_url for p in pages if p.platform_url), None)
+    rows = [
+        [s.name or "", s.scope or "", s.updated_at or "", s.updater_name or ""] for s in found.items
+    ]
+    extra = {"platform_url": url} if url else None
+    if out.list_result(
+        [s.to_json() for s in found.items], rows=rows, extra=extra, **found.paging()
+    ):
+        return
+    if not found.items:
+        out.info("No secrets yet: `osmosis secret set NAME`")
+        return
+    out.table(["name", "scope", "updated", "by"], rows, keep=("name",))
+
+
+def _pages(pages: Any, *, every: bool) -> Any:
+    for page in pages:
+        yield page
+        if not every:
+            return
+
+
+@app.command("set", cls=Command)
+@handle_errors
+def set_(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="e.g. OPENAI_API_KEY")],
+    scope: Annotated[
+        str, typer.Option("--scope", metavar="personal|workspace", help=SCOPE_HELP)
+    ] = ("personal"),
+    env: Annotated[
+        str | None,
+        typer.Option("--env", metavar="VAR", help="Take the value from this environment variable."),
+    ] = None,
+) -> None:
+    """Store a secret (or replace its value). The value comes from --env VAR, from
+    standard input when piped, or from a hidden prompt — never from the command line."""
+    from osmosis_client.platform.resources.secrets import check_name
+
+    out = current_output()
+    check_name(name)
+    where = _scope(scope, ("personal", "workspace"))
+    value = _value(out, name, env)
+    if value is None:
+        out.cancelled("secret.set")
+        return
+    client, _ = state(ctx).scoped_client()
+    with client:
+        record = client.secrets.set(name, value, where)
+    del value
+    resource: dict[str, Any] = record.to_json() if record else {"name": name, "scope": where}
+    resource["scope"] = where
+    url = record.platform_url if record else None
+    message = f'Secret "{name}" saved in {where} scope.'
+    steps = [{"action": "view_secrets", "url": url}] if url else []
+    if not out.operation_result(
+        "secret.set",
+        resource=resource,
+        message=message,
+        next_steps=steps,
+        extra={"platform_url": url} if url else None,
+    ):
+        out.info(message)
+
+
+def _value(out: Output, name: str, env: str | None) -> str | None:
+    """The value from ``--env``, piped stdin or a hidden prompt (None: prompt cancelled)."""
+    if env is not None:
+        value = os.environ.get(env)
+        if not value:
+            raise InvalidInputError(
+                f"environment variable {env} is not set or empty",
+                hint=f"export {env}=… first, or pipe the value on standard input",
+                code="VALIDATION",
+            )
+        return value
+    if not out.stdin_is_tty:
+        value = out.stdin.read()
+        value = value[:-1] if value.endswith("\n") else value
+        value = value[:-1] if value.endswith("\r") else value
+        if value:
+            return value
+    elif out.interactive:
+        import getpass
+
+        try:
+            value = getpass.getpass(f"Value for {name} (hidden): ")
+        except (EOFError, KeyboardInterrupt):
+            return None
+        if value:
+            return value
+        raise InvalidInputError("the value is empty; nothing saved", code="VALIDATION")
+    raise InvalidInputError(
+        "Secret value required.",
+        hint="pass --env VAR, pipe it on standard input, or run at a terminal to be prompted",
+        code="INTERACTIVE_REQUIRED",
+        data={"flags": ["--env"]},
+    )
+
+
+@app.command("delete", cls=Command)
+@handle_errors
+def delete(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME")],
+    scope: Annotated[
+        str, typer.Option("--scope", metavar="personal|workspace", help=SCOPE_HELP)
+    ] = ("personal"),
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete a stored secret (asks first; a name in the other scope is pointed out)."""
+    from osmosis_client.errors import NotFoundError, OsmosisError
+    from osmosis_client.platform.resources.secrets import check_name
+
+    out = current_output()
+    check_name(name)
+    where = _scope(scope, ("personal", "workspace"))
+    other = "workspace" if where == "personal" else "personal"
+    client, _ = state(ctx).scoped_client()
+    with client:
+        try:
+            stored = {(s.name, s.scope) for s in client.secrets.all("all")}
+        except OsmosisError:
+            stored = None  # the lookup failed: the platform decides
+        if stored is not None and (name, where) not in stored:
+            hint = (
+                f"Did you mean: osmosis secret delete {name} --scope {other}"
+                if (name, other) in stored
+                else "see `osmosis secret list`"
+            )
+            raise NotFoundError(f'no {where} secret named "{name}"', status_code=404, hint=hint)
+        if not out.confirm(f'Delete {where} secret "{name}"? This cannot be undone.', yes=yes):
+            out.cancelled("secret.delete")
+            return
+        client.secrets.delete(name, where)
+    message = f'Secret "{name}" deleted from {where} scope.'
+    if not out.operation_result(
+        "secret.delete", resource={"name": name, "scope": where}, message=message
+    ):
+        out.info(message)
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="secret")
