@@ -38,7 +38,6 @@ def download_dataset(
     overwrite: bool = False,
     http: httpx.Client | None = None,
     on_bytes: Progress | None = None,
-    on_size: Callable[[int | None], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> tuple[Dataset, Path]:
     """Fetch the dataset to ``output`` (an existing directory: the file goes inside it
@@ -47,37 +46,16 @@ def download_dataset(
     output = Path(output).expanduser()
     if as_dir and not output.is_dir():
         raise InvalidInputError(f"Output directory not found: {output}", code="NOT_FOUND")
-    record = client.datasets.get(name_or_id)
-    status = record.status or "unknown"
-    if status in IN_PROGRESS:
-        raise NotReady(
-            f"Dataset is still processing (status: {status}). Try again after it finishes "
-            "uploading.",
-            hint="try again once its status is uploaded",
-            data={"dataset": name_or_id, "status": status},
-        )
-    if status != "uploaded":
-        raise NotReady(f"Dataset is not available for download (status: {status}).")
+    record = _ready(client.datasets.get(name_or_id), name_or_id)
     link = client.datasets.download_url(name_or_id)
     target = output
     if output.is_dir():
         named = link.file_name or record.file_name or name_or_id
         target = output / file_name(named, link.presigned_url)
-    if not target.parent.is_dir():
-        raise InvalidInputError(
-            f"Output directory not found: {target.parent}", hint="create it first", code="NOT_FOUND"
-        )
-    if target.exists() and not overwrite:
-        raise InvalidInputError(
-            f"File already exists: {target}",
-            hint="replace it (overwrite), or choose another path",
-            code="FILE_EXISTS",
-        )
+    _check_target(target, overwrite)
     sizes = tuple(
         {s for s in (link.file_size, record.file_size, record.original_file_size) if s is not None}
     )
-    if on_size is not None:
-        on_size(link.file_size or record.file_size)
     own = http is None
     getter = http or httpx.Client(follow_redirects=False, verify=client._verify)
     try:
@@ -96,6 +74,33 @@ def download_dataset(
         if own:
             getter.close()
     return record, target
+
+
+def _ready(record: Dataset, name_or_id: str) -> Dataset:
+    status = record.status or "unknown"
+    if status in IN_PROGRESS:
+        raise NotReady(
+            f"Dataset is still processing (status: {status}). Try again after it finishes "
+            "uploading.",
+            hint="try again once its status is uploaded",
+            data={"dataset": name_or_id, "status": status},
+        )
+    if status != "uploaded":
+        raise NotReady(f"Dataset is not available for download (status: {status}).")
+    return record
+
+
+def _check_target(target: Path, overwrite: bool) -> None:
+    if not target.parent.is_dir():
+        raise InvalidInputError(
+            f"Output directory not found: {target.parent}", hint="create it first", code="NOT_FOUND"
+        )
+    if target.exists() and not overwrite:
+        raise InvalidInputError(
+            f"File already exists: {target}",
+            hint="replace it (overwrite), or choose another path",
+            code="FILE_EXISTS",
+        )
 
 
 def file_name(name: str, url: str) -> str:

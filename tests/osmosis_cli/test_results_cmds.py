@@ -89,7 +89,6 @@ def test_fail_if_worse_gates_on_an_established_regression(invoke: Invoke, projec
     ("args", "message"),
     [
         (["missing.json", "b.json"], "missing.json: no such file"),
-        (["my-hosted-run", "b.json"], "the platform does not serve yet"),
         (["a.json", "a.json", "--eval-fn", "nope"], "eval fn 'nope' is not in both"),
     ],
 )
@@ -103,6 +102,20 @@ def test_compare_bad_input_is_one_line_and_exit_2(
     assert result.exit_code == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
+
+
+def test_compare_of_a_name_that_is_no_run_is_one_line(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, router: respx.MockRouter
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OSMOSIS_TOKEN", "tok")
+    monkeypatch.setenv("OSMOSIS_WORKSPACE", "acme")
+    write(tmp_path / "b.json", {0: [1.0]})
+    router.get("/api/cli/eval-runs/my-run").respond(404, json={"error": "not found"})
+    result = invoke("eval", "compare", "my-run", "b.json")
+    assert result.exit_code == 2
+    assert "my-run is neither a results file nor a hosted run" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_compare_appends_to_the_github_step_summary(

@@ -214,14 +214,20 @@ def pair_rows(
     a: Sequence[RowStats], b: Sequence[RowStats]
 ) -> tuple[list[tuple[RowStats, RowStats]], int, int]:
     """Pairs by content digest (duplicates in row order); rows without a digest pair by
-    row index. Returns (pairs in A's row order, unpaired in A, unpaired in B)."""
+    row index — all rows do when one side has no digests at all (e.g. a hosted run whose
+    dataset is not here). Returns (pairs in A's row order, unpaired in A, unpaired in B)."""
+    by_digest = any(r.digest for r in a) and any(r.digest for r in b)
+
+    def key_of(row: RowStats) -> str:
+        return row.digest if by_digest and row.digest else f"#{row.index}"
+
     waiting: dict[str, list[RowStats]] = defaultdict(list)
     for row in sorted(b, key=lambda r: r.index):
-        waiting[row.digest or f"#{row.index}"].append(row)
+        waiting[key_of(row)].append(row)
     taken: dict[str, int] = defaultdict(int)
     pairs = []
     for row in sorted(a, key=lambda r: r.index):
-        key = row.digest or f"#{row.index}"
+        key = key_of(row)
         candidates = waiting.get(key, [])
         if taken[key] < len(candidates):
             pairs.append((row, candidates[taken[key]]))

@@ -3,7 +3,7 @@ answer is read. The faces (``eval_runs.py``) and the plans (waiting, logs) execu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from osmosis_client.platform._transport import AMBIGUOUS_CREATE_HINT, RequestOptions, encode_segment
@@ -18,9 +18,17 @@ from osmosis_client.platform.models import (
     run_from_detail,
 )
 from osmosis_client.platform.resources._base import Call
+from osmosis_client.platform.sample_models import (
+    RetriedRun,
+    SampleFile,
+    SamplesManifest,
+    SampleURL,
+    SampleURLs,
+)
 
 PAGE_LIMIT = 50
 LOG_PAGE_LIMIT = 200  # the platform's maximum per page
+DOWNLOAD_URL_BATCH = 500
 
 
 def create_call(payload: Mapping[str, Any], idempotency_key: str) -> Call[CreatedRun]:
@@ -98,4 +106,52 @@ def logs_call(name_or_id: str, limit: int, cursor: str | None) -> Call[LogPage]:
             scope="required",
         ),
         lambda data: parse(LogPage, data, what="run logs"),
+    )
+
+
+def manifest_call(run_id: str, types: Sequence[str], rows: str | None) -> Call[SamplesManifest]:
+    params: dict[str, Any] = {"types": ",".join(types)}
+    if rows:
+        params["rows"] = rows
+    return Call(
+        RequestOptions(
+            "GET",
+            f"/api/cli/eval-runs/{encode_segment(run_id)}/samples/manifest",
+            params=params,
+            scope="required",
+        ),
+        lambda data: parse(SamplesManifest, data, what="samples manifest"),
+    )
+
+
+def download_urls_call(run_id: str, items: Sequence[SampleFile]) -> Call[list[SampleURL]]:
+    if len(items) > DOWNLOAD_URL_BATCH:
+        raise ValueError(f"at most {DOWNLOAD_URL_BATCH} paths per request")
+    body = {
+        "items": [
+            {"path": f.path, **({"token": f.token} if f.token is not None else {})} for f in items
+        ]
+    }
+    return Call(
+        RequestOptions(
+            "POST",
+            f"/api/cli/eval-runs/{encode_segment(run_id)}/samples/download-urls",
+            json=body,
+            scope="required",
+        ),
+        lambda data: parse(SampleURLs, data, what="download URLs").urls,
+    )
+
+
+def retry_call(name_or_id: str, secrets: Mapping[str, str] | None) -> Call[RetriedRun]:
+    return Call(
+        RequestOptions(
+            "POST",
+            f"/api/cli/eval-runs/{encode_segment(name_or_id)}/retry",
+            json={"secrets": dict(secrets)} if secrets else {},
+            scope="required",
+            retry=False,  # a second retry would meet the first one
+            ambiguous_hint="the retry may have started — check the run's status before retrying again",
+        ),
+        lambda data: parse(RetriedRun, data, what="retried run"),
     )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import builtins
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from osmosis_client._plan import drive_async, drive_sync
@@ -24,10 +25,13 @@ from osmosis_client.platform.resources._base import AsyncResource, Call, SyncRes
 from osmosis_client.platform.resources.eval_calls import (
     PAGE_LIMIT,
     create_call,
+    download_urls_call,
     get_call,
     list_call,
     logs_call,
+    manifest_call,
     metrics_call,
+    retry_call,
     stop_call,
 )
 from osmosis_client.platform.resources.eval_logs import (
@@ -35,6 +39,7 @@ from osmosis_client.platform.resources.eval_logs import (
     follow_logs_plan,
     recent_logs_plan,
 )
+from osmosis_client.platform.sample_models import RetriedRun, SampleFile, SamplesManifest, SampleURL
 
 WAIT_FIRST_DELAY = 2.0
 WAIT_MAX_DELAY = 15.0
@@ -81,7 +86,8 @@ def _payload(
     payload = dict(config) if isinstance(config, Mapping) else config.to_submit_payload(commit_sha)
     if secrets:  # run-scoped values: they override stored secrets of the same names
         section = dict(payload.get("secrets") or {})
-        section["required"] = sorted({*section.get("required", []), *secrets})
+        required = list(section.get("required", []))
+        section["required"] = required + [n for n in secrets if n not in required]
         section["provided"] = dict(secrets)
         payload["secrets"] = section
     return payload
@@ -161,6 +167,22 @@ class EvalRuns(SyncResource):
 
     def metrics(self, name_or_id: str) -> RunMetrics:
         return self._client._execute(metrics_call(name_or_id))
+
+    def samples_manifest(
+        self, run_id: str, types: Sequence[str], rows: str | None = None
+    ) -> SamplesManifest:
+        """The files of a run's outputs (``types``: metrics, trajectories, artifacts,
+        logs; ``rows``: e.g. ``"3,7,10-20"``). Takes the run's id."""
+        return self._client._execute(manifest_call(run_id, types, rows))
+
+    def download_urls(self, run_id: str, files: Sequence[SampleFile]) -> builtins.list[SampleURL]:
+        """Presigned URLs for up to 500 manifest files."""
+        return self._client._execute(download_urls_call(run_id, files))
+
+    def retry(self, name_or_id: str, secrets: Mapping[str, str] | None = None) -> RetriedRun:
+        """Retry a run's failed and skipped samples (all of it when there are none);
+        ``secrets``: values for the run-scoped secrets the platform asked for."""
+        return self._client._execute(retry_call(name_or_id, secrets))
 
     def stop(self, name_or_id: str) -> EvalRun:
         """Ask the platform to stop a run; returns its state afterwards (409 if terminal)."""
@@ -244,6 +266,19 @@ class AsyncEvalRuns(AsyncResource):
 
     async def metrics(self, name_or_id: str) -> RunMetrics:
         return await self._client._execute(metrics_call(name_or_id))
+
+    async def samples_manifest(
+        self, run_id: str, types: Sequence[str], rows: str | None = None
+    ) -> SamplesManifest:
+        return await self._client._execute(manifest_call(run_id, types, rows))
+
+    async def download_urls(
+        self, run_id: str, files: Sequence[SampleFile]
+    ) -> builtins.list[SampleURL]:
+        return await self._client._execute(download_urls_call(run_id, files))
+
+    async def retry(self, name_or_id: str, secrets: Mapping[str, str] | None = None) -> RetriedRun:
+        return await self._client._execute(retry_call(name_or_id, secrets))
 
     async def stop(self, name_or_id: str) -> EvalRun:
         await self._client._execute(stop_call(name_or_id))

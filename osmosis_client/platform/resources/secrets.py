@@ -6,9 +6,9 @@ platform lists names only, and an error that echoes a value is redacted here."""
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import AsyncIterator, Iterator
-import builtins
 from typing import Any, Literal
 
 from pydantic import field_validator

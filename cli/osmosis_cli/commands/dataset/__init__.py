@@ -53,8 +53,9 @@ def upload(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Validate FILE, then upload it as the dataset named by its stem (data/qa.jsonl → qa)."""
-    from osmosis_cli.commands.dataset.checks import require_valid, size_text
+    from osmosis_cli.commands.dataset.checks import require_valid
     from osmosis_cli.terminal.progress import byte_progress
+    from osmosis_cli.terminal.sizes import size_text
     from osmosis_client.platform.dataset_rules import check_dataset
     from osmosis_client.platform.dataset_upload import upload_dataset
 
@@ -98,8 +99,8 @@ def list_(
     all_: Annotated[bool, typer.Option("--all", help="Every page.")] = False,
 ) -> None:
     """The workspace's datasets, newest first."""
-    from osmosis_cli.commands.dataset.checks import size_text
     from osmosis_cli.terminal.pages import collect
+    from osmosis_cli.terminal.sizes import size_text
 
     out = current_output()
     client, _ = state(ctx).scoped_client()

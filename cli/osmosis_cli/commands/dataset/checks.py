@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from osmosis_cli.terminal.sizes import size_text
+
 if TYPE_CHECKING:
     from osmosis_client.platform.dataset_rules import DatasetReport
 
@@ -39,14 +41,3 @@ def show_report(report: DatasetReport) -> list[str]:
         f"Status: Valid {kind} file",
         *(f"Warning: {w}" for w in report.warnings),
     ]
-
-
-def size_text(n: int | None) -> str:
-    if n is None:
-        return ""
-    value = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"

@@ -20,8 +20,14 @@ FLIPS_SHOWN = 20
 @handle_errors
 def compare(
     ctx: typer.Context,
-    a: Annotated[Path, typer.Argument(metavar="A", help="The baseline results document.")],
-    b: Annotated[Path, typer.Argument(metavar="B", help="The candidate results document.")],
+    a: Annotated[
+        Path,
+        typer.Argument(metavar="A", help="The baseline: a results document, run dir or run name."),
+    ],
+    b: Annotated[
+        Path,
+        typer.Argument(metavar="B", help="The candidate: a results document, run dir or run name."),
+    ],
     fail_if_worse: Annotated[
         float | None,
         typer.Option(
@@ -37,13 +43,14 @@ def compare(
         typer.Option("--eval-fn", metavar="NAME", help="Compare only this eval fn (repeatable)."),
     ] = None,
 ) -> None:
-    """Compare two results documents row by row: paired difference with a 95% interval,
-    pass rates and pass@k, flipped rows with McNemar's exact test, the largest drops."""
+    """Compare two runs row by row: paired difference with a 95% interval, pass rates and
+    pass@k, flipped rows with McNemar's exact test, the largest drops. A and B are results
+    documents, run directories, or run names (a hosted run's samples are downloaded)."""
+    from osmosis_cli.commands.eval.download import results_path
     from osmosis_local_runner.results.compare import compare as run_compare
 
     out = current_output()
-    for path in (a, b):
-        _require_local(path)
+    a, b = results_path(ctx, a), results_path(ctx, b)
     comparison = run_compare(a, b, eval_fns=eval_fn)
     from osmosis_cli.commands.eval.ci import STEP_SUMMARY, step_summary
     from osmosis_local_runner.results.ci_reports import compare_markdown
@@ -61,19 +68,6 @@ def compare(
         show_comparison(out, comparison, fail_if_worse)
     if fail_if_worse is not None and comparison.regressions(fail_if_worse):
         raise typer.Exit(EXIT_NOT_PASSED)
-
-
-def _require_local(path: Path) -> None:
-    from osmosis_client.errors import InvalidInputError
-
-    if path.exists() or path.suffix == ".json" or "/" in str(path):
-        return
-    raise InvalidInputError(
-        f"{path} is not a file: comparing hosted runs needs their per-row results, which "
-        "the platform does not serve yet",
-        hint="compare local results documents (osmosis eval run … -o PATH)",
-        code="NOT_RESULTS",
-    )
 
 
 def _num(value: float | None) -> str:

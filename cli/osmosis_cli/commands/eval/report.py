@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.sizes import size_text
 
 
 @handle_errors
@@ -15,7 +16,10 @@ def report(
     ctx: typer.Context,
     results: Annotated[
         list[Path],
-        typer.Argument(metavar="RESULTS...", help="Results documents, or a suite directory."),
+        typer.Argument(
+            metavar="RESULTS...",
+            help="Results documents, run directories or names (hosted too), a suite directory.",
+        ),
     ],
     output: Annotated[
         Path,
@@ -25,20 +29,14 @@ def report(
     """Write one self-contained HTML report (no network needed to view it) of one run or
     several (a suite's entries, A vs B): summary cards, charts, a searchable per-row
     table and every attempt's transcript."""
+    from osmosis_cli.commands.eval.download import results_path
     from osmosis_local_runner.results.report import write_report
 
     out = current_output()
-    written = write_report(results, output)
-    message = f"Report written to {written.path} ({written.rows:,} rows, {_size(written.bytes)})"
+    written = write_report([results_path(ctx, r) for r in results], output)
+    message = (
+        f"Report written to {written.path} ({written.rows:,} rows, {size_text(written.bytes)})"
+    )
     resource = {"output_path": str(written.path), "rows": written.rows, "bytes": written.bytes}
     if not out.operation_result("eval.report", resource=resource, message=message):
         out.info(message)
-
-
-def _size(count: int) -> str:
-    value = float(count)
-    for unit in ("B", "KB", "MB"):
-        if value < 1024 or unit == "MB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{count} B"

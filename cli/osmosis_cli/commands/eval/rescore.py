@@ -13,7 +13,12 @@ from osmosis_cli.terminal.errors import current_output, handle_errors
 @handle_errors
 def rescore(
     ctx: typer.Context,
-    results: Annotated[Path, typer.Argument(metavar="RESULTS", help="A results document.")],
+    results: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RESULTS", help="A results document, run directory or run name (hosted too)."
+        ),
+    ],
     eval_fn: Annotated[
         list[str] | None,
         typer.Option("--eval-fn", metavar="MODULE:FN", help="An eval function (repeatable)."),
@@ -52,6 +57,9 @@ def rescore(
             hint="osmosis eval rescore RESULTS --eval-fn rewards:compute_reward",
             code="USAGE",
         )
+    from osmosis_cli.commands.eval.download import results_path
+
+    results = results_path(ctx, results)
     target = output or results.with_name(results.stem + ".rescored.json")
     with out.user_output_to_stderr():
         prepare_user_imports(out, no_compat=no_compat)

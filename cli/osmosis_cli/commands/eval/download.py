@@ -1,0 +1,221 @@
+"""``osmosis eval download NAME``: a hosted run's outputs on this machine (published-cli-
+0.3.8.md §5.1) — resumable, verified, atomic per file, path-safe — and the results
+document made from them, so ``eval compare / report / rescore`` take a hosted run's name."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from osmosis_cli.context import state
+from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.sizes import size_text
+from osmosis_client.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from osmosis_cli.context import AppState
+    from osmosis_cli.terminal.output import Output
+    from osmosis_client import Client
+    from osmosis_client.platform.run_download import DownloadReport
+
+CONFIRM_BYTES = 100 * 1024 * 1024
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
+
+
+def safe_name(name: str, run_id: str | None = None) -> str:
+    """A run name as a directory name (the published rule): other characters become
+    ``_``; when that changed it, or it has upper case or is reserved on Windows, the run's
+    id is appended so two names never share a directory."""
+    safe = _UNSAFE.sub("_", name).strip("_") or "run"
+    if run_id and (safe != name or name != name.lower() or safe.lower() in _RESERVED):
+        safe = f"{safe}--{_UNSAFE.sub('_', run_id)}"
+    return safe[:255]
+
+
+def runs_root() -> Path:
+    """``.osmosis/evals`` at the top of the checkout holding the cwd (else the cwd)."""
+    from osmosis_client.workspace import find_root
+
+    try:
+        top = find_root(Path.cwd())
+    except InvalidInputError:
+        top = Path.cwd()
+    return top / ".osmosis" / "evals"
+
+
+def _check_not_local(root: Path) -> None:
+    """A local run's directory is never filled with a hosted run's files."""
+    manifest = root / "manifest.json"
+    if manifest.is_file() and (root / "rollout_trials").is_dir():
+        raise InvalidInputError(
+            f"{root} holds a local run of the same name",
+            hint="download elsewhere (-o DIR)",
+            code="RESULTS_EXIST",
+        )
+
+
+@handle_errors
+def download(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A hosted run's name or id.")],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="DIR",
+            help="The run's directory (default .osmosis/evals/NAME).",
+        ),
+    ] = None,
+    types: Annotated[
+        str,
+        typer.Option(
+            "--type",
+            metavar="T[,T…]",
+            help="metrics, trajectories, artifacts, logs, or all.",
+        ),
+    ] = "metrics,trajectories",
+    rows: Annotated[
+        str | None, typer.Option("--rows", metavar="SPEC", help='Only these rows: "3,7,10-20".')
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Fetch every file again, replacing what is there.")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (over 100 MiB).")] = False,
+) -> None:
+    """Download a hosted run's outputs: metrics, per-sample summaries and trajectories
+    (artifacts and logs with --type). A re-run fetches only what is missing; every file is
+    checked (size, and hash when the platform gives one) and written whole or not at
+    all. Then `osmosis eval compare NAME OTHER` and `eval report NAME` work on it."""
+    from osmosis_client.platform.run_download import check_rows, parse_types
+
+    out = current_output()
+    selected = parse_types(types)
+    check_rows(rows)
+    app_state = state(ctx)
+    client, _ = app_state.scoped_client()
+    with client:
+        report = fetch_run(client, out, name, output, selected, rows, overwrite=overwrite, yes=yes)
+    if report is None:
+        out.cancelled("eval.download")
+        return
+    _result(out, report)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def fetch_run(
+    client: Client,
+    out: Output,
+    name: str,
+    output: Path | None,
+    types: list[str],
+    rows: str | None,
+    *,
+    overwrite: bool = False,
+    yes: bool = False,
+) -> DownloadReport | None:
+    """Plan, confirm (over 100 MiB), fetch; None when declined."""
+    from osmosis_cli.terminal.progress import byte_progress
+    from osmosis_client.platform.run_download import plan_download, run_download
+
+    run = client.eval_runs.get(name)
+    root = output.expanduser() if output is not None else runs_root() / safe_name(run.name, run.id)
+    _check_not_local(root)
+    plan = plan_download(client, run, root, types=types, rows=rows, overwrite=overwrite)
+    if plan.pending_bytes > CONFIRM_BYTES:
+        out.info(
+            f"{len(plan.pending)} files, {size_text(plan.pending_bytes)} → {root} "
+            f"(types: {', '.join(types)})"
+        )
+        if not out.confirm("Download these run outputs?", yes=yes):
+            return None
+    root.mkdir(parents=True, exist_ok=True)
+    with byte_progress(out, plan.pending_bytes, "downloading") as got:
+        report = run_download(client, plan, on_bytes=got)
+    if report.downloaded or report.plan.skipped:
+        _make_results(out, report)
+    return report
+
+
+def _make_results(out: Output, report: DownloadReport) -> None:
+    """``results.json`` beside the downloaded files (what the results commands read)."""
+    from osmosis_local_runner.run.hosted_results import write_hosted_results
+
+    try:
+        write_hosted_results(report.plan.root, report.plan.run.model_dump(mode="json"))
+    except InvalidInputError as exc:
+        out.warn(f"no results document: {exc.message}", code="NO_RESULTS_DOCUMENT")
+
+
+def _result(out: Output, report: DownloadReport) -> None:
+    resource = report.to_json()
+    count = len(report.downloaded)
+    message = (
+        f"Downloaded {count} file{'s' * (count != 1)} ({size_text(report.bytes_downloaded)}) "
+        f"to {report.plan.root}"
+    )
+    if report.plan.skipped:
+        message += f", {len(report.plan.skipped)} already there"
+    if report.failed:
+        message += f" ({len(report.failed)} failed; re-run to retry)"
+    if out.operation_result(
+        "eval.download", status=report.status, resource=resource, message=message
+    ):
+        return
+    for path, problem in report.failed:
+        out.warn(f"{path}: {problem}")
+    out.info(message)
+
+
+def hosted_results(app_state: AppState, out: Output, name: str) -> Path:
+    """The results document of a hosted run, downloading its outputs when they are not
+    here yet (what `eval compare / report / rescore` call for a run name)."""
+    from osmosis_client.errors import NotFoundError
+
+    client, _ = app_state.scoped_client()
+    with client:
+        try:
+            run = client.eval_runs.get(name)
+        except NotFoundError:
+            raise InvalidInputError(
+                f"{name} is neither a results file nor a hosted run",
+                hint="give a results document, a run directory, or a hosted run's name",
+                code="NOT_RESULTS",
+            ) from None
+        root = runs_root() / safe_name(run.name, run.id)
+        document = root / "results.json"
+        if not (run.is_terminal and document.is_file()):
+            out.info(f"fetching {run.name}'s samples into {root}")
+            report = fetch_run(client, out, run.name, root, ["metrics", "trajectories"], None)
+            if report is None or report.failed:
+                raise InvalidInputError(
+                    f"could not download all of {run.name}'s samples",
+                    hint=f"run `osmosis eval download {run.name}` to see which",
+                    code="DOWNLOAD_INCOMPLETE",
+                )
+    if not document.is_file():
+        raise InvalidInputError(f"{run.name} has no per-sample results yet", code="NOT_RESULTS")
+    return document
+
+
+def results_path(ctx: typer.Context, given: Path) -> Path:
+    """What a results command's argument names: a results document, a run directory
+    (its ``results.json``), a local run's name, or a hosted run's name (its samples
+    downloaded on demand and kept)."""
+    if given.is_file():
+        return given
+    if given.is_dir():
+        inside = given / "results.json"
+        return inside if inside.is_file() and not (given / "suite.json").exists() else given
+    text = str(given)
+    if given.suffix == ".json" or "/" in text or "\\" in text:
+        return given  # a path that is not there: the command says so
+    local = runs_root() / text / "results.json"
+    if local.is_file() and (local.parent / "rollout_trials").is_dir():
+        return local
+    return hosted_results(state(ctx), current_output(), text)
