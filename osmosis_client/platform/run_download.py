@@ -6,8 +6,9 @@ Every manifest path is checked before anything is written: relative POSIX, no ``
 ``.`` or empty segment, no backslash, no duplicate, inside the run root even through a
 symlink, and in an allowed place for the selected types (``metrics.json``, ``logs.txt``,
 ``summary.jsonl`` and ``trajectories/*``, ``artifacts/*``). A path that fails is a failed
-file (never written); the reserved per-attempt ``artifacts/…/manifest.json`` index is
-left out quietly (the published client counts it as a failure). A file already there
+file (never written); the reserved per-attempt ``artifacts/…/manifest.json`` index and
+files of types not asked for are left out quietly (the published client counts both as
+failures, so one stray entry made every download "partial"). A file already there
 with the manifest's size (and hash) is skipped, so a re-run fetches only what is missing.
 """
 
@@ -190,9 +191,11 @@ def plan_download(
         problem = path_problem(item.path, plan.root)
         if problem is None and item.path in seen:
             problem = "listed twice"
-        if problem is None and (kind is None or kind not in plan.types):
-            problem = "not an output of the selected types"
+        if problem is None and kind is None:
+            problem = "not a place a run's outputs go"
         seen.add(item.path)
+        if problem is None and kind not in plan.types:
+            continue  # the platform sent more than was asked for: not ours to fetch
         if problem is not None or kind is None:
             plan.rejected.append((item.path, f"refused: {problem}"))
             continue

@@ -229,3 +229,76 @@ def test_compare_takes_a_hosted_run_name_and_pairs_rows_by_prompt(
     assert results["rows"][0]["row_digest"]  # matched to data/qa.jsonl by its prompt
     invoke("--json", "eval", "compare", "brave-otter-7", str(local))
     assert len(storage.fetched) == 4  # a finished run's document is reused
+
+
+def test_info_o_saves_the_platforms_metrics_and_never_overwrites_silently(
+    invoke: Invoke, workspace: Path, router: respx.MockRouter
+) -> None:
+    storage = Storage(router, FILES)
+    result = invoke("--json", "eval", "info", "brave-otter-7", "-o", "saved")
+    assert result.exit_code == 0, result.stderr
+    assert (workspace / "saved" / "metrics.json").read_bytes() == FILES["metrics.json"]
+    assert result.data()["output_path"] == str(Path("saved") / "metrics.json"), result.stdout + result.stderr
+    assert storage.manifest.calls.last.request.url.params["types"] == "metrics"
+    refused = invoke("eval", "info", "brave-otter-7", "-o", "saved")
+    assert refused.exit_code == 2 and "--overwrite" in refused.stderr
+    assert invoke("eval", "info", "brave-otter-7", "-o", "saved", "--overwrite").exit_code == 0
+
+
+RETRIED = {"id": "run-1", "name": "brave-otter-7", "status": "pending", "workflow_id": "wf"}
+
+
+def test_retry_confirms_then_posts(
+    invoke: Invoke, workspace: Path, router: respx.MockRouter
+) -> None:
+    route = router.post("/api/cli/eval-runs/brave-otter-7/retry").respond(
+        200, json={**RETRIED, "retryable_samples": 3}
+    )
+    unconfirmed = invoke("--json", "eval", "retry", "brave-otter-7")
+    assert unconfirmed.error()["code"] == "INTERACTIVE_REQUIRED" and not route.called
+    done = invoke("--json", "eval", "retry", "brave-otter-7", "-y")
+    assert done.exit_code == 0, done.stderr
+    assert json.loads(route.calls.last.request.content) == {}
+    document = done.json()
+    assert document["operation"] == "eval.retry"
+    assert document["message"] == "Retrying 3 failed and skipped sample(s) in brave-otter-7"
+    assert document["resource"]["workflow_id"] == "wf"
+
+
+def test_retry_resends_with_the_run_secrets_the_platform_asks_for(
+    invoke: Invoke, workspace: Path, router: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RUN_KEY", raising=False)
+    answers = iter(
+        [
+            httpx.Response(422, json={"error": "secrets needed", "run_secret_names": ["RUN_KEY"]}),
+            httpx.Response(200, json={**RETRIED, "retryable_samples": None}),
+            httpx.Response(422, json={"error": "secrets needed", "run_secret_names": ["RUN_KEY"]}),
+        ]
+    )
+    route = router.post("/api/cli/eval-runs/brave-otter-7/retry").mock(
+        side_effect=lambda request: next(answers)
+    )
+    (workspace / "s.env").write_text("RUN_KEY=rk-123\n")
+    done = invoke("--json", "eval", "retry", "brave-otter-7", "-y", "--secrets-file", "s.env")
+    assert done.exit_code == 0, done.stderr
+    assert json.loads(route.calls.last.request.content) == {"secrets": {"RUN_KEY": "rk-123"}}
+    assert done.json()["message"] == "Retrying brave-otter-7 from the start"
+    missing = invoke("--json", "eval", "retry", "brave-otter-7", "-y")
+    error = missing.error()
+    assert error["code"] == "INTERACTIVE_REQUIRED" and error["details"]["missing"] == ["RUN_KEY"]
+
+
+def test_a_local_runs_retry_names_the_command_that_retries_it(
+    invoke: Invoke, workspace: Path, router: respx.MockRouter
+) -> None:
+    local = {"config_path": "configs/eval/qa.toml", "eval_run_name": "calm-fox-2"}
+    router.post("/api/cli/eval-runs/calm-fox-2/retry").respond(
+        409, json={"error": "local run", "local_run": local}
+    )
+    result = invoke("eval", "retry", "calm-fox-2", "-y")
+    assert result.exit_code == 2
+    assert (
+        "osmosis eval run configs/eval/qa.toml --name calm-fox-2 --retry-failed --upload"
+        in result.stderr
+    )

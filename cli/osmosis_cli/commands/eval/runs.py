@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -15,6 +16,7 @@ from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
+    from osmosis_client import Client
     from osmosis_client.platform.models import EvalRun
 
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
@@ -136,15 +138,61 @@ def info(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
     watch: Annotated[bool, typer.Option("--watch", help="Follow until the run ends.")] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="DIR",
+            help="Also save the platform's metrics.json into DIR (a run directory).",
+        ),
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="With -o: replace an existing metrics.json.")
+    ] = False,
 ) -> None:
-    """Details and results of one run (read-only)."""
+    """Details and results of one run. With -o DIR: the run's metrics.json saved there."""
     app_state = state(ctx)
     out = current_output()
+    target = None if output is None else output.expanduser() / "metrics.json"
+    if target is not None and target.exists() and not overwrite:
+        raise InvalidInputError(
+            f"{target} already exists", hint="pass --overwrite to replace it", code="FILE_EXISTS"
+        )
     client, _ = scoped_client(app_state)
     with client:
         run = wait_for_run(client, out, name, None) if watch else client.eval_runs.get(name)
-    if not out.detail_result(run_detail(run)):
+        saved = _save_metrics(client, run, output) if output is not None else None
+    detail = run_detail(run)
+    if output is not None:
+        detail["output_path"] = str(target) if saved is None else None
+        detail["save_warning"] = saved
+    if not out.detail_result(detail):
         render_run(out, run)
+    if saved is not None:
+        out.warn(saved, code="METRICS_NOT_SAVED")
+    elif target is not None:
+        out.info(f"Saved {target}")
+
+
+def _save_metrics(client: Client, run: EvalRun, root: Path) -> str | None:
+    """Fetch the run's stored metrics.json into ``root``; a problem is returned, not raised."""
+    from osmosis_client.errors import OsmosisError
+    from osmosis_client.platform.run_download import plan_download, run_download
+
+    if run.status == "pending":
+        return "Could not save metrics: a pending run has none yet"
+    try:
+        plan = plan_download(client, run, root, types=["metrics"], overwrite=True)
+        if not plan.pending and not plan.skipped:
+            return "Could not save metrics: the platform lists no metrics.json for this run"
+        root.mkdir(parents=True, exist_ok=True)
+        report = run_download(client, plan)
+    except OsmosisError as exc:
+        return f"Could not save metrics: {exc.message}"
+    if report.failed:
+        return f"Could not save metrics: {report.failed[0][1]}"
+    return None
 
 
 @handle_errors
