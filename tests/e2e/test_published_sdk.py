@@ -319,6 +319,12 @@ def test_the_published_uploader_accepts_our_run_directories(
         assert {"index.jsonl", "progress.json", "logs.txt"} <= set(files)
         assert sum(f.endswith("/trajectory.json") for f in files) == trajectories
         assert plan["run"]["name"] == run_dir.name
+        # our own import plan declares exactly what the published uploader would
+        from osmosis_local_runner.run.import_plan import plan_import
+
+        ours = plan_import(run_dir).body
+        assert [f["path"] for f in ours["files"]] == sorted(files)
+        assert ours["run"] == plan["run"]
     srv = workspace / ".osmosis" / "evals" / "srv"
     assert sorted(p.name for p in (srv / "trajectories").iterdir()) == [
         f"row_{r}_run_0.json" for r in range(3)

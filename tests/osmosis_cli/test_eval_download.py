@@ -238,7 +238,7 @@ def test_info_o_saves_the_platforms_metrics_and_never_overwrites_silently(
     result = invoke("--json", "eval", "info", "brave-otter-7", "-o", "saved")
     assert result.exit_code == 0, result.stderr
     assert (workspace / "saved" / "metrics.json").read_bytes() == FILES["metrics.json"]
-    assert result.data()["output_path"] == str(Path("saved") / "metrics.json"), result.stdout + result.stderr
+    assert result.data()["output_path"] == str(Path("saved") / "metrics.json")
     assert storage.manifest.calls.last.request.url.params["types"] == "metrics"
     refused = invoke("eval", "info", "brave-otter-7", "-o", "saved")
     assert refused.exit_code == 2 and "--overwrite" in refused.stderr

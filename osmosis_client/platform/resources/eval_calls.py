@@ -151,7 +151,7 @@ def retry_call(name_or_id: str, secrets: Mapping[str, str] | None) -> Call[Retri
             json={"secrets": dict(secrets)} if secrets else {},
             scope="required",
             retry=False,  # a second retry would meet the first one
-            ambiguous_hint="the retry may have started — check the run's status before retrying again",
+            ambiguous_hint="the retry may have started — check the run's status first",
         ),
         lambda data: parse(RetriedRun, data, what="retried run"),
     )

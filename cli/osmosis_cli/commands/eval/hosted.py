@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from osmosis_cli.commands.eval import download, init, logs, retry, runs, submit
+from osmosis_cli.commands.eval import download, init, logs, retry, runs, submit, upload
 from osmosis_cli.terminal.declare import Command, options_command
 
 
@@ -17,3 +17,4 @@ def register(app: typer.Typer) -> None:
     app.command("logs", cls=Command)(logs.logs)
     app.command("download", cls=Command)(download.download)
     app.command("retry", cls=Command)(retry.retry)
+    app.command("upload", cls=Command)(upload.upload)

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 ADOPTED = ("n", "limit", "seed", "pass_threshold", "rows")
 
 
-def run_named(out: Output, opts: RunOptions, config: EvalConfig, echo: dict[str, Any]) -> None:
+def run_named(
+    out: Output, opts: RunOptions, config: EvalConfig, echo: dict[str, Any], upload: Any = None
+) -> None:
     from osmosis_client.errors import InvalidInputError
     from osmosis_local_runner.run.rundir import (
         RunDirectory,
@@ -54,11 +56,16 @@ def run_named(out: Output, opts: RunOptions, config: EvalConfig, echo: dict[str,
             archived = run.archive()
             if archived is not None:
                 out.info(f"Archived the earlier run to {archived}")
-        _run_locked(out, opts, config, echo, run)
+        _run_locked(out, opts, config, echo, run, upload)
 
 
 def _run_locked(
-    out: Output, opts: RunOptions, config: EvalConfig, echo: dict[str, Any], run: RunDirectory
+    out: Output,
+    opts: RunOptions,
+    config: EvalConfig,
+    echo: dict[str, Any],
+    run: RunDirectory,
+    upload: Any = None,
 ) -> None:
     from osmosis_cli.commands.eval.execute import execute
     from osmosis_client.errors import InvalidInputError
@@ -82,6 +89,7 @@ def _run_locked(
     if resume:
         flags = _adopt(out, flags, run, config)
     facts = _Facts(run, config, out, resume)
+    facts.upload = upload
     try:
         execute(
             lambda: config_spec(config, flags),
@@ -236,6 +244,7 @@ class _Facts:
         self.spec_n = 1
         self.threshold = 1.0
         self.info: Any = None
+        self.upload: Any = None  # --upload: (run dir, config path) → the upload's resource
 
     def prepared(self, runner: Runner) -> None:
         from osmosis_local_runner.results.published import write_running
@@ -258,7 +267,7 @@ class _Facts:
         self.finish()
         command = f"osmosis eval run {_config_path(self.config) or self.config.name}"
         command += f" --name {self.run.name}"
-        return {
+        resource = {
             "run_name": self.run.name,
             "local_run_id": self.local_run_id,
             "output_path": str(self.run.path),
@@ -268,6 +277,15 @@ class _Facts:
             "resume_command": command,
             "retry_command": f"{command} --retry-failed",
         }
+        if self.upload is not None:
+            from osmosis_cli.commands.eval.upload import after_run
+
+            resource.update(
+                after_run(
+                    self.out, self.upload, self.run.path, self.metrics, _config_path(self.config)
+                )
+            )
+        return resource
 
     def finish(self) -> None:
         """Project the results document (when one was written) into the published files."""

@@ -77,6 +77,12 @@ class RunOptions(LocalRunOptions):
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Accepted as published: local runs never ask.")
     ] = False
+    upload: Annotated[
+        bool,
+        typer.Option(
+            "--upload", help="When the run finishes, upload it to the platform (eval upload)."
+        ),
+    ] = False
     listener_port: Annotated[
         int | None,
         typer.Option(
@@ -206,7 +212,18 @@ def run(ctx: typer.Context, opts: RunOptions) -> None:
     if looks_like_suite(opts.config_path):
         _run_suite(out, opts, echo)
     else:
-        _run_config(out, opts, echo)
+        _run_config(out, opts, echo, uploader(ctx, out) if opts.upload else None)
+
+
+def uploader(ctx: typer.Context, out: Output) -> Any:
+    """``--upload``: how a finished run directory reaches the platform."""
+    from osmosis_cli.commands.eval.upload import upload_run
+    from osmosis_cli.context import state
+
+    app_state = state(ctx)
+    return lambda run_dir, config_path: upload_run(
+        app_state, out, run_dir, config_path=config_path, locked=False
+    )
 
 
 def _run_suite(out: Output, opts: RunOptions, echo: dict[str, Any]) -> None:
@@ -232,7 +249,7 @@ def _run_suite(out: Output, opts: RunOptions, echo: dict[str, Any]) -> None:
     )
 
 
-def _run_config(out: Output, opts: RunOptions, echo: dict[str, Any]) -> None:
+def _run_config(out: Output, opts: RunOptions, echo: dict[str, Any], upload: Any = None) -> None:
     from osmosis_cli.commands.eval.named import run_named
     from osmosis_cli.commands.eval.secrets import load_secrets
     from osmosis_client.platform.eval_config import load_config
@@ -242,8 +259,16 @@ def _run_config(out: Output, opts: RunOptions, echo: dict[str, Any]) -> None:
     load_secrets(out, config.secrets.required, opts.secrets_file)
     output = opts.output
     if output is None or output.suffix != ".json":
-        run_named(out, opts, config, echo)
+        run_named(out, opts, config, echo, upload)
         return
+    if upload is not None:
+        from osmosis_client.errors import InvalidInputError
+
+        raise InvalidInputError(
+            "--upload needs a run directory, not -o FILE.json",
+            hint="leave out -o (or give a directory)",
+            code="USAGE",
+        )
     flags = opts.run_overrides(output, resume=opts.resume, retry_failed=opts.retry_failed, **echo)
     execute(
         lambda: config_spec(config, flags),

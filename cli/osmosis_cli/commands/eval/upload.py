@@ -1,0 +1,134 @@
+"""``osmosis eval upload NAME_OR_DIR [--replace]`` and ``eval run --upload``: a finished
+local run imported into the platform, so it shows on the dashboard beside hosted runs
+(published-cli-0.3.8.md §5.3). The run is checked here against every rule the platform
+applies before anything is sent; an interrupted upload resumes where it stopped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from osmosis_cli.context import state
+from osmosis_cli.terminal.errors import current_output, handle_errors
+
+if TYPE_CHECKING:
+    from osmosis_cli.context import AppState
+    from osmosis_cli.terminal.output import Output
+
+
+def run_directory(given: str) -> Path:
+    """A path as given when it has a directory part or exists here; else a run name under
+    ``.osmosis/evals``."""
+    from osmosis_cli.commands.eval.download import runs_root
+
+    path = Path(given).expanduser()
+    if path.is_absolute() or len(path.parts) > 1 or path.is_dir():
+        return path
+    return runs_root() / given
+
+
+@handle_errors
+def upload(
+    ctx: typer.Context,
+    run: Annotated[
+        str, typer.Argument(metavar="NAME_OR_DIR", help="A local run's name or directory.")
+    ],
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Replace an earlier upload of this run.")
+    ] = False,
+) -> None:
+    """Upload a finished local run to the platform (it then shows beside hosted runs)."""
+    out = current_output()
+    resource = upload_run(state(ctx), out, run_directory(run), replace=replace, given=run)
+    steps = [{"action": "eval_info", "name": resource["eval_run_name"]}]
+    if resource.get("platform_url"):
+        steps.append({"action": "open_url", "url": resource["platform_url"]})
+    message = f"Uploaded {resource['local_run_path']} as {resource['eval_run_name']}"
+    if not out.operation_result(
+        "eval.upload", resource=resource, message=message, next_steps=steps
+    ):
+        out.info(message)
+        if resource.get("platform_url"):
+            out.info(f"  {resource['platform_url']}")
+
+
+def upload_run(
+    app_state: AppState,
+    out: Output,
+    run_dir: Path,
+    *,
+    replace: bool = False,
+    config_path: str | None = None,
+    given: str | None = None,
+    locked: bool = True,
+) -> dict[str, Any]:
+    """Check, then import ``run_dir`` (holding its run lock unless the caller does); the
+    published ``eval.upload`` resource."""
+    import contextlib
+
+    from osmosis_cli.terminal.progress import byte_progress
+    from osmosis_client.errors import ConflictError
+    from osmosis_client.platform.run_import import import_run
+    from osmosis_local_runner.run.import_plan import plan_import
+    from osmosis_local_runner.run.rundir import RunDirectory
+
+    lock = (
+        RunDirectory(run_dir.parent, run_dir.name).locked() if locked else contextlib.nullcontext()
+    )
+    with lock:
+        plan = plan_import(run_dir, replace=replace, config_path=config_path)
+        total = sum(f.size for f in plan.files)
+        client, _ = app_state.scoped_client()
+        with client, byte_progress(out, total, "uploading") as sent:
+            try:
+                session = import_run(client, plan.body, plan.files, on_bytes=sent)
+            except ConflictError as exc:
+                if replace:
+                    raise
+                exc.hint = (
+                    "it was uploaded before; re-run it with --retry-failed if needed, then "
+                    f"republish with: osmosis eval upload {given or run_dir.name} --replace"
+                )
+                raise
+    return {
+        "session_id": session.session_id,
+        "local_run_id": plan.body["local_run_id"],
+        "local_run_path": str(run_dir),
+        "eval_run_id": session.eval_run_id,
+        "eval_run_name": session.eval_run_name,
+        "status": session.status,
+        "expected_files": session.expected_files,
+        "uploaded_files": session.uploaded_files,
+        "platform_url": session.platform_url,
+    }
+
+
+def after_run(
+    out: Output,
+    upload: Any,
+    run_dir: Path,
+    metrics: dict[str, Any] | None,
+    config_path: str | None,
+) -> dict[str, Any]:
+    """``eval run --upload``: the run goes up when it finished; a failure is a warning (the
+    run itself is done and kept) saying how to upload it again."""
+    from osmosis_client.errors import OsmosisError
+
+    status = ((metrics or {}).get("eval_run") or {}).get("status")
+    if status != "finished":
+        out.warn(f"not uploaded: the run is {status or 'not finished'}", code="NOT_UPLOADED")
+        return {"upload": {"status": "skipped"}}
+    try:
+        done = upload(run_dir, config_path)
+    except OsmosisError as exc:
+        retry = exc.hint or f"retry it with `osmosis eval upload {run_dir.name}`"
+        out.warn(f"the upload failed ({exc.message}); {retry}", code="UPLOAD_FAILED")
+        return {"upload": {"status": "failed", "error": exc.message}}
+    out.info(f"Uploaded as {done['eval_run_name']}")
+    keys = ("session_id", "eval_run_id", "eval_run_name", "status", "expected_files")
+    return {
+        "upload": {k: done[k] for k in (*keys, "uploaded_files")},
+        "platform_url": done.get("platform_url"),
+    }
