@@ -113,7 +113,10 @@ TERMINAL = {"finished", "failed", "stopped"}
 
 class PlatformDouble:
     def __init__(self) -> None:
+        from tests.e2e.platform_hosted import Hosted
+
         self.state = PlatformState()
+        self.hosted = Hosted(self)
         self.lock = threading.Lock()
         double = self
 
@@ -152,7 +155,53 @@ class PlatformDouble:
                 self.close_connection = True
                 self.connection.close()
 
+            def _storage(self) -> None:
+                """The storage behind presigned URLs: no credentials, answers chunked in
+                small pieces (a cut-short answer when a truncation is armed)."""
+                key = unquote(urlsplit(self.path).path.removeprefix("/storage/"))
+                with double.lock:
+                    double.state.received.append(
+                        Received(self.command, self.path, dict(self.headers), None)
+                    )
+                if "Authorization" in self.headers:
+                    self._send(400, {"error": "presigned URLs take no credentials"}, {})
+                    return
+                if self.command == "PUT":
+                    length = int(self.headers.get("Content-Length") or 0)
+                    data = self.rfile.read(length)
+                    with double.lock:
+                        status, headers = double.hosted.put(key, data)
+                    self._send(status, b"", headers)
+                    return
+                with double.lock:
+                    status, data, headers = double.hosted.get(key, self.headers.get("Range"))
+                    cut = double.hosted.state.truncate.get(key, 0)
+                    if cut:
+                        double.hosted.state.truncate[key] = cut - 1
+                if cut:  # promise the whole body, send half, hang up
+                    self.send_response(status)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data[: len(data) // 2])
+                    self._drop()
+                    return
+                self.send_response(status)
+                self.send_header("Transfer-Encoding", "chunked")
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                for start in range(0, len(data), 700):
+                    piece = data[start : start + 700]
+                    self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                    self.wfile.flush()
+                    if start % 7000 == 0:
+                        time.sleep(0.001)
+                self.wfile.write(b"0\r\n\r\n")
+
             def _handle(self) -> None:
+                if self.path.startswith("/storage/"):
+                    self._storage()
+                    return
                 body = self._body()
                 path = urlsplit(self.path).path
                 with double.lock:
@@ -185,7 +234,7 @@ class PlatformDouble:
                     }
                 self._send(status, payload, extra)
 
-            do_GET = do_POST = do_DELETE = _handle
+            do_GET = do_POST = do_DELETE = do_PUT = _handle
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -465,12 +514,22 @@ class PlatformDouble:
             return self._scope_error(headers) or self._register(body)
         if method == "GET" and path == "/api/cli/rollouts":
             return self._scope_error(headers) or self._rollouts(query)
+        segments = path.split("/")
+        if path.startswith("/api/cli/datasets"):
+            return self._scope_error(headers) or self.hosted.datasets(method, segments, query, body)
+        if path == "/api/cli/environment-secrets":
+            return self._scope_error(headers) or self.hosted.secrets(method, query, body)
+        if path.startswith("/api/cli/eval-runs/imports"):
+            return self._scope_error(headers) or self.hosted.imports(method, segments, body)
         if not path.startswith("/api/cli/eval-runs"):
             return 404, {"code": "NOT_FOUND", "message": f"no route {method} {path}"}
         scope = self._scope_error(headers)
         if scope is not None:
             return scope
         if method == "POST" and path == "/api/cli/eval-runs":
+            missing = self.hosted.secrets_missing(body)
+            if missing:
+                return 400, {"code": "VALIDATION", "message": f"missing secrets: {missing}"}
             key = headers.get("Idempotency-Key")
             if key and key in s.idempotency:
                 run = s.runs[s.idempotency[key]]
@@ -504,7 +563,6 @@ class PlatformDouble:
                 "has_more": more,
                 "next_offset": offset + limit if more else None,
             }
-        segments = path.split("/")
         run = self._find(unquote(segments[4])) if len(segments) > 4 else None
         if run is None:
             return 404, {"code": "NOT_FOUND", "message": "eval run not found"}
@@ -533,6 +591,12 @@ class PlatformDouble:
             }
         if method == "GET" and segments[5:] == ["logs"]:
             return self._logs(run, query)
+        if segments[5:6] == ["samples"]:
+            if self._status(run) != "finished":
+                return 409, {"code": "CONFLICT", "message": "outputs exist once the run finished"}
+            return self.hosted.samples(run, method, segments[6:], query, body)
+        if method == "POST" and segments[5:] == ["retry"]:
+            return self.hosted.retry(run, body)
         if method == "POST" and segments[5:] == ["stop"]:
             if self._status(run) in TERMINAL:
                 return 409, {"code": "CONFLICT", "message": f"run is already {self._status(run)}"}

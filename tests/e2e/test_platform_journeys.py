@@ -56,6 +56,11 @@ def test_full_journey(
     assert run_osmosis("workspace", "switch", "beta").returncode == 0
     assert envelopes.data(run_osmosis("workspace", "current", "--json").stdout)["name"] == "beta"
     assert run_osmosis("workspace", "switch", "acme").returncode == 0
+    stored = run_osmosis(
+        "secret", "set", "OPENAI_API_KEY", "--scope", "workspace", input="sk-e2e-workspace-key\n"
+    )
+    assert stored.returncode == 0, stored.stderr
+    assert "sk-e2e-workspace-key" not in stored.stdout + stored.stderr
 
     submit = run_osmosis(
         "eval",
