@@ -157,7 +157,8 @@ class PlatformDouble:
 
             def _storage(self) -> None:
                 """The storage behind presigned URLs: no credentials, answers chunked in
-                small pieces (a cut-short answer when a truncation is armed)."""
+                small pieces (a cut-short answer when a truncation is armed; injected
+                faults by method and path, like the API's)."""
                 key = unquote(urlsplit(self.path).path.removeprefix("/storage/"))
                 with double.lock:
                     double.state.received.append(
@@ -165,6 +166,13 @@ class PlatformDouble:
                     )
                 if "Authorization" in self.headers:
                     self._send(400, {"error": "presigned URLs take no credentials"}, {})
+                    return
+                with double.lock:
+                    fault = double._take_fault(self.command, urlsplit(self.path).path)
+                if fault is not None and fault.kind == "status":
+                    if self.command == "PUT":  # read the body first, as a server does
+                        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                    self._send(fault.status, fault.body or b"", fault.headers)
                     return
                 if self.command == "PUT":
                     length = int(self.headers.get("Content-Length") or 0)

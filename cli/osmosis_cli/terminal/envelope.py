@@ -56,7 +56,13 @@ PUBLISHED_CODES = frozenset(
 #: codes of ours with no published counterpart (documented in docs/cli.md)
 OWN_CODES = frozenset({"NOT_PASSED", "RUN_FAILED", "INTERRUPTED"})
 #: codes of ours the published CLI reports under one of its own
-AS_PUBLISHED = {"DOCTOR_FAILED": "VALIDATION", "CONFLICT": "CONFLICT"}
+AS_PUBLISHED = {
+    "DOCTOR_FAILED": "VALIDATION",
+    "CONFLICT": "CONFLICT",
+    "UPLOAD_FAILED": "PLATFORM_ERROR",
+    "DOWNLOAD_FAILED": "PLATFORM_ERROR",
+    "FILE_CHANGED": "VALIDATION",
+}
 
 _BY_STATUS = {
     400: "VALIDATION",

@@ -109,6 +109,11 @@ _BY_CODE: dict[str, Hint] = {
     "RUBRIC_CONFIG_NOT_FOUND": _rubric_config,
     "DATASET_EXISTS": lambda e, c: "pass --overwrite to replace it, or rename the file",
     "FILE_EXISTS": lambda e, c: "Use --overwrite to replace it.",
+    "UPLOAD_FAILED": lambda e, c: (
+        "the upload was aborted (nothing is left half-registered); try again later"
+        if c.endswith("dataset upload")
+        else "run the same command again: what was sent is kept"
+    ),
     "NOT_READY": lambda e, c: (
         f"watch it with `osmosis dataset info {e.data.get('dataset', 'NAME')}`"
         if "status" in e.data

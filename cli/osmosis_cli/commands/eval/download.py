@@ -49,8 +49,7 @@ def runs_root() -> Path:
 
 def _check_not_local(root: Path) -> None:
     """A local run's directory is never filled with a hosted run's files."""
-    manifest = root / "manifest.json"
-    if manifest.is_file() and (root / "rollout_trials").is_dir():
+    if (root / "manifest.json").is_file() and (root / "index.jsonl").is_file():
         raise InvalidInputError(
             f"{root} holds a local run of the same name",
             hint="download elsewhere (-o DIR)",
@@ -216,6 +215,6 @@ def results_path(ctx: typer.Context, given: Path) -> Path:
     if given.suffix == ".json" or "/" in text or "\\" in text:
         return given  # a path that is not there: the command says so
     local = runs_root() / text / "results.json"
-    if local.is_file() and (local.parent / "rollout_trials").is_dir():
+    if local.is_file() and (local.parent / "manifest.json").is_file():
         return local
     return hosted_results(state(ctx), current_output(), text)
