@@ -169,6 +169,8 @@ class PlatformDouble:
                     return
                 with double.lock:
                     fault = double._take_fault(self.command, urlsplit(self.path).path)
+                if fault is not None and fault.kind == "slow":
+                    time.sleep(fault.seconds)
                 if fault is not None and fault.kind == "status":
                     if self.command == "PUT":  # read the body first, as a server does
                         self.rfile.read(int(self.headers.get("Content-Length") or 0))

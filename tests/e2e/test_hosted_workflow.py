@@ -60,8 +60,9 @@ def osmosis(run_osmosis: Run, platform: PlatformDouble, workspace: Path) -> Run:
     return run
 
 
-def fail_puts(platform: PlatformDouble, suffix: str, *, times: int) -> None:
-    """The storage answers 503 to the next ``times`` PUTs of a path ending in ``suffix``."""
+def fail_puts(platform: PlatformDouble, suffix: str, *, times: int, kind: str = "status") -> None:
+    """The storage answers 503 to (or with ``kind="slow"``: stalls 60 s on) the next
+    ``times`` PUTs of a path ending in ``suffix``."""
     from tests.e2e.platform_double import Fault
 
     original, left = platform._take_fault, [times]
@@ -69,7 +70,7 @@ def fail_puts(platform: PlatformDouble, suffix: str, *, times: int) -> None:
     def take(method: str, path: str) -> Fault | None:
         if method == "PUT" and path.endswith(suffix) and left[0] > 0:
             left[0] -= 1
-            return Fault(method, path, "status", status=503)
+            return Fault(method, path, kind, status=503, seconds=60.0)
         return original(method, path)
 
     platform._take_fault = take  # type: ignore[method-assign]
@@ -226,3 +227,45 @@ def test_download_faults_fail_files_never_the_directory(
         hashlib.sha256(data).hexdigest()
         == hashlib.sha256(outputs(run)["trajectories/row_0_run_0.json"]).hexdigest()
     )
+
+
+def test_a_killed_upload_is_cleaned_up_by_the_next_one(
+    osmosis: Run, platform: PlatformDouble, workspace: Path, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import time
+
+    from tests.e2e.conftest import osmosis_command
+
+    platform.hosted.part_size = 2048
+    fail_puts(platform, "/part2", times=1, kind="slow")  # the first upload stalls there
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {
+        "OSMOSIS_CONFIG_DIR": str(tmp_path / "cfg"),
+        "OSMOSIS_TOKEN_STORE": "file",
+        "OSMOSIS_PLATFORM_URL": platform.url,
+        "OSMOSIS_TOKEN": platform.state.token,
+        "OSMOSIS_WORKSPACE": "acme",
+        "HOME": str(tmp_path / "home"),
+    }
+    stalled = subprocess.Popen(
+        [*osmosis_command(), "dataset", "upload", "data/arithmetic.jsonl", "-y"],
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not any(r.path.endswith("/part2") for r in platform.state.received):
+        assert time.monotonic() < deadline and stalled.poll() is None
+        time.sleep(0.05)
+    stalled.send_signal(signal.SIGKILL)  # no cleanup possible
+    stalled.wait(timeout=30)
+    first = platform.hosted.state.datasets["arithmetic"]["id"]
+    assert platform.hosted.state.datasets["arithmetic"]["status"] == "pending"
+    again = osmosis("--json", "dataset", "upload", "data/arithmetic.jsonl", "-y")
+    assert again.returncode == 0, again.stderr  # no --overwrite: it was our own leftover
+    aborted = [r.path for r in platform.requests("POST", "/api/cli/datasets/")]
+    assert f"/api/cli/datasets/{first}/abort" in aborted
+    assert platform.hosted.state.datasets["arithmetic"]["status"] == "uploaded"
+    assert not list((tmp_path / "cfg" / "uploads").glob("*.json"))

@@ -262,3 +262,46 @@ def test_multipart_upload_over_tls_in_pieces_trusting_the_clients_ca(
     assert [p["ETag"] for p in parts] == [
         hashlib.md5(_Storage.stored[f"/p{n}"]).hexdigest() for n in (1, 2, 3)
     ]
+
+
+def test_an_upload_is_journaled_until_it_completes(
+    client: Client, data: Path, wire: respx.MockRouter, tmp_path: Path
+) -> None:
+    journal = tmp_path / "uploads"
+    simple = {"method": "simple", "presigned_url": f"{STORAGE}/put"}
+    wire.post(f"{PLATFORM}/api/cli/datasets").respond(201, json=record(upload=simple))
+    seen: list[list[str]] = []
+
+    def put(request: httpx.Request) -> httpx.Response:
+        seen.append(sorted(p.name for p in journal.iterdir()))  # noted while in flight
+        return httpx.Response(200)
+
+    wire.put(f"{STORAGE}/put").mock(side_effect=put)
+    wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
+    upload_dataset(client, data, http=httpx.Client(), journal=journal)
+    assert seen == [["ds1.json"]] and list(journal.iterdir()) == []
+
+
+def test_what_a_killed_upload_left_is_aborted_then_replaced(
+    client: Client, data: Path, wire: respx.MockRouter, tmp_path: Path
+) -> None:
+    journal = tmp_path / "uploads"
+    journal.mkdir()
+    (journal / "ds-old.json").write_text(json.dumps({"dataset_id": "ds-old", "name": "qa"}))
+    wire.get(f"{PLATFORM}/api/cli/datasets/ds-old").respond(
+        200, json=record(id="ds-old", status="uploading")
+    )
+    abort = wire.post(f"{PLATFORM}/api/cli/datasets/ds-old/abort").respond(200, json={})
+    simple = {"method": "simple", "presigned_url": f"{STORAGE}/put"}
+    create = wire.post(f"{PLATFORM}/api/cli/datasets").mock(
+        side_effect=[
+            httpx.Response(409, json={"existing_dataset_id": "ds-old"}),
+            httpx.Response(201, json=record(upload=simple)),
+        ]
+    )
+    wire.put(f"{STORAGE}/put").respond(200)
+    wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
+    upload_dataset(client, data, http=httpx.Client(), journal=journal)  # no --overwrite needed
+    assert abort.called
+    assert json.loads(create.calls.last.request.content)["overwrite_dataset_id"] == "ds-old"
+    assert list(journal.iterdir()) == []

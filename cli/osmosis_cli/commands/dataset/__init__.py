@@ -58,6 +58,7 @@ def upload(
     from osmosis_cli.terminal.sizes import size_text
     from osmosis_client.platform.dataset_rules import check_dataset
     from osmosis_client.platform.dataset_upload import upload_dataset
+    from osmosis_client.platform.settings import config_dir
 
     out = current_output()
     report = check_dataset(file)
@@ -73,7 +74,12 @@ def upload(
     client, _ = state(ctx).scoped_client()
     with client, byte_progress(out, report.file_size, "uploading") as sent:
         record = upload_dataset(
-            client, report.file, overwrite=overwrite, on_bytes=sent, on_warning=out.warn
+            client,
+            report.file,
+            overwrite=overwrite,
+            on_bytes=sent,
+            on_warning=out.warn,
+            journal=config_dir() / "uploads",
         )
     item = record.to_json()
     message = f"Dataset uploaded: {record.file_name or report.dataset_name}"
