@@ -12,7 +12,8 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from pydantic import BaseModel
 
-from osmosis_client.platform import models
+from osmosis_client.platform import dataset_models, models, run_import, sample_models
+from osmosis_client.platform.resources import secrets
 from osmosis_client.platform.eval_config import parse_config
 from tests.e2e.platform_double import PlatformDouble
 from tests.osmosis_client.platform.test_eval_runs import PAYLOAD
@@ -52,6 +53,23 @@ def test_every_contract_route_is_described() -> None:
         ("/api/cli/eval-runs/{name_or_id}/stop", "post"),
         ("/api/cli/rollout-server/register", "post"),
         ("/api/cli/rollouts", "get"),
+        ("/api/cli/datasets", "get"),
+        ("/api/cli/datasets", "post"),
+        ("/api/cli/datasets/{name_or_id}", "get"),
+        ("/api/cli/datasets/{name_or_id}/complete", "post"),
+        ("/api/cli/datasets/{name_or_id}/abort", "post"),
+        ("/api/cli/datasets/{name_or_id}/download", "get"),
+        ("/api/cli/datasets/{name_or_id}/logs", "get"),
+        ("/api/cli/environment-secrets", "get"),
+        ("/api/cli/environment-secrets", "post"),
+        ("/api/cli/environment-secrets", "delete"),
+        ("/api/cli/eval-runs/{name_or_id}/samples/manifest", "get"),
+        ("/api/cli/eval-runs/{name_or_id}/samples/download-urls", "post"),
+        ("/api/cli/eval-runs/{name_or_id}/retry", "post"),
+        ("/api/cli/eval-runs/imports", "post"),
+        ("/api/cli/eval-runs/imports/{session_id}/uploads", "post"),
+        ("/api/cli/eval-runs/imports/{session_id}/uploads/complete", "post"),
+        ("/api/cli/eval-runs/imports/{session_id}/finalize", "post"),
     }
 
 
@@ -75,6 +93,22 @@ MODEL_SCHEMAS: list[tuple[type[BaseModel], str]] = [
     (models.LogPage, "LogPage"),
     (models.RolloutInfo, "RolloutInfo"),
     (models.RolloutPage, "RolloutPage"),
+    (dataset_models.PresignedPart, "PresignedPart"),
+    (dataset_models.UploadInstructions, "UploadInstructions"),
+    (dataset_models.Dataset, "Dataset"),
+    (dataset_models.DatasetPage, "DatasetPage"),
+    (dataset_models.DatasetDownload, "DatasetDownload"),
+    (secrets.Secret, "Secret"),
+    (secrets.SecretPage, "SecretPage"),
+    (sample_models.SampleFile, "SampleFile"),
+    (sample_models.SamplesManifest, "SamplesManifest"),
+    (sample_models.SampleURL, "SampleURL"),
+    (sample_models.SampleURLs, "SampleURLs"),
+    (sample_models.RetriedRun, "RetriedRun"),
+    (run_import.ImportedFile, "ImportedFile"),
+    (run_import.ImportSession, "ImportSession"),
+    (run_import.PendingUpload, "PendingUpload"),
+    (run_import.PendingUploads, "PendingUploads"),
 ]
 
 
@@ -167,3 +201,73 @@ def test_submit_payloads_match_the_create_schema(tmp_path: Path) -> None:
     check(config.to_submit_payload("b" * 40), "EvalRunCreate")
     bare = parse_config(text.split("[evaluation]")[0], path=Path("c.toml"), root=tmp_path)
     check(bare.to_submit_payload("b" * 40), "EvalRunCreate")
+
+
+def test_double_answers_of_the_hosted_workflow_match_the_schemas(double: PlatformDouble) -> None:
+    import hashlib
+
+    create = {"file_name": "qa", "file_size": 8, "extension": "jsonl"}
+    check(create, "DatasetCreate")
+    status, made = double.route("POST", "/api/cli/datasets", AUTH, create)
+    assert status == 201
+    check(made, "Dataset")
+    double.hosted.put(f"datasets/{made['id']}", b'{"a":1}\n')
+    check({"file_extension": "jsonl"}, "DatasetComplete")
+    assert (
+        double.route(
+            "POST", f"/api/cli/datasets/{made['id']}/complete", AUTH, {"file_extension": "jsonl"}
+        )[0]
+        == 200
+    )
+    check(double.route("GET", "/api/cli/datasets?limit=2", AUTH, None)[1], "DatasetPage")
+    link = double.route("GET", "/api/cli/datasets/qa/download", AUTH, None)[1]
+    dataset_models.DatasetDownload.model_validate(link)  # camelCase, as the platform sends
+    check(double.route("GET", "/api/cli/datasets/qa/logs?limit=5", AUTH, None)[1], "LogPage")
+    secret = {"name": "KEY", "value": "v", "scope": "user"}
+    check(secret, "SecretSet")
+    check(double.route("POST", "/api/cli/environment-secrets", AUTH, secret)[1], "Secret")
+    check(
+        double.route("GET", "/api/cli/environment-secrets?scope=all", AUTH, None)[1], "SecretPage"
+    )
+    check({"name": "KEY", "scope": "user"}, "SecretDelete")
+    double.state.pending_s = double.state.running_s = 0.0
+    run_id = double.route(
+        "POST",
+        "/api/cli/eval-runs",
+        {**AUTH, "Idempotency-Key": "h"},
+        {**CREATE, "experiment_config": {**CREATE["experiment_config"], "dataset": "qa"}},
+    )[1]["id"]
+    manifest = double.route(
+        "GET", f"/api/cli/eval-runs/{run_id}/samples/manifest?types=metrics", AUTH, None
+    )[1]
+    check(manifest, "SamplesManifest")
+    urls = double.route(
+        "POST",
+        f"/api/cli/eval-runs/{run_id}/samples/download-urls",
+        AUTH,
+        {"items": [{"path": "metrics.json"}]},
+    )[1]
+    sample_models.SampleURLs.model_validate(urls)
+    check(double.route("POST", f"/api/cli/eval-runs/{run_id}/retry", AUTH, {})[1], "RetriedRun")
+    data = b"{}"
+    body = {
+        "schema_version": 1,
+        "local_run_id": "a" * 32,
+        "manifest_digest": "d",
+        "run": {"name": "x"},
+        "files": [{"path": "index.jsonl", "size": 2, "sha256": hashlib.sha256(data).hexdigest()}],
+        "reimport": False,
+    }
+    check(body, "ImportCreate")
+    session = double.route("POST", "/api/cli/eval-runs/imports", AUTH, body)[1]
+    check(session, "ImportSession")
+    sid = session["session_id"]
+    pending = double.route(
+        "POST", f"/api/cli/eval-runs/imports/{sid}/uploads", AUTH, {"paths": ["index.jsonl"]}
+    )[1]
+    check(pending, "PendingUploads")
+    double.hosted.put(f"imports/{sid}/index.jsonl", data)
+    check(
+        double.route("POST", f"/api/cli/eval-runs/imports/{sid}/finalize", AUTH, {})[1],
+        "ImportSession",
+    )
