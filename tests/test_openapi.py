@@ -13,8 +13,8 @@ from openapi_spec_validator import validate
 from pydantic import BaseModel
 
 from osmosis_client.platform import dataset_models, models, run_import, sample_models
-from osmosis_client.platform.resources import secrets
 from osmosis_client.platform.eval_config import parse_config
+from osmosis_client.platform.resources import secrets
 from tests.e2e.platform_double import PlatformDouble
 from tests.osmosis_client.platform.test_eval_runs import PAYLOAD
 
@@ -206,12 +206,13 @@ def test_submit_payloads_match_the_create_schema(tmp_path: Path) -> None:
 def test_double_answers_of_the_hosted_workflow_match_the_schemas(double: PlatformDouble) -> None:
     import hashlib
 
-    create = {"file_name": "qa", "file_size": 8, "extension": "jsonl"}
+    row = b'{"user_prompt":"q","ground_truth":"2"}\n'
+    create = {"file_name": "qa", "file_size": len(row), "extension": "jsonl"}
     check(create, "DatasetCreate")
     status, made = double.route("POST", "/api/cli/datasets", AUTH, create)
     assert status == 201
     check(made, "Dataset")
-    double.hosted.put(f"datasets/{made['id']}", b'{"a":1}\n')
+    double.hosted.put(f"datasets/{made['id']}", row)
     check({"file_extension": "jsonl"}, "DatasetComplete")
     assert (
         double.route(
