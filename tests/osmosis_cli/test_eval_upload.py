@@ -143,3 +143,16 @@ def test_a_taken_import_says_replace_and_run_upload_goes_up_at_the_end(
     assert replaced.exit_code == 0, replaced.stderr
     assert imports.declared["reimport"] is True
     assert imports.declared["provenance"]["config_path"] == "configs/eval/quickstart.toml"
+
+
+def test_secrets_in_the_log_are_scrubbed_before_it_is_sent(
+    invoke: Invoke, workspace: Path, router: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert local_run(invoke, "nat").exit_code in (0, 1)
+    log = workspace / ".osmosis" / "evals" / "nat" / "logs.txt"
+    log.write_text(log.read_text() + "ERROR [rollout] auth failed with sk-live-abcdef123456\n")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-abcdef123456")
+    imports = Imports(router)
+    assert invoke("eval", "upload", "nat").exit_code == 0
+    assert b"sk-live-abcdef123456" not in imports.stored["logs.txt"]
+    assert b"auth failed with ***" in imports.stored["logs.txt"]

@@ -78,6 +78,7 @@ def upload_run(
         RunDirectory(run_dir.parent, run_dir.name).locked() if locked else contextlib.nullcontext()
     )
     with lock:
+        _scrub_log(run_dir)
         plan = plan_import(run_dir, replace=replace, config_path=config_path)
         total = sum(f.size for f in plan.files)
         client, _ = app_state.scoped_client()
@@ -132,3 +133,20 @@ def after_run(
         "upload": {k: done[k] for k in (*keys, "uploaded_files")},
         "platform_url": done.get("platform_url"),
     }
+
+
+def _scrub_log(run_dir: Path) -> None:
+    """Before ``logs.txt`` leaves the machine: any secret-like value of this environment
+    in it (a key a rollout printed into an error) is replaced, the file kept 0600."""
+    import os
+
+    from osmosis_client._fs import atomic_write
+    from osmosis_local_runner.server.output import Redactor, secret_values
+
+    log = run_dir / "logs.txt"
+    if log.is_symlink() or not log.is_file():
+        return
+    text = log.read_text(encoding="utf-8", errors="replace")
+    clean = Redactor(secret_values(os.environ))(text)
+    if clean != text:
+        atomic_write(log, clean.encode(), mode=0o600)
