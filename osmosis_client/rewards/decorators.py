@@ -1,11 +1,18 @@
-"""``@osmosis_reward`` and ``@osmosis_rubric``: the published SDK's decorators, strictly checked.
+"""``@osmosis_reward`` and ``@osmosis_rubric``: the published SDK's decorators.
 
     @osmosis_reward
-    def exact(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+    def exact(solution_str: str, ground_truth: str, extra_info: dict = None, **kwargs) -> float:
         return 1.0 if solution_str.strip() == ground_truth.strip() else 0.0
 
-Signatures are checked when decorating (``TypeError`` naming what is wrong);
-results are checked on every call. Decorated functions work unchanged as
+As published (0.2.11–0.2.17): the first three parameters are checked when decorating
+(names, annotations, ``extra_info``'s default; ``TypeError`` naming what is wrong);
+parameters after them (``**kwargs``, more keywords with defaults) are allowed; the result
+must be a finite float. ``@osmosis_rubric`` leaves ``extra_info`` unchecked at call
+time, as published.
+
+Strict mode — exactly three parameters, and ``@osmosis_rubric``'s ``extra_info``
+validated on every call — is opt-in: ``@osmosis_reward(strict=True)``, or
+``OSMOSIS_STRICT_DECORATORS=1`` for every decorator. Decorated functions work unchanged as
 local-runner eval functions (simple mode).
 """
 
@@ -61,8 +68,11 @@ def _check_signature(
     fn: Callable[..., Any],
     decorator: str,
     expected: list[tuple[str, set[str], Any]],
+    *,
+    strict: bool,
 ) -> None:
-    """``expected``: (name, accepted annotations, default or inspect.Parameter.empty)."""
+    """``expected``: (name, accepted annotations, default or inspect.Parameter.empty),
+    checked as published; strict: nothing after them."""
     if not callable(fn):
         raise TypeError(f"@{decorator} must decorate a function")
     params = list(inspect.signature(fn).parameters.values())
@@ -72,13 +82,25 @@ def _check_signature(
         f"{n}: {sorted(a)[0]}" + ("" if d is inspect.Parameter.empty else f" = {d}")
         for n, a, d in expected
     )
-    if names != wanted:
+    head, rest = params[: len(wanted)], params[len(wanted) :]
+    if names[: len(wanted)] != wanted or (strict and rest):
+        exactly = "exactly " if strict else ""
         raise TypeError(
-            f"@{decorator} function {fn.__name__} must take exactly ({shape}); "
-            f"it takes ({', '.join(names)})"
+            f"@{decorator} function {fn.__name__} must take {exactly}({shape}"
+            f"{'' if strict else ', …'}); it takes ({', '.join(names)})"
         )
+    for param in rest:
+        required = param.default is inspect.Parameter.empty and param.kind not in (
+            inspect.Parameter.VAR_POSITIONAL,
+            inspect.Parameter.VAR_KEYWORD,
+        )
+        if required:
+            raise TypeError(
+                f"@{decorator} function {fn.__name__}: parameter {param.name} after "
+                f"{wanted[-1]} needs a default (it is never passed)"
+            )
     hints = _annotation_names(fn)
-    for param, (name, accepted, default) in zip(params, expected, strict=True):
+    for param, (name, accepted, default) in zip(head, expected, strict=True):
         hint = hints.get(name)
         if hint is None or _normalise(hint) not in {_normalise(a) for a in accepted}:
             raise TypeError(
@@ -91,6 +113,14 @@ def _check_signature(
     returned = hints.get("return")
     if returned is not None and _normalise(returned) != "float":
         raise TypeError(f"@{decorator} function {fn.__name__} must be annotated -> float")
+
+
+def _strict(given: bool | None) -> bool:
+    if given is not None:
+        return given
+    import os
+
+    return os.environ.get("OSMOSIS_STRICT_DECORATORS", "").strip().lower() in ("1", "true", "yes")
 
 
 def _checked_float(value: Any, fn: Callable[..., Any], decorator: str) -> float:
@@ -126,18 +156,27 @@ _STR = {"str"}
 _DICT = {"dict", "dict[str,Any]", "Dict[str,Any]", "dict|None", "dict[str,Any]|None"}
 
 
-def osmosis_reward(fn: F) -> F:
-    """Enforce ``fn(solution_str: str, ground_truth: str, extra_info: dict = None) -> float``."""
-    _check_signature(
-        fn,
-        "osmosis_reward",
-        [
-            ("solution_str", _STR, inspect.Parameter.empty),
-            ("ground_truth", _STR, inspect.Parameter.empty),
-            ("extra_info", _DICT, None),
-        ],
-    )
-    return _wrap(fn, lambda args, kwargs: None, "osmosis_reward")
+@typing.overload
+def osmosis_reward(fn: F) -> F: ...
+@typing.overload
+def osmosis_reward(*, strict: bool | None = None) -> Callable[[F], F]: ...
+def osmosis_reward(fn: F | None = None, *, strict: bool | None = None) -> Any:
+    """``fn(solution_str: str, ground_truth: str, extra_info: dict = None[, …]) -> float``."""
+
+    def decorate(fn: F) -> F:
+        _check_signature(
+            fn,
+            "osmosis_reward",
+            [
+                ("solution_str", _STR, inspect.Parameter.empty),
+                ("ground_truth", _STR, inspect.Parameter.empty),
+                ("extra_info", _DICT, None),
+            ],
+            strict=_strict(strict),
+        )
+        return _wrap(fn, lambda args, kwargs: None, "osmosis_reward")
+
+    return decorate if fn is None else decorate(fn)
 
 
 RUBRIC_REQUIRED = ("provider", "model", "rubric")
@@ -193,20 +232,31 @@ def rubric_model_info(extra_info: Mapping[str, Any]) -> dict[str, Any]:
     return info
 
 
-def osmosis_rubric(fn: F) -> F:
-    """Enforce ``fn(solution_str: str, ground_truth: str | None, extra_info: dict) -> float``
-    and validate ``extra_info`` (provider, model, rubric, api_key/api_key_env…) per call."""
-    _check_signature(
-        fn,
-        "osmosis_rubric",
-        [
-            ("solution_str", _STR, inspect.Parameter.empty),
-            ("ground_truth", {"str|None", "Optional[str]", "str"}, inspect.Parameter.empty),
-            ("extra_info", {"dict", "dict[str,Any]", "Dict[str,Any]"}, inspect.Parameter.empty),
-        ],
-    )
+@typing.overload
+def osmosis_rubric(fn: F) -> F: ...
+@typing.overload
+def osmosis_rubric(*, strict: bool | None = None) -> Callable[[F], F]: ...
+def osmosis_rubric(fn: F | None = None, *, strict: bool | None = None) -> Any:
+    """``fn(solution_str: str, ground_truth: str | None, extra_info: dict[, …]) -> float``;
+    strict mode also validates ``extra_info`` (provider, model, rubric, a key) per call."""
 
-    def check_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        validate_rubric_extra_info(_extra_info_of(args, kwargs))
+    def decorate(fn: F) -> F:
+        exact = _strict(strict)
+        _check_signature(
+            fn,
+            "osmosis_rubric",
+            [
+                ("solution_str", _STR, inspect.Parameter.empty),
+                ("ground_truth", {"str|None", "Optional[str]", "str"}, inspect.Parameter.empty),
+                ("extra_info", {"dict", "dict[str,Any]", "Dict[str,Any]"}, inspect.Parameter.empty),
+            ],
+            strict=exact,
+        )
 
-    return _wrap(fn, check_call, "osmosis_rubric")
+        def check_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            if exact:
+                validate_rubric_extra_info(_extra_info_of(args, kwargs))
+
+        return _wrap(fn, check_call, "osmosis_rubric")
+
+    return decorate if fn is None else decorate(fn)

@@ -153,16 +153,20 @@ async def aevaluate_rubric(
     metadata: Mapping[str, Any] | None = None,
     return_details: bool = False,
     *,
+    score_min: float | None = None,
+    score_max: float | None = None,
+    timeout: float | None = None,
     client: ModelClient | None = None,
 ) -> float | RubricResult:
     """The async form of :func:`evaluate_rubric`."""
+    model_info = _with_overrides(model_info, score_min, score_max, timeout)
     if not isinstance(rubric, str) or not rubric.strip():
         raise InvalidInputError("the rubric must be a non-empty string")
     if not isinstance(solution_str, str):
         raise InvalidInputError("solution_str must be a string")
     low, high = _bounds(model_info)
     target = resolve_judge(model_info)
-    timeout = float(model_info.get("timeout") or DEFAULT_TIMEOUT)
+    seconds = float(model_info.get("timeout") or DEFAULT_TIMEOUT)
     original = original_input if original_input is not None else model_info.get("original_input")
     messages = build_messages(
         rubric,
@@ -175,7 +179,7 @@ async def aevaluate_rubric(
         system_prompt=model_info.get("system_prompt"),
     )
     own = client is None
-    judge = client or ModelClient(target, concurrency=4, request_timeout=timeout)
+    judge = client or ModelClient(target, concurrency=4, request_timeout=seconds)
     try:
         problem = ""
         for attempt in (1, 2):  # one retry on malformed output
@@ -200,6 +204,17 @@ async def aevaluate_rubric(
             await judge.aclose()
 
 
+def _with_overrides(
+    model_info: Mapping[str, Any],
+    score_min: float | None,
+    score_max: float | None,
+    timeout: float | None,
+) -> Mapping[str, Any]:
+    given = {"score_min": score_min, "score_max": score_max, "timeout": timeout}
+    given = {k: v for k, v in given.items() if v is not None}
+    return {**model_info, **given} if given else model_info
+
+
 def _content(raw: Mapping[str, Any]) -> str:
     """The judge's text ("" when the reply has none: treated as malformed and retried)."""
     try:
@@ -218,14 +233,19 @@ def evaluate_rubric(
     original_input: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     return_details: bool = False,
+    *,
+    score_min: float | None = None,
+    score_max: float | None = None,
+    timeout: float | None = None,
 ) -> float | RubricResult:
     """Score ``solution_str`` against ``rubric`` with a judge model.
 
     ``model_info``: ``provider``, ``model``, and optionally ``api_key`` /
     ``api_key_env``, ``base_url`` (any OpenAI-compatible endpoint), ``timeout``,
     ``score_min`` / ``score_max`` (default 0..1), ``system_prompt``, ``original_input``.
-    Raises ``MissingAPIKeyError``, ``ProviderRequestError`` or ``ModelNotFoundError``.
-    Inside a running event loop, ``await aevaluate_rubric(...)`` instead.
+    ``score_min`` / ``score_max`` / ``timeout`` as keywords (0.2.17's form) win over
+    ``model_info``'s. Raises ``MissingAPIKeyError``, ``ProviderRequestError`` or
+    ``ModelNotFoundError``. Inside a running event loop, ``await aevaluate_rubric(...)``.
     """
     try:
         asyncio.get_running_loop()
@@ -239,6 +259,9 @@ def evaluate_rubric(
                 original_input,
                 metadata,
                 return_details,
+                score_min=score_min,
+                score_max=score_max,
+                timeout=timeout,
             )
         )
     raise RuntimeError(

@@ -51,8 +51,44 @@ def test_reward_signature_errors_name_the_problem(source: str, fragment: str) ->
     namespace: dict[str, Any] = {}
     exec(source, namespace)
     with pytest.raises(TypeError) as info:
-        osmosis_reward(namespace["f"])
+        osmosis_reward(strict=True)(namespace["f"])
     assert fragment in str(info.value)
+    if fragment != "must take exactly":  # the published checks: strict or not
+        with pytest.raises(TypeError, match=fragment.split()[0]):
+            osmosis_reward(namespace["f"])
+
+
+def test_as_published_parameters_after_the_three_are_allowed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    @osmosis_reward
+    def numbers_match_reward(
+        solution_str: str, ground_truth: str, extra_info: dict = None, **kwargs: Any
+    ) -> float:  # type: ignore[assignment]
+        return 1.0 if solution_str == ground_truth else 0.0
+
+    assert numbers_match_reward("4", "4", None, data_source="x") == 1.0
+
+    def needs_more(
+        solution_str: str, ground_truth: str, extra_info: dict = None, k: int = 1, *a: Any
+    ) -> float:  # type: ignore[assignment]
+        return 0.0
+
+    osmosis_reward(needs_more)  # extra parameters with defaults: fine
+    with pytest.raises(TypeError, match="must take exactly"):
+        osmosis_reward(strict=True)(needs_more)
+    monkeypatch.setenv("OSMOSIS_STRICT_DECORATORS", "1")
+    with pytest.raises(TypeError, match="must take exactly"):
+        osmosis_reward(needs_more)
+
+    def required_extra(
+        solution_str: str, ground_truth: str, extra_info: dict = None, *, k: int
+    ) -> float:  # type: ignore[assignment]
+        return 0.0
+
+    monkeypatch.delenv("OSMOSIS_STRICT_DECORATORS")
+    with pytest.raises(TypeError, match="k after extra_info needs a default"):
+        osmosis_reward(required_extra)
 
 
 def test_reward_result_must_be_a_float() -> None:
@@ -87,8 +123,16 @@ def test_reward_is_a_simple_mode_eval_fn() -> None:
 RUBRIC_INFO = {"provider": "openai", "model": "gpt-5", "rubric": "be right", "api_key_env": "K"}
 
 
-def test_rubric_decorator_validates_extra_info_per_call() -> None:
+def test_rubric_decorator_leaves_extra_info_alone_unless_strict() -> None:
     @osmosis_rubric
+    def lenient(
+        solution_str: str, ground_truth: str | None, extra_info: dict, **kwargs: Any
+    ) -> float:
+        return 0.5
+
+    assert lenient("x", None, {"metadata": {"a": 1}}) == 0.5  # as 0.2.11–0.2.17
+
+    @osmosis_rubric(strict=True)
     def judge(solution_str: str, ground_truth: str | None, extra_info: dict) -> float:
         return 0.75
 

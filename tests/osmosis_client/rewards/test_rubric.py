@@ -44,6 +44,17 @@ def test_score_is_clamped_into_range(stub: StubOpenAI) -> None:
     assert (result.score, result.clamped) == (10.0, True)
 
 
+def test_score_bounds_and_timeout_as_keywords_as_in_0_2_17(stub: StubOpenAI) -> None:
+    stub.state.replies.append(json.dumps({"score": 14, "explanation": "great"}))
+    result = evaluate_rubric(
+        "r", "s", info(stub), score_min=0, score_max=10, timeout=5, return_details=True
+    )
+    assert isinstance(result, RubricResult)
+    assert (result.score, result.clamped) == (10.0, True)
+    stub.state.replies.append(json.dumps({"score": 7, "explanation": "ok"}))
+    assert evaluate_rubric("r", "s", info(stub, score_max=2), score_max=10) == 7.0
+
+
 def test_malformed_output_is_retried_once(stub: StubOpenAI) -> None:
     stub.state.replies.extend(["I think 0.8", '```json\n{"score": 0.8, "explanation": "ok"}\n```'])
     result = evaluate_rubric("r", "s", info(stub), return_details=True)
