@@ -78,6 +78,8 @@ class ModelTarget:
     headers: Mapping[str, str] = field(default_factory=dict)
     api_client_type: str = "openai_chat_completions"
     endpoint_id: str | None = None
+    #: how a bare model name was read (0.2's rule: ``gpt-5-mini`` → ``openai/gpt-5-mini``)
+    assumed: str | None = None
 
     @property
     def is_mock(self) -> bool:
@@ -105,7 +107,8 @@ class ModelTarget:
                 f"{self.model} at {len(self.replicas)} replicas of {self.endpoint_id} "
                 f"({redact_url(self.replicas[0].base_url)}, …)"
             )
-        return f"{self.model} at {redact_url(self.base_url or '')}"
+        where = f"{self.model} at {redact_url(self.base_url or '')}"
+        return f"{where} ({self.assumed})" if self.assumed else where
 
 
 @dataclass(frozen=True)
@@ -178,7 +181,7 @@ def resolve_target(
         return _from_registry(
             endpoint_id or model_path, rows, base_url, api_key_env, api_key, env, headers
         )
-    provider_name, model = split_model_path(model_path)
+    provider_name, model, assumed = _provider_of(model_path, base_url)
     if provider_name == MOCK_PROVIDER and not base_url:
         from osmosis_client.llm.mock import parse_mock_model
 
@@ -195,10 +198,22 @@ def resolve_target(
             SecretStr(api_key),
             api_key_env,
             headers=run_headers,
+            assumed=assumed,
         )
     key_env = api_key_env or default_key_env
     key = _key_from_env(key_env, api_key_env, model_path, env)
-    return ModelTarget(model_path, model, provider_name, url, key, key_env, headers=run_headers)
+    return ModelTarget(
+        model_path, model, provider_name, url, key, key_env, headers=run_headers, assumed=assumed
+    )
+
+
+def _provider_of(model_path: str, base_url: str | None) -> tuple[str | None, str, str | None]:
+    """(provider, model, how a bare name was read): 0.2 read ``gpt-5-mini`` with no base
+    URL as ``openai/gpt-5-mini``."""
+    provider_name, model = split_model_path(model_path)
+    if provider_name is None and not base_url and "/" not in model_path:
+        return "openai", model, f"read as openai/{model_path}, as 0.2 did"
+    return provider_name, model, None
 
 
 def _from_registry(

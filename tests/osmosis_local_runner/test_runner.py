@@ -286,8 +286,13 @@ def test_resume_refuses_changed_settings(tmp_path: Path) -> None:
     assert "pass_threshold: 1.0 → 0.5" in info.value.message
 
 
-def test_fresh_run_never_overwrites_a_journal(tmp_path: Path) -> None:
+def test_a_rerun_replaces_a_finished_run_but_never_an_unfinished_one(tmp_path: Path) -> None:
     run(make_spec(tmp_path, Calc(), limit=1))
+    again = run(make_spec(tmp_path, Calc(), limit=2))  # the same -o: replaced, as 0.2 did
+    assert again["summary"]["total_rows"] == 2
+    results = tmp_path / "out" / "results.json"
+    assert len(journal_path(results).read_text().splitlines()) == 1 + 2  # fingerprint + 2
+    results.unlink()  # as if killed: a journal and no finished document
     with pytest.raises(InvalidInputError) as info:
         run(make_spec(tmp_path, Calc(), limit=1))
     assert "exists from an earlier run" in info.value.message

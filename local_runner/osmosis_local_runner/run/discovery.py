@@ -26,12 +26,20 @@ from osmosis_local_runner.run.user_code import guard_exits, telling_real_interru
 
 
 def _import_error(what: str, exc: BaseException) -> InvalidInputError:
-    detail = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+    detail = _shortened(f"{type(exc).__name__}: {exc}".splitlines()[0])
     return InvalidInputError(
         f"cannot import {what} ({detail})",
         hint="fix the module, or check the MODULE:ATTR path",
         code="BAD_MODULE",
     )
+
+
+def _shortened(text: str, limit: int = 1000) -> str:
+    """A long first line cut at a word boundary (a signature shows whole up to 1000)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    return cut[: cut.rfind(" ")] + " …" if " " in cut else cut + "…"
 
 
 def import_file(path: Path, *, extra_paths: tuple[Path, ...] = ()) -> ModuleType:

@@ -92,6 +92,20 @@ def read_journal(path: Path) -> JournalContents:
     return JournalContents(fingerprint, records, valid)
 
 
+def forget_finished(output: Path, resume: bool, on_note: Callable[[str], None] | None) -> None:
+    """Re-running (not resuming) to the same results path replaces a *finished* run, as
+    0.2 did: its journal goes (the document is replaced when the new run writes). An
+    unfinished run's journal stays, for ``--resume``."""
+    from osmosis_local_runner.results.document import finished
+
+    path = journal_path(output)
+    if resume or not (path.exists() and finished(output)):
+        return
+    path.unlink()
+    if on_note is not None:
+        on_note(f"replacing the earlier finished run in {output}")
+
+
 def resumable(path: Path, resume: bool, current: Mapping[str, Any]) -> JournalContents | None:
     """The journal a ``--resume`` continues (its fingerprint must match ``current``), or
     None for a new run — which refuses a journal left at its path."""

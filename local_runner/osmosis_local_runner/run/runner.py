@@ -23,7 +23,7 @@ from osmosis_local_runner.errors import RunAborted
 from osmosis_local_runner.results.document import check_results_path, passed, write_document
 from osmosis_local_runner.results.records import AttemptRecord
 from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
-from osmosis_local_runner.run.journal import Journal, journal_path, resumable
+from osmosis_local_runner.run.journal import Journal, forget_finished, journal_path, resumable
 from osmosis_local_runner.run.kinds import Outcome, RunEnv
 from osmosis_local_runner.run.models import model_client, run_env
 from osmosis_local_runner.run.recording import BASELINE, record_attempt, results_head
@@ -40,7 +40,6 @@ from osmosis_local_runner.run.user_code import guard_exits
 
 logger = logging.getLogger("osmosis_client.runner")
 RETRY_MAX_DELAY = 30.0
-
 Tag = str | None  # None: the run's model; "baseline": --baseline-model
 Item = tuple[Row, int, Tag]
 
@@ -136,6 +135,7 @@ class Runner:
 
     def _check_journal(self, current: dict[str, Any]) -> None:
         spec = self.spec
+        forget_finished(spec.output, spec.resume or spec.retry_failed, self.on_note)
         contents = resumable(journal_path(spec.output), spec.resume or spec.retry_failed, current)
         if contents is None:
             return

@@ -46,9 +46,19 @@ def test_api_key_env_must_be_a_name_not_a_key() -> None:
     assert "sk-live-123456" not in info.value.message
 
 
+def test_a_bare_name_is_an_openai_model_as_in_0_2() -> None:
+    target = resolve_target("gpt-5-mini", env={"OPENAI_API_KEY": "sk-test-123456"})
+    assert (target.provider, target.model) == ("openai", "gpt-5-mini")
+    assert target.base_url == "https://api.openai.com/v1"
+    assert "read as openai/gpt-5-mini, as 0.2 did" in target.describe()
+    with pytest.raises(InvalidInputError) as info:
+        resolve_target("gpt-5-mini", env={})
+    assert info.value.code == "MISSING_API_KEY"
+
+
 def test_unknown_model_without_base_url_and_mock() -> None:
     with pytest.raises(InvalidInputError) as info:
-        resolve_target("llama3", env={})
+        resolve_target("meta/llama3", env={})
     assert info.value.code == "UNKNOWN_MODEL_ROUTE"
     assert "base URL" in (info.value.hint or "") and "--" not in (info.value.hint or "")
     mock = resolve_target("mock/echo", env={})
