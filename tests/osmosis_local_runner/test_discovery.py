@@ -151,3 +151,15 @@ def test_an_eval_fn_needing_an_unknown_parameter_is_refused_before_the_run(
         _fn(tmp_path, "def fn(solution_str, ground_truth, extra_info, tokenizer):\n    return 1\n")
     assert "needs parameter 'tokenizer'" in info.value.message
     assert info.value.code == "BAD_EVAL_FN"
+
+
+def test_an_import_error_keeps_the_whole_signature(tmp_path: Path) -> None:
+    params = ", ".join(f"param_{i}: str" for i in range(12))
+    (tmp_path / "long_rewards.py").write_text(
+        "from osmosis_client.rewards import osmosis_reward\n"
+        "@osmosis_reward\n"
+        f"def scorer(solution: str, {params}) -> float:\n    return 0.0\n"
+    )
+    with pytest.raises(InvalidInputError) as info:
+        load_eval_fn("long_rewards:scorer", cwd=tmp_path)
+    assert "param_11)" in info.value.message  # the signature to its end, not cut mid-word
