@@ -247,6 +247,26 @@ def command_ms(args: list[str], repeat: int = 15) -> float:
 # ----------------------------------------------------------------- main
 
 
+def hook_cost_ms(runs: int = 9) -> tuple[float, float]:
+    """The start-up hook's own import time and all of ``site`` (``-X importtime``,
+    medians): what every interpreter pays for ``import osmosis_ai`` working anywhere."""
+    hook, site = [], []
+    for _ in range(runs):
+        err = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "pass"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stderr
+        for line in err.splitlines():
+            fields = [f.strip() for f in line.removeprefix("import time:").split("|")]
+            if len(fields) == 3 and fields[2] == "_osmosis_ai_hook":
+                hook.append(int(fields[0]) / 1000)
+            if len(fields) == 3 and fields[2] == "site":
+                site.append(int(fields[1]) / 1000)
+    return statistics.median(hook or [0.0]), statistics.median(site or [0.0])
+
+
 def main() -> None:
     results: dict[str, Any] = {}
     tmp = Path(tempfile.mkdtemp(prefix="osmosis-bench-"))
@@ -332,6 +352,7 @@ def main() -> None:
 
     osmosis = str(Path(sys.executable).parent / "osmosis")
     results["python_startup_ms"] = command_ms([sys.executable, "-c", "pass"])
+    results["osmosis_ai_hook_ms"], results["site_ms"] = hook_cost_ms()
     results["help_ms"] = command_ms([osmosis, "--help"])
     results["eval_help_ms"] = command_ms([osmosis, "eval", "--help"])
     results["import_httpx_ms"] = command_ms(
@@ -500,6 +521,7 @@ and `--json` copies the file to stdout, so a large run is never held whole.
 | what | median ms |
 |---|---:|
 | `python -c pass` (baseline) | {r["python_startup_ms"]:.0f} |
+| of which the `osmosis_ai` start-up hook (any interpreter; `site` in all: {r["site_ms"]:.1f}) | {r["osmosis_ai_hook_ms"]:.2f} |
 | `osmosis --help` | {r["help_ms"]:.0f} (target <= 120) |
 | `osmosis eval --help` | {r["eval_help_ms"]:.0f} (target <= 150) |
 | importing httpx + pydantic + rich.console (avoided at start-up) | {r["import_httpx_ms"]:.0f} |

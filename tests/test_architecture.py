@@ -98,6 +98,8 @@ DOORS: dict[str, set[str]] = {
     "osmosis_client._redact": set(),
     "osmosis_client._retry": set(),
     "osmosis_client._serving": set(),
+    # installed as a top-level start-up module: imports the layer only when asked
+    "osmosis_client._startup": {"osmosis_client.rollout"},
     "osmosis_client._tls": {"osmosis_client.errors"},
     "osmosis_client.envfile": {"osmosis_client.errors"},
     "osmosis_client.workspace": {"osmosis_client.errors"},

@@ -79,7 +79,7 @@ def decide() -> Decision:
         spec = importlib.util.find_spec("osmosis_ai")
     except (ImportError, ValueError):
         spec = None
-    if spec is None:
+    if spec is None or isinstance(spec.loader, _Finder):  # none, or only our start-up hook
         return Decision("layer", None)
     try:
         from importlib.metadata import PackageNotFoundError, version
@@ -122,6 +122,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                     self._on_first_use()
         is_package, sources = LAYOUT[spec.name]
         module = types.ModuleType(spec.name, f"{spec.name} (osmosis-client compatibility layer)")
+        module.__osmosis_client_layer__ = True  # type: ignore[attr-defined]
         for source, names in sources:
             loaded = importlib.import_module(source)
             for name in names if names is not None else _public(loaded):
@@ -160,7 +161,11 @@ def install(on_first_use: Callable[[], None] | None = None) -> None:
     real_path: list[str] = []
     try:
         spec = importlib.util.find_spec("osmosis_ai")
-        if spec is not None and spec.submodule_search_locations:
+        if (
+            spec is not None
+            and not isinstance(spec.loader, _Finder)
+            and spec.submodule_search_locations
+        ):
             real_path = list(spec.submodule_search_locations)
     except (ImportError, ValueError):
         pass
@@ -168,6 +173,26 @@ def install(on_first_use: Callable[[], None] | None = None) -> None:
         del sys.modules[name]
     _installed = _Finder(on_first_use, real_path)
     sys.meta_path.insert(0, _installed)
+
+
+_last_resort: _Finder | None = None
+
+
+def last_resort_spec(fullname: str) -> importlib.machinery.ModuleSpec | None:
+    """The layer's spec for ``fullname`` when no installed package answered (the start-up
+    hook's finder, last on ``sys.meta_path``). A real ``osmosis_ai``'s missing submodule
+    stays missing: the real package always wins."""
+    global _last_resort
+    if fullname not in LAYOUT:
+        return None
+    top = sys.modules.get("osmosis_ai")
+    if fullname != "osmosis_ai" and (
+        top is None or not getattr(top, "__osmosis_client_layer__", False)
+    ):
+        return None
+    if _last_resort is None:
+        _last_resort = _Finder(None, [])
+    return _last_resort.find_spec(fullname)
 
 
 def uninstall() -> None:

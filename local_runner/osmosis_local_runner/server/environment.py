@@ -147,7 +147,8 @@ def _facts(command: list[str], *, origin: str, shown: str, cwd: Path) -> dict[st
             [*command, "-c", PROBE],
             capture_output=True,
             text=True,
-            env=tool_env(),
+            # the real SDK, not osmosis-client's start-up layer (when both share a Python)
+            env={**tool_env(), "OSMOSIS_NO_OSMOSIS_AI_LAYER": "1"},
             cwd=cwd,
             timeout=PROBE_TIMEOUT,
             stdin=subprocess.DEVNULL,

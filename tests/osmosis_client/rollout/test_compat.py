@@ -78,8 +78,12 @@ def test_nothing_is_installed_under_the_name() -> None:
 
     site = Path(osmosis_client.__file__).resolve().parents[1]
     assert not (site / "osmosis_ai").exists()
-    with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("osmosis_ai")  # without the layer
+    # `import osmosis_ai` elsewhere is the start-up hook's last resort (a real package
+    # wins: test_osmosis_ai_anywhere.py); no distribution claims the name
+    from importlib.metadata import PackageNotFoundError, version
+
+    with pytest.raises(PackageNotFoundError):
+        version("osmosis-ai")
 
 
 def fake_distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str) -> None:
