@@ -10,6 +10,7 @@ def prepare_user_imports(out: Output, *, no_compat: bool) -> None:
     from osmosis_client.rollout import compat
 
     if no_compat:
+        compat.without_startup_hook()  # only a real osmosis_ai, as Python alone would
         return
     decision = compat.decide()
     if decision.choice == "real":

@@ -195,6 +195,17 @@ def last_resort_spec(fullname: str) -> importlib.machinery.ModuleSpec | None:
     return _last_resort.find_spec(fullname)
 
 
+def without_startup_hook() -> None:
+    """Take the start-up hook's finder off ``sys.meta_path`` in this process
+    (``--no-compat``: only a real ``osmosis_ai`` imports)."""
+    sys.meta_path[:] = [
+        f
+        for f in sys.meta_path
+        if type(f).__name__ != "_LastResortFinder"
+        and getattr(f, "__name__", "") != "_LastResortFinder"
+    ]
+
+
 def uninstall() -> None:
     """Remove the layer and the modules it served (tests)."""
     global _installed
