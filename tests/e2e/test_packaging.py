@@ -140,7 +140,16 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def test_wheel_installs_only_unambiguous_names_and_ships_examples(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
-    assert tops == {"osmosis_client", "osmosis_cli", "osmosis_local_runner"}
+    assert tops == {
+        "osmosis_client",
+        "osmosis_cli",
+        "osmosis_local_runner",
+        # the start-up hook that makes `import osmosis_ai` work anywhere (never a package
+        # named osmosis_ai: a real one always wins)
+        "_osmosis_ai_hook.py",
+        "osmosis_ai_compat.pth",
+    }
+    assert zipfile.ZipFile(wheel).read("osmosis_ai_compat.pth") == b"import _osmosis_ai_hook\n"
     assert "osmosis_cli/_examples/quickstart/configs/eval/quickstart.toml" in names
     assert "osmosis_cli/_examples/multiply/rollouts/multiply-local-openai/main.py" in names
     entry_points = (
