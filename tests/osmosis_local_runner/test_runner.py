@@ -305,3 +305,11 @@ def test_progress_reports_counts(tmp_path: Path) -> None:
     run(make_spec(tmp_path, Calc(), limit=4, n=2), on_progress=record)
     assert seen[-1] == (8, 8)
     assert [d for d, _ in seen] == list(range(1, 9))
+
+
+def test_a_baseline_model_is_recorded_and_never_halves_the_live_pass_rate(tmp_path: Path) -> None:
+    seen: list[float | None] = []
+    spec = make_spec(tmp_path, Calc(), limit=3, baseline=resolve_target("mock/calculator", env={}))
+    doc = run(spec, on_progress=lambda p: seen.append(p.pass_rate(GRADER.name)))
+    assert doc["config"]["baseline_model"] == "mock/calculator"
+    assert seen[-1] == 1.0  # every attempt of the run's model passed (not 3 of 6)

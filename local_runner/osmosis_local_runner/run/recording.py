@@ -99,6 +99,8 @@ def results_head(
     }
     if spec.offset:
         config["offset"] = spec.offset
+    if BASELINE in models:
+        config["baseline_model"] = models[BASELINE]
     head = document_head(
         config,
         records,
@@ -109,7 +111,6 @@ def results_head(
         status=status,
     )
     if BASELINE in models:
-        config["baseline_model"] = models[BASELINE]
         head["model_summaries"] = model_summaries(
             records,
             fn_names,

@@ -363,16 +363,8 @@ class Runner:
         if resumed:
             self._done.add(record.key)  # only resumed attempts are ever looked up
         self._records.setdefault(record.row_index, []).append(record)
-        p = self.progress
-        p.done += 1
-        p.resumed += resumed
-        p.tokens += record.tokens
-        p.errors += not record.success
-        p.skipped += record.skipped
-        if record.model_tag is None:
-            for fn in self.fn_names:
-                if passed(record, fn, self.spec.pass_threshold):
-                    p.passed[fn] = p.passed.get(fn, 0) + 1
+        passing = [fn for fn in self.fn_names if passed(record, fn, self.spec.pass_threshold)]
+        self.progress.add(record, passing, resumed=resumed)
 
     # ------------------------------------------------------------ results
 

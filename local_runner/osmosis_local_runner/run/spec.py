@@ -9,10 +9,10 @@ import functools
 import json
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError
@@ -23,6 +23,9 @@ from osmosis_local_runner.run.eval_fns import EvalFn
 from osmosis_local_runner.run.kinds import RolloutKind
 from osmosis_local_runner.run.kinds.native import NativeRollout
 from osmosis_local_runner.run.scheduler import WindowStats
+
+if TYPE_CHECKING:
+    from osmosis_local_runner.results.records import AttemptRecord
 
 
 @dataclass
@@ -85,7 +88,8 @@ class Progress:
     skipped: int = 0
     tokens: int = 0
     resumed: int = 0
-    passed: dict[str, int] = field(default_factory=dict)  # per eval fn
+    passed: dict[str, int] = field(default_factory=dict)  # per eval fn, the run's model
+    scored: int = 0  # attempts of the run's model (a --baseline-model's are not scored)
     started_at: float = field(default_factory=time.monotonic)
 
     @property
@@ -97,8 +101,20 @@ class Progress:
         fresh = self.done - self.resumed
         return fresh / self.elapsed if self.elapsed > 0 else 0.0
 
+    def add(self, record: AttemptRecord, passing: Iterable[str], *, resumed: bool) -> None:
+        """Count a finished attempt (``passing``: the eval fns it passed)."""
+        self.done += 1
+        self.resumed += resumed
+        self.tokens += record.tokens
+        self.errors += not record.success
+        self.skipped += record.skipped
+        if record.model_tag is None:
+            self.scored += 1
+            for fn in passing:
+                self.passed[fn] = self.passed.get(fn, 0) + 1
+
     def pass_rate(self, fn: str) -> float | None:
-        return self.passed.get(fn, 0) / self.done if self.done else None
+        return self.passed.get(fn, 0) / self.scored if self.scored else None
 
     @property
     def eta(self) -> float | None:
