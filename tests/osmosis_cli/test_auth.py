@@ -131,7 +131,7 @@ def test_login_with_token_reads_stdin_and_never_echoes(
         200, json={"token_id": "tid-9", "expires_at": "2030-01-01T00:00:00Z", "user": USER}
     )
     router.get("/api/cli/workspaces").respond(200, json={"workspaces": [ACME]})
-    result = invoke("login", "--with-token", input="tok-from-stdin\n")
+    result = invoke("login", "-f", "--with-token", input="tok-from-stdin\n")  # 0.2's -f
     assert result.exit_code == 0, result.stderr
     assert "tok-from-stdin" not in result.stdout + result.stderr
     assert router.routes[0].calls.last.request.headers["Authorization"] == "Bearer tok-from-stdin"

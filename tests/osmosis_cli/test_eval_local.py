@@ -124,6 +124,28 @@ def test_seed_form(invoke: Invoke, quickstart: Path) -> None:
     assert doc["config"]["limit"] == 5
 
 
+def test_seed_form_baseline_key_flags_as_in_0_2(invoke: Invoke, quickstart: Path) -> None:
+    alone = invoke(*SEED, "--baseline-api-key", "sk-base-123456", "-o", "x.json")
+    assert alone.exit_code == 2 and "--baseline-api-key needs --baseline-model" in alone.stderr
+    doc = invoke(
+        *SEED,
+        "--baseline-model",
+        "mock/calculator",
+        "--baseline-api-key",
+        "sk-base-123456",
+        "--limit",
+        "2",
+        "--json",
+        "-q",
+        "-o",
+        "b.json",
+    )
+    assert doc.exit_code == 0, doc.stderr
+    assert "prefer --baseline-api-key-env" in doc.stderr
+    assert "sk-base-123456" not in doc.stdout + doc.stderr
+    assert doc.resource()["config"]["baseline_model"] == "mock/calculator"
+
+
 def test_seed_form_evaluates_every_row_without_limit(invoke: Invoke, quickstart: Path) -> None:
     doc = invoke(*SEED, "--json", "-q", "-o", "all.json").resource()
     assert doc["summary"]["total_rows"] == 50

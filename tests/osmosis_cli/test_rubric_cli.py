@@ -196,3 +196,24 @@ def test_preview_rejects_bad_files(invoke: Invoke, rubrics: Path) -> None:
     (rubrics / "broken.yaml").write_text("rubrics: [\n")
     assert invoke("preview", "--path", "broken.yaml").exit_code == 2
     assert invoke("preview", "--path", "notes.txt").exit_code == 2
+
+
+def test_the_0_2_short_flags_work(invoke: Invoke, rubrics: Path) -> None:
+    (rubrics / "res").mkdir()
+    short = invoke(
+        "eval-rubric",
+        "-r",
+        "support_followup",
+        "-d",
+        "sample_data.jsonl",
+        "-n",
+        "1",
+        "-c",
+        "rubric_configs.yaml",
+        "-o",
+        "res",
+    )
+    assert short.exit_code == 0, short.stderr
+    assert len(list((rubrics / "res").glob("rubric_eval_result_*.json"))) == 1
+    preview = invoke("preview", "-p", "sample_data.jsonl")
+    assert preview.exit_code == 0, preview.stderr

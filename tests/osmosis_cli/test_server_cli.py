@@ -127,3 +127,12 @@ def test_results_keep_the_trajectory_path(invoke: Invoke, workspace: Path) -> No
     path = doc["rows"][0]["runs"][0]["trajectory"]
     assert path.startswith("out.run/rollout_trials/")
     assert (workspace / "results" / path).is_file()
+
+
+def test_serve_takes_0_2_flags(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = invoke("serve", "-m", "nope_mod:x", "--reload", "--local-debug")
+    assert result.exit_code == 2  # the module is missing: not an unknown option
+    assert "--reload is not offered" in result.stderr and "No module named" in result.stderr

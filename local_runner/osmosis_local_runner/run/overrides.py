@@ -68,6 +68,7 @@ class Overrides:
     baseline_model: str | None = None
     baseline_base_url: str | None = None
     baseline_api_key_env: str | None = None
+    baseline_api_key: str | None = None
     debug_dir: Path | None = None
     # server mode (published-SDK rollout servers)
     rollout_mode: str | None = None
@@ -267,6 +268,7 @@ def seed_spec(module: str, dataset: Path, eval_fns: list[str], flags: Overrides)
             flags.baseline_model,
             base_url=flags.baseline_base_url,
             api_key_env=flags.baseline_api_key_env,
+            api_key=SecretStr(flags.baseline_api_key) if flags.baseline_api_key else None,
             registry=registry_of(None, flags.endpoints),
             headers=run_headers([], flags.headers),
         )

@@ -37,7 +37,16 @@ class ServeOptions:
         ),
     ] = None
     local: Annotated[
-        bool, typer.Option("--local", help="No API key and no registration (local debugging).")
+        bool,
+        typer.Option(
+            "--local", "--local-debug", help="No API key and no registration (local debugging)."
+        ),
+    ] = False
+    reload: Annotated[
+        bool,
+        typer.Option(
+            "--reload", help="Accepted from 0.2 (which exits on it); serves without reloading."
+        ),
     ] = False
     skip_register: Annotated[
         bool, typer.Option("--skip-register", help="Do not register with the platform.")
@@ -124,6 +133,12 @@ def _check(out: Output, opts: ServeOptions) -> None:
             "--api-key is empty (an unset variable?)",
             hint="give the key trainers will send, or leave --api-key out to have one made",
             code="USAGE",
+        )
+    if opts.reload:
+        out.warn(
+            "--reload is not offered (0.2 accepted it, then exited before serving): serving "
+            "without it; restart the command after editing the agent loop",
+            code="RELOAD_IGNORED",
         )
     host = opts.bind_host()
     if opts.local and not is_loopback_host(host):

@@ -32,6 +32,12 @@ class LoginOptions:
     no_browser: Annotated[
         bool, typer.Option("--no-browser", help="Do not open a browser; just print the URL.")
     ] = False
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", "-f", help="Log in again even when logged in (0.2's flag; always so here)."
+        ),
+    ] = False
     with_token: Annotated[
         bool,
         typer.Option("--with-token", help="Read a token from stdin instead of a device login."),

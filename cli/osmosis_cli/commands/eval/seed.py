@@ -68,6 +68,14 @@ class SeedOptions(LocalRunOptions):
             "--baseline-api-key-env", metavar="NAME", help="NAME of the baseline's key variable."
         ),
     ] = None
+    baseline_api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline-api-key",
+            metavar="KEY",
+            help="The baseline's key itself (0.2's flag; prefer --baseline-api-key-env).",
+        ),
+    ] = None
     debug: Annotated[
         bool, typer.Option("--debug", help="Agent loops: ctx.log_event traces to ./local_debug/.")
     ] = False
@@ -96,11 +104,18 @@ def seed(ctx: typer.Context, opts: SeedOptions) -> None:
             f"missing {', '.join(missing)}",
             hint="osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN",
         )
-    if opts.api_key is not None:
-        out.warn(
-            "--api-key puts the key in your shell history and the process list: "
-            "prefer --api-key-env NAME"
-        )
+    for flag, value in (("--api-key", opts.api_key), ("--baseline-api-key", opts.baseline_api_key)):
+        if value is not None:
+            out.warn(
+                f"{flag} puts the key in your shell history and the process list: "
+                f"prefer {flag}-env NAME"
+            )
+    for flag, value in (
+        ("--baseline-api-key", opts.baseline_api_key),
+        ("--baseline-base-url", opts.baseline_base_url),
+    ):
+        if value is not None and not opts.baseline_model:
+            raise InvalidInputError(f"{flag} needs --baseline-model", code="USAGE")
     flags = opts.overrides(
         results_path(opts.output, dataset.stem, resume=opts.resume),
         debug_dir=Path("local_debug") if opts.debug else None,

@@ -102,12 +102,12 @@ def eval_rubric(
 def eval_rubric_config(
     ctx: typer.Context,
     rubric_id: Annotated[
-        str, typer.Option("--rubric", metavar="ID", help="Rubric id in the config.")
+        str, typer.Option("-r", "--rubric", metavar="ID", help="Rubric id in the config.")
     ],
     data: DataOpt,
     config: Annotated[
         Path | None,
-        typer.Option("--config", metavar="FILE", help="rubric_configs.yaml|toml"),
+        typer.Option("-c", "--config", metavar="FILE", help="rubric_configs.yaml|toml"),
     ] = None,
     n: NumberOpt = 1,
     output: OutputOpt = None,
@@ -218,7 +218,8 @@ def _print_judgements(out: Output, document: dict[str, Any]) -> None:
 def preview(
     ctx: typer.Context,
     path: Annotated[
-        Path, typer.Option("--path", metavar="FILE", help="A rubric config or a JSONL dataset.")
+        Path,
+        typer.Option("-p", "--path", metavar="FILE", help="A rubric config or a JSONL dataset."),
     ],
 ) -> None:
     """Validate and pretty-print a rubric config or a JSONL dataset."""
