@@ -89,7 +89,7 @@ class Progress:
     tokens: int = 0
     resumed: int = 0
     passed: dict[str, int] = field(default_factory=dict)  # per eval fn, the run's model
-    scored: int = 0  # attempts of the run's model (a --baseline-model's are not scored)
+    unscored: int = 0  # attempts of a --baseline-model: out of the live pass rate
     started_at: float = field(default_factory=time.monotonic)
 
     @property
@@ -108,13 +108,14 @@ class Progress:
         self.tokens += record.tokens
         self.errors += not record.success
         self.skipped += record.skipped
+        self.unscored += record.model_tag is not None
         if record.model_tag is None:
-            self.scored += 1
             for fn in passing:
                 self.passed[fn] = self.passed.get(fn, 0) + 1
 
     def pass_rate(self, fn: str) -> float | None:
-        return self.passed.get(fn, 0) / self.scored if self.scored else None
+        scored = self.done - self.unscored
+        return self.passed.get(fn, 0) / scored if scored else None
 
     @property
     def eta(self) -> float | None:
