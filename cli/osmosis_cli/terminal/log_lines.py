@@ -10,7 +10,7 @@ from osmosis_client._redact import safe_json, safe_text
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_client.platform.models import LogEntry
+    from osmosis_client.platform.models import LogEntry, LogPage
 
 
 def show_entries(out: Output, entries: list[LogEntry]) -> None:
@@ -30,3 +30,22 @@ def log_line(entry: LogEntry) -> str:
         details = json.dumps(entry.details, ensure_ascii=False, separators=(",", ":"))
         line += f"  {details if len(details) <= 200 else details[:199] + '…'}"
     return line
+
+
+def show_page(out: Output, page: LogPage, empty: str, older: str | None = None) -> None:
+    """One page of a platform log: the list envelope (``--json``/``--plain``, with
+    ``next_cursor``) or the lines (``empty`` when there are none; ``older``, a command
+    with ``{cursor}``, when there is an older page)."""
+    entries = page.logs
+    if out.list_result(
+        [e.to_json() for e in entries],
+        rows=[log_line(e).split(None, 3) for e in entries],
+        has_more=page.next_cursor is not None,
+        extra={"next_cursor": page.next_cursor},
+    ):
+        return
+    if not entries:
+        out.info(empty)
+    show_entries(out, entries)
+    if older and page.next_cursor:
+        out.info("older entries: " + older.replace("{cursor}", page.next_cursor))

@@ -248,25 +248,18 @@ def logs(
     ] = None,
 ) -> None:
     """A dataset's processing logs: the newest page (oldest first within it)."""
-    from osmosis_cli.terminal.log_lines import log_line, show_entries
+    from osmosis_cli.terminal.log_lines import show_page
 
     out = current_output()
     client, _ = state(ctx).scoped_client()
     with client:
         page = client.datasets.logs(name, limit, cursor)
-    entries = page.logs
-    if out.list_result(
-        [e.to_json() for e in entries],
-        rows=[log_line(e).split(None, 3) for e in entries],
-        has_more=page.next_cursor is not None,
-        extra={"next_cursor": page.next_cursor},
-    ):
-        return
-    if not entries:
-        out.info(f"no log entries for {name}")
-    show_entries(out, entries)
-    if page.next_cursor:
-        out.info(f"older entries: osmosis dataset logs {name} --cursor {page.next_cursor}")
+    show_page(
+        out,
+        page,
+        f"no log entries for {name}",
+        older=f"osmosis dataset logs {name} --cursor {{cursor}}",
+    )
 
 
 def register(parent: typer.Typer) -> None:

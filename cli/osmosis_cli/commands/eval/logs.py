@@ -9,7 +9,7 @@ import typer
 from osmosis_cli.commands.eval.platform import scoped_client
 from osmosis_cli.context import state
 from osmosis_cli.terminal.errors import current_output, handle_errors
-from osmosis_cli.terminal.log_lines import log_line, show_entries
+from osmosis_cli.terminal.log_lines import show_entries, show_page
 
 
 @handle_errors
@@ -56,14 +56,4 @@ def logs(
             page = client.eval_runs.logs(name, min(limit, 200), cursor)
         else:
             page = client.eval_runs.recent_log_page(name, limit)
-    entries = page.logs
-    if out.list_result(
-        [e.to_json() for e in entries],
-        rows=[log_line(e).split(None, 3) for e in entries],
-        has_more=page.next_cursor is not None,
-        extra={"next_cursor": page.next_cursor},
-    ):
-        return
-    if not entries:
-        out.info(f"no log entries for {name} yet")
-    show_entries(out, entries)
+    show_page(out, page, f"no log entries for {name} yet")
