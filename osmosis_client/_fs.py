@@ -69,7 +69,7 @@ def atomic_write_chunks(path: Path, chunks: Iterable[bytes], *, mode: int = 0o64
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def remove_stale_temps(path: Path, *, older_than: float = STALE_TMP_SECONDS) -> None:
@@ -86,7 +86,7 @@ def glob_escape(name: str) -> str:
     return "".join(f"[{c}]" if c in "*?[" else c for c in name)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:

@@ -23,7 +23,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-from osmosis_client._fs import file_sha256
+from osmosis_client._fs import file_sha256, fsync_dir
 from osmosis_client.errors import OsmosisError
 from osmosis_client.platform.presigned import (
     RETRY_STATUSES,
@@ -188,12 +188,7 @@ def _settle(
     if sha256 is not None and digest != sha256.lower():
         raise _Retry("its SHA-256 is not the one the platform recorded", discard=True)
     os.replace(part, dest)
-    with contextlib.suppress(OSError):
-        fd = os.open(dest.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    fsync_dir(dest.parent)
     return Fetched(dest, actual, digest, received)
 
 

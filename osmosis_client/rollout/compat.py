@@ -198,11 +198,9 @@ def last_resort_spec(fullname: str) -> importlib.machinery.ModuleSpec | None:
 def without_startup_hook() -> None:
     """Take the start-up hook's finder off ``sys.meta_path`` in this process
     (``--no-compat``: only a real ``osmosis_ai`` imports)."""
+    # the hook appends the finder class itself
     sys.meta_path[:] = [
-        f
-        for f in sys.meta_path
-        if type(f).__name__ != "_LastResortFinder"
-        and getattr(f, "__name__", "") != "_LastResortFinder"
+        f for f in sys.meta_path if getattr(f, "__name__", "") != "_LastResortFinder"
     ]
 
 

@@ -17,6 +17,7 @@ from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
+    from osmosis_client.platform.resources.secrets import Secret, SecretPage
 
 app = typer.Typer(
     cls=Group,
@@ -53,10 +54,15 @@ def list_(
     out = current_output()
     wanted = _scope(scope, ("all", "personal", "workspace"))
     client, _ = state(ctx).scoped_client()
+    urls: list[str] = []
+
+    def secrets_of(page: SecretPage) -> list[Secret]:
+        urls.extend([page.platform_url] if page.platform_url else [])
+        return page.environment_secrets
+
     with client:
-        pages = list(_pages(client.secrets.pages(wanted, limit), every=all_))
-    found = collect(pages, lambda p: p.environment_secrets, every=all_)
-    url = next((p.platform_url for p in pages if p.platform_url), None)
+        found = collect(client.secrets.pages(wanted, limit), secrets_of, every=all_)
+    url = urls[0] if urls else None
     rows = [
         [s.name or "", s.scope or "", s.updated_at or "", s.updater_name or ""] for s in found.items
     ]
@@ -69,13 +75,6 @@ def list_(
         out.info("No secrets yet: `osmosis secret set NAME`")
         return
     out.table(["name", "scope", "updated", "by"], rows, keep=("name",))
-
-
-def _pages(pages: Any, *, every: bool) -> Any:
-    for page in pages:
-        yield page
-        if not every:
-            return
 
 
 @app.command("set", cls=Command)
