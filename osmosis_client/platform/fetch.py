@@ -35,7 +35,6 @@ from osmosis_client.platform.presigned import (
 ATTEMPTS = 3
 MAX_REDIRECTS = 20
 TIMEOUT = httpx.Timeout(60.0, connect=15.0)
-CHUNK = 1 << 16
 
 
 class DownloadFailed(OsmosisError):
@@ -128,7 +127,8 @@ def _attempt(
         part.parent.mkdir(parents=True, exist_ok=True)
         got = 0
         with part.open("ab" if append else "wb") as handle:
-            for chunk in response.iter_bytes(CHUNK):
+            # as the bytes arrive (no re-chunking): what came before a cut is kept
+            for chunk in response.iter_bytes():
                 handle.write(chunk)
                 got += len(chunk)
                 if on_bytes is not None:

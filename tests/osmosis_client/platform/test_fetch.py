@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import random
+import ssl
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
 import pytest
@@ -11,6 +16,7 @@ import respx
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.platform.fetch import DownloadFailed, fetch_file, partial_path
+from tests.realwire import Proxy, Wire, private_ca
 
 URL = "https://storage.example/bucket/file.json"
 BODY = bytes(range(256)) * 40
@@ -121,3 +127,49 @@ def test_redirects_are_followed_but_never_to_plain_http(storage, tmp_path: Path)
     storage.get(URL).respond(302, headers={"location": "http://evil.example/x"})
     with pytest.raises(InvalidInputError, match="not HTTPS"):
         get(tmp_path / "g.json")
+
+
+class _Objects(BaseHTTPRequestHandler):
+    """An object store's GET: the whole object, or the rest of it from a Range."""
+
+    ranges: ClassVar[list[str | None]] = []
+    body = random.Random(7).randbytes(4_000)  # does not compress: half an answer is data
+
+    def do_GET(self) -> None:
+        type(self).ranges.append(self.headers.get("Range"))
+        start = int((self.headers.get("Range") or "bytes=0-")[6:].split("-")[0])
+        data = self.body[start:]
+        self.send_response(206 if start else 200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_over_tls_gzipped_chunked_in_pieces_a_dying_answer_is_resumed(tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Objects)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server_tls, pem = private_ca(tmp_path)
+    wire = Wire(piece=5, delay=0.001, chunked=True, encoding="gzip")
+    waits: list[float] = []
+    try:
+        with Proxy(f"http://127.0.0.1:{server.server_port}", wire, tls=server_tls) as proxy:
+            proxy.kill_next(1)  # the first answer dies halfway through its body
+            with httpx.Client(verify=ssl.create_default_context(cafile=str(pem))) as http:
+                got = fetch_file(
+                    http,
+                    f"{proxy.url}/obj",
+                    tmp_path / "f.json",
+                    size=len(_Objects.body),
+                    sha256=hashlib.sha256(_Objects.body).hexdigest(),
+                    sleep=waits.append,
+                )
+    finally:
+        server.shutdown()
+    assert (tmp_path / "f.json").read_bytes() == _Objects.body
+    assert got.received < len(_Objects.body), _Objects.ranges
+    first, second = _Objects.ranges[-2:]
+    assert first is None and second is not None, _Objects.ranges  # the rest was asked for
+    assert waits == [0.5]
