@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urljoin
@@ -141,7 +141,7 @@ def _attempt(
 
 
 @contextlib.contextmanager
-def _open(http: httpx.Client, url: str, headers: dict[str, str]):  # type: ignore[no-untyped-def]
+def _open(http: httpx.Client, url: str, headers: dict[str, str]) -> Iterator[httpx.Response]:
     for _ in range(MAX_REDIRECTS + 1):
         require_https(url, "download")
         request = http.build_request("GET", url, headers=headers, timeout=TIMEOUT)
