@@ -206,9 +206,11 @@ def test_baseline_model_adds_model_summaries(workdir: Path, model: StubOpenAI) -
     for s in summaries.values():
         assert s["total_runs"] == 3 and s["eval_fns"]["rewards:compute_reward"]["mean"] == 1.0
         assert s["total_tokens"] > 0 and s["total_duration_ms"] >= 0
-    assert doc["summary"]["total_runs"] == 3  # the run's own model
+    # as 0.2: counts over both models, statistics the run's own, runs tagged "primary"
+    assert doc["summary"]["total_runs"] == 6 and doc["summary"]["stopped_early"] is False
+    assert doc["summary"]["total_tokens"] == sum(s["total_tokens"] for s in summaries.values())
     tags = [run.get("model_tag") for row in doc["rows"] for run in row["runs"]]
-    assert tags.count("baseline") == 3 and tags.count(None) == 3
+    assert tags.count("baseline") == 3 and tags.count("primary") == 3
     assert len(calls(model)) == 6  # the baseline ran offline
 
 

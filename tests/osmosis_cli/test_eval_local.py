@@ -146,6 +146,16 @@ def test_seed_form_baseline_key_flags_as_in_0_2(invoke: Invoke, quickstart: Path
     assert doc.resource()["config"]["baseline_model"] == "mock/calculator"
 
 
+def test_seed_form_baseline_prints_one_summary_per_model(invoke: Invoke, quickstart: Path) -> None:
+    result = invoke(*SEED, "--baseline-model", "mock/echo", "--limit", "2", "-o", "m.json")
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout
+    primary, baseline = text.index("(primary)"), text.index("mock/echo (baseline)")
+    assert primary < baseline  # the run's model first, then the baseline, each with a table
+    assert text.count("EVAL FN") == 2
+    assert "4 attempts" in text  # the closing line counts both models
+
+
 def test_seed_form_evaluates_every_row_without_limit(invoke: Invoke, quickstart: Path) -> None:
     doc = invoke(*SEED, "--json", "-q", "-o", "all.json").resource()
     assert doc["summary"]["total_rows"] == 50

@@ -313,3 +313,19 @@ def test_a_baseline_model_is_recorded_and_never_halves_the_live_pass_rate(tmp_pa
     doc = run(spec, on_progress=lambda p: seen.append(p.pass_rate(GRADER.name)))
     assert doc["config"]["baseline_model"] == "mock/calculator"
     assert seen[-1] == 1.0  # every attempt of the run's model passed (not 3 of 6)
+    summary = doc["summary"]
+    assert summary["total_runs"] == 6 and summary["stopped_early"] is False  # both models
+    assert summary["eval_fns"][GRADER.name]["mean"] == 1.0
+    tags = sorted(run["model_tag"] for row in doc["rows"] for run in row["runs"])
+    assert tags == ["baseline"] * 3 + ["primary"] * 3
+
+
+def test_a_baseline_runs_document_reads_back_with_the_primary_tag_as_none(tmp_path: Path) -> None:
+    from osmosis_local_runner.results.documents import ResultsFile
+
+    spec = make_spec(tmp_path, Calc(), limit=2, baseline=resolve_target("mock/calculator", env={}))
+    run(spec)
+    rows = list(ResultsFile(spec.output).rows())
+    tags = sorted(str(r.model_tag) for row in rows for r in row.runs)
+    assert tags == ["None", "None", "baseline", "baseline"]  # "primary" read back as None
+    assert [r.model_tag for r in rows[0].scored()] == [None]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client._fs import atomic_write_chunks
-from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.records import BASELINE, AttemptRecord
 from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k
 
 RESULTS_MODE = 0o600
@@ -148,12 +148,23 @@ def document_head(
     pass_threshold: float,
     duration_ms: int,
     status: str,
+    baseline: str | None = None,
 ) -> dict[str, Any]:
-    """The document's ``config`` and ``summary``."""
+    """The document's ``config`` and ``summary`` (``stopped_early``: the run did not
+    finish). With a ``baseline`` model, as 0.2 wrote it: ``model_summaries`` per model,
+    the statistics of ``summary`` the run's model's, its counts over both models."""
     summary = summarize(rows, eval_fns, n=n, pass_threshold=pass_threshold)
     summary["total_duration_ms"] = duration_ms
     summary["status"] = status
-    return {"config": dict(config), "summary": summary}
+    summary["stopped_early"] = status == "stopped"
+    head: dict[str, Any] = {"config": dict(config), "summary": summary}
+    if baseline is not None:
+        models = {None: str(config.get("model")), BASELINE: baseline}
+        per_model = model_summaries(rows, eval_fns, models, n=n, pass_threshold=pass_threshold)
+        for key in ("total_runs", "errored_runs", "total_tokens"):
+            summary[key] = sum(m[key] for m in per_model)
+        head["model_summaries"] = per_model
+    return head
 
 
 def model_summaries(
@@ -188,13 +199,17 @@ def build_document(
     head: Mapping[str, Any], rows: Mapping[int, Sequence[AttemptRecord]]
 ) -> dict[str, Any]:
     """The whole document as one object (small runs, tests; large runs are streamed)."""
+    tag_primary = "model_summaries" in head
     return {
         **head,
         "rows": [
             {
                 "row_index": index,
                 "row_digest": rows[index][0].row_digest,
-                "runs": [r.run_json() for r in sorted(rows[index], key=lambda r: r.run_index)],
+                "runs": [
+                    r.run_json(tag_primary=tag_primary)
+                    for r in sorted(rows[index], key=lambda r: r.run_index)
+                ],
             }
             for index in sorted(rows)
         ],
@@ -228,8 +243,10 @@ def document_chunks(
         for k, v in head.items()
     ]
     yield ("{\n" + ",\n".join(parts) + ',\n  "rows": [').encode()
+    tag_primary = "model_summaries" in head  # a baseline's run: 0.2 tagged both models
     for i, index in enumerate(sorted(rows)):
-        runs = ", ".join(r.run_text() for r in sorted(rows[index], key=lambda r: r.run_index))
+        ordered = sorted(rows[index], key=lambda r: r.run_index)
+        runs = ", ".join(r.run_text(tag_primary=tag_primary) for r in ordered)
         digest = json.dumps(rows[index][0].row_digest)
         line = f'{{"row_index": {index}, "row_digest": {digest}, "runs": [{runs}]}}'
         yield (("\n    " if i == 0 else ",\n    ") + line).encode()

@@ -8,6 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+#: the run's own model in the document of a --baseline-model run (0.2's tag; None in memory)
+PRIMARY = "primary"
+#: the attempts of --baseline-model
+BASELINE = "baseline"
 _ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False).encode
 
 
@@ -50,7 +54,7 @@ class AttemptRecord:
     def key(self) -> tuple[int, int, str | None]:
         return self.row_index, self.run_index, self.model_tag
 
-    def _fields(self) -> dict[str, Any]:
+    def _fields(self, *, tag_primary: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {
             "run_index": self.run_index,
             "success": self.success,
@@ -65,6 +69,8 @@ class AttemptRecord:
             data["answer"] = self.answer
         if self.model_tag is not None:
             data["model_tag"] = self.model_tag
+        elif tag_primary:
+            data["model_tag"] = PRIMARY
         if self.skipped:
             data["skipped"] = True
         if self.extra:
@@ -78,16 +84,17 @@ class AttemptRecord:
         value = json.loads(self.transcript)
         return value if isinstance(value, list) else None
 
-    def run_json(self) -> dict[str, Any]:
-        """The attempt as a run of the results document (the transcript parsed)."""
-        data = self._fields()
+    def run_json(self, *, tag_primary: bool = False) -> dict[str, Any]:
+        """The attempt as a run of the results document (the transcript parsed);
+        ``tag_primary``: a run with a baseline model marks its own attempts ``primary``."""
+        data = self._fields(tag_primary=tag_primary)
         if self.transcript is not None:
             data["messages"] = json.loads(self.transcript)
         return data
 
-    def run_text(self) -> str:
+    def run_text(self, *, tag_primary: bool = False) -> str:
         """The same run as JSON text, the transcript spliced in unparsed."""
-        return _splice(compact(self._fields()), self.transcript)
+        return _splice(compact(self._fields(tag_primary=tag_primary)), self.transcript)
 
     def journal_line(self) -> str:
         head = {
@@ -129,7 +136,7 @@ class AttemptRecord:
             answer=data.get("answer"),
             extra={k: v for k, v in data.items() if k not in known} or None,
             transcript=compact(messages) if isinstance(messages, list) else None,
-            model_tag=data.get("model_tag"),
+            model_tag=None if data.get("model_tag") == PRIMARY else data.get("model_tag"),
             skipped=data.get("skipped") is True,
         )
         if not isinstance(record.row_index, int) or not isinstance(record.run_index, int):

@@ -9,14 +9,12 @@ from typing import Any
 
 from osmosis_client._redact import redact_url
 from osmosis_client.rollout import last_assistant_content
-from osmosis_local_runner.results.document import document_head, model_summaries
-from osmosis_local_runner.results.records import AttemptRecord, compact
+from osmosis_local_runner.results.document import document_head
+from osmosis_local_runner.results.records import BASELINE, AttemptRecord, compact
 from osmosis_local_runner.run.dataset import DatasetInfo, Row
 from osmosis_local_runner.run.grading import grade
 from osmosis_local_runner.run.kinds import Outcome
 from osmosis_local_runner.run.spec import RunPlan, RunSpec
-
-BASELINE = "baseline"
 
 
 async def record_attempt(
@@ -101,7 +99,7 @@ def results_head(
         config["offset"] = spec.offset
     if BASELINE in models:
         config["baseline_model"] = models[BASELINE]
-    head = document_head(
+    return document_head(
         config,
         records,
         fn_names,
@@ -109,13 +107,5 @@ def results_head(
         pass_threshold=spec.pass_threshold,
         duration_ms=duration_ms,
         status=status,
+        baseline=models.get(BASELINE),
     )
-    if BASELINE in models:
-        head["model_summaries"] = model_summaries(
-            records,
-            fn_names,
-            {None: models[None], BASELINE: models[BASELINE]},
-            n=spec.n,
-            pass_threshold=spec.pass_threshold,
-        )
-    return head

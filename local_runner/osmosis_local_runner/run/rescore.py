@@ -22,7 +22,6 @@ from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.document import (
     check_results_path,
     document_head,
-    model_summaries,
     write_document,
 )
 from osmosis_local_runner.results.documents import ResultsFile
@@ -157,6 +156,7 @@ def _head(
 ) -> dict[str, Any]:
     config = {**source.config, "eval_fns": names}
     summary = source.summary
+    baseline = config.get("baseline_model")
     head = document_head(
         config,
         records,
@@ -165,15 +165,7 @@ def _head(
         pass_threshold=source.pass_threshold,
         duration_ms=int(summary.get("total_duration_ms") or 0),
         status=str(summary.get("status") or "finished"),
+        baseline=baseline if isinstance(baseline, str) else None,
     )
-    baseline = config.get("baseline_model")
-    if isinstance(baseline, str):
-        head["model_summaries"] = model_summaries(
-            records,
-            names,
-            {None: source.model, "baseline": baseline},
-            n=source.n,
-            pass_threshold=source.pass_threshold,
-        )
     head["rescored_from"] = str(path)
     return head

@@ -239,7 +239,7 @@ def report_result(
             + (" — stopped" if stopped else ""),
         )
         return
-    _summary_table(out, summary)
+    _summary_table(out, summary, result.head.get("model_summaries"))
     out.info(f"Results written to {result.output}")
     resume = resource.get("resume_command") or f"add --resume -o {result.output}"
     if summary["status"] == "stopped":
@@ -249,8 +249,28 @@ def report_result(
     _report_errors(out, result)
 
 
-def _summary_table(out: Output, summary: dict[str, Any]) -> None:
-    fns = summary["eval_fns"]
+def _summary_table(
+    out: Output, summary: dict[str, Any], per_model: list[dict[str, Any]] | None = None
+) -> None:
+    """The statistics per eval fn; with a baseline model, one table per model (as 0.2)."""
+    for entry in per_model or [summary]:
+        if per_model:
+            out.print(f"{entry['model']} ({entry['model_tag']})")
+        _fn_table(out, entry["eval_fns"])
+        if per_model:
+            out.print(
+                f"  {entry['total_runs']:,} attempts ({entry['errored_runs']:,} errored), "
+                f"{entry['total_tokens']:,} tokens"
+            )
+    seconds = summary["total_duration_ms"] / 1000
+    out.print(
+        f"{summary['total_rows']:,} rows, {summary['total_runs']:,} attempts "
+        f"({summary['errored_runs']:,} errored), {summary['total_tokens']:,} tokens, "
+        f"{seconds:.1f}s — {summary['status']}"
+    )
+
+
+def _fn_table(out: Output, fns: dict[str, Any]) -> None:
     ks = sorted(
         {int(k.split("_")[-1]) for stats in fns.values() for k in stats if k.startswith("pass_at_")}
     )
@@ -264,12 +284,6 @@ def _summary_table(out: Output, summary: dict[str, Any]) -> None:
         for name, stats in fns.items()
     ]
     out.table(columns, rows)
-    seconds = summary["total_duration_ms"] / 1000
-    out.print(
-        f"{summary['total_rows']} rows, {summary['total_runs']} attempts "
-        f"({summary['errored_runs']} errored), {summary['total_tokens']:,} tokens, "
-        f"{seconds:.1f}s — {summary['status']}"
-    )
 
 
 def report_document(
