@@ -21,12 +21,12 @@ from osmosis_client.llm.client import SESSION_ID, ModelClient
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
 from osmosis_local_runner.errors import RunAborted
 from osmosis_local_runner.results.document import check_results_path, passed, write_document
-from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.records import BASELINE, AttemptRecord
 from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
 from osmosis_local_runner.run.journal import Journal, forget_finished, journal_path, resumable
 from osmosis_local_runner.run.kinds import Outcome, RunEnv
 from osmosis_local_runner.run.models import model_client, run_env
-from osmosis_local_runner.run.recording import BASELINE, record_attempt, results_head
+from osmosis_local_runner.run.recording import record_attempt, results_head
 from osmosis_local_runner.run.scheduler import LoopWatchdog, ReadAhead, WindowStats, run_window
 from osmosis_local_runner.run.spec import (
     Progress,
