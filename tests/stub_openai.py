@@ -12,6 +12,7 @@ import asyncio
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,8 @@ class StubState:
     fail_after: tuple[int, int] | None = None  # (requests answered normally, status after)
     #: extra latency for requests whose last user message is one of these
     slow_prompts: dict[str, float] = field(default_factory=dict)
+    #: answers instead of the calculator: (request body) → assistant message
+    responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 class StubOpenAI:
@@ -91,7 +94,9 @@ class StubOpenAI:
         messages = body.get("messages") or [{}]
         question = str(messages[-1].get("content", ""))
         message: dict[str, Any]
-        if body.get("tools") and not s.replies:
+        if s.responder is not None:
+            message = s.responder(body)
+        elif body.get("tools") and not s.replies:
             message = calculator_reply(messages)
         else:
             content = s.replies.popleft() if s.replies else (calculate(question) or question)

@@ -48,6 +48,8 @@ PROVIDERS: dict[str, Provider] = {
 }
 
 MOCK_PROVIDER = "mock"
+#: where openai/ models are called instead of api.openai.com (the OpenAI SDK's variable)
+OPENAI_BASE_URL_ENV = "OPENAI_BASE_URL"
 
 
 @dataclass(frozen=True)
@@ -188,22 +190,20 @@ def resolve_target(
         parse_mock_model(model)  # an unknown behaviour fails before the run starts
         return ModelTarget(model_path, model, MOCK_PROVIDER, None, None, None)
     url, default_key_env = _endpoint(model_path, PROVIDERS.get(provider_name or ""), base_url)
-    run_headers = dict(headers or {})
-    if api_key:
-        return ModelTarget(
-            model_path,
-            model,
-            provider_name,
-            url,
-            SecretStr(api_key),
-            api_key_env,
-            headers=run_headers,
-            assumed=assumed,
-        )
-    key_env = api_key_env or default_key_env
-    key = _key_from_env(key_env, api_key_env, model_path, env)
+    if provider_name == "openai" and not base_url and env.get(OPENAI_BASE_URL_ENV):
+        # as the OpenAI SDK (and so 0.2): a proxy or local server for openai/ models
+        url, _ = _endpoint(model_path, None, env[OPENAI_BASE_URL_ENV])
+    key_env = api_key_env if api_key else api_key_env or default_key_env
+    key = SecretStr(api_key) if api_key else _key_from_env(key_env, api_key_env, model_path, env)
     return ModelTarget(
-        model_path, model, provider_name, url, key, key_env, headers=run_headers, assumed=assumed
+        model_path,
+        model,
+        provider_name,
+        url,
+        key,
+        key_env,
+        headers=dict(headers or {}),
+        assumed=assumed,
     )
 
 

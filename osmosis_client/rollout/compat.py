@@ -13,6 +13,7 @@ meta-path finder that serves these module names from osmosis-client's objects:
     osmosis_ai.rollout.core.schemas     tool schemas, RolloutRequest, RolloutStatus, …
     osmosis_ai.rollout.core.exceptions  OsmosisRolloutError and its subclasses
     osmosis_ai.rollout.tools            create_tool_result, execute_tool_calls, …
+    osmosis_ai.rollout.mcp              MCPAgentLoop, load_mcp_server (fastmcp: the [mcp] extra)
 
 :func:`decide` says whether to: no ``osmosis_ai`` installed → the layer; a real
 0.2.7–0.2.17 (which has these names) → the real one; a newer one (0.2.18+, 0.3.x,
@@ -47,6 +48,7 @@ _LOOP = "osmosis_client.rollout.agent_loop"
 _SCHEMAS = "osmosis_client.rollout.agent_loop.schemas"
 _EXCEPTIONS = "osmosis_client.rollout.agent_loop.exceptions"
 _TOOLS = "osmosis_client.rollout.agent_loop.tools"
+_MCP = "osmosis_client.rollout.mcp"
 
 #: alias name → (is a package, [(source module, names or None for its __all__ / publics)])
 LAYOUT: dict[str, tuple[bool, list[tuple[str, Sequence[str] | None]]]] = {
@@ -56,6 +58,7 @@ LAYOUT: dict[str, tuple[bool, list[tuple[str, Sequence[str] | None]]]] = {
     "osmosis_ai.rollout.core.schemas": (False, [(_SCHEMAS, None)]),
     "osmosis_ai.rollout.core.exceptions": (False, [(_EXCEPTIONS, None)]),
     "osmosis_ai.rollout.tools": (False, [(_TOOLS, None)]),
+    "osmosis_ai.rollout.mcp": (False, [(_MCP, None)]),
 }
 
 ANNOUNCEMENT = "using osmosis-client's osmosis_ai 0.2 compatibility layer"

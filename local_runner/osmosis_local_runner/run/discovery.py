@@ -226,6 +226,29 @@ def load_agent_loop(value: Any, where: str) -> Any:
     return loop
 
 
+def load_mcp(directory: Path) -> tuple[Any, str]:
+    """``--mcp DIR``: 0.2's MCP agent loop over the FastMCP server of ``DIR/main.py``,
+    and the digest of DIR's sources (``--resume`` notices a changed tool)."""
+    import logging
+
+    from osmosis_client.rollout.mcp import MCPAgentLoop, load_mcp_server
+
+    with _loading_user_code(str(directory / "main.py")):
+        server = load_mcp_server(directory)
+        try:
+            loop = MCPAgentLoop(server)
+        except Exception as exc:
+            raise InvalidInputError(
+                f"cannot read the tools of {directory / 'main.py'}: {type(exc).__name__}: {exc}",
+                code="BAD_MCP",
+            ) from None
+    # a failing tool is the model's business (its message reads "Error: …"); fastmcp's own
+    # traceback of it would bury the progress display
+    for name in ("FastMCP", "fastmcp"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    return loop, source_digest(directory.absolute())
+
+
 def load_rollout(entrypoint: Path, root: Path) -> tuple[NativeRollout, EvalFn]:
     """The workflow and grader of a rollout entrypoint (``workflow``/``grader`` win)."""
     module = import_file(entrypoint, extra_paths=(root,))

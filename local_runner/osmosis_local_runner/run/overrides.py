@@ -23,6 +23,7 @@ from osmosis_local_runner.run.discovery import (
     load_agent_loop,
     load_attr,
     load_eval_fn,
+    load_mcp,
     load_rollout,
     object_digest,
 )
@@ -251,11 +252,51 @@ def seed_rollout(module: str, flags: Overrides) -> RolloutKind:
     return NativeRollout(as_workflow(value, where), source=where, digest=object_digest(value))
 
 
-def seed_spec(module: str, dataset: Path, eval_fns: list[str], flags: Overrides) -> RunSpec:
-    """The seed form: every row (unless a limit), scored by the eval fns."""
+def mcp_rollout(directory: Path, flags: Overrides, **kind: Any) -> AgentLoopRollout:
+    """``--mcp DIR``: 0.2's MCP agent loop over the FastMCP server of ``DIR/main.py``."""
+    loop, digest = load_mcp(directory)
+    return AgentLoopRollout(
+        loop,
+        source=str(directory),
+        digest=digest,
+        max_turns=flags.max_turns or 10,
+        completion_params=flags.sampling(),
+        debug_dir=flags.debug_dir,
+        **kind,
+    )
+
+
+def _seed_model(
+    flags: Overrides, model: str, base_url: str | None, key_env: str | None, key: str | None
+) -> ModelSpec:
+    return ModelSpec(
+        model,
+        base_url=base_url,
+        api_key_env=key_env,
+        api_key=SecretStr(key) if key else None,
+        registry=registry_of(None, flags.endpoints),
+        headers=run_headers([], flags.headers),
+    )
+
+
+def seed_spec(
+    module: str | None,
+    dataset: Path,
+    eval_fns: list[str],
+    flags: Overrides,
+    *,
+    mcp: Path | None = None,
+) -> RunSpec:
+    """The seed form: every row (unless a limit), scored by the eval fns; the rollout is
+    ``-m MODULE:ATTR`` or ``--mcp DIR``."""
     from osmosis_client.errors import InvalidInputError
 
-    rollout = seed_rollout(module, flags)
+    if mcp is not None:
+        rollout: RolloutKind = mcp_rollout(mcp, flags)
+    elif module is not None:
+        rollout = seed_rollout(module, flags)
+    else:
+        raise InvalidInputError("give -m MODULE:ATTR or --mcp DIR", code="USAGE")
     fns = [load_eval_fn(spec) for spec in eval_fns]
     names = [fn.name for fn in fns]
     if len(set(names)) != len(names):
@@ -264,23 +305,15 @@ def seed_spec(module: str, dataset: Path, eval_fns: list[str], flags: Overrides)
         raise InvalidInputError("no model given", code="NO_MODEL")
     baseline = None
     if flags.baseline_model:
-        baseline = ModelSpec(
+        baseline = _seed_model(
+            flags,
             flags.baseline_model,
-            base_url=flags.baseline_base_url,
-            api_key_env=flags.baseline_api_key_env,
-            api_key=SecretStr(flags.baseline_api_key) if flags.baseline_api_key else None,
-            registry=registry_of(None, flags.endpoints),
-            headers=run_headers([], flags.headers),
+            flags.baseline_base_url,
+            flags.baseline_api_key_env,
+            flags.baseline_api_key,
         )
     return RunSpec(
-        model=ModelSpec(
-            flags.model,
-            base_url=flags.base_url,
-            api_key_env=flags.api_key_env,
-            api_key=SecretStr(flags.api_key) if flags.api_key else None,
-            registry=registry_of(None, flags.endpoints),
-            headers=run_headers([], flags.headers),
-        ),
+        model=_seed_model(flags, flags.model, flags.base_url, flags.api_key_env, flags.api_key),
         dataset=dataset,
         rollout=rollout,
         eval_fns=fns,

@@ -56,6 +56,19 @@ def test_a_bare_name_is_an_openai_model_as_in_0_2() -> None:
     assert info.value.code == "MISSING_API_KEY"
 
 
+def test_openai_base_url_points_openai_models_elsewhere_with_the_openai_key() -> None:
+    env = {"OPENAI_API_KEY": "sk-test-123456", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1/"}
+    target = resolve_target("openai/gpt-5-mini", env=env)
+    assert target.base_url == "http://127.0.0.1:9/v1"
+    assert target.api_key is not None and target.api_key.get_secret_value() == "sk-test-123456"
+    explicit = resolve_target("openai/gpt-5-mini", base_url="http://h:1/v1", env=env)
+    assert explicit.base_url == "http://h:1/v1"  # --base-url wins
+    other = resolve_target("xai/grok", env={**env, "XAI_API_KEY": "k-123456"})
+    assert other.base_url == "https://api.x.ai/v1"  # only openai/ models
+    with pytest.raises(InvalidInputError):
+        resolve_target("openai/m", env={**env, "OPENAI_BASE_URL": "ftp://x"})
+
+
 def test_unknown_model_without_base_url_and_mock() -> None:
     with pytest.raises(InvalidInputError) as info:
         resolve_target("meta/llama3", env={})

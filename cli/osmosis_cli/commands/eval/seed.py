@@ -25,6 +25,14 @@ class SeedOptions(LocalRunOptions):
             "-m", "--module", metavar="MODULE:ATTR", help="An AgentWorkflow or a RolloutAgentLoop."
         ),
     ] = None
+    mcp: Annotated[
+        Path | None,
+        typer.Option(
+            "--mcp",
+            metavar="DIR",
+            help="Instead of -m: the FastMCP tool server of DIR/main.py as the agent's tools.",
+        ),
+    ] = None
     dataset: Annotated[
         Path | None, typer.Option("-d", "--dataset", metavar="FILE", help="Dataset file.")
     ] = None
@@ -87,23 +95,27 @@ class SeedOptions(LocalRunOptions):
 def seed(ctx: typer.Context, opts: SeedOptions) -> None:
     """The seed form: osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN.
 
-    Runs an AgentWorkflow or a 0.2 RolloutAgentLoop over every row of a dataset
-    (unless --limit) and scores each attempt with the eval functions.
+    Runs an AgentWorkflow, a 0.2 RolloutAgentLoop or (--mcp DIR) a FastMCP tool server's
+    tools over every row of a dataset (unless --limit) and scores each attempt with the
+    eval functions.
     """
-    from osmosis_cli.user_code import prepare_user_imports
+    from osmosis_cli.user_code import check_agent_source, prepare_user_imports
     from osmosis_client.errors import InvalidInputError
     from osmosis_local_runner.run.overrides import seed_spec
 
     out = current_output()
     _refuse_stray(ctx, opts.stray)
     module, dataset = opts.module, opts.dataset
-    given = {"-m": module, "-d": dataset, "--model": opts.model, "--eval-fn": opts.eval_fn}
+    given = {"-d": dataset, "--model": opts.model, "--eval-fn": opts.eval_fn}
     missing = [flag for flag, value in given.items() if not value]
-    if missing or module is None or dataset is None:
+    if missing and not module and opts.mcp is None:
+        missing.insert(0, "-m")
+    if missing or dataset is None:
         raise InvalidInputError(
             f"missing {', '.join(missing)}",
             hint="osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN",
         )
+    check_agent_source(module, opts.mcp)
     for flag, value in (("--api-key", opts.api_key), ("--baseline-api-key", opts.baseline_api_key)):
         if value is not None:
             out.warn(
@@ -123,7 +135,7 @@ def seed(ctx: typer.Context, opts: SeedOptions) -> None:
 
     def make_spec() -> RunSpec:
         prepare_user_imports(out, no_compat=opts.no_compat)
-        return seed_spec(module, dataset, opts.eval_fn or [], flags)
+        return seed_spec(module, dataset, opts.eval_fn or [], flags, mcp=opts.mcp)
 
     execute(make_spec, out, quiet=opts.quiet, max_error_rate=opts.max_error_rate, junit=opts.junit)
 

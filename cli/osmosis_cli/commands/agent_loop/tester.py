@@ -1,0 +1,241 @@
+"""``osmosis test``: run an agent loop (``-m``) or an MCP tool server's tools (``--mcp``)
+over a few dataset rows without scoring — 0.2's ``osmosis test``, flags and output
+(rollout-protocol.md C); ``-i`` steps through each model call (see ``stepper``)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from osmosis_cli.terminal.errors import EXIT_FAILED, current_output, handle_errors
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
+    from osmosis_client.llm.providers import ModelTarget
+    from osmosis_local_runner.run.dataset import Row
+    from osmosis_local_runner.run.test_mode import CheckSession, CheckSummary, RowResult
+
+DEFAULT_MODEL = "gpt-5-mini"
+
+
+@dataclass(kw_only=True)
+class TestOptions:
+    module: Annotated[
+        str | None,
+        typer.Option(
+            "-m", "--module", "--agent", metavar="MODULE:ATTR", help="The RolloutAgentLoop."
+        ),
+    ] = None
+    mcp: Annotated[
+        Path | None,
+        typer.Option("--mcp", metavar="DIR", help="Instead of -m: the FastMCP server of DIR."),
+    ] = None
+    dataset: Annotated[
+        Path, typer.Option("-d", "--dataset", metavar="FILE", help=".jsonl, .csv or .parquet.")
+    ]
+    model: Annotated[
+        str, typer.Option("--model", metavar="MODEL", help="provider/model (default gpt-5-mini).")
+    ] = DEFAULT_MODEL
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", metavar="URL", help="OpenAI-compatible endpoint.")
+    ] = None
+    api_key_env: Annotated[
+        str | None,
+        typer.Option("--api-key-env", metavar="NAME", help="NAME of the env var holding the key."),
+    ] = None
+    api_key: Annotated[
+        str | None,
+        typer.Option("--api-key", metavar="KEY", help="The key itself (prefer --api-key-env)."),
+    ] = None
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, metavar="N", help="Test N rows.")
+    ] = None
+    offset: Annotated[
+        int, typer.Option("--offset", min=0, metavar="N", help="Skip N rows (indices stay).")
+    ] = 0
+    max_turns: Annotated[int, typer.Option("--max-turns", min=1, metavar="N")] = 10
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, metavar="N")] = None
+    temperature: Annotated[float | None, typer.Option("--temperature", metavar="T")] = None
+    debug: Annotated[
+        bool, typer.Option("--debug", help="ctx.log_event traces to ./test_debug/.")
+    ] = False
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", metavar="FILE", help="Write results JSON.")
+    ] = None
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Only failures.")] = False
+    interactive: Annotated[
+        bool, typer.Option("-i", "--interactive", help="Step through each model call.")
+    ] = False
+    row: Annotated[
+        int | None,
+        typer.Option("--row", min=0, metavar="N", help="With -i: start with row N."),
+    ] = None
+    no_compat: Annotated[
+        bool, typer.Option("--no-compat", help="Do not serve `osmosis_ai` 0.2 imports.")
+    ] = False
+
+
+@handle_errors
+def test(ctx: typer.Context, opts: TestOptions) -> None:
+    """Run an agent loop or MCP tools over dataset rows, unscored (0.2's osmosis test).
+
+    Each selected row runs once, in order; a row passes when the loop completes.
+    Exit 0 when every row passed, 1 when one failed.
+    """
+    from osmosis_cli.user_code import check_agent_source
+    from osmosis_client.errors import InvalidInputError
+
+    out = current_output()
+    check_agent_source(opts.module, opts.mcp)
+    if opts.row is not None and not opts.interactive:
+        raise InvalidInputError("--row needs --interactive (-i)", code="USAGE")
+    if opts.api_key is not None:
+        out.warn("--api-key puts the key in your shell history: prefer --api-key-env NAME")
+    summary = asyncio.run(_session(out, opts))
+    if summary is None:  # interactive
+        return
+    if opts.output is not None:
+        _write(opts.output, summary.document())
+        if not opts.quiet:
+            out.info(f"Results written to: {opts.output}")
+    if summary.stopped or summary.passed < len(summary.results):
+        raise typer.Exit(EXIT_FAILED)
+
+
+async def _session(out: Output, opts: TestOptions) -> CheckSummary | None:
+    from osmosis_cli.user_code import prepare_user_imports
+    from osmosis_local_runner.run.test_mode import CheckSession, load_test_rows
+
+    say = (lambda text: None) if opts.quiet else out.info
+    mode = " (Interactive Mode)" if opts.interactive else ""
+    say(f"osmosis test — osmosis-client {_version()}{mode}\n")
+    target = _target(opts)
+    say(
+        f"Connecting to endpoint: {target.base_url}"
+        if opts.base_url
+        else f"Initializing provider: {target.provider or target.model_path}"
+    )
+    say(f"  Model: {target.model}" + (f" ({target.assumed})" if target.assumed else ""))
+    sampling = {
+        k: v for k, v in (("temperature", opts.temperature), ("max_tokens", opts.max_tokens))
+        if v is not None
+    }  # fmt: skip
+    prepare_user_imports(out, no_compat=opts.no_compat)
+    session = CheckSession(target, sampling=sampling)
+    try:
+        say("Verifying provider connectivity...")
+        await session.preflight()
+        session.rollout = _load(say, opts, sampling)
+        say(f"Loading dataset: {opts.dataset}")
+        rows, total = load_test_rows(opts.dataset, opts.limit, opts.offset)
+        say(f"  Total rows: {total}" + (f" (testing {len(rows)})" if opts.limit else ""))
+        if opts.interactive:
+            from osmosis_cli.commands.agent_loop.stepper import step_through
+
+            await step_through(out, session, rows, first=opts.row)
+            return None
+        return await _run(out, session, rows, quiet=opts.quiet)
+    finally:
+        await session.aclose()
+
+
+def _load(say: Any, opts: TestOptions, sampling: dict[str, Any]) -> Any:
+    from osmosis_local_runner.run.test_mode import agent_under_test
+
+    if opts.mcp is not None:
+        say(f"Loading MCP tools: {opts.mcp}")
+    else:
+        say(f"Loading agent: {opts.module}")
+    rollout = agent_under_test(
+        opts.module,
+        opts.mcp,
+        max_turns=opts.max_turns,
+        completion_params=sampling,
+        debug_dir=Path("test_debug") if opts.debug else None,
+    )
+    names = getattr(rollout.loop, "tool_names", None)
+    if isinstance(names, list):
+        say(f"  Discovered {len(names)} tool(s): {', '.join(names)}")
+    else:
+        say(f"  Agent name: {getattr(rollout.loop, 'name', '?')}")
+    return rollout
+
+
+async def _run(out: Output, session: CheckSession, rows: list[Row], *, quiet: bool) -> CheckSummary:
+    if not quiet:
+        out.info("\nRunning tests...")
+    count = len(rows)
+    seen = 0
+
+    def shown(result: RowResult) -> None:
+        nonlocal seen
+        seen += 1
+        tokens = result.token_usage.get("total_tokens", 0)
+        took = f"{duration(result.duration_ms)}, {tokens:,} tokens"
+        if result.success:
+            if not quiet:
+                out.print(f"[{seen}/{count}] Row {result.row_index}: OK ({took})")
+            return
+        error = result.error or "failed"
+        out.print(f"[{seen}/{count}] Row {result.row_index}: FAILED ({took}) - {_cut(error)}")
+        out.line(f"Error running row {result.row_index}: {error}")
+
+    summary = await session.run(rows, shown)
+    if not quiet:
+        _summary(out, summary)
+    return summary
+
+
+def _summary(out: Output, summary: CheckSummary) -> None:
+    total = len(summary.results)
+    out.print("\nSummary:")
+    out.print(f"  Total: {total}")
+    out.print(f"  Passed: {summary.passed}")
+    out.print(f"  Failed: {total - summary.passed}")
+    out.print(f"  Duration: {duration(summary.duration_ms)}")
+    out.print(f"  Total tokens: {summary.tokens:,}")
+    if summary.stopped:
+        out.print(f"  Stopped early due to systemic provider error. Reason: {summary.stopped}")
+
+
+def duration(ms: int) -> str:
+    """0.2's durations: ``49ms``, ``1.2s``, ``1m3.0s``."""
+    if ms < 1000:
+        return f"{ms}ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(seconds, 60)
+    return f"{int(minutes)}m{rest:.1f}s"
+
+
+def _cut(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _target(opts: TestOptions) -> ModelTarget:
+    from osmosis_client.llm.providers import resolve_target
+
+    return resolve_target(
+        opts.model, base_url=opts.base_url, api_key_env=opts.api_key_env, api_key=opts.api_key
+    )
+
+
+def _write(path: Path, document: dict[str, Any]) -> None:
+    import json
+
+    from osmosis_client._fs import atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, (json.dumps(document, indent=2) + "\n").encode())
+
+
+def _version() -> str:
+    from osmosis_client._version import __version__
+
+    return __version__
