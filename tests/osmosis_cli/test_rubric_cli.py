@@ -217,3 +217,48 @@ def test_the_0_2_short_flags_work(invoke: Invoke, rubrics: Path) -> None:
     assert len(list((rubrics / "res").glob("rubric_eval_result_*.json"))) == 1
     preview = invoke("preview", "-p", "sample_data.jsonl")
     assert preview.exit_code == 0, preview.stderr
+
+
+def test_baseline_reports_differences_from_any_prior_result(invoke: Invoke, rubrics: Path) -> None:
+    args = ("eval-rubric", "-r", "support_followup", "-d", "sample_data.jsonl")
+    first = invoke(*args, "-o", "first.json")
+    assert first.exit_code == 0, first.stderr
+    stats = json.loads((rubrics / "first.json").read_text())["stats"]
+    (rubrics / "old.json").write_text(  # as 0.2 wrote it: overall_statistics, stdev
+        json.dumps({"overall_statistics": {"average": 0.25, "stdev": 0.5, "min": 0, "max": 1}})
+    )
+    (rubrics / "flat.json").write_text(json.dumps({"average": 1.0, "variance": 0.0}))
+    for baseline, expected in (
+        ("first.json", {key: 0.0 for key in ("average", "variance", "std", "min", "max")}),
+        ("old.json", {"average": stats["average"] - 0.25, "std": stats["std"] - 0.5,
+                      "min": stats["min"], "max": stats["max"] - 1}),
+        ("flat.json", {"average": stats["average"] - 1.0, "variance": stats["variance"]}),
+    ):  # fmt: skip
+        result = invoke(*args, "-b", baseline, "-o", "again.json", "--json")
+        assert result.exit_code == 0, result.stderr
+        compared = result.resource()["baseline"]
+        assert compared["path"] == baseline
+        assert compared["delta"] == pytest.approx(expected)
+        assert json.loads((rubrics / "again.json").read_text())["baseline"] == compared
+    shown = invoke(*args, "--baseline", "old.json", "-o", "shown.json")
+    assert "vs baseline old.json:" in shown.stdout
+    assert f"  average  0.250 -> {stats['average']:.3f}  ({stats['average'] - 0.25:+.3f})" in (
+        shown.stdout
+    )
+
+
+def test_a_bad_baseline_stops_before_any_judge_call(invoke: Invoke, rubrics: Path) -> None:
+    (rubrics / "notjson.json").write_text("{")
+    (rubrics / "empty.json").write_text(json.dumps({"records": []}))
+    for baseline, says in (
+        ("missing.json", "cannot read the baseline missing.json"),
+        ("notjson.json", "the baseline notjson.json is not JSON"),
+        ("empty.json", "the baseline empty.json has no rubric statistics"),
+    ):
+        result = invoke(
+            "eval-rubric", "-r", "support_followup", "-d", "sample_data.jsonl",
+            "-b", baseline, "-o", "out.json",
+        )  # fmt: skip
+        assert result.exit_code == 2 and says in result.stderr
+        assert "Traceback" not in result.stderr
+        assert not (rubrics / "out.json").exists()

@@ -218,3 +218,56 @@ def resolve_output(output: Path | None, rubric_id: str | None) -> Path:
 
 def write_result(path: Path, document: Mapping[str, Any]) -> None:
     atomic_write(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
+
+
+STAT_KEYS = ("average", "variance", "std", "min", "max")
+
+
+def load_rubric_baseline(path: Path) -> dict[str, float]:
+    """A prior rubric result's statistics: ours (``stats``), 0.2's
+    (``overall_statistics``, ``stdev``) or statistics at the top level of the file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InvalidInputError(
+            f"cannot read the baseline {path}: {exc.strerror}", code="BAD_BASELINE"
+        ) from None
+    except ValueError as exc:
+        raise InvalidInputError(
+            f"the baseline {path} is not JSON ({exc})", code="BAD_BASELINE"
+        ) from None
+    stats = (
+        data.get("stats") or data.get("overall_statistics") or data
+        if isinstance(data, dict)
+        else {}
+    )
+    found = {key: v for key in STAT_KEYS if (v := _number(stats, key)) is not None}
+    if "average" not in found:
+        raise InvalidInputError(
+            f"the baseline {path} has no rubric statistics",
+            hint="give a result file written by eval-rubric (it has an average score)",
+            code="BAD_BASELINE",
+        )
+    return found
+
+
+def compare_to_baseline(
+    stats: Mapping[str, Any], baseline: Mapping[str, float], path: Path
+) -> dict[str, Any]:
+    """``{path, stats, delta}``: this run's statistic minus the baseline's, per statistic
+    both have."""
+    delta = {
+        key: stats[key] - baseline[key]
+        for key in STAT_KEYS
+        if key in baseline and isinstance(stats.get(key), (int, float))
+    }
+    return {"path": str(path), "stats": dict(baseline), "delta": delta}
+
+
+def _number(stats: Any, key: str) -> float | None:
+    value = stats.get(key) if isinstance(stats, dict) else None
+    if value is None and key == "std" and isinstance(stats, dict):
+        value = stats.get("stdev")  # 0.2's name
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)

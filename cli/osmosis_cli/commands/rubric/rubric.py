@@ -32,6 +32,15 @@ OutputOpt = Annotated[
         help="Result file or directory (default: .osmosis/rubrics/).",
     ),
 ]
+BaselineOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "-b",
+        "--baseline",
+        metavar="FILE",
+        help="A prior result JSON: report the differences from its statistics.",
+    ),
+]
 ConcurrencyOpt = Annotated[
     int, typer.Option("--concurrency", min=1, metavar="N", help="Judge calls in flight.")
 ]
@@ -70,6 +79,7 @@ def eval_rubric(
         typer.Option("--timeout", min=0.1, metavar="SECONDS", help="Seconds per judge call."),
     ] = 60.0,
     concurrency: ConcurrencyOpt = 8,
+    baseline: BaselineOpt = None,
 ) -> None:
     """Score every solution in a JSONL file with a judge model and a rubric."""
     from osmosis_client.errors import InvalidInputError
@@ -95,7 +105,17 @@ def eval_rubric(
     if api_key_env:
         info["api_key_env"] = api_key_env
     records, _ = load_records(data)
-    _execute(out, records, text, info, n=n, concurrency=concurrency, output=output, rubric_id=None)
+    _execute(
+        out,
+        records,
+        text,
+        info,
+        n=n,
+        concurrency=concurrency,
+        output=output,
+        rubric_id=None,
+        baseline=baseline,
+    )
 
 
 @handle_errors
@@ -112,6 +132,7 @@ def eval_rubric_config(
     n: NumberOpt = 1,
     output: OutputOpt = None,
     concurrency: ConcurrencyOpt = 8,
+    baseline: BaselineOpt = None,
 ) -> None:
     """Evaluate a JSONL dataset against a rubric from a config file."""
     from osmosis_client.rewards.rubric_config import find_rubric_config, load_rubric_config
@@ -134,6 +155,7 @@ def eval_rubric_config(
         concurrency=concurrency,
         output=output,
         rubric_id=rubric_id,
+        baseline=baseline,
     )
 
 
@@ -161,13 +183,15 @@ def _execute(
     concurrency: int,
     output: Path | None,
     rubric_id: str | None,
+    baseline: Path | None,
 ) -> None:
     import asyncio
 
     from osmosis_cli.terminal.progress import ProgressDisplay
-    from osmosis_local_runner.run.rubric import resolve_output, run_rubric_eval, write_result
+    from osmosis_local_runner.run import rubric as run
 
-    path = resolve_output(output, rubric_id)
+    prior = run.load_rubric_baseline(baseline) if baseline is not None else None
+    path = run.resolve_output(output, rubric_id)
     display = ProgressDisplay(out, label="judgements")
 
     def on_progress(p: RubricProgress) -> None:
@@ -175,14 +199,16 @@ def _execute(
 
     display.start(len(records) * n)
     document, failure = asyncio.run(
-        run_rubric_eval(
+        run.run_rubric_eval(
             records, rubric, model_info, n=n, concurrency=concurrency, on_progress=on_progress
         )
     )
     done = sum(len(r["runs"]) for r in document["records"])
     errors = sum(1 for r in document["records"] for run in r["runs"] if run["error"])
     display.stop(done, len(records) * n, f"{errors} errors")
-    write_result(path, document)
+    if prior is not None and baseline is not None:
+        document["baseline"] = run.compare_to_baseline(document["stats"], prior, baseline)
+    run.write_result(path, document)
     if not out.operation_result(
         "eval.rubric",
         status="partial" if failure is not None else "success",
@@ -212,6 +238,17 @@ def _print_judgements(out: Output, document: dict[str, Any]) -> None:
             f"std {stats['std']:.3f}  min {stats['min']:.3f}  max {stats['max']:.3f}  "
             f"({stats['count']} runs)"
         )
+    if "baseline" in document:
+        _print_baseline(out, stats, document["baseline"])
+
+
+def _print_baseline(out: Output, stats: dict[str, Any], baseline: dict[str, Any]) -> None:
+    out.print(f"vs baseline {baseline['path']}:")
+    for key, before in baseline["stats"].items():
+        delta = baseline["delta"].get(key)
+        now = "n/a" if delta is None else f"{stats[key]:.3f}"
+        change = "" if delta is None else f"  ({delta:+.3f})"
+        out.print(f"  {key:<8} {before:.3f} -> {now}{change}")
 
 
 @handle_errors
