@@ -38,7 +38,10 @@ class TestOptions:
         Path, typer.Option("-d", "--dataset", metavar="FILE", help=".jsonl, .csv or .parquet.")
     ]
     model: Annotated[
-        str, typer.Option("--model", metavar="MODEL", help="provider/model; a bare name is an OpenAI model.")
+        str,
+        typer.Option(
+            "--model", metavar="MODEL", help="provider/model; a bare name is an OpenAI model."
+        ),
     ] = DEFAULT_MODEL
     base_url: Annotated[
         str | None, typer.Option("--base-url", metavar="URL", help="OpenAI-compatible endpoint.")
