@@ -1,6 +1,7 @@
 """The root options, read before typer parses (help and usage errors stay cheap):
 
-- ``--json`` / ``--plain`` anywhere on the line (before a literal ``--``);
+- ``--json`` / ``--plain`` anywhere on the line (before a literal ``--``), and ``-v`` /
+  ``--verbose`` too (after ``validate``, its own ``-v``);
 - before the command: ``--platform URL`` (``--platform-url`` is its alias),
   ``--workspace NAME``, ``--env-file PATH``; ``-V`` is ``--version``.
 
@@ -25,6 +26,9 @@ VALUE_OPTIONS = {
     "--env-file": "env_file",
 }
 OUTPUT_FLAGS = {"--json": "json", "--plain": "plain"}
+VERBOSE_FLAGS = ("-v", "--verbose")
+#: commands with a -v of their own (0.2's `validate -v`: a longer report)
+OWN_VERBOSE = ("validate",)
 #: variables that decide who you are and where: a .env may not silently disagree
 LOGIN_VARIABLES = (
     "OSMOSIS_PLATFORM_URL",
@@ -48,14 +52,20 @@ def parse(argv: list[str]) -> tuple[list[str], AppState, str | None]:
     state = AppState()
     modes: set[str] = set()
     hoisted: list[str] = []
+    command = _command_of(argv)
+    verbose = False
     for i, arg in enumerate(argv):
         if arg == "--":
             hoisted.extend(argv[i:])
             break
         if arg in OUTPUT_FLAGS:
             modes.add(OUTPUT_FLAGS[arg])
+        elif arg in VERBOSE_FLAGS and command is not None and command not in OWN_VERBOSE:
+            verbose = True  # -v after the command is the root's -v (validate has its own)
         else:
             hoisted.append(arg)
+    if verbose:
+        hoisted.insert(0, "--verbose")
     if len(modes) > 1:
         raise UsageError("--json and --plain cannot be used together")
     if modes:
@@ -69,6 +79,19 @@ def parse(argv: list[str]) -> tuple[list[str], AppState, str | None]:
             raise UsageError("--workspace requires a non-empty name")
         state.workspace_option = workspace
     return rest, state, values.get("env_file")
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The command word (the first argument that is no root option), or None."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg
+        i += 2 if arg in VALUE_OPTIONS else 1
+    return None
 
 
 def _leading_options(argv: list[str]) -> tuple[list[str], dict[str, str]]:

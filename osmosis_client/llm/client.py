@@ -146,15 +146,22 @@ class ModelClient:
 
     async def _post(self, payload: dict[str, Any], policy: RetryPolicy) -> dict[str, Any]:
         call = _Call(self, payload)
+        debug = logger.isEnabledFor(logging.DEBUG)  # -v: every call, with its time
+        started = time.monotonic() if debug else 0.0
         try:  # the first try outside the plan: the common success costs no plan machinery
             first: Any = await call.send(None)
         except call.errors as exc:
             first = exc
         verdict = call.classify(first)
+        if debug:
+            took = (time.monotonic() - started) * 1000
+            shown = self._routes.all[0].shown
+            logger.debug(
+                "POST %s/chat/completions -> %s (%.0f ms)", shown, _status_label(first), took
+            )
         if isinstance(verdict, Success):
             return verdict.value
-        describe = f"POST {self._routes.all[0].shown}/…"
-        logger.debug("%s -> %s", describe, _status_label(first))
+        describe = f"POST {self._routes.all[0].shown}/chat/completions"
         plan = retry_plan(
             None, policy, call.classify, monotonic=self._monotonic, describe=describe, after=verdict
         )

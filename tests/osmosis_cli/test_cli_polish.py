@@ -182,3 +182,11 @@ def test_sdk_hints_never_name_cli_flags_or_commands() -> None:
                 if "hint=" in line and re.search(r"--[a-z]|`osmosis |docs/", line):
                     offenders.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
     assert offenders == []
+
+
+def test_hidden_arguments_stay_out_of_usage_lines(invoke: Invoke) -> None:
+    seed = invoke("eval", "seed", "--help")
+    assert seed.exit_code == 0
+    assert seed.stdout.splitlines()[0].rstrip() == "Usage: osmosis eval seed [OPTIONS]"
+    run = invoke("eval", "run", "--help")
+    assert run.stdout.splitlines()[0].rstrip() == "Usage: osmosis eval run [OPTIONS] CONFIG"

@@ -220,3 +220,30 @@ def test_a_json_command_that_writes_nothing_is_an_internal_error(
     assert exited.value.exit_code == 1
     error = envelopes.error_of(capsys.readouterr().err)
     assert error["code"] == "INTERNAL" and "without its result" in error["message"]
+
+
+def test_verbose_is_accepted_anywhere_but_validate_keeps_its_own() -> None:
+    rest, _, _ = globals_.parse(["eval", "list", "-v"])
+    assert rest == ["--verbose", "eval", "list"]
+    rest, _, _ = globals_.parse(["--workspace", "w", "eval", "--verbose", "list"])
+    assert rest == ["--verbose", "eval", "list"]
+    rest, _, _ = globals_.parse(["-v", "eval", "list"])
+    assert rest == ["--verbose", "eval", "list"]
+    rest, _, _ = globals_.parse(["-v"])
+    assert rest == ["-v"]  # no command: typer's own root option
+    rest, _, _ = globals_.parse(["validate", "-m", "server:agent_loop", "-v"])
+    assert rest == ["validate", "-m", "server:agent_loop", "-v"]  # 0.2's longer report
+    rest, _, _ = globals_.parse(["eval", "run", "x.toml", "--", "-v"])
+    assert rest == ["eval", "run", "x.toml", "--", "-v"]
+
+
+def test_verbose_after_the_command_logs_every_http_call(
+    invoke: Invoke, router: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OSMOSIS_TOKEN", "ci-token")
+    monkeypatch.setenv("OSMOSIS_WORKSPACE", "acme")
+    router.get("/api/cli/eval-runs").respond(200, json=RUNS)
+    result = invoke("eval", "list", "-v")
+    assert result.exit_code == 0, result.stderr
+    assert "GET " in result.stderr and "/api/cli/eval-runs -> 200" in result.stderr
+    assert "ci-token" not in result.stderr

@@ -329,3 +329,50 @@ def test_a_baseline_runs_document_reads_back_with_the_primary_tag_as_none(tmp_pa
     tags = sorted(str(r.model_tag) for row in rows for r in row.runs)
     assert tags == ["None", "None", "baseline", "baseline"]  # "primary" read back as None
     assert [r.model_tag for r in rows[0].scored()] == [None]
+
+
+def test_each_row_keeps_its_prompt_expected_answer_and_columns(tmp_path: Path) -> None:
+    from osmosis_local_runner.results.documents import ResultsFile
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text(
+        json.dumps({"user_prompt": "What is 1 + 1?", "ground_truth": "2", "difficulty": "easy"})
+        + "\n"
+        + json.dumps({"user_prompt": "Hard?", "label": 7, "metadata": {"topic": "x", "w": 1.5}})
+        + "\n"
+    )
+    doc = run(make_spec(tmp_path, Calc(), data=data, n=2))
+    first, second = doc["rows"]
+    assert (first["prompt"], first["expected"], first["metadata"]) == (
+        "What is 1 + 1?",
+        "2",
+        {"difficulty": "easy"},
+    )
+    assert second["expected"] == "7"  # the 0.3 SDK's label column, as text
+    assert second["metadata"] == {"label": 7, "topic": "x", "w": 1.5}
+    results = tmp_path / "out" / "results.json"
+    assert json.loads(results.read_text()) == doc  # the streamed file says the same
+    lines = [json.loads(x) for x in journal_path(results).read_text().splitlines()[1:]]
+    assert {line["row"]["expected"] for line in lines} == {"2", "7"}  # resume keeps them
+    rows = list(ResultsFile(results).rows())
+    assert rows[0].expected == "2" and rows[0].metadata == {"difficulty": "easy"}
+    assert rows[1].prompt() == "Hard?"
+    assert all(r.row_facts == rows[0].runs[0].row_facts for r in rows[0].runs)
+
+
+def test_rows_of_a_resumed_run_keep_their_facts(tmp_path: Path) -> None:
+    holder: dict[str, Any] = {}
+
+    class Interrupting(Calc):
+        async def run(self, ctx: AgentWorkflowContext) -> None:
+            if len(self.calls) == 3:
+                holder["runner"].interrupt()
+                await asyncio.sleep(30)
+            await super().run(ctx)
+
+    runner = Runner(make_spec(tmp_path, Interrupting(), limit=6, batch_size=1))
+    holder["runner"] = runner
+    asyncio.run(runner.run())
+    full = run(make_spec(tmp_path, Calc(), limit=6, batch_size=1, resume=True))
+    assert [row["expected"] for row in full["rows"]] == [str(2 * i) for i in range(6)]
+    assert [row["metadata"] for row in full["rows"]] == [{"i": i} for i in range(6)]

@@ -61,7 +61,8 @@ def test_invalid_arguments() -> None:
 def test_ks_and_row_average() -> None:
     assert ks_for(1) == [1]
     assert ks_for(5) == [1, 3, 5]
-    assert ks_for(12) == [1, 3, 5, 10]
+    assert ks_for(12) == [1, 3, 5, 10, 12]  # k = n always: pass@n is "any attempt passed"
+    assert ks_for(2) == [1, 2] and ks_for(4) == [1, 3, 4]
     assert mean_pass_at_k([(2, 1), (2, 0)], 1) == pytest.approx(0.25)
     assert mean_pass_at_k([(1, 1)], 3) is None
 

@@ -43,7 +43,11 @@ class Command(TyperCommand):
     arguments are listed by their metavar alone (no ``<path>`` type labels)."""
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
-        return [_plain(p) for p in super().collect_usage_pieces(ctx)]
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if not getattr(param, "hidden", False):  # a hidden argument stays out of usage
+                pieces.extend(param.get_usage_pieces(ctx))
+        return [_plain(p) for p in pieces]
 
     def get_params(self, ctx: Any) -> list[Any]:
         params = super().get_params(ctx)

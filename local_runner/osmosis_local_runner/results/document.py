@@ -206,6 +206,7 @@ def build_document(
             {
                 "row_index": index,
                 "row_digest": rows[index][0].row_digest,
+                **_facts(rows[index]),
                 "runs": [
                     r.run_json(tag_primary=tag_primary)
                     for r in sorted(rows[index], key=lambda r: r.run_index)
@@ -214,6 +215,12 @@ def build_document(
             for index in sorted(rows)
         ],
     }
+
+
+def _facts(records: Sequence[AttemptRecord]) -> dict[str, Any]:
+    """The row's prompt, expected answer and metadata (as its first record knows them)."""
+    text = next((r.row_facts for r in records if r.row_facts), None)
+    return json.loads(text) if text else {}
 
 
 def error_verdict(summary: Mapping[str, Any], max_error_rate: float | None) -> str | None:
@@ -248,7 +255,9 @@ def document_chunks(
         ordered = sorted(rows[index], key=lambda r: r.run_index)
         runs = ", ".join(r.run_text(tag_primary=tag_primary) for r in ordered)
         digest = json.dumps(rows[index][0].row_digest)
-        line = f'{{"row_index": {index}, "row_digest": {digest}, "runs": [{runs}]}}'
+        facts = next((r.row_facts for r in ordered if r.row_facts), None)
+        known = f", {facts[1:-1]}" if facts else ""  # spliced, never re-encoded
+        line = f'{{"row_index": {index}, "row_digest": {digest}{known}, "runs": [{runs}]}}'
         yield (("\n    " if i == 0 else ",\n    ") + line).encode()
     yield ("\n  ]\n}\n" if rows else "]\n}\n").encode()
 

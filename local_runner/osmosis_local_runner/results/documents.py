@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.document import ROWS_MARK, passed
-from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.records import AttemptRecord, facts_text
 from osmosis_local_runner.results.stats import mean
 
 #: how many characters of a prompt or answer an excerpt keeps
@@ -131,6 +131,11 @@ class Row:
     index: int
     digest: str
     runs: list[AttemptRecord]
+    #: the dataset row's expected answer (``ground_truth`` / label) and other columns
+    expected: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    #: the user prompt as the dataset had it (documents before it was kept: None)
+    user_prompt: str | None = None
 
     def scored(self, model_tag: str | None = None) -> list[AttemptRecord]:
         """The attempts that count in statistics (not skipped) of one model."""
@@ -146,7 +151,10 @@ class Row:
         return len(runs), sum(passed(r, fn, threshold) for r in runs)
 
     def prompt(self) -> str | None:
-        """The first user message of the first attempt with a transcript."""
+        """The row's user prompt: as kept, else the first user message of the first
+        attempt with a transcript."""
+        if self.user_prompt is not None:
+            return self.user_prompt
         for record in self.runs:
             messages = record.messages()
             for message in messages or ():
@@ -293,6 +301,7 @@ class ResultsFile:
                 raise _problem(self.path, "a row lacks row_index or runs")
             if digest is not None and not isinstance(digest, str):
                 raise _problem(self.path, f"row {index}: row_digest must be text")
+            facts = facts_text(raw)
             records = []
             for run in runs:
                 if not isinstance(run, dict):
@@ -301,12 +310,26 @@ class ResultsFile:
                 if problem is not None:
                     raise _problem(self.path, f"row {index}: a malformed run ({problem})")
                 try:
-                    records.append(
-                        AttemptRecord.from_json({**run, "row_index": index, "row_digest": digest})
+                    record = AttemptRecord.from_json(
+                        {**run, "row_index": index, "row_digest": digest}
                     )
                 except (KeyError, TypeError, ValueError) as exc:
                     raise _problem(self.path, f"row {index}: a malformed run ({exc})") from None
-            yield Row(index, str(digest or ""), records)
+                record.row_facts = facts
+                records.append(record)
+            yield _row(index, str(digest or ""), records, facts)
+
+
+def _row(index: int, digest: str, records: list[AttemptRecord], facts: str | None) -> Row:
+    known = json.loads(facts) if facts else {}
+    return Row(
+        index,
+        digest,
+        records,
+        expected=known.get("expected"),
+        metadata=known.get("metadata") or {},
+        user_prompt=known.get("prompt"),
+    )
 
 
 def _run_problem(run: dict[str, Any]) -> str | None:

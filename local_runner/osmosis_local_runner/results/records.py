@@ -49,6 +49,9 @@ class AttemptRecord:
     model_tag: str | None = None
     #: the rollout dropped its sample (``remove_sample``): kept, but in no statistic
     skipped: bool = False
+    #: the row as the results keep it — ``{"prompt", "expected", "metadata"}`` as compact
+    #: JSON text, one string shared by the row's attempts (None: not known)
+    row_facts: str | None = None
 
     @property
     def key(self) -> tuple[int, int, str | None]:
@@ -102,7 +105,8 @@ class AttemptRecord:
             "row_digest": self.row_digest,
             **self._fields(),
         }
-        return _splice(compact(head), self.transcript)
+        text = _splice(compact(head), self.transcript)
+        return text if self.row_facts is None else f'{text[:-1]},"row":{self.row_facts}}}'
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AttemptRecord:
@@ -121,8 +125,10 @@ class AttemptRecord:
             "messages",
             "model_tag",
             "skipped",
+            "row",
         }
         messages = data.get("messages")
+        facts = data.get("row")
         record = cls(
             row_index=data["row_index"],
             run_index=data["run_index"],
@@ -138,12 +144,40 @@ class AttemptRecord:
             transcript=compact(messages) if isinstance(messages, list) else None,
             model_tag=None if data.get("model_tag") == PRIMARY else data.get("model_tag"),
             skipped=data.get("skipped") is True,
+            row_facts=facts_text(facts) if isinstance(facts, dict) else None,
         )
         if not isinstance(record.row_index, int) or not isinstance(record.run_index, int):
             raise TypeError("row_index and run_index must be integers")
         if not isinstance(record.scores, dict) or not isinstance(record.success, bool):
             raise TypeError("scores must be an object and success a boolean")
         return record
+
+
+FACT_KEYS = ("prompt", "expected", "metadata")
+
+
+def facts_text(facts: Mapping[str, Any]) -> str | None:
+    """``{prompt, expected, metadata}`` as compact JSON text, from whatever a journal line
+    or a document row holds (other keys dropped; a value JSON cannot hold becomes text);
+    None when nothing is known."""
+    kept: dict[str, Any] = {}
+    for key in FACT_KEYS:
+        value = facts.get(key)
+        if key == "metadata":
+            if isinstance(value, Mapping) and value:
+                kept[key] = {str(k): _plain(v) for k, v in value.items()}
+        elif value is not None:
+            kept[key] = value if isinstance(value, str) else str(_plain(value))
+    return compact(kept) if kept else None
+
+
+def _plain(value: Any) -> Any:
+    """``value`` if strict JSON holds it, else its text (a timestamp, NaN, bytes…)."""
+    try:
+        compact(value)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
+    return value
 
 
 def _splice(text: str, transcript: str | None) -> str:

@@ -35,7 +35,8 @@ def score_text(value: object, missing: str = "–", *, sign: bool = False) -> st
 
 
 def ks_for(n: int) -> list[int]:
-    return [k for k in PASS_AT_K if k <= n]
+    """The k of pass@k a summary reports: 1, 3, 5, 10 up to n, and always n itself."""
+    return sorted({k for k in PASS_AT_K if k <= n} | ({n} if n >= 1 else set()))
 
 
 def mean_pass_at_k(passes_per_row: Iterable[tuple[int, int]], k: int) -> float | None:

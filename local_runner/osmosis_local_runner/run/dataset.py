@@ -13,12 +13,13 @@ import json
 import math
 import random
 from collections.abc import Container, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from osmosis_client._fs import file_sha256
 from osmosis_client.errors import ConfigError, InvalidInputError, Problem
+from osmosis_local_runner.results.records import facts_text
 
 FORMATS = (".jsonl", ".json", ".csv", ".parquet")
 MAX_PROBLEMS = 20
@@ -39,6 +40,20 @@ class Row:
     data: dict[str, Any]  # the whole row, as decoded
     #: its place among the run's chosen rows (what the published protocol calls row_index)
     position: int | None = None
+    _facts: str | None = field(default=None, repr=False, compare=False)
+
+    def facts(self) -> str | None:
+        """What the results keep of the row — its prompt, expected answer and metadata
+        columns — as compact JSON text, computed once and shared by its attempts."""
+        if self._facts is None:
+            self._facts = facts_text(
+                {
+                    "prompt": self.user_prompt,
+                    "expected": self.ground_truth,
+                    "metadata": self.metadata,
+                }
+            )
+        return self._facts
 
     def prompt(self) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = []

@@ -38,7 +38,7 @@ def write_hosted_results(root: Path, run: Mapping[str, Any], dataset: Path | Non
     )
     n = max([int(r.get("run_index", 0)) + 1 for r in lines] or [1])
     dataset = dataset or _find_dataset(root, str(run.get("dataset") or ""))
-    prompts = _dataset_index(dataset)
+    prompts, facts = _dataset_index(dataset)
     records: dict[int, list[AttemptRecord]] = defaultdict(list)
     converted = [(line, _record(root, line, prompts)) for line in lines]
     matched = [(line, r) for line, r in converted if r.row_digest]
@@ -49,6 +49,8 @@ def write_hosted_results(root: Path, run: Mapping[str, Any], dataset: Path | Non
             if not record.row_digest and record.row_index in by_index:
                 record.row_digest = by_index[record.row_index]
     for _, record in converted:
+        if record.row_digest:  # a row of the dataset: its expected answer and metadata
+            record.row_facts = facts.get(record.row_index)
         records[record.row_index].append(record)
     config = {
         "model": run.get("model") or config_of.get("model_path"),
@@ -182,19 +184,24 @@ def _find_dataset(root: Path, name: str) -> Path | None:
     return None
 
 
-def _dataset_index(path: Path | None) -> dict[str, list[tuple[int, str]]]:
-    """user prompt → [(row index, digest)] of the dataset (empty when unreadable)."""
+def _dataset_index(
+    path: Path | None,
+) -> tuple[dict[str, list[tuple[int, str]]], dict[int, str | None]]:
+    """user prompt → [(row index, digest)] of the dataset, and each row's facts (both
+    empty when unreadable)."""
     if path is None:
-        return {}
+        return {}, {}
     from osmosis_local_runner.run.dataset import Dataset
 
     found: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    facts: dict[int, str | None] = {}
     try:
         for row in Dataset(path).rows():
             found[row.user_prompt].append((row.index, row.digest))
+            facts[row.index] = row.facts()
     except (InvalidInputError, OSError, ValueError):
-        return {}
-    return found
+        return {}, {}
+    return found, facts
 
 
 def _json_file(path: Path) -> Any:

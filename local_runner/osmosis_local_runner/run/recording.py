@@ -61,6 +61,7 @@ async def record_attempt(
         extra=outcome.extra or None,
         transcript=transcript,
         skipped=outcome.skipped and error is None,
+        row_facts=row.facts(),
     )
 
 

@@ -89,6 +89,8 @@ class MCPAgentLoop(RolloutAgentLoop):
 
     async def invoke(self, name: str, args: dict[str, Any]) -> str:
         """The tool's result as text; raises what the call raised."""
+        if name not in self.tool_names:  # 0.2's words, whatever fastmcp's version says
+            raise ToolCallError(f"Tool {name!r} not found.")
         if self._manager is None:
             return await _client_call(self.server, name, args)
         manager = self._manager

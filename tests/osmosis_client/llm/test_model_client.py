@@ -171,3 +171,19 @@ def test_unknown_mock_model_fails_at_resolution() -> None:
     with pytest.raises(ModelNotFoundError) as info:
         resolve_target("mock/nope", env={})
     assert "mock/echo" in (info.value.hint or "")
+
+
+def test_debug_logs_every_call_with_status_and_time_never_the_key(
+    stub: StubOpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def go() -> None:
+        async with ModelClient(target(stub.url, "sk-secret-value")) as c:
+            for _ in range(3):
+                await c.chat([{"role": "user", "content": "hi"}])
+
+    with caplog.at_level("DEBUG", logger="osmosis_client"):
+        run(go())
+    calls = [r.getMessage() for r in caplog.records if "/chat/completions -> " in r.getMessage()]
+    assert len(calls) == 3  # successes too, not only failures
+    assert all(c.startswith("POST ") and c.endswith(" ms)") and " -> 200 (" in c for c in calls)
+    assert "sk-secret-value" not in caplog.text

@@ -245,13 +245,16 @@ def test_tool_calls_become_tool_messages() -> None:
         ("multiply", "{not json", "Error: Invalid JSON arguments: "),
         ("multiply", "[1, 2]", "Error: Expected dict from JSON, got list"),
         ("nosuch", "{}", "Error: Tool 'nosuch' not found."),
-        ("multiply", '{"first_val": "x"}', "Error: Error calling tool 'multiply': "),
+        # fastmcp's own words (they change between its versions), naming the tool
+        ("multiply", '{"first_val": "x"}', "Error: "),
         ("refuse", "{}", "Error: m"),
     ],
 )
 def test_tool_errors_never_fail_the_row(name: str, arguments: str, content: str) -> None:
     message = _call(MCPAgentLoop(_server()), name, arguments, call_id=None)
     assert message["content"].startswith(content)
+    if content == "Error: ":
+        assert "multiply" in message["content"] and "first_val" in message["content"]
     assert message["tool_call_id"] == "unknown"
 
 

@@ -140,7 +140,8 @@ def _run(
         loop = asyncio.get_running_loop()
 
         def on_sigint() -> None:
-            out.stderr.write("\nstopping: cancelling in-flight attempts (Ctrl-C again to kill)\n")
+            # once, above a live bar (a raw write under it is drawn again by its refresh)
+            out.info("stopping: cancelling in-flight attempts (Ctrl-C again to kill)")
             loop.remove_signal_handler(signal.SIGINT)
             runner.interrupt()
 

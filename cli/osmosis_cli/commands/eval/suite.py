@@ -224,7 +224,7 @@ def _execute(
         loop = asyncio.get_running_loop()
 
         def on_sigint() -> None:
-            out.stderr.write("\nstopping: cancelling in-flight attempts\n")
+            out.info("stopping: cancelling in-flight attempts (Ctrl-C again to kill)")
             loop.remove_signal_handler(signal.SIGINT)
             runner.interrupt()
 

@@ -100,10 +100,8 @@ def eval_rubric(
         "score_min": score_min,
         "score_max": score_max,
     }
-    if base_url:
-        info["base_url"] = base_url
-    if api_key_env:
-        info["api_key_env"] = api_key_env
+    optional = {"base_url": base_url, "api_key_env": api_key_env}
+    info.update({key: value for key, value in optional.items() if value})
     records, _ = load_records(data)
     _execute(
         out,
@@ -113,7 +111,6 @@ def eval_rubric(
         n=n,
         concurrency=concurrency,
         output=output,
-        rubric_id=None,
         baseline=baseline,
     )
 
@@ -182,8 +179,8 @@ def _execute(
     n: int,
     concurrency: int,
     output: Path | None,
-    rubric_id: str | None,
     baseline: Path | None,
+    rubric_id: str | None = None,
 ) -> None:
     import asyncio
 
