@@ -25,6 +25,8 @@ class AppState:
     #: ``rich`` (people), ``json`` or ``plain`` — from ``--json`` / ``--plain`` anywhere
     output: str = "rich"
     verbose: bool = False
+    #: the command line as typed (after ``osmosis``): for commands that suggest a re-run
+    argv: list[str] = field(default_factory=list)
     _store: CredentialStore | None = field(default=None, repr=False)
 
     def platform_url(self) -> str:

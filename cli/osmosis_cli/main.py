@@ -139,6 +139,7 @@ def main(argv: list[str] | None = None) -> Any:
     state: AppState | None = None
     try:
         rest, state, env_file = globals_.parse(args)
+        state.argv = args
         globals_.load_env_file(env_file)
         code = app(args=rest, obj=state, prog_name="osmosis", standalone_mode=False)
     except KeyboardInterrupt:

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     import aiohttp
 
 logger = logging.getLogger("osmosis_client")
+#: model calls retried in this process so far (progress displays show the count)
+RETRIED = [0]
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
@@ -165,7 +167,12 @@ class ModelClient:
         plan = retry_plan(
             None, policy, call.classify, monotonic=self._monotonic, describe=describe, after=verdict
         )
-        return await drive_async(plan, call.send, self._sleep, call.errors)
+
+        async def sleep(seconds: float) -> None:  # each retry of a model call is counted
+            RETRIED[0] += 1
+            await self._sleep(seconds)
+
+        return await drive_async(plan, call.send, sleep, call.errors)
 
 
 class _Call:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -190,3 +191,67 @@ def test_hidden_arguments_stay_out_of_usage_lines(invoke: Invoke) -> None:
     assert seed.stdout.splitlines()[0].rstrip() == "Usage: osmosis eval seed [OPTIONS]"
     run = invoke("eval", "run", "--help")
     assert run.stdout.splitlines()[0].rstrip() == "Usage: osmosis eval run [OPTIONS] CONFIG"
+
+
+def test_a_run_where_no_attempt_got_a_score_exits_1(invoke: Invoke, quickstart: Path) -> None:
+    (quickstart / "scorer.py").write_text(
+        "from osmosis_client.rollout import AgentWorkflow\n"
+        "class W(AgentWorkflow):\n    async def run(self, ctx):\n"
+        "        return [*ctx.prompt, await ctx.chat(ctx.prompt)]\n"
+        "def broken(solution_str, ground_truth, extra_info=None):\n    raise ValueError('bug')\n"
+    )
+    result = invoke(
+        "eval", "-m", "scorer:W", "-d", "data/arithmetic.jsonl", "--model", "mock/calculator",
+        "--eval-fn", "scorer:broken", "--limit", "4", "-o", "r.json", "--json",
+    )  # fmt: skip
+    assert result.exit_code == 1, result.stderr
+    summary = result.resource()["summary"]
+    assert summary["errored_runs"] == 0 and summary["unscored_runs"] == 4
+    assert "no attempt got a score: 0 errored and every eval fn raised on the other 4" in (
+        result.stderr
+    )
+
+
+def test_a_terminal_run_ends_with_its_worst_rows_expected_beside_got(
+    invoke: Invoke, quickstart: Path
+) -> None:
+    result = invoke("eval", "run", "configs/eval/quickstart.toml", "-o", "r.json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads((quickstart / "r.json").read_text())
+    failing = [
+        row for row in doc["rows"] if sum(r["scores"]["grader"] >= 1 for r in row["runs"]) * 2 <= 3
+    ]
+    assert failing  # mock/flaky-calculator misses some
+    out = result.stdout
+    assert f"{len(failing)} of 20 rows failed (grader), worst first:" in out
+    row = failing[0]
+    assert f"FAILED row {row['row_index']}" in out
+    assert f"  prompt:   {row['prompt']}" in out
+    assert f"  expected: {row['expected']}" in out
+    wrong = next(r["answer"] for r in row["runs"] if r["scores"]["grader"] < 1)
+    assert f"  answer:   {wrong}" in out.split(f"FAILED row {row['row_index']}")[1]
+    assert out.index("rows failed") > out.index("grader\t")  # after the summary table
+
+
+def test_the_retry_command_is_this_command_again_with_no_secret(
+    invoke: Invoke, quickstart: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_rollout(
+        quickstart,
+        "class W(AgentWorkflow):\n    async def run(self, ctx):\n"
+        "        if ctx.row_index == 3 and __import__('os').path.exists('down'):\n"
+        "            raise RuntimeError('boom')\n"
+        "        return [*ctx.prompt, await ctx.chat(ctx.prompt)]\n"
+        "class G(Grader):\n    async def grade(self, ctx):\n        return 1.0\n",
+    )
+    (quickstart / "down").write_text("")
+    result = invoke("eval", "run", "configs/eval/quickstart.toml", "-o", "r.json")
+    assert result.exit_code == 0, result.stderr
+    line = next(x for x in result.stderr.splitlines() if "errored attempts again" in x)
+    command = line.split(": ", 1)[1]
+    assert command == "osmosis eval run configs/eval/quickstart.toml -o r.json --retry-failed"
+    assert "Errors (3 of 3):" in result.stderr
+    (quickstart / "down").unlink()  # the outage is over; the code is the same
+    again = invoke(*command.split()[1:])
+    assert again.exit_code == 0, again.stderr
+    assert json.loads((quickstart / "r.json").read_text())["summary"]["errored_runs"] == 0

@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 import respx
+import tomllib
 
 from tests.gitrepo import git, make_project
 from tests.osmosis_cli.conftest import Invoke
@@ -368,6 +369,19 @@ def test_init_scaffolds_a_runnable_evaluation_once(
     again = invoke("eval", "init", "my-eval")
     assert again.exit_code == 2 and "already exist" in again.stderr
     assert invoke("eval", "init", "../evil").exit_code == 2
+
+
+@pytest.mark.parametrize("name", ["ab", "demo", "a-much-longer-eval-name"])
+def test_init_config_comments_line_up_whatever_the_name(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert invoke("eval", "init", name).exit_code == 0
+    text = (tmp_path / "configs" / "eval" / f"{name}.toml").read_text()
+    block = text.split("[experiment]\n")[1].split("\n\n")[0].splitlines()
+    columns = {line.index("  # ") + 2 for line in block if "  # " in line}
+    assert len(columns) == 1 and len(block) == 6  # one column for the whole block
+    tomllib.loads(text)  # still a valid config
 
 
 def test_init_example_copies_a_bundled_workspace(

@@ -78,3 +78,26 @@ def test_pass_rate_of_each_eval_fn_is_labelled() -> None:
     stats = progress_stats(p, ["rewards:exact", "rewards:brevity"])
     assert "pass[exact] 75.0%" in stats and "pass[brevity] 25.0%" in stats
     assert "pass 75.0%" in progress_stats(p, ["rewards:exact"])
+
+
+def test_no_eta_before_the_first_wave_is_back_then_elapsed_and_retries_shown() -> None:
+    from osmosis_client.llm import client
+
+    p = Progress(total=2_400, window=64)
+    p.started_at -= 10.0  # ten seconds in (no sleeping)
+    p.done = 1  # one early answer of 64 in flight: no rate to speak of
+    assert p.eta is None
+    p.done = 64
+    assert p.eta is not None and 300 < p.eta < 400  # 2,336 left at 6.4/s
+    stats = progress_stats(p, ["grader"])
+    assert "elapsed 10s" in stats and "retries" not in stats
+    client.RETRIED[0] += 3  # model calls retried behind the scenes (a 500 absorbed)
+    p.retried = 1
+    assert "retries 4" in progress_stats(p, ["grader"])
+
+
+def test_plain_progress_lines_use_thousands_separators() -> None:
+    err = io.StringIO()
+    display = ProgressDisplay(Output(stderr=err, stdout=io.StringIO()), label="attempts")
+    display.update(1_200, 2_400, "x", force=True)
+    assert err.getvalue().startswith("progress: 1,200/2,400 attempts")

@@ -8,6 +8,7 @@ import re
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -262,7 +263,7 @@ def test_junit_for_a_local_run_is_valid_and_counts_rows(invoke: Invoke, project:
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == ["run"]
     cases = suites[0].findall("testcase")
-    assert len(cases) == 20 and cases[0].get("name") == "row 0"
+    assert len(cases) == 20 and cases[0].get("name") == "row 0: What is 43 + 21?"  # its prompt
     doc = json.loads((project / "run.json").read_text())
     failing = [
         row["row_index"]
@@ -270,7 +271,7 @@ def test_junit_for_a_local_run_is_valid_and_counts_rows(invoke: Invoke, project:
         if sum(r["scores"]["grader"] >= 1.0 for r in row["runs"]) * 2 <= len(row["runs"])
     ]
     failed = [c for c in cases if c.find("failure") is not None]
-    assert [int(c.get("name", "").split()[1]) for c in failed] == failing
+    assert [int(c.get("name", "").split()[1].rstrip(":")) for c in failed] == failing
     assert suites[0].get("failures") == str(len(failing)) == root.get("failures")
     message = failed[0].find("failure").get("message")  # type: ignore[union-attr]
     assert "attempts passed" in str(message) and "pass threshold 1" in str(message)
@@ -295,7 +296,7 @@ def test_junit_marks_errored_rows_as_errors_and_strips_unprintable_text(
     data = junit_xml([Source("run", ResultsFile(doc))])
     validate(data)
     root = ET.fromstring(data)
-    cases = {c.get("name"): c for c in root.iter("testcase")}
+    cases = {str(c.get("name")).split(":")[0]: c for c in root.iter("testcase")}
     assert cases["row 0"].find("failure") is None and cases["row 0"].find("error") is None
     error = cases["row 1"].find("error")
     assert error is not None and "RuntimeError" in str(error.get("message"))
@@ -367,7 +368,8 @@ def test_eval_run_writes_the_step_summary(
     text = summary.read_text()
     assert text.startswith("## osmosis eval run\n\n### run\n")
     assert "| eval fn | mean | std | pass@1 | pass@3 |" in text
-    assert "| grader |" in text and "Worst rows (grader)" in text
+    assert "| grader |" in text and "Worst rows (grader, 3 of 20 failed)" in text
+    assert "| 0 | 0.333 | What is 43 + 21? | 64 | 65 |  |" in text  # prompt, expected, got
 
 
 def test_an_unwritable_step_summary_is_a_warning_not_a_failure(
@@ -542,3 +544,38 @@ def test_no_junit_from_a_stale_document_when_the_run_never_wrote(
     )
     assert failed.exit_code == 2  # no key: nothing ran
     assert not (project / "r.xml").exists()
+
+
+def test_junit_shows_the_answer_that_explains_the_verdict_and_what_was_expected(
+    tmp_path: Path,
+) -> None:
+    from osmosis_local_runner.results.ci_reports import junit_xml
+    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.records import facts_text
+    from osmosis_local_runner.results.sources import Source
+    from tests.results_docs import attempt, write
+
+    def row(index: int, scores: list[float], answers: list[str]) -> list[Any]:
+        records = [
+            attempt(index, k, s, answer=a, prompt="What is 6 * 7?")
+            for k, (s, a) in enumerate(zip(scores, answers, strict=True))
+        ]
+        for record in records:
+            record.row_facts = facts_text({"prompt": "What is 6 * 7?", "expected": "42"})
+        return records
+
+    doc = write(
+        tmp_path / "run.json",
+        {},
+        extra={
+            0: row(0, [0.0, 1.0, 1.0], ["41", "42", "42"]),
+            1: row(1, [1.0, 0, 0], ["42", "40", "39"]),
+        },
+    )
+    root = ET.fromstring(junit_xml([Source("run", ResultsFile(doc))]))
+    cases = {str(c.get("name")): c for c in root.iter("testcase")}
+    assert set(cases) == {"row 0: What is 6 * 7?", "row 1: What is 6 * 7?"}
+    passing, failing = cases["row 0: What is 6 * 7?"], cases["row 1: What is 6 * 7?"]
+    assert "answer: 42" in str(passing.findtext("system-out"))  # never the failed 41
+    failure = str(failing.findtext("failure"))
+    assert "expected: 42" in failure and "answer: 40" in failure  # the lowest-scoring: 40 or 39

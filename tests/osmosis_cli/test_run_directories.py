@@ -146,7 +146,7 @@ def test_retry_failed_runs_only_the_failures_again(
     args = ["eval", "run", "configs/eval/flaky.toml", "-q", "--name", "f", "--limit", "5"]
     first = invoke(*args)
     assert first.exit_code == 0, first.stderr
-    assert "Run the failures again: osmosis eval run configs/eval/flaky.toml --name f" in (
+    assert "Run the errored attempts again: osmosis eval run configs/eval/flaky.toml --name f" in (
         first.stderr
     )
     run = project / ".osmosis" / "evals" / "f"

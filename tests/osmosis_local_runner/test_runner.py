@@ -49,7 +49,7 @@ GRADER = EvalFn("grader", exact, "grader", True)
 
 def make_spec(tmp_path: Path, workflow: Any, **kw: Any) -> RunSpec:
     opts: dict[str, Any] = {
-        "model": resolve_target(kw.pop("model", "mock/calculator"), env={}),
+        "model": _target(kw.pop("model", "mock/calculator")),
         "dataset": kw.pop("data", None) or dataset(tmp_path),
         "workflow": workflow,
         "eval_fns": [GRADER],
@@ -57,6 +57,10 @@ def make_spec(tmp_path: Path, workflow: Any, **kw: Any) -> RunSpec:
         **kw,
     }
     return RunSpec(**opts)
+
+
+def _target(model: Any) -> Any:
+    return resolve_target(model, env={}) if isinstance(model, str) else model
 
 
 def run(spec: RunSpec, **kw: Any) -> dict[str, Any]:
@@ -376,3 +380,15 @@ def test_rows_of_a_resumed_run_keep_their_facts(tmp_path: Path) -> None:
     full = run(make_spec(tmp_path, Calc(), limit=6, batch_size=1, resume=True))
     assert [row["expected"] for row in full["rows"]] == [str(2 * i) for i in range(6)]
     assert [row["metadata"] for row in full["rows"]] == [{"i": i} for i in range(6)]
+
+
+def test_the_endpoint_probe_counts_against_the_window(tmp_path: Path) -> None:
+    from tests.stub_openai import StubOpenAI
+
+    with StubOpenAI(latency=0.05) as stub:
+        target = resolve_target("served", base_url=stub.url, env={})
+        spec = make_spec(tmp_path, Calc(), limit=10, batch_size=5, model=target, probe=True)
+        doc = run(spec)
+        assert doc["summary"]["total_runs"] == 10
+        assert len(stub.state.requests) == 11  # the attempts and one probe
+        assert stub.state.max_in_flight == 5  # never 6: the probe took a slot of the window

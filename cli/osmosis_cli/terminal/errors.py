@@ -74,6 +74,7 @@ def handle_errors(fn: F) -> F:
         out = Output(
             json_mode=mode == "json", plain=mode == "plain", verbose=verbose, command=command
         )
+        out.argv = list(getattr(getattr(root, "obj", None), "argv", None) or [])
         _current.append(out)
         handler = _StderrHandler(out)
         log = logging.getLogger("osmosis_client")

@@ -46,6 +46,8 @@ class Output(ResultWriter):
         #: --plain: results as tab-separated rows (no header), `Label: value` lines
         self.plain = plain and not json_mode
         self.command = command
+        #: the command line as typed (after ``osmosis``), for suggested re-runs
+        self.argv: list[str] = []
         #: whether the command's result was written (a --json command must write one)
         self.emitted = False
         self.stdout = stdout or sys.stdout

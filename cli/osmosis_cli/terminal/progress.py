@@ -59,7 +59,7 @@ class ProgressDisplay:
             self._bar.update(self._task, completed=done, total=total, stats=text)
         elif done and done != self._drawn:
             self._drawn = done
-            self.out.stderr.write(f"progress: {done}/{total} {self.label}, {text}\n")
+            self.out.stderr.write(f"progress: {done:,}/{total:,} {self.label}, {text}\n")
             self.out.stderr.flush()
 
     def stop(self, done: int, total: int, stats: str) -> None:

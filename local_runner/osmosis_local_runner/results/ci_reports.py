@@ -17,20 +17,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from osmosis_local_runner.results.documents import (
-    ResultsFile,
-    Row,
-    excerpt,
-    majority_passes,
-    pass_at_key,
-)
-from osmosis_local_runner.results.scoring import score_text
-from osmosis_local_runner.results.sources import Source, primary_score
-
-if TYPE_CHECKING:
-    from osmosis_local_runner.results.compare import Comparison
+from osmosis_local_runner.results.document import passed
+from osmosis_local_runner.results.documents import ResultsFile, Row, excerpt, majority_passes
+from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.sources import Source
 
 #: characters XML 1.0 cannot hold, even escaped
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -57,6 +49,8 @@ class RowVerdict:
     error: str | None
     answer: str
     duration_ms: int
+    expected: str | None = None
+    prompt: str | None = None
 
     @classmethod
     def of(cls, row: Row, fn: str, threshold: float) -> RowVerdict:
@@ -73,7 +67,6 @@ class RowVerdict:
             status = "error"
         else:
             status = "failed"
-        answered = next((r for r in runs if r.answer), None)
         return cls(
             status=status,
             attempts=attempts,
@@ -81,9 +74,59 @@ class RowVerdict:
             errored=len(failed_runs),
             mean=mean,
             error=first_error,
-            answer=excerpt(answered.answer if answered else None, 500),
+            answer=excerpt(_telling_answer(runs, fn, threshold, status == "passed"), 500),
             duration_ms=sum(r.duration_ms for r in row.runs if r.model_tag is None),
+            expected=row.expected,
+            prompt=row.prompt(),
         )
+
+
+def _telling_answer(
+    runs: Sequence[AttemptRecord], fn: str, threshold: float, row_passed: bool
+) -> str | None:
+    """The answer that shows the row's verdict: a passing attempt's when the row passed,
+    else the lowest-scoring attempt's (any answer when none of those has one)."""
+    telling = [r for r in runs if passed(r, fn, threshold) == row_passed and r.answer]
+    if not row_passed:
+        telling.sort(key=lambda r: float(r.scores.get(fn, 0.0)))
+    found = telling[0] if telling else next((r for r in runs if r.answer), None)
+    return found.answer if found else None
+
+
+@dataclass
+class Failures:
+    """The rows of a run's first eval fn that did not pass: the worst few, and counts."""
+
+    rows: list[tuple[Row, RowVerdict]]  # lowest mean score first, at most the limit
+    failed: int  # rows that did not pass (failed or errored)
+    errored: int  # of them, rows with an errored attempt
+    total: int  # rows with a verdict (not skipped)
+
+
+def worst_rows(doc: ResultsFile, limit: int = WORST_SHOWN) -> Failures:
+    """One pass over the rows: the ``limit`` worst that did not pass, and the counts."""
+    found = Failures([], 0, 0, 0)
+    if not doc.eval_fns:
+        return found
+    fn = doc.eval_fns[0]
+    for row in doc.rows():
+        verdict = RowVerdict.of(row, fn, doc.pass_threshold)
+        found.total += verdict.status != "skipped"
+        if verdict.status not in ("failed", "error"):
+            continue
+        found.failed += 1
+        found.errored += verdict.status == "error"
+        found.rows.append((row, verdict))
+        if len(found.rows) > 2 * limit:  # keep it small however many rows fail
+            found.rows.sort(key=_worst_first)
+            del found.rows[limit:]
+    found.rows.sort(key=_worst_first)
+    del found.rows[limit:]
+    return found
+
+
+def _worst_first(item: tuple[Row, RowVerdict]) -> tuple[float, int]:
+    return item[1].mean or 0.0, item[0].index
 
 
 def junit_xml(sources: Sequence[Source], *, name: str = "osmosis eval") -> bytes:
@@ -146,7 +189,7 @@ def _testcase(
         suite,
         "testcase",
         classname=xml_text(classname),
-        name=f"row {row.index}",
+        name=xml_text(case_name(row.index, verdict.prompt)),
         time=_seconds(verdict.duration_ms),
     )
     mean = "-" if verdict.mean is None else f"{verdict.mean:.3g}"
@@ -163,14 +206,27 @@ def _testcase(
             message=xml_text(f"{verdict.errored} attempts errored: {excerpt(verdict.error, 300)}"),
             type="errored_attempt",
         )
-        element.text = xml_text(f"{summary}\nerror: {verdict.error}\nanswer: {verdict.answer}")
+        element.text = xml_text(f"{summary}\nerror: {verdict.error}\n{_expected_got(verdict)}")
     elif verdict.status == "failed":
         element = ET.SubElement(
             case, "failure", message=xml_text(summary), type="below_pass_threshold"
         )
-        element.text = xml_text(f"{summary}\nanswer: {verdict.answer}")
-    if verdict.answer:
-        ET.SubElement(case, "system-out").text = xml_text(verdict.answer)
+        element.text = xml_text(f"{summary}\n{_expected_got(verdict)}")
+    if verdict.answer or verdict.expected is not None:
+        ET.SubElement(case, "system-out").text = xml_text(_expected_got(verdict))
+
+
+def case_name(index: int, prompt: str | None) -> str:
+    """``row 7: What is 17 * 23?`` (the prompt's excerpt; ``row 7`` without one)."""
+    return f"row {index}: {excerpt(prompt, 60)}" if prompt else f"row {index}"
+
+
+def _expected_got(verdict: RowVerdict) -> str:
+    lines = [] if verdict.prompt is None else [f"prompt: {excerpt(verdict.prompt, 500)}"]
+    if verdict.expected is not None:
+        lines.append(f"expected: {excerpt(verdict.expected, 500)}")
+    lines.append(f"answer: {verdict.answer}")
+    return "\n".join(lines)
 
 
 @dataclass
@@ -215,146 +271,6 @@ def hosted_junit_xml(cases: Sequence[HostedCase], *, name: str = "osmosis eval")
     root.set("errors", "0")
     ET.indent(root)
     return _serialize(root)
-
-
-# ------------------------------------------------------------------ Markdown
-
-
-def _md(text: Any) -> str:
-    """A table cell: no pipes or newlines, no HTML."""
-    value = str(text).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
-    return value
-
-
-def _num(value: Any) -> str:
-    return score_text(value)
-
-
-def _pass_ks(stats: dict[str, Any]) -> list[str]:
-    """The ``pass_at_<k>`` keys of a summary's statistics, by k (other keys ignored)."""
-    found = [(n, k) for k in stats if (n := pass_at_key(k)) is not None]
-    return [k for _, k in sorted(found)]
-
-
-def run_markdown(source: Source) -> str:
-    """A run's scores, pass@k and worst rows."""
-    doc = source.results
-    summary = doc.summary
-    fns: dict[str, Any] = summary.get("eval_fns") or {}
-    ks = sorted(
-        {k for stats in fns.values() for k in _pass_ks(stats)}, key=lambda k: pass_at_key(k) or 0
-    )
-    lines = [
-        f"### {_md(source.label)}",
-        "",
-        f"Model `{_md(doc.model)}` · {summary.get('total_rows', 0)} rows × {doc.n} · "
-        f"{summary.get('errored_runs', 0)} errored · {summary.get('status', '?')}",
-        "",
-        "| eval fn | mean | std | " + " | ".join(f"pass@{k[8:]}" for k in ks) + " |",
-        "|---|---:|---:|" + "---:|" * len(ks),
-    ]
-    for fn, stats in fns.items():
-        cells = [_md(fn), _num(stats.get("mean")), _num(stats.get("std"))]
-        cells += [_num(stats.get(k)) for k in ks]
-        lines.append("| " + " | ".join(cells) + " |")
-    worst = worst_rows(doc)
-    if worst:
-        lines += ["", f"Worst rows ({_md(doc.eval_fns[0])}):", ""]
-        lines += ["| row | score | answer | error |", "|---:|---:|---|---|"]
-        for row, verdict in worst:
-            lines.append(
-                f"| {row.index} | {_num(verdict.mean)} | {_md(excerpt(verdict.answer, 80))} | "
-                f"{_md(excerpt(verdict.error, 80))} |"
-            )
-    return "\n".join(lines) + "\n"
-
-
-def worst_rows(doc: ResultsFile, limit: int = WORST_SHOWN) -> list[tuple[Row, RowVerdict]]:
-    """The rows of the first eval fn that did not pass, lowest mean score first."""
-    if not doc.eval_fns:
-        return []
-    fn = doc.eval_fns[0]
-    failing = []
-    for row in doc.rows():
-        verdict = RowVerdict.of(row, fn, doc.pass_threshold)
-        if verdict.status in ("failed", "error"):
-            failing.append((row, verdict))
-            failing.sort(key=lambda item: (item[1].mean or 0.0, item[0].index))
-            del failing[limit:]
-    return failing
-
-
-def suite_markdown(name: str, entries: Sequence[dict[str, Any]]) -> str:
-    """The comparison table of a suite (its document's entries, best first)."""
-
-    def score(entry: dict[str, Any]) -> float:
-        value = primary_score(entry.get("summary"))
-        return float("-inf") if value is None else value
-
-    lines = [
-        f"## osmosis eval suite {_md(name)}",
-        "",
-        "| entry | status | mean | pass@1 | errored | tokens |",
-        "|---|---|---:|---:|---:|---:|",
-    ]
-    for entry in sorted(entries, key=score, reverse=True):
-        summary = entry.get("summary") or {}
-        fns = summary.get("eval_fns") or {}
-        first: dict[str, Any] = next(iter(fns.values()), {})
-        lines.append(
-            f"| {_md(entry.get('name'))} | {_md(entry.get('status', '?'))} | "
-            f"{_num(first.get('mean'))} | {_num(first.get('pass_at_1'))} | "
-            f"{summary.get('errored_runs', '–')} | {summary.get('total_tokens', '–')} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def hosted_markdown(cases: Sequence[HostedCase]) -> str:
-    lines = [
-        "## osmosis hosted eval",
-        "",
-        "| run | status | score | pass rate | verdict |",
-        "|---|---|---:|---:|---|",
-    ]
-    for case in cases:
-        name = f"[{_md(case.name)}]({case.url})" if case.url else _md(case.name)
-        if case.label != case.name:
-            name = f"{_md(case.label)}: {name}"
-        lines.append(
-            f"| {name} | {_md(case.status)} | {_num(case.score)} | {_num(case.pass_rate)} | "
-            f"{'✅ passed' if case.verdict is None else '❌ ' + _md(case.verdict)} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def compare_markdown(comparison: Comparison) -> str:
-    """``eval compare``: the per-fn table and the largest drops."""
-    lines = [
-        f"## osmosis eval compare: `{_md(comparison.a.label)}` → `{_md(comparison.b.label)}`",
-        "",
-        f"{len(comparison.pairs)} paired rows (unpaired: A {comparison.unpaired_a}, "
-        f"B {comparison.unpaired_b})",
-        "",
-        "| eval fn | mean A | mean B | B−A | 95% CI | pass A | pass B | →fail | →pass "
-        "| McNemar p |",
-        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|",
-    ]
-    for fn, c in comparison.fns.items():
-        lines.append(
-            f"| {_md(fn)} | {_num(c.mean_a)} | {_num(c.mean_b)} | {c.diff_text()} | "
-            f"{c.interval_text()} | "
-            f"{_num(c.pass_rate_a)} | {_num(c.pass_rate_b)} | {c.flipped_to_fail} | "
-            f"{c.flipped_to_pass} | {c.mcnemar_p:.3g} |"
-        )
-    if comparison.worst:
-        lines += ["", "Largest drops:", "", "| fn | row | A | B | prompt | answer B |"]
-        lines.append("|---|---:|---:|---:|---|---|")
-        for w in comparison.worst[:10]:
-            lines.append(
-                f"| {_md(w.fn)} | {w.a.index} | {_num(w.score_a)} | {_num(w.score_b)} | "
-                f"{_md(excerpt(w.prompt, 60))} | {_md(excerpt(w.answer_b, 60))} |"
-            )
-    return "\n".join(lines) + "\n"
 
 
 def _serialize(root: ET.Element) -> bytes:

@@ -134,9 +134,18 @@ def summarize(
         "errored_runs": sum(not r.success for r in all_runs),
         "skipped_runs": skipped,
         "retried_runs": sum(bool((r.extra or {}).get("retries")) for r in all_runs),
+        # neither errored nor skipped, yet no eval fn gave it a score (each one raised)
+        "unscored_runs": sum(
+            r.success and not r.skipped and _every_fn_raised(r, eval_fns) for r in all_runs
+        ),
         "eval_fns": per_fn,
         "total_tokens": sum(r.tokens for r in all_runs),
     }
+
+
+def _every_fn_raised(record: AttemptRecord, eval_fns: Sequence[str]) -> bool:
+    errors = record.fn_errors or {}
+    return bool(errors) and bool(eval_fns) and all(fn in errors for fn in eval_fns)
 
 
 def document_head(
@@ -224,13 +233,19 @@ def _facts(records: Sequence[AttemptRecord]) -> dict[str, Any]:
 
 
 def error_verdict(summary: Mapping[str, Any], max_error_rate: float | None) -> str | None:
-    """Why a finished run counts as failed (every attempt errored, or more than
-    ``max_error_rate`` of them), or None."""
+    """Why a finished run counts as failed (every attempt errored, no attempt got a score
+    — errored, or every eval fn raised —, or more than ``max_error_rate`` errored), or None."""
     total, errored = summary.get("total_runs") or 0, summary.get("errored_runs") or 0
     if not total:
         return None
     if errored == total:
         return f"every attempt errored ({errored} of {total})"
+    unscored = errored + (summary.get("unscored_runs") or 0)
+    if unscored and unscored == total - (summary.get("skipped_runs") or 0):
+        return (
+            f"no attempt got a score: {errored} errored and every eval fn raised on the "
+            f"other {unscored - errored}"
+        )
     if max_error_rate is not None and errored / total > max_error_rate:
         return (
             f"{errored} of {total} attempts errored ({errored / total:.1%}), "

@@ -10,6 +10,7 @@ journal → the document.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -74,6 +75,8 @@ class Runner:
         self._done: set[tuple[int, int, Tag]] = set()
         self._journal: Journal | None = None
         self._window: asyncio.Future[WindowStats] | None = None
+        self._gate: asyncio.Semaphore | None = None  # the probe's slot in the window
+        self._probing = False
         self._stop = asyncio.Event()
         self._fatal: OsmosisError | None = None  # stops the run; results are kept
         self._unusable: OsmosisError | None = None  # the endpoint probe failed: nothing kept
@@ -112,6 +115,7 @@ class Runner:
             targets[BASELINE] = _resolve(spec.baseline)
         selected_rows = count_selected(info.total_rows, selected)
         self.progress.total = selected_rows * spec.n * len(self.tags)
+        self.progress.window = spec.batch_size
         plan = RunPlan(
             total_rows=info.total_rows,
             selected_rows=selected_rows,
@@ -183,6 +187,7 @@ class Runner:
             with guard_exits(), LoopWatchdog.watching(loop):
                 await self.kind.start(self._envs[None])
                 probes = [self._start_probe(clients[tag], t) for tag, t in prepared.targets.items()]
+                self._probing = any(probes)  # the window then gates attempts with the probe
                 status = await self._run_window(prepared.selected, stats)
                 await asyncio.gather(*(p for p in probes if p is not None), return_exceptions=True)
         finally:
@@ -232,11 +237,12 @@ class Runner:
         return probe
 
     async def _probe(self, client: ModelClient) -> None:
-        if self.spec.slots is None:
-            await client.probe()
-            return
-        async with self.spec.slots:  # in a suite, the probe counts against the shared cap
-            await client.probe()
+        slots = self.spec.slots or self._gate or contextlib.nullcontext()  # a window slot
+        try:
+            async with slots:
+                await client.probe()
+        finally:
+            self._gate = None  # attempts no longer wait for a slot the probe might hold
 
     async def _run_window(self, selected: Any, stats: WindowStats) -> str:
         spec = self.spec
@@ -248,6 +254,7 @@ class Runner:
                     f"the rollout server runs {size} rollouts at once: {size} in flight "
                     f"(batch_size {spec.batch_size})"
                 )
+        self._gate = asyncio.Semaphore(size) if self._probing and spec.slots is None else None
         self._window = asyncio.ensure_future(
             run_window(
                 ReadAhead(self._attempts(Dataset(spec.dataset), selected), size),
@@ -297,10 +304,11 @@ class Runner:
     # ------------------------------------------------------------ attempts
 
     async def _execute(self, item: Item) -> None:
-        if self.spec.slots is None:
+        slots = self.spec.slots or self._gate  # a suite's shared cap; the probe's gate
+        if slots is None:
             await self._attempt(item)
             return
-        async with self.spec.slots:  # a suite's entries share one in-flight cap
+        async with slots:
             await self._attempt(item)
 
     async def _attempt(self, item: Item) -> None:

@@ -91,6 +91,15 @@ class Progress:
     passed: dict[str, int] = field(default_factory=dict)  # per eval fn, the run's model
     unscored: int = 0  # attempts of a --baseline-model: out of the live pass rate
     started_at: float = field(default_factory=time.monotonic)
+    window: int = 1  # attempts in flight at once: no rate (nor ETA) before the first wave
+    retried: int = 0  # attempts run again after a transient failure
+    _calls_retried_before: int = field(default_factory=lambda: _calls_retried())
+
+    @property
+    def retries(self) -> int:
+        """Retries since the run started: attempts, and model calls (a 500 retried)
+        that no error count shows."""
+        return self.retried + _calls_retried() - self._calls_retried_before
 
     @property
     def elapsed(self) -> float:
@@ -108,6 +117,7 @@ class Progress:
         self.tokens += record.tokens
         self.errors += not record.success
         self.skipped += record.skipped
+        self.retried += bool(record.extra and record.extra.get("retries")) and not resumed
         self.unscored += record.model_tag is not None
         if record.model_tag is None:
             for fn in passing:
@@ -119,8 +129,16 @@ class Progress:
 
     @property
     def eta(self) -> float | None:
+        if self.done - self.resumed < min(self.window, self.total - self.resumed):
+            return None  # the first wave is not back: one early answer is no rate
         rate = self.rate
         return (self.total - self.done) / rate if rate > 0 else None
+
+
+def _calls_retried() -> int:
+    from osmosis_client.llm.client import RETRIED
+
+    return RETRIED[0]
 
 
 @dataclass(frozen=True)

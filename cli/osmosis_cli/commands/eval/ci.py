@@ -67,7 +67,8 @@ def after_local(
     suite: dict[str, Any] | None = None,
 ) -> None:
     """After a local run (or suite): JUnit and the step summary from its documents."""
-    from osmosis_local_runner.results.ci_reports import junit_xml, run_markdown, suite_markdown
+    from osmosis_local_runner.results.ci_reports import junit_xml
+    from osmosis_local_runner.results.markdown import run_markdown, suite_markdown
 
     if junit is not None:
         name = f"osmosis eval suite {suite['suite']}" if suite else "osmosis eval"
@@ -127,7 +128,8 @@ def hosted_verdict(run: EvalRun, min_pass_rate: float | None) -> str | None:
 
 
 def after_hosted(out: Output, junit: Path | None, cases: Sequence[HostedCase]) -> None:
-    from osmosis_local_runner.results.ci_reports import hosted_junit_xml, hosted_markdown
+    from osmosis_local_runner.results.ci_reports import hosted_junit_xml
+    from osmosis_local_runner.results.markdown import hosted_markdown
 
     if junit is not None:
         _write_junit(out, junit, hosted_junit_xml(cases))

@@ -53,7 +53,7 @@ def compare(
     a, b = results_path(ctx, a), results_path(ctx, b)
     comparison = run_compare(a, b, eval_fns=eval_fn)
     from osmosis_cli.commands.eval.ci import STEP_SUMMARY, step_summary
-    from osmosis_local_runner.results.ci_reports import compare_markdown
+    from osmosis_local_runner.results.markdown import compare_markdown
 
     if os.environ.get(STEP_SUMMARY):
         step_summary(out, compare_markdown(comparison))

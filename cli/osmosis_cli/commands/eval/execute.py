@@ -197,10 +197,21 @@ def progress_stats(progress: Progress, fns: list[str]) -> str:
         rates.append(f"pass {shown}" if len(fns) == 1 else f"pass[{_short(fn)}] {shown}")
     if len(fns) > 3:
         rates.append(f"(+{len(fns) - 3} fns)")
+    retries = f"  retries {progress.retries:,}" if progress.retries else ""
     return (
-        f"{progress.rate:.1f}/s  {'  '.join(rates)}  errors {progress.errors}  "
-        f"tokens {progress.tokens:,}"
+        f"{progress.rate:.1f}/s  {'  '.join(rates)}  errors {progress.errors}{retries}  "
+        f"tokens {progress.tokens:,}  elapsed {_clock(progress.elapsed)}"
     )
+
+
+def _clock(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``1h02m``."""
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
 
 
 class _RunDisplay:
@@ -240,13 +251,16 @@ def report_result(
             + (" — stopped" if stopped else ""),
         )
         return
+    from osmosis_cli.commands.eval.failures import show_failures
+
     _summary_table(out, summary, result.head.get("model_summaries"))
+    show_failures(out, result.output)
     out.info(f"Results written to {result.output}")
     resume = resource.get("resume_command") or f"add --resume -o {result.output}"
     if summary["status"] == "stopped":
         out.info(f"Resume with: {resume}")
     elif summary["errored_runs"] and resource.get("retry_command"):
-        out.info(f"Run the failures again: {resource['retry_command']}")
+        out.info(f"Run the errored attempts again: {resource['retry_command']}")
     _report_errors(out, result)
 
 
@@ -329,6 +343,8 @@ def _report_errors(out: Output, result: RunResult) -> None:
     from osmosis_client._redact import safe_text
 
     errors = list(result.errors())
+    if errors:
+        out.info(f"Errors ({min(3, len(errors))} of {len(errors):,}):")
     for row_index, run_index, error in errors[:3]:
         out.info(f"  row {row_index} run {run_index}: {safe_text(error)}")
     if len(errors) > 3:

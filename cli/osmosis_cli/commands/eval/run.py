@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli.commands.eval.execute import execute, server_echo
+from osmosis_cli.commands.eval.failures import rerun_commands
 from osmosis_cli.commands.eval.options import (
     LocalRunOptions,
     RolloutModeOpt,
@@ -277,4 +278,5 @@ def _run_config(out: Output, opts: RunOptions, echo: dict[str, Any], upload: Any
         max_error_rate=opts.max_error_rate,
         dry_run=opts.dry_run,
         junit=opts.junit,
+        resource=lambda: rerun_commands(out, output),
     )

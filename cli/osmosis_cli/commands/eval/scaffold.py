@@ -102,7 +102,7 @@ def scaffold(name: str, root: Path) -> list[Path]:
         for question, answer in ROWS
     )
     files = {
-        root / "configs" / "eval" / f"{name}.toml": CONFIG.format(name=name),
+        root / "configs" / "eval" / f"{name}.toml": align_comments(CONFIG.format(name=name)),
         root / "rollouts" / name / "main.py": ROLLOUT.format(name=name, cls=_cls(name)),
         root / "data" / f"{name}.jsonl": data,
     }
@@ -145,3 +145,30 @@ def copy_example(example: str, name: str, cwd: Path) -> Path:
 
 def example_configs(folder: Path) -> list[Path]:
     return sorted((folder / "configs" / "eval").glob("*.toml"))
+
+
+COMMENT_COLUMN = 33
+
+
+def align_comments(text: str) -> str:
+    """Trailing ``# …`` comments of consecutive lines start in one column (at least
+    :data:`COMMENT_COLUMN`), whatever length the names filled in have."""
+    lines = text.split("\n")
+    split = [_trailing_comment(line) for line in lines]
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and split[j] is not None:
+            j += 1
+        group = [s for s in split[i:j] if s is not None]
+        column = max([COMMENT_COLUMN, *(len(code) + 2 for code, _ in group)])
+        for k, (code, comment) in enumerate(group, start=i):
+            lines[k] = f"{code.ljust(column)}{comment}"
+        i = j + 1 if j == i else j
+    return "\n".join(lines)
+
+
+def _trailing_comment(line: str) -> tuple[str, str] | None:
+    """(code, ``# comment``) for a line with code then 2+ spaces then a comment."""
+    found = re.match(r"^(\S.*?)\s{2,}(# .*)$", line)
+    return (found.group(1), found.group(2)) if found else None

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from osmosis_cli.commands.eval.execute import execute, results_path
+from osmosis_cli.commands.eval.failures import rerun_commands
 from osmosis_cli.commands.eval.options import LocalRunOptions, NoCompatOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
@@ -87,6 +88,12 @@ class SeedOptions(LocalRunOptions):
     debug: Annotated[
         bool, typer.Option("--debug", help="Agent loops: ctx.log_event traces to ./local_debug/.")
     ] = False
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed", help="Continue the run at -o, running its errored attempts again."
+        ),
+    ] = False
     no_compat: NoCompatOpt = False
     stray: Annotated[list[str] | None, typer.Argument(hidden=True, metavar="")] = None
 
@@ -129,7 +136,7 @@ def seed(ctx: typer.Context, opts: SeedOptions) -> None:
         if value is not None and not opts.baseline_model:
             raise InvalidInputError(f"{flag} needs --baseline-model", code="USAGE")
     flags = opts.overrides(
-        results_path(opts.output, dataset.stem, resume=opts.resume),
+        results_path(opts.output, dataset.stem, resume=opts.resume or opts.retry_failed),
         debug_dir=Path("local_debug") if opts.debug else None,
     )
 
@@ -137,7 +144,14 @@ def seed(ctx: typer.Context, opts: SeedOptions) -> None:
         prepare_user_imports(out, no_compat=opts.no_compat)
         return seed_spec(module, dataset, opts.eval_fn or [], flags, mcp=opts.mcp)
 
-    execute(make_spec, out, quiet=opts.quiet, max_error_rate=opts.max_error_rate, junit=opts.junit)
+    execute(
+        make_spec,
+        out,
+        quiet=opts.quiet,
+        max_error_rate=opts.max_error_rate,
+        junit=opts.junit,
+        resource=lambda: rerun_commands(out, flags.output),
+    )
 
 
 def _refuse_stray(ctx: typer.Context, stray: list[str] | None) -> None:

@@ -1,0 +1,100 @@
+"""The end of a terminal run, pytest-style: the rows that failed, worst first — prompt,
+expected, answer, error — and the one command that runs the errored attempts again."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
+    from osmosis_local_runner.results.ci_reports import RowVerdict
+
+SHOWN = 5
+SHOWN_VERBOSE = 20
+#: flags whose value is a secret: never echoed in a suggested command
+SECRET_FLAGS = ("--api-key", "--baseline-api-key")
+
+
+def show_failures(out: Output, path: Path) -> None:
+    """The worst rows that did not pass (more with ``-v``)."""
+    from osmosis_local_runner.results.ci_reports import worst_rows
+    from osmosis_local_runner.results.documents import ResultsFile
+
+    doc = ResultsFile(path)
+    found = worst_rows(doc, SHOWN_VERBOSE if out.verbose else SHOWN)
+    if not found.rows:
+        return
+    width = 400 if out.verbose else 100
+    fn = doc.eval_fns[0]
+    out.print(f"\n{found.failed:,} of {found.total:,} rows failed ({fn}), worst first:")
+    for row, verdict in found.rows:
+        out.print(_headline(row.index, verdict))
+        for label, text in _fields(verdict):
+            out.print(f"  {label:<9} {_cut(text, width)}")
+    more = found.failed - len(found.rows)
+    if more > 0:
+        hint = "every row is" if out.verbose else "-v shows more;"
+        out.print(f"… {more:,} more failed rows ({hint} in {path})")
+
+
+def _headline(index: int, verdict: RowVerdict) -> str:
+    status = "ERROR " if verdict.status == "error" else "FAILED"
+    mean = "-" if verdict.mean is None else f"{verdict.mean:.2f}"
+    return f"{status} row {index}  {verdict.passing}/{verdict.attempts} passed, mean {mean}"
+
+
+def _fields(verdict: RowVerdict) -> list[tuple[str, str]]:
+    fields = [("prompt:", verdict.prompt or "(not kept)")]
+    fields.append(("expected:", "(none)" if verdict.expected is None else verdict.expected))
+    fields.append(("answer:", verdict.answer or "(no answer)"))
+    if verdict.error:
+        fields.append(("error:", verdict.error))
+    return fields
+
+
+def _cut(text: str, width: int) -> str:
+    from osmosis_client._redact import safe_text
+    from osmosis_local_runner.results.documents import excerpt
+
+    return safe_text(excerpt(text, width))
+
+
+def rerun_command(out: Output, output: Path, flag: str) -> str | None:
+    """This invocation typed again with ``flag`` (``--retry-failed``, ``--resume``), and
+    ``-o`` when the run chose its own path; None when the command line is not known."""
+    args = out.argv
+    if not args:
+        return None
+    named = any(a in ("-o", "--output") or a.startswith("--output=") for a in args)
+    return command_line(args, [] if named else ["-o", str(output)], flag)
+
+
+def command_line(args: list[str], extra: list[str], flag: str) -> str:
+    """``osmosis`` + ``args`` + ``extra`` + ``flag``: secret values masked, an earlier
+    ``--resume`` / ``--retry-failed`` left out."""
+    shown: list[str] = []
+    masked = False
+    for arg in args:
+        name = arg.split("=", 1)[0]
+        if masked:
+            shown.append("<KEY>")
+            masked = False
+        elif name in ("--resume", "--retry-failed"):
+            continue
+        elif name in SECRET_FLAGS and "=" in arg:
+            shown.append(f"{name}=<KEY>")
+        else:
+            shown.append(arg)
+            masked = name in SECRET_FLAGS
+    return shlex.join(["osmosis", *shown, *extra, flag])
+
+
+def rerun_commands(out: Output, output: Path) -> dict[str, str]:
+    """``resume_command`` / ``retry_command`` for a run written to ``output``."""
+    found = {
+        "resume_command": rerun_command(out, output, "--resume"),
+        "retry_command": rerun_command(out, output, "--retry-failed"),
+    }
+    return {key: value for key, value in found.items() if value}
