@@ -99,4 +99,6 @@ def test_sigint_stops_cleanly_with_exit_130(project: Path) -> None:
     assert doc["summary"]["status"] == "stopped"
     finished = keys(journal_lines(project))
     assert doc["summary"]["total_runs"] == len(finished) < 60
-    assert "--resume -o out.json" in err
+    # the command as typed, with --resume: it works as printed (no flag to remember)
+    resume = next(line for line in err.splitlines() if line.startswith("Resume with: "))
+    assert resume.endswith(" -o out.json -q --resume") and "configs/eval/quickstart.toml" in resume
