@@ -23,7 +23,7 @@ from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.document import ROWS_MARK, passed
-from osmosis_local_runner.results.records import AttemptRecord, facts_text
+from osmosis_local_runner.results.records import AttemptRecord, compact, row_facts
 from osmosis_local_runner.results.stats import mean
 
 #: how many characters of a prompt or answer an excerpt keeps
@@ -301,7 +301,8 @@ class ResultsFile:
                 raise _problem(self.path, "a row lacks row_index or runs")
             if digest is not None and not isinstance(digest, str):
                 raise _problem(self.path, f"row {index}: row_digest must be text")
-            facts = facts_text(raw)
+            known = row_facts(raw)
+            facts = compact(known) if known else None  # one string shared by the attempts
             records = []
             for run in runs:
                 if not isinstance(run, dict):
@@ -317,19 +318,14 @@ class ResultsFile:
                     raise _problem(self.path, f"row {index}: a malformed run ({exc})") from None
                 record.row_facts = facts
                 records.append(record)
-            yield _row(index, str(digest or ""), records, facts)
-
-
-def _row(index: int, digest: str, records: list[AttemptRecord], facts: str | None) -> Row:
-    known = json.loads(facts) if facts else {}
-    return Row(
-        index,
-        digest,
-        records,
-        expected=known.get("expected"),
-        metadata=known.get("metadata") or {},
-        user_prompt=known.get("prompt"),
-    )
+            yield Row(
+                index,
+                str(digest or ""),
+                records,
+                expected=known.get("expected"),
+                metadata=known.get("metadata") or {},
+                user_prompt=known.get("prompt"),
+            )
 
 
 def _run_problem(run: dict[str, Any]) -> str | None:

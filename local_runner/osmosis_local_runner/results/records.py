@@ -157,9 +157,14 @@ FACT_KEYS = ("prompt", "expected", "metadata")
 
 
 def facts_text(facts: Mapping[str, Any]) -> str | None:
-    """``{prompt, expected, metadata}`` as compact JSON text, from whatever a journal line
-    or a document row holds (other keys dropped; a value JSON cannot hold becomes text);
-    None when nothing is known."""
+    """:func:`row_facts` as compact JSON text; None when nothing is known."""
+    kept = row_facts(facts)
+    return compact(kept) if kept else None
+
+
+def row_facts(facts: Mapping[str, Any]) -> dict[str, Any]:
+    """``{prompt, expected, metadata}`` from whatever a journal line or a document row
+    holds (other keys dropped; a value JSON cannot hold becomes text)."""
     kept: dict[str, Any] = {}
     for key in FACT_KEYS:
         value = facts.get(key)
@@ -168,11 +173,13 @@ def facts_text(facts: Mapping[str, Any]) -> str | None:
                 kept[key] = {str(k): _plain(v) for k, v in value.items()}
         elif value is not None:
             kept[key] = value if isinstance(value, str) else str(_plain(value))
-    return compact(kept) if kept else None
+    return kept
 
 
 def _plain(value: Any) -> Any:
     """``value`` if strict JSON holds it, else its text (a timestamp, NaN, bytes…)."""
+    if value is None or isinstance(value, str | bool | int):
+        return value  # the common columns: nothing to check
     try:
         compact(value)
     except (TypeError, ValueError, RecursionError):
