@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -214,6 +215,24 @@ def test_rescore_needs_transcripts(invoke: Invoke, project: Path) -> None:
     assert "has no transcripts" in result.stderr and "--no-transcripts" in result.stderr
 
 
+def test_rescore_of_a_module_below_the_project_suggests_its_file_form(
+    invoke: Invoke, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_quickstart(invoke, "run.json")
+    # as in a new process: the run's rollout folder is not on sys.path
+    hidden = [p for p in sys.path if not (Path(p or ".") / "rewards.py").exists()]
+    monkeypatch.setattr(sys, "path", hidden)
+    monkeypatch.delitem(sys.modules, "rewards", raising=False)
+    result = invoke("eval", "rescore", "run.json", "--eval-fn", "rewards:exact_number")
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1  # one line
+    assert f"give the file: {REWARDS}:exact_number" in result.stderr
+    # the form suggested works
+    assert invoke("eval", "rescore", "run.json", "--eval-fn", f"{REWARDS}:exact_number").exit_code == 0
+    nowhere = invoke("eval", "rescore", "run.json", "--eval-fn", "nowhere:fn")
+    assert nowhere.exit_code == 2 and "give a file path: path/to/nowhere.py:fn" in nowhere.stderr
+
+
 def test_rescore_refuses_a_changed_dataset(invoke: Invoke, project: Path) -> None:
     run_quickstart(invoke, "run.json")
     data = project / "data" / "arithmetic.jsonl"
@@ -264,6 +283,8 @@ def test_junit_for_a_local_run_is_valid_and_counts_rows(invoke: Invoke, project:
     assert [s.get("name") for s in suites] == ["run"]
     cases = suites[0].findall("testcase")
     assert len(cases) == 20 and cases[0].get("name") == "row 0: What is 43 + 21?"  # its prompt
+    # mock attempts take well under a millisecond: their time still shows
+    assert all(float(c.get("time") or 0) > 0 for c in cases)
     doc = json.loads((project / "run.json").read_text())
     failing = [
         row["row_index"]

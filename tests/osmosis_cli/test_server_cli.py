@@ -93,6 +93,11 @@ def test_a_server_that_cannot_start_shows_its_last_lines(invoke: Invoke, workspa
         "error: the rollout server exited with code 3 before it was ready"
     )
     assert "  | boom: bad import" in lines[error + 1 :]
+    # the output is below the error line, and the whole of it is in the named log file
+    assert "its last lines are below; all of its output is in " in lines[error]
+    log = Path(lines[error].rsplit("all of its output is in ", 1)[1])
+    assert "above" not in lines[error]
+    assert "boom: bad import" in (workspace / log if not log.is_absolute() else log).read_text()
 
 
 def test_local_keys_choose_mode_and_python(invoke: Invoke, workspace: Path) -> None:

@@ -292,7 +292,7 @@ def test_resume_without_a_path_finds_the_latest_unfinished_single_run(
     again = invoke(*run[:-2], "--resume")  # its settings come from its journal
     assert again.exit_code == 0, again.stderr
     assert f"run:     {directory.name} (continued)" in again.stderr
-    assert "with its recorded settings: limit 4" in again.stderr
+    assert "with the run's own settings: --limit 4" in again.stderr
     document = json.loads((directory / "results.json").read_text())
     assert document["summary"]["total_runs"] == 12
 

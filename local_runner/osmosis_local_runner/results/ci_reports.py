@@ -34,7 +34,9 @@ def xml_text(text: Any) -> str:
 
 
 def _seconds(ms: float) -> str:
-    return f"{ms / 1000:.3f}"
+    """Seconds to the millisecond (JUnit's schema allows three decimals); a time under a
+    millisecond (a mock attempt) shows as 0.001, never as no time at all."""
+    return f"{max(ms, 1.0) / 1000:.3f}" if ms > 0 else "0.000"
 
 
 @dataclass
@@ -48,7 +50,7 @@ class RowVerdict:
     mean: float | None
     error: str | None
     answer: str
-    duration_ms: int
+    duration_ms: float
     expected: str | None = None
     prompt: str | None = None
 
@@ -132,7 +134,7 @@ def _worst_first(item: tuple[Row, RowVerdict]) -> tuple[float, int]:
 def junit_xml(sources: Sequence[Source], *, name: str = "osmosis eval") -> bytes:
     root = ET.Element("testsuites", name=xml_text(name))
     totals = {"tests": 0, "failures": 0, "errors": 0}
-    total_ms = 0
+    total_ms = 0.0
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
     host = socket.gethostname()
     for source in sources:

@@ -197,7 +197,7 @@ def model_summaries(
                 "total_runs": summary["total_runs"],
                 "errored_runs": summary["errored_runs"],
                 "total_tokens": summary["total_tokens"],
-                "total_duration_ms": sum(r.duration_ms for r in runs),
+                "total_duration_ms": round(sum(r.duration_ms for r in runs)),
                 "eval_fns": summary["eval_fns"],
             }
         )

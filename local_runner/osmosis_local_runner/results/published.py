@@ -80,7 +80,7 @@ def index_rows(
                 "run_index": record.run_index,
                 "rollout_id": rollout_id(record, facts.local_run_id),
                 "status": status_of(record),
-                "duration_ms": record.duration_ms,
+                "duration_ms": round(record.duration_ms),
                 "tokens": record.tokens,
                 "source_row_index": source,
             }

@@ -34,7 +34,8 @@ class AttemptRecord:
     row_digest: str
     success: bool
     scores: dict[str, float]
-    duration_ms: int
+    #: wall time in milliseconds, to the microsecond (a mock attempt takes well under one)
+    duration_ms: float
     tokens: int
     error: str | None
     #: eval fn name → what it raised (that fn scored 0; the others kept their scores)

@@ -103,8 +103,11 @@ def load_attr(spec: str, *, cwd: Path | None = None) -> tuple[Any, str]:
     else:
         if str(base) not in sys.path:
             sys.path.insert(0, str(base))
-        with _loading_user_code(f"module {module_part}"):
-            module = importlib.import_module(module_part)
+        try:
+            with _loading_user_code(f"module {module_part}"):
+                module = importlib.import_module(module_part)
+        except InvalidInputError as exc:
+            raise _with_file_form(exc, module_part, attr, base) from None
     value = module
     for part in attr.split("."):
         if not hasattr(value, part):
@@ -115,6 +118,56 @@ def load_attr(spec: str, *, cwd: Path | None = None) -> tuple[Any, str]:
             )
         value = getattr(value, part)
     return value, spec
+
+
+#: folders never searched for a module's file (environments, caches, our own runs)
+_SKIPPED = {".git", ".venv", "venv", ".osmosis", "node_modules", "__pycache__", ".tox"}
+
+
+def _with_file_form(
+    exc: InvalidInputError, module_part: str, attr: str, base: Path
+) -> InvalidInputError:
+    """A module that is not importable from ``base``: when a file of that name lies below
+    it (``rollouts/demo/rewards.py``), the hint is the file-path form that works."""
+    if "ModuleNotFoundError" not in exc.message or f"'{module_part.split('.')[0]}'" not in (
+        exc.message
+    ):
+        return exc
+    found = find_module_files(module_part, base)
+    if found:
+        forms = " or ".join(f"{path}:{attr}" for path in found[:2])
+        hint = f"{module_part} is not importable from {base}; give the file: {forms}"
+    else:
+        hint = (
+            f"{module_part} must be importable from {base} (run from the folder that holds "
+            f"it), or give a file path: path/to/{module_part.replace('.', '/')}.py:{attr}"
+        )
+    return InvalidInputError(exc.message, hint=hint, code=exc.code, data=exc.data)
+
+
+def find_module_files(module_part: str, base: Path, depth: int = 4) -> list[str]:
+    """``rewards`` → ``rollouts/demo/rewards.py`` (paths relative to ``base``, nearest
+    first): where a module that failed to import lives below the working directory."""
+    relative = Path(*module_part.split("."))
+    found: list[str] = []
+    level = [base]
+    for _ in range(depth):
+        below: list[Path] = []
+        for folder in level:
+            try:
+                children = sorted(folder.iterdir())
+            except OSError:
+                continue
+            for child in children:
+                if child.name in _SKIPPED or not child.is_dir():
+                    continue
+                if (child / relative).with_suffix(".py").is_file():
+                    found.append(str((child / relative).with_suffix(".py").relative_to(base)))
+                below.append(child)
+        if found or len(below) > 2000:
+            break
+        level = below
+    return found
 
 
 def _instantiate(value: Any, base: type, what: str) -> Any:

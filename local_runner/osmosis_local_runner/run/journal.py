@@ -92,6 +92,18 @@ def read_journal(path: Path) -> JournalContents:
     return JournalContents(fingerprint, records, valid)
 
 
+def saved_settings(results_path: Path) -> dict[str, Any]:
+    """The flags a run was started with (its journal's header), or ``{}`` when there is
+    no journal, or it is damaged or older than the settings it keeps."""
+    try:
+        with journal_path(results_path).open("rb") as handle:
+            header = json.loads(handle.readline(1 << 20))
+    except (OSError, ValueError):
+        return {}
+    settings = header.get("settings") if isinstance(header, dict) else None
+    return dict(settings) if isinstance(settings, dict) else {}
+
+
 def forget_finished(output: Path, resume: bool, on_note: Callable[[str], None] | None) -> None:
     """Re-running (not resuming) to the same results path replaces a *finished* run, as
     0.2 did: its journal goes (the document is replaced when the new run writes). An
@@ -150,6 +162,7 @@ class Journal:
         self,
         path: Path,
         fingerprint: Mapping[str, Any],
+        settings: Mapping[str, Any] | None = None,
         *,
         resume_from: int | None = None,
         on_failure: Callable[[OSError], None] | None = None,
@@ -182,7 +195,9 @@ class Journal:
             os.ftruncate(self._fd, resume_from)  # drop a torn tail
         os.lseek(self._fd, 0, os.SEEK_END)
         if os.fstat(self._fd).st_size == 0:
-            header = {"journal": JOURNAL_VERSION, "fingerprint": dict(fingerprint)}
+            header: dict[str, Any] = {"journal": JOURNAL_VERSION, "fingerprint": dict(fingerprint)}
+            if settings:
+                header["settings"] = dict(settings)
             os.write(self._fd, (json.dumps(header) + "\n").encode())
             os.fsync(self._fd)
         #: where this invocation's records start (see ``discard_this_run``)

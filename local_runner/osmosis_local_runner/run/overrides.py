@@ -85,6 +85,8 @@ class Overrides:
     ca_bundle: Path | None = None
     #: a live echo of the rollout server's output (-v)
     server_echo: Callable[[str], None] | None = None
+    #: the flags as given, kept in the journal so ``--resume`` need not repeat them
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def sampling(self) -> dict[str, Any]:
         """The sampling flags given (and only those): ``--sampling-args``, then the
@@ -226,12 +228,15 @@ def config_spec(
         deadline=flags.deadline,
         transcripts=flags.transcripts,
         ca_bundle=flags.ca_bundle,
-        inputs={
-            what: path
-            for what, path in (("config", config.path), ("rollout", config.entrypoint_path))
-            if path is not None
-        },
+        inputs=_inputs(config),
+        settings=flags.settings,
     )
+
+
+def _inputs(config: EvalConfig) -> dict[str, Path]:
+    """The files an eval config's run reads (never its results path)."""
+    found = (("config", config.path), ("rollout", config.entrypoint_path))
+    return {what: path for what, path in found if path is not None}
 
 
 def seed_rollout(module: str, flags: Overrides) -> RolloutKind:
@@ -334,4 +339,5 @@ def seed_spec(
         ca_bundle=flags.ca_bundle,
         baseline=baseline,
         fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
+        settings=flags.settings,
     )

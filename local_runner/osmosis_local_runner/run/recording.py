@@ -53,7 +53,7 @@ async def record_attempt(
         row_digest=row.digest,
         success=error is None,
         scores=scores,
-        duration_ms=int((time.perf_counter() - started) * 1000),
+        duration_ms=round((time.perf_counter() - started) * 1000, 3),
         tokens=outcome.tokens,
         error=error,
         fn_errors=fn_errors or None,

@@ -172,11 +172,9 @@ class Runner:
         }
         started = time.monotonic()
         self._journal = Journal(
-            journal_path(spec.output),
-            prepared.fingerprint,
-            resume_from=self._resume_from,
-            on_failure=self._journal_failed,
-        )
+            journal_path(spec.output), prepared.fingerprint, spec.settings,
+            resume_from=self._resume_from, on_failure=self._journal_failed,
+        )  # fmt: skip
         status = "stopped"
         stats = WindowStats()
         loop = asyncio.get_running_loop()

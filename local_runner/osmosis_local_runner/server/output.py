@@ -131,10 +131,14 @@ class ServerOutput:
         self.lines: collections.deque[str] = collections.deque(maxlen=LAST_LINES)
         self._log: IO[str] | None = None
 
+    @property
+    def log_path(self) -> Path:
+        return self.run_dir / "server.log"
+
     def open(self) -> None:
         if self._log is None:
             self.run_dir.mkdir(parents=True, exist_ok=True)
-            path = self.run_dir / "server.log"
+            path = self.log_path
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             self._log = os.fdopen(fd, "a", encoding="utf-8", buffering=1)
 

@@ -77,12 +77,21 @@ class ServerStartError(RunAborted):
 
     code = "ROLLOUT_SERVER_FAILED"
 
-    def __init__(self, message: str, *, output: Iterable[str] = (), hint: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        output: Iterable[str] = (),
+        hint: str | None = None,
+        log: Path | None = None,
+    ):
         lines = list(output)
+        where = f"all of its output is in {log}" if log is not None else "see the run log"
+        shown = f"its last lines are below; {where}" if lines else where
         super().__init__(
             message,
-            hint=hint or "see the server's output above and in the run log",
-            data={"output": lines},
+            hint=f"{hint}; {shown}" if hint else shown,
+            data={"output": lines, **({"log": str(log)} if log is not None else {})},
         )
         self.issues = [f"| {line}" for line in lines]
 
@@ -186,6 +195,11 @@ class ServerProcess:
     def last_output(self) -> list[str]:
         return list(self.output.lines)
 
+    @property
+    def log_path(self) -> Path:
+        """Where all of the server's output is written (redacted)."""
+        return self.output.log_path
+
     # ------------------------------------------------------------ start
 
     async def start(self, session: aiohttp.ClientSession, *, attempts: int = 3) -> Health:
@@ -199,11 +213,13 @@ class ServerProcess:
                     raise ServerStartError(
                         f"port {self.fixed_port} (--rollout-port) is taken by another process",
                         output=self.last_output(),
+                        log=self.log_path,
                     ) from None
                 if attempt == attempts - 1:
                     raise ServerStartError(
                         "another process kept taking the rollout server's port",
                         output=self.last_output(),
+                        log=self.log_path,
                     ) from None
         raise AssertionError("unreachable")
 
@@ -242,7 +258,9 @@ class ServerProcess:
                 start_new_session=True,
             )
         except OSError as exc:
-            raise ServerStartError(f"cannot start the rollout server: {exc}") from None
+            raise ServerStartError(
+                f"cannot start the rollout server: {exc}", log=self.log_path
+            ) from None
         self._records = record_server(
             self.proc.pid,
             port=self.port,
@@ -270,6 +288,7 @@ class ServerProcess:
                 raise ServerStartError(
                     f"the rollout server exited with code {code} before it was ready",
                     output=self.last_output(),
+                    log=self.log_path,
                 )
             try:
                 async with session.get(
@@ -292,7 +311,8 @@ class ServerProcess:
                     f"the rollout server was not ready after {self.health_timeout:g}s "
                     f"(GET {self.url}/health)",
                     output=self.last_output(),
-                    hint=f"check that main.py serves on the port in {PORT_VAR} (see the run log)",
+                    hint=f"check that main.py serves on the port in {PORT_VAR}",
+                    log=self.log_path,
                 )
             await asyncio.wait({self._exited}, timeout=self.health_interval)
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from osmosis_local_runner.run.rundir import RunDirectory
     from osmosis_local_runner.run.runner import Runner
 
-#: recorded settings a resumed run takes when their flag is not given (Overrides name)
+#: the settings a finished run named again may not change (Overrides names)
 ADOPTED = ("n", "limit", "seed", "pass_threshold", "rows")
 
 
@@ -68,6 +68,7 @@ def _run_locked(
     upload: Any = None,
 ) -> None:
     from osmosis_cli.commands.eval.execute import execute
+    from osmosis_cli.commands.eval.options import adopt_saved
     from osmosis_client.errors import InvalidInputError
     from osmosis_local_runner.run.overrides import config_spec
 
@@ -83,11 +84,11 @@ def _run_locked(
         _already_finished(out, opts, run)
         return
     resume = state != "absent"
+    if resume:
+        adopt_saved(out, opts, run.results)
     flags = opts.run_overrides(
         run.results, run_dir=run.path, resume=resume, retry_failed=opts.retry_failed, **echo
     )
-    if resume:
-        flags = _adopt(out, flags, run, config)
     facts = _Facts(run, config, out, resume)
     facts.upload = upload
     try:
@@ -109,12 +110,13 @@ def _dry_run(
 ) -> None:
     """The plan of this run (continued, when NAME is unfinished); nothing is written."""
     from osmosis_cli.commands.eval.execute import execute
+    from osmosis_cli.commands.eval.options import adopt_saved
     from osmosis_local_runner.run.overrides import config_spec
 
     resume = run.state() == "unfinished"
-    flags = opts.run_overrides(run.results, run_dir=run.path, resume=resume, **echo)
     if resume:
-        flags = _adopt(out, flags, run, config)
+        adopt_saved(out, opts, run.results)
+    flags = opts.run_overrides(run.results, run_dir=run.path, resume=resume, **echo)
     execute(
         lambda: config_spec(config, flags),
         out,
@@ -157,35 +159,6 @@ def _config_path(config: EvalConfig) -> str | None:
     with contextlib.suppress(ValueError):
         return config.path.resolve().relative_to(root.resolve()).as_posix()
     return str(config.path)
-
-
-def _adopt(out: Output, flags: Overrides, run: RunDirectory, config: EvalConfig) -> Overrides:
-    """A resumed run keeps its recorded settings unless a flag says otherwise."""
-    import dataclasses
-
-    from osmosis_cli.commands.eval.options import parse_row_spec
-    from osmosis_local_runner.run.journal import journal_path, read_journal
-
-    recorded = read_journal(journal_path(run.results)).fingerprint
-    toml = {
-        "n": config.evaluation.n,
-        "limit": config.evaluation.limit,
-        "seed": config.local.seed,
-        "pass_threshold": config.evaluation.pass_threshold,
-        "rows": None,
-    }
-    changes: dict[str, Any] = {}
-    for name in ADOPTED:
-        if getattr(flags, name) is not None or name not in recorded:
-            continue
-        value = recorded[name]
-        if value != toml[name]:
-            changes[name] = parse_row_spec(value) if name == "rows" else value
-    if not changes:
-        return flags
-    shown = ", ".join(f"{k} {recorded[k]}" for k in changes)
-    out.info(f"Resuming {run.name} with its recorded settings: {shown}")
-    return dataclasses.replace(flags, **changes)
 
 
 def _check_flags(flags: Overrides, run: RunDirectory) -> None:

@@ -5,13 +5,14 @@ once as typed objects: parsing and behaviour test apart, and a flag is one field
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
     from osmosis_local_runner.run.overrides import Overrides
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
@@ -215,9 +216,133 @@ class LocalRunOptions:
             headers=list(self.header or []),
             sampling_args=sampling_args(self.sampling_args_json),
             transcripts=not self.no_transcripts,
+            settings=self.given(),
         )
         values.update(more)
         return Overrides(**values)
+
+    def given(self) -> dict[str, Any]:
+        """The flags given (not at their defaults) that make the run what it is, as its
+        journal keeps them for ``--resume``: never a key, a header's value, a URL's
+        password, where the run goes or how it is shown. What was given but cannot be
+        kept is named under ``withheld`` (``--header NAME``, ``--base-url``)."""
+        from osmosis_client._redact import redact_url
+
+        kept: dict[str, Any] = {}
+        withheld: list[str] = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in NOT_KEPT or value is None or value == _default(f):
+                continue
+            if isinstance(value, str) and redact_url(value) != value:
+                withheld.append(_flag(f.name))  # a URL with a password in it
+                continue
+            if isinstance(value, list | tuple):
+                value = [str(v) if isinstance(v, Path) else v for v in value]
+            kept[f.name] = str(value) if isinstance(value, Path) else value
+        withheld += sorted({f"--header {name}" for name in _header_names(self.header)})
+        if withheld:
+            kept["withheld"] = withheld
+        return kept
+
+    def adopt(self, saved: dict[str, Any]) -> list[str]:
+        """A resumed run: every flag not given again takes the value its run was started
+        with (a flag given wins, and the journal's fingerprint judges whether it changes
+        the run). Returns the flags taken, as ``--name value``."""
+        import typing
+
+        hints = typing.get_type_hints(type(self), include_extras=True)
+        taken = []
+        for f in fields(self):
+            if f.name in NOT_KEPT or f.name not in saved or getattr(self, f.name) != _default(f):
+                continue
+            value = saved[f.name]
+            if _holds_paths(hints.get(f.name)):
+                value = [Path(v) for v in value] if isinstance(value, list) else Path(value)
+            setattr(self, f.name, value)
+            taken.append(f"{_flag(f.name)} {_shown(value)}")
+        given = {_flag(f.name) for f in fields(self) if getattr(self, f.name) != _default(f)}
+        given |= {f"--header {name}" for name in _header_names(self.header)}
+        missing = [flag for flag in saved.get("withheld") or () if flag not in given]
+        if missing:
+            from osmosis_client.errors import InvalidInputError
+
+            raise InvalidInputError(
+                f"the run was started with {', '.join(missing)}, whose values are never kept "
+                "(they may hold keys)",
+                hint="give them again",
+                code="RESUME_MISMATCH",
+            )
+        return taken
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _header_names(headers: list[str] | None) -> set[str]:
+    return {h.split(":", 1)[0].strip() for h in headers or ()}
+
+
+#: never kept for --resume: where the run goes and how it is resumed, keys (never
+#: written anywhere), headers (their values may be keys), this invocation's own budget
+#: (--deadline) and how the run is shown
+NOT_KEPT = frozenset(
+    {
+        "output",
+        "resume",
+        "retry_failed",
+        "api_key",
+        "baseline_api_key",
+        "header",
+        "quiet",
+        "junit",
+        "name",
+        "fresh",
+        "dry_run",
+        "yes",
+        "upload",
+        "stray",
+        "config_path",
+        "parallel",
+        "abbreviated_summary",
+        "debug",
+        "log_samples",
+        "secrets_file",
+        "deadline",
+    }
+)
+
+
+def _default(f: Any) -> Any:
+    if f.default is not MISSING:
+        return f.default
+    return f.default_factory() if f.default_factory is not MISSING else None
+
+
+def _holds_paths(hint: Any) -> bool:
+    """Whether a field's type holds ``Path`` (``Annotated[Path | None, …]``, lists of…)."""
+    import typing
+
+    if hint is Path:
+        return True
+    return any(_holds_paths(arg) for arg in typing.get_args(hint))
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+def adopt_saved(out: Output, opts: LocalRunOptions, results: Path) -> None:
+    """``--resume`` / ``--retry-failed``: the flags not given again are the run's own,
+    from its journal (said once, so nobody wonders what ran)."""
+    from osmosis_local_runner.run.journal import saved_settings
+
+    taken = opts.adopt(saved_settings(results))
+    if taken:
+        out.info("Resuming with the run's own settings: " + ", ".join(taken))
 
 
 def parse_row_spec(text: str) -> frozenset[int]:

@@ -15,6 +15,7 @@ from osmosis_cli.commands.eval.options import (
     LocalRunOptions,
     RolloutModeOpt,
     RolloutPythonOpt,
+    adopt_saved,
 )
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.output import Output
@@ -270,6 +271,8 @@ def _run_config(out: Output, opts: RunOptions, echo: dict[str, Any], upload: Any
             hint="leave out -o (or give a directory)",
             code="USAGE",
         )
+    if opts.resume or opts.retry_failed:
+        adopt_saved(out, opts, output)
     flags = opts.run_overrides(output, resume=opts.resume, retry_failed=opts.retry_failed, **echo)
     execute(
         lambda: config_spec(config, flags),

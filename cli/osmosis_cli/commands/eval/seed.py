@@ -11,7 +11,7 @@ import typer
 
 from osmosis_cli.commands.eval.execute import execute, results_path
 from osmosis_cli.commands.eval.failures import rerun_commands
-from osmosis_cli.commands.eval.options import LocalRunOptions, NoCompatOpt
+from osmosis_cli.commands.eval.options import LocalRunOptions, NoCompatOpt, adopt_saved
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -112,6 +112,8 @@ def seed(ctx: typer.Context, opts: SeedOptions) -> None:
 
     out = current_output()
     _refuse_stray(ctx, opts.stray)
+    if (opts.resume or opts.retry_failed) and opts.output is not None:
+        adopt_saved(out, opts, opts.output)
     module, dataset = opts.module, opts.dataset
     given = {"-d": dataset, "--model": opts.model, "--eval-fn": opts.eval_fn}
     missing = [flag for flag, value in given.items() if not value]

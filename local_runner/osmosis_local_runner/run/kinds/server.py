@@ -375,7 +375,7 @@ class ServerRollout:
                     ServerStartError(
                         f"the rollout server exited {self.restarts} times (last: code {code})",
                         output=last,
-                        hint="see the run log",
+                        log=failed.log_path,
                     )
                 )
                 return

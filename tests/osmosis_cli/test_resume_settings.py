@@ -1,0 +1,92 @@
+"""``--resume`` takes the run's settings from its journal: only a flag that really
+changes the run is refused (issue 24)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from osmosis_local_runner.run.journal import journal_path
+from tests.osmosis_cli.conftest import Invoke
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+RUN = ["eval", "run", "configs/eval/quickstart.toml"]
+SEED = [
+    "eval",
+    "-m",
+    "rollouts/calculator/main.py:CalculatorWorkflow",
+    "-d",
+    "data/arithmetic.jsonl",
+    "--eval-fn",
+    "rollouts/calculator/rewards.py:exact_number",
+]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "qs"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".osmosis"))
+    monkeypatch.chdir(root)
+    return root
+
+
+def interrupted(results: Path, keep: int) -> None:
+    """The run as a kill leaves it: no document, the journal's first ``keep`` attempts."""
+    lines = journal_path(results).read_text().splitlines(keepends=True)
+    journal_path(results).write_text("".join(lines[: 1 + keep]))
+    results.unlink()
+
+
+def test_resume_with_only_the_path_runs_with_the_original_flags(
+    invoke: Invoke, project: Path
+) -> None:
+    started = [*RUN, "--model", "mock/calculator", "--limit", "6", "--n", "2", "-o", "int.json"]
+    assert invoke(*started).exit_code == 0
+    interrupted(project / "int.json", keep=5)
+    result = invoke(*RUN, "--resume", "-o", "int.json")
+    assert result.exit_code == 0, result.stderr
+    assert "Resuming with the run's own settings: --limit 6, --n 2, --model mock/calculator" in (
+        result.stderr
+    )
+    doc = json.loads((project / "int.json").read_text())
+    assert doc["config"]["model"] == "mock/calculator" and doc["config"]["n_runs"] == 2
+    assert doc["summary"]["total_rows"] == 6 and doc["summary"]["total_runs"] == 12
+
+
+def test_a_flag_that_changes_the_run_is_refused_one_that_does_not_is_taken(
+    invoke: Invoke, project: Path
+) -> None:
+    assert invoke(*RUN, "--limit", "4", "-o", "r.json").exit_code == 0
+    interrupted(project / "r.json", keep=1)
+    changed = invoke(*RUN, "--resume", "-o", "r.json", "--n", "2")
+    assert changed.exit_code == 2 and "cannot resume: the run changed (n: 3 → 2)" in changed.stderr
+    taken = invoke(*RUN, "--resume", "-o", "r.json", "--batch-size", "7")
+    assert taken.exit_code == 0, taken.stderr
+    assert "--limit 4" in taken.stderr and "--batch-size" not in taken.stderr.split("settings")[1]
+
+
+def test_the_seed_form_resumes_from_the_path_alone(invoke: Invoke, project: Path) -> None:
+    assert invoke(*SEED, "--model", "mock/calculator", "--limit", "3", "-o", "s.json").exit_code == 0
+    interrupted(project / "s.json", keep=1)
+    result = invoke("eval", "--resume", "-o", "s.json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((project / "s.json").read_text())["summary"]["total_runs"] == 3
+
+
+def test_header_values_are_never_kept_and_must_be_given_again(
+    invoke: Invoke, project: Path
+) -> None:
+    secret = "sk-test-never-written-0123456789"
+    flags = ["--limit", "2", "-o", "h.json", "--header", f"X-Gateway-Key: {secret}"]
+    assert invoke(*RUN, *flags).exit_code == 0
+    interrupted(project / "h.json", keep=1)
+    header = json.loads(journal_path(project / "h.json").read_text().splitlines()[0])
+    assert header["settings"]["withheld"] == ["--header X-Gateway-Key"]
+    assert secret not in journal_path(project / "h.json").read_text()
+    refused = invoke(*RUN, "--resume", "-o", "h.json")
+    assert refused.exit_code == 2 and "--header X-Gateway-Key" in refused.stderr
+    again = invoke(*RUN, "--resume", "-o", "h.json", "--header", f"X-Gateway-Key: {secret}")
+    assert again.exit_code == 0, again.stderr
