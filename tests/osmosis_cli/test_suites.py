@@ -94,6 +94,11 @@ def test_a_stopped_suite_resumes_without_redoing_finished_entries(
     first = invoke("eval", "run", SUITE)
     assert first.exit_code == 130
     directory = next((project / ".osmosis" / "suites").iterdir())
+    # the partial table, then the command that finishes the suite
+    table = [line.split("\t") for line in first.stdout.splitlines()[1:]]
+    assert [row[-1] for row in table].count("finished") == 2 and table[0][0] != "ENTRY"
+    printed = first.stderr.split("Resume with: ", 1)[1].splitlines()[0]
+    assert printed == f"osmosis eval run {SUITE} -o {directory.relative_to(project)} --resume"
     finished = {
         p.name: p.read_bytes()
         for p in directory.glob("*.json")
@@ -429,3 +434,21 @@ def test_suite_documents_never_hold_header_values_or_url_passwords(
     document = json.loads(stored)
     assert document["fingerprint"]["flags"]["headers"] == ["X-Api-Key: ***"]
     assert document["entries"][0]["settings"]["base_url"].startswith("http://***@127.0.0.1")
+
+
+def test_a_model_flag_shows_in_the_table_and_a_collapsed_sweep_is_warned(
+    invoke: Invoke, project: Path
+) -> None:
+    result = invoke("eval", "run", SUITE, "--model", "mock/calculator", "--limit", "2")
+    assert result.exit_code == 0, result.stderr
+    rows = [line.split("\t") for line in result.stdout.splitlines()[1:] if "\t" in line]
+    assert {row[1] for row in rows} == {"mock/calculator"}  # what ran, not the entry's own
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: --model overrides a setting the sweep varies: entries "
+        "calculator-flaky-calculator-n1-t0.7, calculator-echo-n1-t0.7 now run the same settings",
+        "warning: --model overrides a setting the sweep varies: entries "
+        "calculator-flaky-calculator-n5-t0.7, calculator-echo-n5-t0.7 now run the same settings",
+    ]
+    plain = invoke("eval", "run", SUITE, "--limit", "2", "--dry-run")
+    assert "warning:" not in plain.stderr  # no flag over a swept key: nothing collapses

@@ -142,6 +142,28 @@ def settings_of(entry: SuiteEntry, flags: Overrides) -> tuple[dict[str, Any], di
     return values, origins
 
 
+def collapsed(suite: Suite, flags: Overrides) -> list[tuple[str, list[str]]]:
+    """Flags that override a setting a sweep varies make some entries identical: each
+    such flag, with the entries that now run the same settings (first one kept in view)."""
+    swept = {key.split(".")[0] for entry in suite.entries for key in entry.sweep}
+    overriding = [
+        flag
+        for flag, key in FLAG_KEYS.items()
+        if getattr(flags, flag) is not None and key in swept
+    ]
+    if flags.sampling() and "sampling" in swept:
+        overriding.append("sampling")
+    if not overriding:
+        return []
+    groups: dict[str, list[str]] = {}
+    for entry in suite.entries:
+        values = settings_of(entry, flags)[0]
+        groups.setdefault(json.dumps(values, sort_keys=True, default=str), []).append(entry.name)
+    same = [names for names in groups.values() if len(names) > 1]
+    flag_names = [f"--{flag.replace('_', '-')}" for flag in overriding]
+    return [(", ".join(flag_names), names) for names in same]
+
+
 @dataclass
 class EntryRun:
     """One entry of a suite being run."""

@@ -25,6 +25,7 @@ def dry_run(out: Output, suite: Suite, flags: Overrides) -> None:
     """The expanded entries and where each setting came from; nothing runs."""
     from osmosis_local_runner.run.suite import settings_of
 
+    _warn_collapsed(out, suite, flags)
     entries: list[dict[str, Any]] = []
     for entry in suite.entries:
         values, origins = settings_of(entry, flags)
@@ -178,6 +179,7 @@ def run_suite(
         on_progress=display.update,
         on_note=out.info,
     )
+    _warn_collapsed(out, suite, flags)
     with out.user_output_to_stderr():
         runs = runner.prepare()
         _show_plan(out, runner, parallel)
@@ -189,8 +191,29 @@ def run_suite(
         _report(out, runner, abbreviated=abbreviated)
     after_local(out, junit, local_sources([(r.entry.name, r.output) for r in runs]), suite=document)
     if document["status"] == "stopped":
+        _resume_hint(out, directory)
         raise typer.Exit(EXIT_INTERRUPTED)
     _verdict(out, runs, directory, max_error_rate)
+
+
+def _warn_collapsed(out: Output, suite: Suite, flags: Overrides) -> None:
+    """A flag overriding a swept setting runs several entries with the same settings."""
+    from osmosis_local_runner.run.suite import collapsed
+
+    for flag, names in collapsed(suite, flags):
+        out.warn(
+            f"{flag} overrides a setting the sweep varies: entries {', '.join(names)} now run "
+            "the same settings",
+            code="SWEEP_COLLAPSED",
+        )
+
+
+def _resume_hint(out: Output, directory: Path) -> None:
+    """A stopped suite: its partial table was shown; the command that finishes it."""
+    from osmosis_cli.commands.eval.failures import rerun_command
+
+    command = rerun_command(out, directory, "--resume")
+    out.info(f"Resume with: {command or f'add --resume -o {directory}'}")
 
 
 def _directory(
@@ -279,6 +302,7 @@ def _show_plan(out: Output, runner: SuiteRunner, parallel: int) -> None:
 
 def _report(out: Output, runner: SuiteRunner, *, abbreviated: bool) -> None:
     from osmosis_local_runner.results.sources import primary_score
+    from osmosis_local_runner.run.suite import settings_of
 
     rows = []
     ordered = sorted(
@@ -291,7 +315,9 @@ def _report(out: Output, runner: SuiteRunner, *, abbreviated: bool) -> None:
         stats: dict[str, Any] = next(iter(fns.values()), {})
         ks = sorted(int(k.split("_")[-1]) for k in stats if k.startswith("pass_at_"))
         best = f"pass@{ks[-1]} {_fmt(stats.get(f'pass_at_{ks[-1]}'))}" if ks else ""
-        model = run.entry.settings.get("model_path") or run.entry.settings.get("endpoint_id")
+        # what ran: a flag (--model) wins over the entry's own model_path
+        settings = settings_of(run.entry, runner.flags)[0]
+        model = settings.get("model_path") or settings.get("endpoint_id")
         if abbreviated:
             rows.append(
                 [run.entry.name, _fmt(stats.get("mean")), _fmt(stats.get("pass_at_1")), run.status]
