@@ -53,6 +53,8 @@ def write(
     digests: Mapping[int, str] | None = None,
     extra: Mapping[int, Sequence[AttemptRecord]] | None = None,
     dataset: str = "data.jsonl",
+    metadata: Mapping[int, Mapping[str, Any]] | None = None,
+    slice_by: str | None = None,
 ) -> Path:
     """A document whose row ``i`` has one attempt per score in ``scores[i]``."""
     rows: dict[int, list[AttemptRecord]] = {}
@@ -61,6 +63,10 @@ def write(
         rows[index] = [attempt(index, k, v, digest=digest, fn=fn) for k, v in enumerate(values)]
     for index, records in (extra or {}).items():
         rows[index] = list(records)
+    for index, columns in (metadata or {}).items():
+        facts = json.dumps({"expected": f"truth {index}", "metadata": dict(columns)})
+        for record in rows[index]:
+            record.row_facts = facts
     n = max((len(v) for v in rows.values()), default=1)
     config: dict[str, Any] = {
         "model": model,
@@ -72,6 +78,8 @@ def write(
         "seed": 0,
         "dataset": dataset,
     }
+    if slice_by is not None:
+        config["slice_by"] = slice_by
     head = document_head(
         config, rows, [fn], n=n, pass_threshold=threshold, duration_ms=1234, status="finished"
     )

@@ -71,6 +71,8 @@ class Local(_Section):
     #: extra HTTP headers for model calls: a table, and/or "Name: Value" lines
     headers: dict[str, StrictStr] = Field(default_factory=dict)
     header: list[StrictStr] = Field(default_factory=list)
+    #: a dataset column every statistic is also broken down by (like --by)
+    slice_by: StrictStr | None = None
 
 
 class EvalConfig(_Section):

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from osmosis_local_runner.results.document import passed
 from osmosis_local_runner.results.documents import ResultsFile, Row, excerpt, majority_passes
 from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.scoring import passed
 from osmosis_local_runner.results.sources import Source
 
 #: characters XML 1.0 cannot hold, even escaped

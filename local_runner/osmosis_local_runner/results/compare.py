@@ -9,14 +9,14 @@ B − A. docs/compare.md states every definition.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.documents import ResultsFile, Row, excerpt, majority_passes
+from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.results.pairing import RowStats, pair_rows
 from osmosis_local_runner.results.scoring import ks_for, pass_at_k, score_text
 from osmosis_local_runner.results.stats import (
     Interval,
@@ -27,42 +27,10 @@ from osmosis_local_runner.results.stats import (
     t_interval,
 )
 
+if TYPE_CHECKING:
+    from osmosis_local_runner.results.compare_slices import SlicedComparison
+
 WORST_ROWS = 10
-
-
-@dataclass
-class RowStats:
-    """What a comparison keeps of one row (not its transcripts)."""
-
-    index: int
-    digest: str
-    means: dict[str, float | None]
-    passes: dict[str, tuple[int, int]]  # fn → (attempts, passing attempts)
-    prompt: str
-    #: fn → (the answer of its best-scoring attempt, of its worst-scoring attempt)
-    answers: dict[str, tuple[str, str]]
-
-    @classmethod
-    def of(cls, row: Row, fns: Sequence[str], threshold: float) -> RowStats:
-        runs = row.scored()
-        answers = {}
-        for fn in fns:
-            ranked = sorted(runs, key=lambda r: (r.scores.get(fn, 0.0), -r.run_index))
-            answers[fn] = (
-                (excerpt(ranked[-1].answer), excerpt(ranked[0].answer)) if ranked else ("", "")
-            )
-        return cls(
-            index=row.index,
-            digest=row.digest,
-            means={fn: row.mean_score(fn) for fn in fns},
-            passes={fn: row.passes(fn, threshold) for fn in fns},
-            prompt=excerpt(row.prompt()),
-            answers=answers,
-        )
-
-    def majority_passes(self, fn: str) -> bool:
-        """A row passes when more than half of its attempts pass."""
-        return majority_passes(*self.passes[fn])
 
 
 @dataclass
@@ -139,6 +107,10 @@ class WorstRow:
         return self.a.prompt or self.b.prompt
 
     @property
+    def expected(self) -> str:
+        return self.a.expected or self.b.expected or ""
+
+    @property
     def answer_a(self) -> str:
         """A's best answer to the row (what B fell from)."""
         return self.a.answers[self.fn][0]
@@ -155,6 +127,7 @@ class WorstRow:
             "score_a": self.score_a,
             "score_b": self.score_b,
             "prompt": self.prompt,
+            "expected": self.expected or None,
             "answer_a": self.answer_a,
             "answer_b": self.answer_b,
         }
@@ -175,6 +148,8 @@ class Comparison:
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: the paired rows sliced by a column (compare_slices.compare_by)
+    sliced: SlicedComparison | None = None
 
     def regressions(self, delta: float) -> list[str]:
         return [fn for fn, c in self.fns.items() if c.regressed(delta)]
@@ -204,35 +179,12 @@ class Comparison:
             "only_in_b": self.only_b,
             "notes": self.notes,
         }
+        if self.sliced is not None:
+            data["slices"] = self.sliced.to_json()
         if fail_if_worse is not None:
             data["fail_if_worse"] = fail_if_worse
             data["regressions"] = self.regressions(fail_if_worse)
         return data
-
-
-def pair_rows(
-    a: Sequence[RowStats], b: Sequence[RowStats]
-) -> tuple[list[tuple[RowStats, RowStats]], int, int]:
-    """Pairs by content digest (duplicates in row order); rows without a digest pair by
-    row index — all rows do when one side has no digests at all (e.g. a hosted run whose
-    dataset is not here). Returns (pairs in A's row order, unpaired in A, unpaired in B)."""
-    by_digest = any(r.digest for r in a) and any(r.digest for r in b)
-
-    def key_of(row: RowStats) -> str:
-        return row.digest if by_digest and row.digest else f"#{row.index}"
-
-    waiting: dict[str, list[RowStats]] = defaultdict(list)
-    for row in sorted(b, key=lambda r: r.index):
-        waiting[key_of(row)].append(row)
-    taken: dict[str, int] = defaultdict(int)
-    pairs = []
-    for row in sorted(a, key=lambda r: r.index):
-        key = key_of(row)
-        candidates = waiting.get(key, [])
-        if taken[key] < len(candidates):
-            pairs.append((row, candidates[taken[key]]))
-            taken[key] += 1
-    return pairs, len(a) - len(pairs), len(b) - len(pairs)
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -312,8 +264,42 @@ def worst_rows(
     return drops[:limit]
 
 
-def compare(path_a: Path, path_b: Path, *, eval_fns: Sequence[str] | None = None) -> Comparison:
+def compare(
+    path_a: Path,
+    path_b: Path,
+    *,
+    eval_fns: Sequence[str] | None = None,
+    by: Sequence[str] = (),
+) -> Comparison:
+    """A against B; ``by``: columns whose values each paired row keeps (compare_slices)."""
     a, b = ResultsFile(path_a), ResultsFile(path_b)
+    shared = _shared_fns(a, b, eval_fns)
+    rows_a = [RowStats.of(row, shared, a.pass_threshold, by) for row in a.rows()]
+    rows_b = [RowStats.of(row, shared, b.pass_threshold) for row in b.rows()]
+    pairs, unpaired_a, unpaired_b = pair_rows(rows_a, rows_b)
+    if not pairs:
+        raise InvalidInputError(
+            f"no row of {path_a} is in {path_b}",
+            hint="compare two runs of the same dataset (rows are paired by content)",
+            code="NO_COMMON_ROWS",
+        )
+    fns = {fn: compare_fn(fn, pairs, ks_for(min(a.n, b.n))) for fn in shared}
+    return Comparison(
+        a=a,
+        b=b,
+        pairs=pairs,
+        unpaired_a=unpaired_a,
+        unpaired_b=unpaired_b,
+        fns=fns,
+        worst=[w for fn in shared for w in worst_rows(fn, pairs)],
+        only_a=[fn for fn in a.eval_fns if fn not in b.eval_fns],
+        only_b=[fn for fn in b.eval_fns if fn not in a.eval_fns],
+        notes=_notes(a, b, len(pairs), unpaired_a, unpaired_b, fns),
+    )
+
+
+def _shared_fns(a: ResultsFile, b: ResultsFile, eval_fns: Sequence[str] | None) -> list[str]:
+    """The eval fns compared: those both documents have (``eval_fns`` among them)."""
     shared = [fn for fn in a.eval_fns if fn in b.eval_fns]
     if eval_fns:
         unknown = [fn for fn in eval_fns if fn not in shared]
@@ -331,16 +317,17 @@ def compare(path_a: Path, path_b: Path, *, eval_fns: Sequence[str] | None = None
             hint="compare runs scored by the same eval fns, or rescore one of them",
             code="NOTHING_TO_COMPARE",
         )
-    rows_a = [RowStats.of(row, shared, a.pass_threshold) for row in a.rows()]
-    rows_b = [RowStats.of(row, shared, b.pass_threshold) for row in b.rows()]
-    pairs, unpaired_a, unpaired_b = pair_rows(rows_a, rows_b)
-    if not pairs:
-        raise InvalidInputError(
-            f"no row of {path_a} is in {path_b}",
-            hint="compare two runs of the same dataset (rows are paired by content)",
-            code="NO_COMMON_ROWS",
-        )
-    ks = ks_for(min(a.n, b.n))
+    return shared
+
+
+def _notes(
+    a: ResultsFile,
+    b: ResultsFile,
+    pairs: int,
+    unpaired_a: int,
+    unpaired_b: int,
+    fns: dict[str, FnComparison],
+) -> list[str]:
     notes = []
     if a.pass_threshold != b.pass_threshold:
         notes.append(
@@ -349,25 +336,12 @@ def compare(path_a: Path, path_b: Path, *, eval_fns: Sequence[str] | None = None
         )
     if unpaired_a or unpaired_b:
         notes.append(f"{unpaired_a} rows only in A and {unpaired_b} only in B are not compared")
-    if len(pairs) < 2:
+    if pairs < 2:
         notes.append("fewer than two paired rows: no interval")
-    fns = {fn: compare_fn(fn, pairs, ks) for fn in shared}
     for fn, comparison in fns.items():
         if comparison.overflowed:
             notes.append(
                 f"{fn}: B − A is beyond the range of a number (scores near ±1.8e308); "
                 "its difference and interval are not shown"
             )
-    worst = [w for fn in shared for w in worst_rows(fn, pairs)]
-    return Comparison(
-        a=a,
-        b=b,
-        pairs=pairs,
-        unpaired_a=unpaired_a,
-        unpaired_b=unpaired_b,
-        fns=fns,
-        worst=worst,
-        only_a=[fn for fn in a.eval_fns if fn not in b.eval_fns],
-        only_b=[fn for fn in b.eval_fns if fn not in a.eval_fns],
-        notes=notes,
-    )
+    return notes

@@ -12,7 +12,7 @@ from typing import Any
 
 from osmosis_client._fs import atomic_write_chunks
 from osmosis_local_runner.results.records import BASELINE, AttemptRecord
-from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k
+from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k, passed
 
 RESULTS_MODE = 0o600
 #: how every results document starts (document_chunks): how one of ours is recognized
@@ -77,17 +77,6 @@ def check_results_path(path: Path, inputs: Mapping[str, Path]) -> None:
     parent = next((p for p in (path.parent, *path.parent.parents) if p.exists()), None)
     if parent is not None and (not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK)):
         raise refuse(f"cannot create {path}: {parent} is not a writable directory")
-
-
-def passed(record: AttemptRecord, fn: str, threshold: float) -> bool:
-    """Errored or skipped attempts never pass, nor does an eval fn that raised, whatever
-    the score."""
-    return (
-        record.success
-        and not record.skipped
-        and not (record.fn_errors and fn in record.fn_errors)
-        and record.scores.get(fn, 0.0) >= threshold
-    )
 
 
 def summarize(
@@ -166,6 +155,13 @@ def document_head(
     summary["total_duration_ms"] = duration_ms
     summary["status"] = status
     summary["stopped_early"] = status == "stopped"
+    column = config.get("slice_by")
+    if isinstance(column, str) and rows:
+        from osmosis_local_runner.results.slices import NoSuchColumn, slices_of_records
+
+        with contextlib.suppress(NoSuchColumn):  # checked before the run: never lose it here
+            sliced = slices_of_records(rows, column, eval_fns, pass_threshold)
+            summary["slices"] = sliced.to_json(eval_fns, n)
     head: dict[str, Any] = {"config": dict(config), "summary": summary}
     if baseline is not None:
         models = {None: str(config.get("model")), BASELINE: baseline}

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.document import ROWS_MARK, passed
+from osmosis_local_runner.results.document import ROWS_MARK
 from osmosis_local_runner.results.records import AttemptRecord, compact, row_facts
+from osmosis_local_runner.results.scoring import passed
 from osmosis_local_runner.results.stats import mean
 
 #: how many characters of a prompt or answer an excerpt keeps

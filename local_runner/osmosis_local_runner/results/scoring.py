@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from osmosis_local_runner.results.records import AttemptRecord
 
 PASS_AT_K = (1, 3, 5, 10)
 
@@ -66,3 +70,14 @@ def describe(scores: Sequence[float]) -> dict[str, float | None]:
         "min": low,
         "max": high,
     }
+
+
+def passed(record: AttemptRecord, fn: str, threshold: float) -> bool:
+    """Errored or skipped attempts never pass, nor does an eval fn that raised, whatever
+    the score."""
+    return (
+        record.success
+        and not record.skipped
+        and not (record.fn_errors and fn in record.fn_errors)
+        and record.scores.get(fn, 0.0) >= threshold
+    )

@@ -68,6 +68,8 @@ class DatasetInfo:
     path: Path
     total_rows: int
     fingerprint: str  # sha256 of the file's bytes
+    #: the columns rows keep as metadata (every column but the prompts and ground truth)
+    columns: frozenset[str] = frozenset()
 
 
 def row_digest(data: Mapping[str, Any]) -> str:
@@ -270,11 +272,13 @@ class Dataset:
         shown = str(self.path)
         problems: list[Problem] = []
         count = 0
+        columns: set[str] = set()
         for line, data in self._decoded():
             try:
                 if isinstance(data, ValueError):
                     raise data
-                check_row(data)
+                columns.update(check_row(data)[3])
+                columns.update(k for k in data if k not in _RESERVED)
             except ValueError as exc:
                 problems.append(Problem(shown, line, None, "", str(exc)))
                 if len(problems) >= MAX_PROBLEMS:
@@ -289,7 +293,7 @@ class Dataset:
             )
         if count == 0:
             raise InvalidInputError(f"dataset {shown} has no rows", hint="add rows to it")
-        return DatasetInfo(self.path, count, file_sha256(self.path))
+        return DatasetInfo(self.path, count, file_sha256(self.path), frozenset(columns))
 
     def rows(self, selected: Container[int] | None = None) -> Iterator[Row]:
         """Stream validated rows; ``selected`` limits them to those row indices (each

@@ -85,6 +85,8 @@ class Overrides:
     ca_bundle: Path | None = None
     #: a live echo of the rollout server's output (-v)
     server_echo: Callable[[str], None] | None = None
+    #: a dataset column every statistic is also broken down by (--by)
+    by: str | None = None
     #: the flags as given, kept in the journal so ``--resume`` need not repeat them
     settings: dict[str, Any] = field(default_factory=dict)
 
@@ -229,6 +231,7 @@ def config_spec(
         transcripts=flags.transcripts,
         ca_bundle=flags.ca_bundle,
         inputs=_inputs(config),
+        slice_by=flags.by or local.slice_by,
         settings=flags.settings,
     )
 
@@ -339,5 +342,6 @@ def seed_spec(
         ca_bundle=flags.ca_bundle,
         baseline=baseline,
         fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
+        slice_by=flags.by,
         settings=flags.settings,
     )

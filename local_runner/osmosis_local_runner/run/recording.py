@@ -98,6 +98,8 @@ def results_head(
     }
     if spec.offset:
         config["offset"] = spec.offset
+    if spec.slice_by:
+        config["slice_by"] = spec.slice_by
     if BASELINE in models:
         config["baseline_model"] = models[BASELINE]
     return document_head(

@@ -21,8 +21,10 @@ from osmosis_client.errors import OsmosisError
 from osmosis_client.llm.client import SESSION_ID, ModelClient
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
 from osmosis_local_runner.errors import RunAborted
-from osmosis_local_runner.results.document import check_results_path, passed, write_document
+from osmosis_local_runner.results.document import check_results_path, write_document
 from osmosis_local_runner.results.records import BASELINE, AttemptRecord
+from osmosis_local_runner.results.scoring import passed
+from osmosis_local_runner.results.slices import check_column
 from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
 from osmosis_local_runner.run.journal import Journal, forget_finished, journal_path, resumable
 from osmosis_local_runner.run.kinds import Outcome, RunEnv
@@ -98,15 +100,11 @@ class Runner:
         check_limits(spec)
         check_results_path(spec.output, {"dataset": spec.dataset, **spec.inputs})
         info = Dataset(spec.dataset).validate()
+        check_column(spec.slice_by, info.columns)
         selected = select_rows(
-            info.total_rows,
-            spec.limit,
-            sample=spec.sample,
-            seed=spec.seed,
-            offset=spec.offset,
-            rows=spec.rows,
-            dataset=info.path.name,
-        )
+            info.total_rows, spec.limit, sample=spec.sample, seed=spec.seed,
+            offset=spec.offset, rows=spec.rows, dataset=info.path.name,
+        )  # fmt: skip
         self.kind.prepare(self.on_note)  # e.g. the rollout's environment, synced and checked
         current = fingerprint(spec, info, spec.model, self.kind)
         self._check_journal(current)

@@ -68,6 +68,8 @@ class RunSpec:
     slots: asyncio.Semaphore | None = None
     #: certificates to trust besides the usual roots (None: $OSMOSIS_CA_BUNDLE, if set)
     ca_bundle: Path | None = None
+    #: a dataset column every statistic is also broken down by (``summary.slices``)
+    slice_by: str | None = None
     #: how the run was asked for (the flags given): kept in the journal's header, never
     #: compared — ``--resume`` takes from it the flags not given again
     settings: dict[str, Any] = field(default_factory=dict)

@@ -42,16 +42,24 @@ def compare(
         list[str] | None,
         typer.Option("--eval-fn", metavar="NAME", help="Compare only this eval fn (repeatable)."),
     ] = None,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            metavar="COLUMN",
+            help="Also compare per value of this dataset column (paired difference and "
+            "interval per value).",
+        ),
+    ] = None,
 ) -> None:
     """Compare two runs row by row: paired difference with a 95% interval, pass rates and
     pass@k, flipped rows with McNemar's exact test, the largest drops. A and B are results
     documents, run directories, or run names (a hosted run's samples are downloaded)."""
     from osmosis_cli.commands.eval.download import results_path
-    from osmosis_local_runner.results.compare import compare as run_compare
 
     out = current_output()
     a, b = results_path(ctx, a), results_path(ctx, b)
-    comparison = run_compare(a, b, eval_fns=eval_fn)
+    comparison = _compared(a, b, eval_fn, by)
     from osmosis_cli.commands.eval.ci import STEP_SUMMARY, step_summary
     from osmosis_local_runner.results.markdown import compare_markdown
 
@@ -68,6 +76,17 @@ def compare(
         show_comparison(out, comparison, fail_if_worse)
     if fail_if_worse is not None and comparison.regressions(fail_if_worse):
         raise typer.Exit(EXIT_NOT_PASSED)
+
+
+def _compared(a: Path, b: Path, eval_fns: list[str] | None, by: str | None) -> Comparison:
+    from osmosis_local_runner.results.compare import compare as run_compare
+
+    comparison = run_compare(a, b, eval_fns=eval_fns, by=[by] if by else ())
+    if by:
+        from osmosis_local_runner.results.compare_slices import compare_by
+
+        comparison.sliced = compare_by(comparison, by)
+    return comparison
 
 
 def _num(value: float | None) -> str:
@@ -96,6 +115,10 @@ def show_comparison(out: Output, comparison: Comparison, fail_if_worse: float | 
         _flips(out, fn, c)
     for fn in comparison.fns:
         _drops(out, fn, [w for w in comparison.worst if w.fn == fn])
+    if comparison.sliced is not None:
+        from osmosis_cli.commands.eval.slicing import show_compare_slices
+
+        show_compare_slices(out, comparison.sliced)
     for note in comparison.notes:
         out.info(f"note: {note}")
     if fail_if_worse is not None:
@@ -179,13 +202,14 @@ def _drops(out: Output, fn: str, worst: list[WorstRow]) -> None:
     out.print()
     out.print(f"Largest drops ({fn}):")
     out.table(
-        ["row", "A", "B", "prompt", "answer A", "answer B"],
+        ["row", "A", "B", "prompt", "expected", "answer A", "answer B"],
         [
             [
                 str(w.a.index),
                 _num(w.score_a),
                 _num(w.score_b),
-                _clip(w.prompt, 48),
+                _clip(w.prompt, 40),
+                _clip(w.expected, 24),
                 _clip(w.answer_a, 32),
                 _clip(w.answer_b, 32),
             ]

@@ -252,8 +252,10 @@ def report_result(
         )
         return
     from osmosis_cli.commands.eval.failures import show_failures
+    from osmosis_cli.commands.eval.slicing import show_run_slices
 
     _summary_table(out, summary, result.head.get("model_summaries"))
+    show_run_slices(out, summary.get("slices"))
     show_failures(out, result.output)
     out.info(f"Results written to {result.output}")
     resume = resource.get("resume_command") or f"add --resume -o {result.output}"

@@ -154,6 +154,14 @@ SamplingArgsOpt = Annotated[
         help='Chat-completions parameters, e.g. \'{"temperature": 0.7, "top_p": 0.9}\'.',
     ),
 ]
+ByOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--by",
+        metavar="COLUMN",
+        help="Also break every statistic down by this dataset column (e.g. difficulty).",
+    ),
+]
 TemperatureOpt = Annotated[
     float | None, typer.Option("--temperature", metavar="T", help="Sampling temperature.")
 ]
@@ -202,6 +210,7 @@ class LocalRunOptions:
     no_transcripts: NoTranscriptsOpt = False
     junit: JunitOpt = None
     ca_bundle: CaBundleOpt = None
+    by: ByOpt = None
     quiet: QuietOpt = False
 
     def overrides(self, output: Path, **more: Any) -> Overrides:
