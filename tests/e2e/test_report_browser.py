@@ -297,3 +297,144 @@ def test_only_the_reports_own_script_runs(browser: Any, project: Path) -> None:
     assert hostile.page.evaluate("document.body.dataset.pwned") is None
     assert any("Content Security Policy" in e for e in hostile.errors)
     hostile.close()
+
+
+# ------------------------------------------------------------------ issue 24: dig into rows
+
+
+def shot(page: Page, name: str, directory: Path, selector: str | None = None) -> bytes:
+    """A screenshot of a view (kept under ``directory``; $OSMOSIS_SCREENSHOTS keeps them
+    after the run): never blank, and taken with no console error."""
+    target = page.page.locator(selector).first if selector else page.page
+    png = target.screenshot(path=str(directory / f"{name}.png"))
+    keep = os.environ.get("OSMOSIS_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        (Path(keep) / f"{name}.png").write_bytes(png)
+    blank = page.context.new_page()
+    blank.set_content("<html><body></body></html>")
+    empty = blank.screenshot()
+    blank.close()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 3 * len(empty), name
+    assert page.errors == [], (name, page.errors)
+    return png
+
+
+def _two_runs(project: Path) -> list[dict[str, Any]]:
+    for name, model in (("a", "mock/calculator"), ("b", "mock/flaky-calculator")):
+        ran = invoke(
+            "eval", "run", "configs/eval/quickstart.toml", "--model", model, "-o", f"{name}.json",
+            "--quiet",
+        )  # fmt: skip
+        assert ran.exit_code == 0, ran.stderr
+    return [json.loads((project / f"{n}.json").read_text()) for n in ("a", "b")]
+
+
+def _means(doc: dict[str, Any]) -> dict[int, float]:
+    return {
+        row["row_index"]: sum(r["scores"]["grader"] for r in row["runs"]) / len(row["runs"])
+        for row in doc["rows"]
+    }
+
+
+def test_rows_sort_link_slice_and_open_side_by_side(
+    browser: Any, project: Path, tmp_path: Path
+) -> None:
+    docs = _two_runs(project)
+    made = invoke("eval", "report", "a.json", "b.json", "--by", "difficulty", "-o", "r.html")
+    assert made.exit_code == 0, made.stderr
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    a, b = _means(docs[0]), _means(docs[1])
+    diff = {i: b[i] - a[i] for i in a}
+    page = Page(browser, project / "r.html")
+    try:
+        shot(page, "overview", shots)
+        # the biggest regressions first: sorted by B − A, ascending
+        page.page.click("button[data-sort=diff]")
+        shown = page.page.eval_on_selector_all("tr.row", "rs => rs.map(r => +r.dataset.index)")
+        assert [round(diff[i], 6) for i in shown] == sorted(round(d, 6) for d in diff.values())
+        assert page.page.get_attribute("th:has(button[data-sort=diff])", "aria-sort") == "ascending"
+        page.page.click("button[data-sort=diff]")
+        shown = page.page.eval_on_selector_all("tr.row", "rs => rs.map(r => +r.dataset.index)")
+        assert diff[shown[0]] == max(diff.values())
+        first = page.page.locator("tr.row").first
+        assert first.locator("td.expected").text_content() == docs[0]["rows"][shown[0]]["expected"]
+
+        # A and B side by side, aligned by attempt; the shared system prompt once
+        page.page.click("button[data-sort=diff]")  # worst first again
+        worst = page.page.locator("tr.row").first
+        index = int(str(worst.get_attribute("data-index")))
+        worst.click()
+        transcript = page.page.locator(".transcript")
+        transcript.wait_for()
+        assert transcript.locator(".side-by-side .attempt").count() == 6
+        assert transcript.locator(".msg.system").count() == 1
+        assert transcript.locator(".strip .dot").count() == 6
+        answers = [[r["answer"] for r in doc["rows"][index]["runs"]] for doc in docs]
+        differing = sum(x != y for x, y in zip(*answers, strict=True))
+        assert differing and transcript.locator(".attempt.differs").count() == 2 * differing
+        assert page.page.evaluate("location.hash") == f"#row={index}"
+        shot(page, "side-by-side", shots, ".transcript")
+
+        # the keyboard moves between rows
+        page.page.locator("tr.row").nth(1).focus()
+        page.page.keyboard.press("ArrowDown")
+        assert page.page.evaluate("document.activeElement.dataset.index") == page.page.locator(
+            "tr.row"
+        ).nth(2).get_attribute("data-index")
+
+        # slices: opened on difficulty (--by), the numbers eval compare --by prints
+        compared = invoke(
+            "eval", "compare", "a.json", "b.json", "--by", "difficulty", "--json"
+        ).json()["data"]["slices"]["values"]
+        assert page.page.input_value("#slice-by") == "difficulty"
+        lines = page.page.locator(".slice-table tbody tr")
+        assert lines.count() == 2
+        easy = lines.first.locator("td")
+        assert easy.first.text_content() == "easy"
+        grader = compared[0]["eval_fns"]["grader"]
+        assert f"{grader['diff']:+.3f}" in str(lines.first.text_content())
+        assert page.page.locator(".slice-chart:not([hidden]) svg").count() == 2
+        shot(page, "slices", shots, "#slices")
+        lines.nth(1).click()  # medium: its rows only
+        assert page.text("[data-testid=row-count]") == "6 of 20 rows"
+        assert page.errors == []
+    finally:
+        page.close()
+
+    # a deep link opens its row, whatever page it is on
+    linked = project / "r.html"
+    page = Page(browser, linked)
+    try:
+        page.page.goto("about:blank")  # a fresh load, not a hash change
+        page.page.goto(linked.as_uri() + "#row=17")
+        page.page.wait_for_selector("body[data-ready='1']")
+        row = page.page.locator("tr.row[data-index='17']")
+        assert row.get_attribute("aria-expanded") == "true"
+        assert page.page.evaluate("document.activeElement.dataset.index") == "17"
+        assert page.page.locator(".transcript").count() == 1
+        page.page.locator("tr.row[data-index='3'] a.permalink").click()
+        assert page.page.evaluate("location.hash") == "#row=3"
+        assert page.page.locator("tr.row[data-index='3']").get_attribute("aria-expanded") == "true"
+        shot(page, "deep-link", shots)
+    finally:
+        page.close()
+
+
+def test_a_suite_report_ranks_entries_and_charts_the_sweep(
+    browser: Any, project: Path, tmp_path: Path
+) -> None:
+    ran = invoke("eval", "run", "configs/eval/suite.toml", "-o", "suite", "--limit", "4", "--quiet")
+    assert ran.exit_code == 0, ran.stderr
+    assert invoke("eval", "report", "suite", "-o", "suite.html").exit_code == 0
+    page = Page(browser, project / "suite.html")
+    try:
+        assert page.text("[data-testid=title]") == "suite quickstart-suite"
+        assert page.page.locator("[data-testid=suite-ranking] tbody tr").count() == 5
+        assert page.page.locator("[data-testid=setting-chart]").count() == 4  # model, n × 2
+        shots = tmp_path / "shots"
+        shots.mkdir()
+        shot(page, "suite", shots)
+    finally:
+        page.close()

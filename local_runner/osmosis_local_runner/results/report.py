@@ -14,31 +14,20 @@ import hashlib
 import html
 import json
 import re
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from osmosis_client._fs import atomic_write
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.ci_reports import RowVerdict
-from osmosis_local_runner.results.documents import (
-    ResultsFile,
-    Row,
-    excerpt,
-    text_of,
-)
-from osmosis_local_runner.results.report_charts import histogram_svg, pass_at_k_svg
+from osmosis_local_runner.results.report_charts import histogram_svg, pass_at_k_svg, slice_charts
+from osmosis_local_runner.results.report_data import build_data
+from osmosis_local_runner.results.report_suite import ranked_html, setting_charts, suite_name
 from osmosis_local_runner.results.scoring import score_text
 from osmosis_local_runner.results.sources import Source, sources_of
 
 ASSETS = Path(__file__).with_name("report_assets")
-#: run colours (colour-blind safe: Okabe–Ito)
-COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
-#: the longest message text kept in the page (a transcript is for reading, not archiving)
-MAX_MESSAGE = 20_000
 
 
 @dataclass
@@ -46,105 +35,6 @@ class Written:
     path: Path
     rows: int
     bytes: int
-
-
-# ------------------------------------------------------------------ data
-
-
-def _messages(record_messages: list[Any] | None) -> list[dict[str, Any]] | None:
-    if record_messages is None:
-        return None
-    shown = []
-    for message in record_messages:
-        if not isinstance(message, dict):
-            continue
-        item: dict[str, Any] = {
-            "role": str(message.get("role", "?")),
-            "content": text_of(message.get("content"))[:MAX_MESSAGE],
-        }
-        calls = message.get("tool_calls")
-        if isinstance(calls, list) and calls:
-            functions = [
-                call["function"]
-                for call in calls
-                if isinstance(call, dict) and isinstance(call.get("function"), dict)
-            ]
-            item["tool_calls"] = [
-                {
-                    "name": str(function.get("name", "?")),
-                    "arguments": str(function.get("arguments", ""))[:MAX_MESSAGE],
-                }
-                for function in functions
-            ]
-        if message.get("name"):
-            item["name"] = str(message["name"])
-        shown.append(item)
-    return shown
-
-
-def _cell(row: Row, doc: ResultsFile) -> dict[str, Any]:
-    verdicts = {fn: RowVerdict.of(row, fn, doc.pass_threshold) for fn in doc.eval_fns}
-    return {
-        "row": row.index,
-        "mean": {fn: v.mean for fn, v in verdicts.items()},
-        "passing": {fn: [v.attempts, v.passing] for fn, v in verdicts.items()},
-        "status": {fn: v.status for fn, v in verdicts.items()},
-        "attempts": [
-            {
-                "run": r.run_index,
-                "ok": r.success,
-                "skip": r.skipped,
-                "tag": r.model_tag,
-                "scores": r.scores,
-                "fn_errors": r.fn_errors,
-                "error": r.error,
-                "answer": (r.answer or "")[:MAX_MESSAGE],
-                "ms": r.duration_ms,
-                "tokens": r.tokens,
-                "messages": _messages(r.messages()),
-            }
-            for r in sorted(row.runs, key=lambda r: (r.model_tag or "", r.run_index))
-        ],
-    }
-
-
-def build_data(sources: Sequence[Source]) -> dict[str, Any]:
-    """The page's data: runs (summaries), and rows aligned across runs by content."""
-    runs = []
-    table: dict[tuple[str, int], dict[str, Any]] = {}
-    order: list[tuple[str, int]] = []
-    for position, source in enumerate(sources):
-        doc = source.results
-        runs.append(
-            {
-                "label": source.label,
-                "path": str(doc.path),
-                "model": doc.model,
-                "n": doc.n,
-                "threshold": doc.pass_threshold,
-                "fns": doc.eval_fns,
-                "summary": doc.summary,
-                "colour": COLOURS[position % len(COLOURS)],
-            }
-        )
-        seen: dict[str, int] = defaultdict(int)
-        for row in doc.rows():
-            digest = row.digest or f"#{row.index}"
-            key = (digest, seen[digest])
-            seen[digest] += 1
-            if key not in table:
-                table[key] = {"prompt": "", "cells": [None] * len(sources)}
-                order.append(key)
-            entry = table[key]
-            entry["cells"][position] = _cell(row, doc)
-            if not entry["prompt"]:
-                entry["prompt"] = excerpt(row.prompt(), 300)
-    rows = [table[key] for key in order]
-    return {
-        "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "runs": runs,
-        "rows": rows,
-    }
 
 
 # ------------------------------------------------------------------ charts
@@ -211,10 +101,13 @@ def script_hash(script: str) -> str:
     return f"'sha256-{base64.b64encode(digest).decode()}'"
 
 
-def render(sources: Sequence[Source]) -> tuple[str, int]:
-    data = build_data(sources)
+def render(sources: Sequence[Source], *, by: str | None = None) -> tuple[str, int]:
+    data = build_data(sources, by=by)
+    suite = suite_name(sources)
     title = (
-        sources[0].label
+        f"suite {suite}"
+        if suite is not None
+        else sources[0].label
         if len(sources) == 1
         else " vs ".join(s.label for s in sources)
         if len(sources) == 2
@@ -228,9 +121,11 @@ def render(sources: Sequence[Source]) -> tuple[str, int]:
         "GENERATED": html.escape(data["generated"]),
         "CSS": (ASSETS / "report.css").read_text(encoding="utf-8"),
         "CARDS": cards_html(data),
+        "SUITE": ranked_html(sources) + setting_charts(sources) if suite is not None else "",
         "COMPARISON": comparison_html(sources),
         "HISTOGRAM": histogram_svg(sources, data),
         "PASS_AT_K": pass_at_k_svg(data),
+        "SLICE_CHARTS": slice_charts(data),
         "DATA": _script_json(data),
         "JS": script,
         # only our own script may run: an injection, should one ever get past the
@@ -272,7 +167,7 @@ def comparison_html(sources: Sequence[Source]) -> str:
     )
 
 
-def write_report(paths: Sequence[Path], output: Path) -> Written:
+def write_report(paths: Sequence[Path], output: Path, *, by: str | None = None) -> Written:
     inputs = {str(p.resolve()) for p in paths if p.is_file()}
     if output.is_dir():
         raise InvalidInputError(
@@ -284,7 +179,7 @@ def write_report(paths: Sequence[Path], output: Path) -> Written:
             hint="choose another path for the report",
             code="REPORT_PATH",
         )
-    page, rows = render(sources_of(paths))
+    page, rows = render(sources_of(paths), by=by)
     data = page.encode("utf-8")
     if output.parent != Path(""):
         output.parent.mkdir(parents=True, exist_ok=True)

@@ -1,19 +1,20 @@
-"""The report's two charts, drawn here as inline SVG (the same numbers as the cards;
-testable without a browser): per-row mean scores binned, and pass@k over k."""
+"""The report's charts, drawn here as inline SVG (the same numbers as the tables;
+testable without a browser): per-row mean scores binned (per slice too), and pass@k over
+every k."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Sized
 from typing import Any
 
-from osmosis_local_runner.results.documents import is_number, pass_at_key
-from osmosis_local_runner.results.sources import Source
+from osmosis_local_runner.results.documents import is_number
 
 HISTOGRAM_BINS = 10
 
 
-def histogram_svg(sources: Sequence[Source], data: dict[str, Any]) -> str:
+def histogram_svg(sources: Sized, data: dict[str, Any], *, small: bool = False) -> str:
     """Per-row mean scores of each run's first eval fn, binned (grouped bars)."""
     series: list[tuple[str, str, list[float]]] = []
     for run, position in zip(data["runs"], range(len(sources)), strict=True):
@@ -35,7 +36,8 @@ def histogram_svg(sources: Sequence[Source], data: dict[str, Any]) -> str:
     if high == low:
         high = low + 1.0
     bins = HISTOGRAM_BINS
-    width, height, pad = 640, 220, 36
+    width, height, pad = (320, 130, 24) if small else (640, 220, 36)
+    testid = "" if small else ' data-testid="histogram"'
     counts = []
     span = high / 2 - low / 2  # halves: scores near ±1.8e308 must not overflow the span
     for _, _, scores in series:
@@ -48,7 +50,7 @@ def histogram_svg(sources: Sequence[Source], data: dict[str, Any]) -> str:
     bar = slot * 0.8 / len(series)
     parts = [
         f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
-        'aria-label="Histogram of per-row mean scores" data-testid="histogram">'
+        f'aria-label="Histogram of per-row mean scores"{testid}>'
     ]
     base = height - pad
     parts.append(f'<line x1="{pad}" y1="{base}" x2="{width - pad}" y2="{base}" class="axis"/>')
@@ -73,21 +75,20 @@ def histogram_svg(sources: Sequence[Source], data: dict[str, Any]) -> str:
 
 
 def pass_at_k_svg(data: dict[str, Any]) -> str:
-    """pass@k of each run's first eval fn over k (the summary's values)."""
+    """pass@k of each run's first eval fn over every k ≤ n (computed from the rows)."""
     lines = []
     for run in data["runs"]:
         fn = run["fns"][0] if run["fns"] else None
-        stats = (run["summary"].get("eval_fns") or {}).get(fn) or {}
-        points = sorted(
-            (k, min(1.0, max(0.0, float(value))))  # a probability, however it was edited
-            for key, value in stats.items()
-            if (k := pass_at_key(key)) is not None and is_number(value)
-        )
+        points = [
+            (int(k), min(1.0, max(0.0, float(value))))
+            for k, value in (run.get("pass_at_k") or {}).get(fn, [])
+            if is_number(value)
+        ]
         if points:
             lines.append((run["label"], run["colour"], points))
     ks = sorted({k for _, _, points in lines for k, _ in points})
     if len(ks) < 2:
-        return '<p class="muted">pass@k needs n ≥ 3 attempts per row.</p>'
+        return '<p class="muted">One attempt per row (n = 1): pass@1 only, on the cards.</p>'
     width, height, pad = 640, 220, 36
     span = ks[-1] - ks[0]
 
@@ -110,15 +111,50 @@ def pass_at_k_svg(data: dict[str, Any]) -> str:
             f'<line x1="{pad}" y1="{y(tick):.1f}" x2="{width - pad}" y2="{y(tick):.1f}" '
             'class="grid"/>'
         )
-    for k in ks:
-        parts.append(f'<text x="{x(k):.1f}" y="{height - pad + 16}" class="tick">k={k}</text>')
+    step = max(1, len(ks) // 12)  # at most a dozen labels, the last k always
+    for i, k in enumerate(ks):
+        if i % step == 0 or k == ks[-1]:
+            parts.append(f'<text x="{x(k):.1f}" y="{height - pad + 16}" class="tick">k={k}</text>')
     for label, colour, points in lines:
         path = " ".join(f"{x(k):.1f},{y(v):.1f}" for k, v in points)
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
         for k, v in points:
             parts.append(
-                f'<circle cx="{x(k):.1f}" cy="{y(v):.1f}" r="3.5" fill="{colour}">'
+                f'<circle cx="{x(k):.1f}" cy="{y(v):.1f}" r="3" fill="{colour}">'
                 f"<title>{html.escape(label)}: pass@{k} = {v:.3f}</title></circle>"
             )
     parts.append("</svg>")
     return "".join(parts)
+
+
+#: slices drawn per column (the largest); the table lists them all
+SLICES_DRAWN = 12
+
+
+def slice_charts(data: dict[str, Any]) -> str:
+    """Per column worth slicing by: the per-row mean scores of the first eval fn, one small
+    histogram per value (largest values first), a bar per run; hidden until picked."""
+    figures = []
+    for column in data["columns"]:
+        sliced = data["slices"].get(column) or {}
+        values = [v["value"] for v in (sliced.get("runs") or [{}])[0].get("values", [])]
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in data["rows"]:
+            groups[row["meta"].get(column)].append(row)
+        panels = []
+        for value in values[:SLICES_DRAWN]:
+            rows = groups.get(value, [])
+            sub = {**data, "rows": rows}
+            panels.append(
+                f'<div class="panel"><div class="panel-title">{html.escape(value)} '
+                f'<span class="muted">({len(rows):,} rows)</span></div>'
+                f"{histogram_svg(range(len(data['runs'])), sub, small=True)}</div>"
+            )
+        more = len(values) - SLICES_DRAWN
+        note = f'<p class="muted">… {more} more values in the table.</p>' if more > 0 else ""
+        figures.append(
+            f'<figure class="slice-chart" data-column="{html.escape(column)}" hidden>'
+            f"<figcaption>Per-row mean score by {html.escape(column)} (first eval fn)"
+            f'</figcaption><div class="panels">{"".join(panels)}</div>{note}</figure>'
+        )
+    return "".join(figures)

@@ -105,17 +105,30 @@ def slice_rows(
 ) -> Slices:
     """``(metadata, attempts)`` per row → the slices of ``column`` (only the run's own
     model's attempts count, as in the summary)."""
-    found: dict[str, Slice] = {}
-    seen = False
-    for metadata, runs in rows:
-        seen = seen or column in (metadata or {})
-        value = slice_value(metadata, column)
-        own = [r for r in runs if r.model_tag is None]
-        found.setdefault(value, Slice(value)).add(own, fns, threshold)
-    if not seen and found:
+    found = slice_columns(rows, [column], fns, threshold)[column]
+    if all(s.value == MISSING for s in found.slices):
         raise NoSuchColumn(column)
-    ordered = order(list(found.values()), key=lambda s: s.rows)
-    return Slices(column, ordered[:MAX_SLICES], max(0, len(ordered) - MAX_SLICES))
+    return found
+
+
+def slice_columns(
+    rows: Iterable[tuple[Mapping[str, Any] | None, Sequence[AttemptRecord]]],
+    columns: Sequence[str],
+    fns: Sequence[str],
+    threshold: float,
+) -> dict[str, Slices]:
+    """Several columns in one pass over the rows."""
+    found: dict[str, dict[str, Slice]] = {column: {} for column in columns}
+    for metadata, runs in rows:
+        own = [r for r in runs if r.model_tag is None]
+        for column in columns:
+            value = slice_value(metadata, column)
+            found[column].setdefault(value, Slice(value)).add(own, fns, threshold)
+    result = {}
+    for column, by_value in found.items():
+        ordered = order(list(by_value.values()), key=lambda s: s.rows)
+        result[column] = Slices(column, ordered[:MAX_SLICES], max(0, len(ordered) - MAX_SLICES))
+    return result
 
 
 def order(slices: list[Any], key: Any) -> list[Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,9 @@ class Source:
 
     label: str
     results: ResultsFile
+    #: a suite entry's: the suite's name and its entry in suite.json (settings, sweep)
+    suite: str | None = None
+    entry: dict[str, Any] = field(default_factory=dict)
 
 
 def sources_of(paths: Sequence[Path]) -> list[Source]:
@@ -60,7 +63,9 @@ def _suite_sources(directory: Path) -> list[Source]:
         if not output.is_absolute() and not output.exists():
             output = directory / output.name
         if output.is_file():
-            sources.append(Source(str(entry.get("name") or output.stem), ResultsFile(output)))
+            name = str(entry.get("name") or output.stem)
+            suite_name = str(document.get("suite") or directory.name)
+            sources.append(Source(name, ResultsFile(output), suite=suite_name, entry=dict(entry)))
     return sources
 
 

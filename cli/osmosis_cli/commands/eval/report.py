@@ -25,6 +25,14 @@ def report(
         Path,
         typer.Option("-o", "--output", metavar="PATH", help="The HTML file to write."),
     ] = Path("report.html"),
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            metavar="COLUMN",
+            help="Open the report sliced by this dataset column (the page has a picker).",
+        ),
+    ] = None,
 ) -> None:
     """Write one self-contained HTML report (no network needed to view it) of one run or
     several (a suite's entries, A vs B): summary cards, charts, a searchable per-row
@@ -33,7 +41,7 @@ def report(
     from osmosis_local_runner.results.report import write_report
 
     out = current_output()
-    written = write_report([results_path(ctx, r) for r in results], output)
+    written = write_report([results_path(ctx, r) for r in results], output, by=by)
     message = (
         f"Report written to {written.path} ({written.rows:,} rows, {size_text(written.bytes)})"
     )

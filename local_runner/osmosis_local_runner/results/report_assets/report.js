@@ -1,11 +1,15 @@
-// osmosis eval report: the per-row table (search, filters, pages) and transcripts.
-// Data comes from the JSON block above; user content is only ever set as text.
+// osmosis eval report: the per-row table (search, filters, slices, sorting, pages, deep
+// links) and transcripts (A and B side by side). Data comes from the JSON block above:
+// every number was computed by osmosis; user content is only ever set as text.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("data").textContent);
-  var runs = data.runs, rows = data.rows;
+  var runs = data.runs, rows = data.rows, two = runs.length === 2;
   var PAGE = 50;
-  var state = { fn: null, run: 0, filter: "all", query: "", page: 0, open: {} };
+  var state = {
+    fn: null, run: 0, filter: "all", query: "", page: 0, open: {},
+    sort: { key: "row", dir: 1 }, slice: data.slice_by || "", value: null
+  };
 
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -13,7 +17,16 @@
     if (text !== undefined && text !== null) node.textContent = String(text);
     return node;
   }
-  function fmt(value) { return typeof value === "number" ? value.toFixed(3) : "–"; }
+  function fmt(value, sign) {
+    if (typeof value !== "number") return "–";
+    var text = value.toFixed(3);
+    return sign && value >= 0 ? "+" + text : text;
+  }
+  function rowIndex(row) {
+    for (var i = 0; i < row.cells.length; i++) if (row.cells[i]) return row.cells[i].row;
+    return -1;
+  }
+  rows.forEach(function (row, i) { row._pos = i; row._index = rowIndex(row); });
 
   // ----- controls
   var fns = [];
@@ -35,7 +48,7 @@
     item.style.setProperty("--c", run.colour);
     legend.appendChild(item);
   });
-  if (runs.length < 2) document.getElementById("flipped-label").style.display = "none";
+  if (!two && runs.length < 2) document.getElementById("flipped-label").style.display = "none";
 
   // ----- filtering
   function statusOf(row, i) {
@@ -44,7 +57,7 @@
   }
   function haystack(row) {
     if (row._text === undefined) {
-      var parts = [row.prompt];
+      var parts = [row.prompt, row.expected || ""];
       row.cells.forEach(function (cell) {
         if (!cell) return;
         parts.push(String(cell.row));
@@ -65,25 +78,67 @@
   }
   function visible() {
     var q = state.query;
-    return rows.filter(function (row) {
+    var shown = rows.filter(function (row) {
       if (state.filter === "failed" && statusOf(row, state.run) !== "failed") return false;
       if (state.filter === "error" && statusOf(row, state.run) !== "error") return false;
       if (state.filter === "flipped" && !flipped(row)) return false;
+      if (state.slice && state.value !== null && row.meta[state.slice] !== state.value) return false;
       return !q || haystack(row).indexOf(q) >= 0;
+    });
+    return sorted(shown);
+  }
+
+  // ----- sorting: missing values always last, ties in row order
+  function sortValue(row, key) {
+    if (key === "row") return row._index;
+    if (key === "prompt") return row.prompt || "";
+    if (key === "expected") return row.expected;
+    if (key === "diff") return row.diff && state.fn in row.diff ? row.diff[state.fn] : null;
+    var cell = row.cells[+key.slice(4)];
+    return cell && typeof cell.mean[state.fn] === "number" ? cell.mean[state.fn] : null;
+  }
+  function sorted(list) {
+    var key = state.sort.key, dir = state.sort.dir;
+    if (key === "row" && dir === 1) return list;
+    return list.slice().sort(function (a, b) {
+      var x = sortValue(a, key), y = sortValue(b, key);
+      if (x === null || y === null) return x === y ? a._pos - b._pos : x === null ? 1 : -1;
+      if (x < y) return -dir;
+      if (x > y) return dir;
+      return a._pos - b._pos;
     });
   }
 
   // ----- table
   var head = document.getElementById("head"), body = document.getElementById("body");
+  var columns = [{ key: "row", label: "row", cls: "num" }, { key: "prompt", label: "prompt" },
+    { key: "expected", label: "expected" }];
+  runs.forEach(function (run, i) {
+    columns.push({ key: "run-" + i, label: run.label, run: i, cls: "result" });
+    if (runs.length <= 2) columns.push({ key: null, label: run.label + " answer", answer: i });
+  });
+  if (two) columns.push({ key: "diff", label: runs[1].label + " − " + runs[0].label, cls: "diff" });
+
   function header() {
     head.textContent = "";
-    var first = el("th", "num", "row");
-    head.appendChild(first);
-    head.appendChild(el("th", null, "prompt"));
-    runs.forEach(function (run) {
-      var th = el("th", null, run.label);
-      th.style.borderBottom = "3px solid " + run.colour;
-      th.style.width = "150px";
+    columns.forEach(function (column) {
+      var th = el("th", column.cls || null);
+      if (column.run !== undefined) th.style.borderBottom = "3px solid " + runs[column.run].colour;
+      if (!column.key) { th.textContent = column.label; head.appendChild(th); return; }
+      var active = state.sort.key === column.key;
+      th.setAttribute("aria-sort", active ? (state.sort.dir === 1 ? "ascending" : "descending") : "none");
+      var button = el("button", "sort", column.label + (active ? (state.sort.dir === 1 ? " ▲" : " ▼") : ""));
+      button.type = "button";
+      button.dataset.sort = column.key;
+      button.title = "Sort by " + column.label;
+      button.addEventListener("click", function () {
+        if (state.sort.key === column.key) state.sort.dir = -state.sort.dir;
+        else state.sort = { key: column.key, dir: 1 };  // ascending: the worst (lowest) first
+        state.page = 0;
+        header();
+        render();
+      });
+      th.appendChild(button);
       head.appendChild(th);
     });
   }
@@ -97,47 +152,111 @@
     wrap.appendChild(document.createTextNode(" " + fmt(cell.mean[state.fn])));
     return wrap;
   }
-  function rowIndex(row) {
-    for (var i = 0; i < row.cells.length; i++) if (row.cells[i]) return row.cells[i].row;
-    return "?";
+  function textCell(cls, text) {
+    var td = el("td", cls, text === null || text === undefined ? "–" : text);
+    if (text) td.title = text;
+    return td;
+  }
+  function rowElement(row) {
+    var tr = el("tr", "row");
+    var index = row._index;
+    tr.id = "row-" + index;
+    tr.dataset.index = String(index);
+    tr.dataset.status = statusOf(row, state.run) || "none";
+    var num = el("td", "num");
+    var link = el("a", "permalink", String(index));
+    link.href = "#row=" + index;
+    link.title = "Link to this row";
+    link.addEventListener("click", function (event) {
+      event.preventDefault();
+      event.stopPropagation();
+      openRow(index, true);
+    });
+    num.appendChild(link);
+    tr.appendChild(num);
+    tr.appendChild(textCell("prompt", row.prompt));
+    tr.appendChild(textCell("expected", row.expected));
+    columns.forEach(function (column) {
+      var cell;
+      if (column.run !== undefined) {
+        var td = el("td", "result");
+        td.appendChild(badge(row.cells[column.run]));
+        tr.appendChild(td);
+      } else if (column.answer !== undefined) {
+        cell = row.cells[column.answer];
+        var answer = cell && cell.answer ? cell.answer[state.fn] : null;
+        var answerTd = textCell("answer", answer);
+        if (row.expected !== null && answer !== null && answer !== undefined && answer !== "" &&
+            statusOf(row, column.answer) !== "passed") answerTd.classList.add("wrong");
+        tr.appendChild(answerTd);
+      }
+    });
+    if (two) {
+      var diff = row.diff && state.fn in row.diff ? row.diff[state.fn] : null;
+      var diffTd = el("td", "diff" + (diff < 0 ? " worse" : diff > 0 ? " better" : ""), fmt(diff, true));
+      tr.appendChild(diffTd);
+    }
+    tr.tabIndex = 0;
+    tr.setAttribute("aria-expanded", state.open[index] ? "true" : "false");
+    tr.addEventListener("click", function () { toggle(index); });
+    tr.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" || event.key === " ") { event.preventDefault(); toggle(index); }
+      else if (event.key === "ArrowDown" || event.key === "j") { event.preventDefault(); step(tr, 1); }
+      else if (event.key === "ArrowUp" || event.key === "k") { event.preventDefault(); step(tr, -1); }
+    });
+    return tr;
+  }
+  function step(tr, direction) {
+    var all = Array.prototype.slice.call(body.querySelectorAll("tr.row"));
+    var next = all[all.indexOf(tr) + direction];
+    if (next) next.focus();
+  }
+  function focusRow(index) {
+    var again = body.querySelector('tr.row[data-index="' + index + '"]');
+    if (again) again.focus();
+    return again;
+  }
+  function setHash(index) {
+    try {
+      history.replaceState(null, "", index === null ? location.pathname + location.search : "#row=" + index);
+    } catch (e) { /* a page opened where history cannot change: the link still works */ }
+  }
+  function toggle(index) {
+    state.open[index] = !state.open[index];
+    setHash(state.open[index] ? index : null);
+    render();
+    focusRow(index);
+  }
+  function openRow(index, updateHash) {
+    var shown = visible();
+    var at = shown.findIndex(function (row) { return row._index === index; });
+    if (at < 0) {  // hidden by a filter: show every row again
+      state.filter = "all"; state.query = ""; state.value = null;
+      document.querySelector("input[name=filter][value=all]").checked = true;
+      document.getElementById("search").value = "";
+      document.getElementById("slice-value").value = "";
+      shown = visible();
+      at = shown.findIndex(function (row) { return row._index === index; });
+    }
+    if (at < 0) return;
+    state.page = Math.floor(at / PAGE);
+    state.open = {};
+    state.open[index] = true;
+    if (updateHash) setHash(index);
+    render();
+    var tr = focusRow(index);
+    if (tr && tr.scrollIntoView) tr.scrollIntoView({ block: "start" });
   }
   function render() {
     var shown = visible();
     var pages = Math.max(1, Math.ceil(shown.length / PAGE));
     if (state.page >= pages) state.page = pages - 1;
     body.textContent = "";
-    var slice = shown.slice(state.page * PAGE, (state.page + 1) * PAGE);
-    slice.forEach(function (row) {
-      var tr = el("tr", "row");
-      var index = rowIndex(row);
-      tr.dataset.index = String(index);
-      tr.dataset.status = statusOf(row, state.run) || "none";
-      tr.appendChild(el("td", "num", index));
-      var prompt = el("td", "prompt", row.prompt);
-      prompt.title = row.prompt;
-      tr.appendChild(prompt);
-      row.cells.forEach(function (cell) {
-        var td = el("td");
-        td.appendChild(badge(cell));
-        tr.appendChild(td);
-      });
-      tr.tabIndex = 0;
-      tr.setAttribute("aria-expanded", state.open[index] ? "true" : "false");
-      function toggle() {
-        state.open[index] = !state.open[index];
-        render();
-        var again = body.querySelector('tr.row[data-index="' + index + '"]');
-        if (again) again.focus();
-      }
-      tr.addEventListener("click", toggle);
-      tr.addEventListener("keydown", function (event) {
-        if (event.key === "Enter" || event.key === " ") { event.preventDefault(); toggle(); }
-      });
-      body.appendChild(tr);
-      if (state.open[index]) body.appendChild(detail(row));
+    shown.slice(state.page * PAGE, (state.page + 1) * PAGE).forEach(function (row) {
+      body.appendChild(rowElement(row));
+      if (state.open[row._index]) body.appendChild(detail(row));
     });
-    document.getElementById("count").textContent =
-      shown.length + " of " + rows.length + " rows";
+    document.getElementById("count").textContent = shown.length + " of " + rows.length + " rows";
     document.getElementById("page").textContent = "page " + (state.page + 1) + " of " + pages;
     document.getElementById("prev").disabled = state.page === 0;
     document.getElementById("next").disabled = state.page >= pages - 1;
@@ -153,42 +272,221 @@
     });
     return box;
   }
-  function detail(row) {
-    var tr = el("tr", "detail"), td = el("td");
-    td.colSpan = 2 + runs.length;
-    var holder = el("div", "transcript");
-    row.cells.forEach(function (cell, i) {
+  function sharedSystem(row) {
+    var found = null, every = true;
+    row.cells.forEach(function (cell) {
       if (!cell) return;
       cell.attempts.forEach(function (a) {
-        var box = el("div", "attempt");
-        box.style.borderLeft = "4px solid " + runs[i].colour;
-        var scores = Object.keys(a.scores).map(function (k) {
-          return k + " = " + fmt(a.scores[k]);
-        }).join(", ");
-        var title = runs[i].label + " · attempt " + a.run + (a.tag ? " (" + a.tag + ")" : "") +
-          " · " + (a.skip ? "skipped" : a.ok ? "ok" : "errored") + " · " + (scores || "no score") +
-          " · " + (a.ms / 1000).toFixed(2) + "s · " + a.tokens + " tokens";
-        box.appendChild(el("h4", null, title));
-        if (a.error) box.appendChild(el("div", "err", a.error));
-        if (a.fn_errors) {
-          Object.keys(a.fn_errors).forEach(function (k) {
-            box.appendChild(el("div", "err", k + ": " + a.fn_errors[k]));
-          });
-        }
-        if (a.messages) a.messages.forEach(function (m) { box.appendChild(message(m)); });
-        else box.appendChild(el("p", "muted", "answer: " + (a.answer || "(none)") +
-          " — the transcript was not kept (--no-transcripts)"));
-        holder.appendChild(box);
+        var first = a.messages && a.messages[0];
+        if (!a.messages) return;
+        if (!first || first.role !== "system") { every = false; return; }
+        if (found === null) found = first.content;
+        else if (found !== first.content) every = false;
       });
     });
+    return every ? found : null;
+  }
+  function attemptStatus(a) {
+    if (a.skip) return "skipped";
+    if (!a.ok) return "error";
+    return a.pass && a.pass[state.fn] ? "passed" : "failed";
+  }
+  function attemptBox(a, i, system) {
+    var box = el("div", "attempt " + attemptStatus(a));
+    box.style.borderLeft = "4px solid " + runs[i].colour;
+    var scores = Object.keys(a.scores).map(function (k) { return k + " = " + fmt(a.scores[k]); }).join(", ");
+    var title = runs[i].label + " · attempt " + a.run + (a.tag ? " (" + a.tag + ")" : "") +
+      " · " + attemptStatus(a) + " · " + (scores || "no score") +
+      " · " + (a.ms / 1000).toFixed(3) + "s · " + a.tokens + " tokens";
+    box.appendChild(el("h4", null, title));
+    if (a.error) box.appendChild(el("div", "err", a.error));
+    if (a.fn_errors) {
+      Object.keys(a.fn_errors).forEach(function (k) { box.appendChild(el("div", "err", k + ": " + a.fn_errors[k])); });
+    }
+    if (a.messages) {
+      a.messages.forEach(function (m, j) {
+        if (j === 0 && system !== null && m.role === "system") return;  // shown once above
+        box.appendChild(message(m));
+      });
+    } else {
+      box.appendChild(el("p", "muted", "answer: " + (a.answer || "(none)") +
+        (a.answer === undefined ? "" : " — the transcript is not in this report")));
+    }
+    return box;
+  }
+  function strip(cell, i, boxes) {
+    var holder = el("div", "strip");
+    holder.appendChild(el("span", "strip-label", runs[i].label));
+    cell.attempts.forEach(function (a, j) {
+      var dot = el("button", "dot " + attemptStatus(a));
+      dot.type = "button";
+      dot.title = "attempt " + a.run + ": " + attemptStatus(a);
+      dot.setAttribute("aria-label", dot.title);
+      dot.addEventListener("click", function (event) {
+        event.stopPropagation();
+        if (boxes[j] && boxes[j].scrollIntoView) boxes[j].scrollIntoView({ block: "nearest" });
+      });
+      holder.appendChild(dot);
+    });
+    return holder;
+  }
+  function key(a) { return (a.tag || "") + "#" + a.run; }
+  function sideBySide(row, holder, system) {
+    var a = row.cells[0], b = row.cells[1];
+    var keys = [];
+    [a, b].forEach(function (cell) {
+      cell.attempts.forEach(function (t) { if (keys.indexOf(key(t)) < 0) keys.push(key(t)); });
+    });
+    var byKey = [{}, {}];
+    [a, b].forEach(function (cell, i) { cell.attempts.forEach(function (t) { byKey[i][key(t)] = t; }); });
+    var boxes = [[], []];
+    var grid = el("div", "side-by-side");
+    keys.forEach(function (k) {
+      var ta = byKey[0][k], tb = byKey[1][k];
+      var differs = ta && tb && (ta.answer || "").trim() !== (tb.answer || "").trim();
+      [ta, tb].forEach(function (t, i) {
+        if (!t) { grid.appendChild(el("div", "attempt missing", "no attempt " + k.split("#")[1])); return; }
+        var box = attemptBox(t, i, system);
+        if (differs) { box.classList.add("differs"); box.title = "the answers differ"; }
+        boxes[i].push(box);
+        grid.appendChild(box);
+      });
+    });
+    var strips = el("div", "side-by-side strips");
+    strips.appendChild(strip(a, 0, boxes[0]));
+    strips.appendChild(strip(b, 1, boxes[1]));
+    holder.appendChild(strips);
+    holder.appendChild(grid);
+  }
+  function detail(row) {
+    var tr = el("tr", "detail"), td = el("td");
+    td.colSpan = columns.length;
+    var holder = el("div", "transcript");
+    holder.addEventListener("click", function (event) { event.stopPropagation(); });
+    if (row.expected !== null) holder.appendChild(el("div", "expected-line", "expected: " + row.expected));
+    var system = sharedSystem(row);
+    if (system !== null) {
+      var shared = message({ role: "system", content: system });
+      shared.classList.add("shared");
+      shared.insertBefore(el("span", "role", "shared by every attempt"), shared.firstChild.nextSibling);
+      holder.appendChild(shared);
+    }
+    if (two && row.cells[0] && row.cells[1]) {
+      sideBySide(row, holder, system);
+    } else {
+      row.cells.forEach(function (cell, i) {
+        if (!cell) return;
+        var boxes = cell.attempts.map(function (a) { return attemptBox(a, i, system); });
+        holder.appendChild(strip(cell, i, boxes));
+        boxes.forEach(function (box) { holder.appendChild(box); });
+      });
+    }
     td.appendChild(holder);
     tr.appendChild(td);
     return tr;
   }
 
+  // ----- slices
+  var sliceBy = document.getElementById("slice-by"), sliceValue = document.getElementById("slice-value");
+  var sliceTable = document.getElementById("slice-table");
+  var none = el("option", null, "(none)");
+  none.value = "";
+  sliceBy.appendChild(none);
+  data.columns.forEach(function (column) { sliceBy.appendChild(el("option", null, column)); });
+  function sliceValues() {
+    var s = data.slices[state.slice], seen = [];
+    (s ? s.runs : []).forEach(function (run) {
+      run.values.forEach(function (v) { if (seen.indexOf(v.value) < 0) seen.push(v.value); });
+    });
+    return seen;
+  }
+  function renderSlices() {
+    sliceBy.value = state.slice;
+    Array.prototype.forEach.call(document.querySelectorAll(".slice-chart"), function (figure) {
+      figure.hidden = figure.dataset.column !== state.slice;
+    });
+    sliceTable.textContent = "";
+    sliceValue.textContent = "";
+    var all = el("option", null, "all");
+    all.value = "";
+    sliceValue.appendChild(all);
+    document.getElementById("slice-value-label").style.display = state.slice ? "" : "none";
+    var note = document.getElementById("slice-note");
+    if (!data.columns.length) {
+      note.textContent = "No dataset column has between 2 and 50 values to slice by.";
+      sliceBy.disabled = true;
+      return;
+    }
+    note.textContent = state.slice ? "statistics of the rows with each value; click a value to list its rows" : "";
+    if (!state.slice) return;
+    var s = data.slices[state.slice];
+    var values = sliceValues();
+    values.forEach(function (value) {
+      var option = el("option", null, value);
+      option.value = value;
+      sliceValue.appendChild(option);
+    });
+    sliceValue.value = state.value === null ? "" : state.value;
+    var table = el("table", "slice-table");
+    table.dataset.testid = "slice-table";
+    var tr = el("tr");
+    tr.appendChild(el("th", null, state.slice));
+    runs.forEach(function (run) {
+      var ks = "pass@" + run.n;
+      [run.label + " rows", "mean", "pass@1"].concat(run.n > 1 ? [ks] : []).forEach(function (name) {
+        var th = el("th", null, name);
+        th.style.borderBottom = "3px solid " + run.colour;
+        tr.appendChild(th);
+      });
+    });
+    if (s.compare) { tr.appendChild(el("th", null, runs[1].label + " − " + runs[0].label)); tr.appendChild(el("th", null, "95% CI")); }
+    var thead = el("thead");
+    thead.appendChild(tr);
+    table.appendChild(thead);
+    var tbody = el("tbody");
+    values.forEach(function (value) {
+      var line = el("tr", "slice-row" + (state.value === value ? " chosen" : ""));
+      line.dataset.value = value;
+      line.appendChild(el("td", null, value));
+      s.runs.forEach(function (run, i) {
+        var found = run.values.filter(function (v) { return v.value === value; })[0];
+        var stats = found && found.eval_fns[state.fn] || {};
+        line.appendChild(el("td", null, found ? found.rows : 0));
+        line.appendChild(el("td", null, fmt(stats.mean)));
+        line.appendChild(el("td", null, fmt(stats.pass_at_1)));
+        if (runs[i].n > 1) line.appendChild(el("td", null, fmt(stats["pass_at_" + runs[i].n])));
+      });
+      if (s.compare) {
+        var compared = s.compare.values.filter(function (v) { return v.value === value; })[0];
+        var c = compared && compared.eval_fns[state.fn] || {};
+        line.appendChild(el("td", "diff" + (c.diff < 0 ? " worse" : c.diff > 0 ? " better" : ""), fmt(c.diff, true)));
+        line.appendChild(el("td", null, typeof c.ci_low === "number" ? "[" + fmt(c.ci_low, true) + ", " + fmt(c.ci_high, true) + "]" : "–"));
+      }
+      line.tabIndex = 0;
+      function choose() {
+        state.value = state.value === value ? null : value;
+        state.page = 0;
+        renderSlices();
+        render();
+      }
+      line.addEventListener("click", choose);
+      line.addEventListener("keydown", function (event) { if (event.key === "Enter") choose(); });
+      tbody.appendChild(line);
+    });
+    table.appendChild(tbody);
+    sliceTable.appendChild(table);
+  }
+
   // ----- wiring
-  fnSelect.addEventListener("change", function () { state.fn = fnSelect.value; state.page = 0; render(); });
+  fnSelect.addEventListener("change", function () { state.fn = fnSelect.value; state.page = 0; renderSlices(); render(); });
   runSelect.addEventListener("change", function () { state.run = +runSelect.value; state.page = 0; render(); });
+  sliceBy.addEventListener("change", function () { state.slice = sliceBy.value; state.value = null; state.page = 0; renderSlices(); render(); });
+  sliceValue.addEventListener("change", function () {
+    state.value = sliceValue.value === "" ? null : sliceValue.value;
+    state.page = 0;
+    renderSlices();
+    render();
+  });
   var timer = null;
   document.getElementById("search").addEventListener("input", function (event) {
     clearTimeout(timer);
@@ -203,7 +501,14 @@
   });
   document.getElementById("prev").addEventListener("click", function () { state.page--; render(); });
   document.getElementById("next").addEventListener("click", function () { state.page++; render(); });
+  function fromHash() {
+    var found = /^#row=(\d+)$/.exec(location.hash);
+    if (found) openRow(+found[1], false);
+  }
+  window.addEventListener("hashchange", fromHash);
   header();
+  renderSlices();
   render();
+  fromHash();
   document.body.dataset.ready = "1";
 })();

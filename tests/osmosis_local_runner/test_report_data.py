@@ -1,0 +1,134 @@
+"""The report's numbers, computed in Python (the page only formats them): expected and
+answers per row, B − A per row, pass@k over every k ≤ n, slices, a suite's ranking."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.results.compare import compare
+from osmosis_local_runner.results.compare_slices import compare_by
+from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.results.report import render
+from osmosis_local_runner.results.report_charts import pass_at_k_svg
+from osmosis_local_runner.results.report_data import build_data, ks_up_to
+from osmosis_local_runner.results.scoring import mean_pass_at_k
+from osmosis_local_runner.results.sources import Source, sources_of
+from tests.results_docs import write
+
+
+def scores_for(seed: int, rows: int, n: int) -> dict[int, list[float]]:
+    rng = random.Random(seed)
+    return {i: [float(rng.random() < 0.5) for _ in range(n)] for i in range(rows)}
+
+
+def pair(tmp_path: Path, n: int = 3, rows: int = 30) -> list[Source]:
+    meta = {i: {"level": ["easy", "hard"][i % 2], "id": f"r{i}", "one": "same"} for i in range(rows)}
+    a = write(tmp_path / "a.json", scores_for(1, rows, n), metadata=meta)
+    b = write(tmp_path / "b.json", scores_for(2, rows, n), metadata=meta, model="mock/b")
+    return sources_of([a, b])
+
+
+def test_rows_carry_expected_answers_and_b_minus_a(tmp_path: Path) -> None:
+    data = build_data(pair(tmp_path))
+    row = data["rows"][3]
+    assert row["expected"] == "truth 3"
+    a, b = row["cells"]
+    assert row["diff"]["grader"] == pytest.approx(b["mean"]["grader"] - a["mean"]["grader"])
+    assert a["answer"]["grader"].startswith("answer 3.")  # the telling answer
+    assert [t["pass"]["grader"] for t in a["attempts"]] == [
+        t["scores"]["grader"] >= 1.0 for t in a["attempts"]
+    ]
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_pass_at_k_covers_every_k_up_to_n(tmp_path: Path, n: int) -> None:
+    scores = scores_for(3, 25, n)
+    data = build_data(sources_of([write(tmp_path / "r.json", scores)]))
+    points = data["runs"][0]["pass_at_k"]["grader"]
+    assert [k for k, _ in points] == list(range(1, n + 1))
+    counts = [(n, sum(1 for s in values if s >= 1.0)) for values in scores.values()]
+    for k, value in points:
+        assert value == pytest.approx(mean_pass_at_k(counts, k))
+    chart = pass_at_k_svg(data)
+    if n == 1:
+        assert "pass@1 only" in chart
+    else:
+        assert chart.count("<circle") == n and f"k={n}" in chart  # n = 2 is drawn too
+
+
+def test_many_attempts_draw_every_k_to_fifty_then_doubling() -> None:
+    assert ks_up_to(3) == [1, 2, 3]
+    assert ks_up_to(300) == [*range(1, 51), 100, 200, 300]
+
+
+def test_only_columns_worth_slicing_are_offered_and_their_numbers_are_compares(
+    tmp_path: Path,
+) -> None:
+    sources = pair(tmp_path)
+    data = build_data(sources)
+    assert data["columns"] == ["level"]  # "id": 30 values… fine; "one": a single value
+    sliced = data["slices"]["level"]
+    comparison = compare(sources[0].results.path, sources[1].results.path, by=["level"])
+    assert sliced["compare"] == compare_by(comparison, "level").to_json()
+    easy = sliced["runs"][0]["values"][0]
+    assert easy["value"] == "easy" and easy["rows"] == 15
+    assert all(row["meta"] == {"level": ["easy", "hard"][row["cells"][0]["row"] % 2]}
+               for row in data["rows"])  # fmt: skip
+
+
+def test_by_opens_the_page_on_a_column_even_one_with_many_values(tmp_path: Path) -> None:
+    sources = pair(tmp_path, rows=60)  # 60 ids: more than a slice picker lists
+    data = build_data(sources, by="id")
+    assert data["slice_by"] == "id" and "id" in data["columns"]
+    assert len(data["slices"]["id"]["runs"][0]["values"]) == 50
+    with pytest.raises(InvalidInputError, match="'nope'"):
+        build_data(sources, by="nope")
+
+
+def test_a_runs_own_slice_by_is_the_default(tmp_path: Path) -> None:
+    meta = {i: {"level": ["easy", "hard"][i % 2]} for i in range(6)}
+    doc = write(tmp_path / "r.json", scores_for(4, 6, 2), metadata=meta, slice_by="level")
+    assert build_data(sources_of([doc]))["slice_by"] == "level"
+
+
+def _suite(tmp_path: Path) -> Path:
+    directory = tmp_path / "suite"
+    directory.mkdir()
+    entries = []
+    for name, model, n, score in (
+        ("base", "mock/a", 1, 0.2),
+        ("big-n1", "mock/b", 1, 0.9),
+        ("big-n3", "mock/b", 3, 0.7),
+        ("small-n3", "mock/a", 3, 0.4),
+    ):
+        write(directory / f"{name}.json", {i: [float(i / 10 < score)] * n for i in range(10)})
+        sweep: dict[str, Any] = {} if name == "base" else {"model_path": model, "n": n}
+        entries.append({"name": name, "output": f"{name}.json", "sweep": sweep, "settings": {}})
+    (directory / "suite.json").write_text(json.dumps({"suite": "nightly", "entries": entries}))
+    return directory
+
+
+def test_a_suite_report_is_titled_ranked_and_charts_each_swept_setting(tmp_path: Path) -> None:
+    page, rows = render(sources_of([_suite(tmp_path)]))
+    assert "<h1 data-testid=\"title\">suite nightly</h1>" in page
+    ranking = page.split('data-testid="suite-ranking"', 1)[1].split("</table>", 1)[0]
+    names = re.findall(r"<tr><td>\d+</td><td>([^<]+)</td>", ranking)
+    assert names == ["big-n1", "big-n3", "small-n3", "base"]  # best mean first, as printed
+    # model_path and n each swept over two values: mean and pass@1 against each
+    assert page.count('data-testid="setting-chart"') == 4
+    assert rows == 10
+
+
+def test_pass_at_k_chart_uses_the_rows_not_the_summary(tmp_path: Path) -> None:
+    doc = write(tmp_path / "r.json", scores_for(5, 12, 4))
+    source = Source("r", ResultsFile(doc))
+    source.results.summary["eval_fns"]["grader"].pop("pass_at_4", None)  # an old document
+    points = build_data([source])["runs"][0]["pass_at_k"]["grader"]
+    assert points[-1][0] == 4
