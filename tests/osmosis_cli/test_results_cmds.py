@@ -135,6 +135,24 @@ def test_compare_appends_to_the_github_step_summary(
     assert "| grader | 1.000 | 0.500 | -0.500 |" in text and "Largest drops" in text
 
 
+def test_the_step_summary_of_a_gate_says_its_verdict(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    a = write(tmp_path / "a.json", {i: [1.0] for i in range(8)})
+    b = write(tmp_path / "b.json", {i: [float(i % 2)] for i in range(8)})
+    gated = invoke("eval", "compare", str(a), str(b), "--fail-if-worse", "0.1")
+    assert gated.exit_code == 4
+    lines = summary.read_text().splitlines()
+    assert lines[2] == (
+        "❌ **REGRESSION**: B is worse than A on grader — the 95% interval of B−A lies below −0.1"
+    )
+    summary.write_text("")
+    assert invoke("eval", "compare", str(a), str(a), "--fail-if-worse", "0.1").exit_code == 0
+    assert "✅ **no regression established beyond −0.1**" in summary.read_text()
+
+
 # ------------------------------------------------------------------ rescore
 
 

@@ -154,6 +154,16 @@ class Comparison:
     def regressions(self, delta: float) -> list[str]:
         return [fn for fn, c in self.fns.items() if c.regressed(delta)]
 
+    def verdict(self, delta: float) -> str:
+        """``--fail-if-worse``'s verdict, as every output says it."""
+        regressions = self.regressions(delta)
+        if regressions:
+            return (
+                f"REGRESSION: B is worse than A on {', '.join(regressions)} — the 95% interval "
+                f"of B−A lies below −{delta:g}"
+            )
+        return f"no regression established beyond −{delta:g}"
+
     def to_json(self, fail_if_worse: float | None = None) -> dict[str, Any]:
         data: dict[str, Any] = {
             "a": str(self.a.path),

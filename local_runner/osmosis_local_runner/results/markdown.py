@@ -111,8 +111,9 @@ def hosted_markdown(cases: Sequence[HostedCase]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compare_markdown(comparison: Comparison) -> str:
-    """``eval compare``: the per-fn table and the largest drops."""
+def compare_markdown(comparison: Comparison, fail_if_worse: float | None = None) -> str:
+    """``eval compare``: the verdict (with ``--fail-if-worse``), the per-fn table, each
+    value's paired difference (``--by``) and the largest drops."""
     lines = [
         f"## osmosis eval compare: `{_md(comparison.a.label)}` → `{_md(comparison.b.label)}`",
         "",
@@ -123,6 +124,12 @@ def compare_markdown(comparison: Comparison) -> str:
         "| McNemar p |",
         "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|",
     ]
+    if fail_if_worse is not None:
+        failed = bool(comparison.regressions(fail_if_worse))
+        mark = "❌ **" if failed else "✅ **"
+        verdict = comparison.verdict(fail_if_worse)
+        head, _, rest = verdict.partition(":") if failed else (verdict, "", "")
+        lines[1:1] = ["", f"{mark}{_md(head)}**{':' + _md(rest) if rest else ''}"]
     for fn, c in comparison.fns.items():
         lines.append(
             f"| {_md(fn)} | {_num(c.mean_a)} | {_num(c.mean_b)} | {c.diff_text()} | "
@@ -130,12 +137,22 @@ def compare_markdown(comparison: Comparison) -> str:
             f"{_num(c.pass_rate_a)} | {_num(c.pass_rate_b)} | {c.flipped_to_fail} | "
             f"{c.flipped_to_pass} | {c.mcnemar_p:.3g} |"
         )
+    if comparison.sliced is not None:
+        lines += ["", f"By {_md(comparison.sliced.by)}:", ""]
+        lines += ["| value | fn | pairs | B−A | 95% CI |", "|---|---|---:|---:|---|"]
+        for s in comparison.sliced.slices:
+            for fn, c in s.fns.items():
+                lines.append(
+                    f"| {_md(s.value)} | {_md(fn)} | {s.pairs} | {c.diff_text()} | "
+                    f"{c.interval_text(method=False)} |"
+                )
     if comparison.worst:
-        lines += ["", "Largest drops:", "", "| fn | row | A | B | prompt | answer B |"]
-        lines.append("|---|---:|---:|---:|---|---|")
+        lines += ["", "Largest drops:", "", "| fn | row | A | B | prompt | expected | answer B |"]
+        lines.append("|---|---:|---:|---:|---|---|---|")
         for w in comparison.worst[:10]:
             lines.append(
                 f"| {_md(w.fn)} | {w.a.index} | {_num(w.score_a)} | {_num(w.score_b)} | "
-                f"{_md(excerpt(w.prompt, 60))} | {_md(excerpt(w.answer_b, 60))} |"
+                f"{_md(excerpt(w.prompt, 60))} | {_md(excerpt(w.expected, 40))} | "
+                f"{_md(excerpt(w.answer_b, 60))} |"
             )
     return "\n".join(lines) + "\n"

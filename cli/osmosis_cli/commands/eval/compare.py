@@ -64,7 +64,7 @@ def compare(
     from osmosis_local_runner.results.markdown import compare_markdown
 
     if os.environ.get(STEP_SUMMARY):
-        step_summary(out, compare_markdown(comparison))
+        step_summary(out, compare_markdown(comparison, fail_if_worse))
     document = comparison.to_json(fail_if_worse)
     lines = [
         "\t".join(
@@ -122,14 +122,10 @@ def show_comparison(out: Output, comparison: Comparison, fail_if_worse: float | 
     for note in comparison.notes:
         out.info(f"note: {note}")
     if fail_if_worse is not None:
-        regressions = comparison.regressions(fail_if_worse)
-        if regressions:
-            out.line(
-                f"REGRESSION: B is worse than A on {', '.join(regressions)} — the 95% interval "
-                f"of B−A lies below −{fail_if_worse:g}"
-            )
+        if comparison.regressions(fail_if_worse):
+            out.line(comparison.verdict(fail_if_worse))
         else:
-            out.info(f"no regression established beyond −{fail_if_worse:g}")
+            out.info(comparison.verdict(fail_if_worse))
 
 
 def _means(out: Output, comparison: Comparison) -> None:
