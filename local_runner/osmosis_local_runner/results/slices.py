@@ -10,13 +10,14 @@ the column is ``(none)``. Comparisons slice the paired rows the same way (compar
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.records import AttemptRecord
-from osmosis_local_runner.results.scoring import ks_for, mean_pass_at_k, passed
+from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k, passed
 
 MISSING = "(none)"
 #: a column with more distinct values is an identifier, not a slice: only the largest
@@ -43,8 +44,8 @@ class Slice:
     value: str
     rows: int = 0
     attempts: int = 0
-    #: fn → (sum of attempt scores, attempts scored)
-    _sums: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    #: fn → every attempt's score (summed by ``describe``: no overflow near ±1.8e308)
+    _scores: dict[str, array[float]] = field(default_factory=dict, repr=False)
     #: fn → per row (attempts, passing attempts)
     _passes: dict[str, list[tuple[int, int]]] = field(default_factory=dict, repr=False)
 
@@ -55,15 +56,13 @@ class Slice:
         self.rows += 1
         self.attempts += len(scored)
         for fn in fns:
-            sums = self._sums.setdefault(fn, [0.0, 0])
-            sums[0] += sum(float(r.scores.get(fn, 0.0)) for r in scored)
-            sums[1] += len(scored)
+            scores = self._scores.setdefault(fn, array("d"))
+            scores.extend(float(r.scores.get(fn, 0.0)) for r in scored)
             passing = sum(passed(r, fn, threshold) for r in scored)
             self._passes.setdefault(fn, []).append((len(scored), passing))
 
     def stats(self, fn: str, n: int) -> dict[str, float | None]:
-        total, count = self._sums.get(fn, (0.0, 0))
-        values: dict[str, float | None] = {"mean": total / count if count else None}
+        values: dict[str, float | None] = {"mean": describe(self._scores.get(fn, []))["mean"]}
         counts = self._passes.get(fn, [])
         for k in ks_for(n):
             values[f"pass_at_{k}"] = mean_pass_at_k(counts, k)
