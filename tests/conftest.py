@@ -30,6 +30,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     config = tmp_path / "config"
     monkeypatch.setenv("OSMOSIS_CONFIG_DIR", str(config))
+    # warm interpreters outlive a run by design: only the tests of them start one
+    monkeypatch.setenv("OSMOSIS_WARM", "0")
+    monkeypatch.setenv("OSMOSIS_WARM_DIR", str(tmp_path / "warm"))
     monkeypatch.setenv("OSMOSIS_PLATFORM_URL", PLATFORM)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     return config

@@ -35,7 +35,7 @@ PROBE_TIMEOUT = 120.0  # seconds; `uv run` may build the project on its first ca
 
 #: one subprocess: the interpreter's path and version, and the SDK it can import
 PROBE = """\
-import importlib.util, json, sys
+import importlib.util, json, site, sys
 sdk = None
 try:
     from importlib.metadata import version
@@ -43,7 +43,8 @@ try:
 except Exception:
     pass
 print(json.dumps({"executable": sys.executable, "version": list(sys.version_info[:3]),
-                  "sdk": sdk, "importable": importlib.util.find_spec("osmosis_ai") is not None}))
+                  "sdk": sdk, "importable": importlib.util.find_spec("osmosis_ai") is not None,
+                  "site_packages": site.getsitepackages()}))
 """
 
 
@@ -56,6 +57,8 @@ class RolloutPython:
     version: tuple[int, int, int]
     sdk: str | None  # the installed osmosis-ai version
     sync: str | None = None  # uv: "synced" or "in sync"
+    #: where its distributions are installed (what keys a warm interpreter)
+    site_packages: tuple[str, ...] = ()
 
     def describe(self) -> str:
         version = ".".join(map(str, self.version))
@@ -206,6 +209,7 @@ def _probe(
         version=version,  # type: ignore[arg-type]
         sdk=str(sdk) if sdk else None,
         sync=sync_state,
+        site_packages=tuple(str(p) for p in facts.get("site_packages") or () if isinstance(p, str)),
     )
 
 

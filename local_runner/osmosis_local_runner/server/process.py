@@ -2,9 +2,11 @@
 
 The entrypoint runs as ``__main__`` (cwd = the rollout directory) on the rollout's
 interpreter, in a new session (its own process group), with the environment of
-rollout-protocol.md part B. A tiny bootstrap runs first: it asks the kernel to
-SIGTERM the server when osmosis-client dies (``PR_SET_PDEATHSIG``; elsewhere a
-thread watching the parent pid), then runs the entrypoint with ``runpy``.
+rollout-protocol.md part B: forked by a warm interpreter that holds the rollout's
+installed packages imported (warm.py), else started cold through a tiny bootstrap
+(``warm_zygote.py run``). Either way the server is SIGTERMed when osmosis-client dies
+(``PR_SET_PDEATHSIG``, or a pidfd on the controller) and runs the entrypoint with
+``runpy``; a cold start records the installed modules it imported, for the next run.
 
 Readiness: ``GET /health`` every 0.2 s for up to 90 s, failing at once (with the
 server's last output lines) if the process exits; the instance id it reports must
@@ -34,6 +36,7 @@ from osmosis_local_runner.errors import RunAborted
 from osmosis_local_runner.server.orphans import INSTANCE_VAR, forget, record_server
 from osmosis_local_runner.server.output import Redactor, ServerOutput
 from osmosis_local_runner.server.uv_sync import import_path
+from osmosis_local_runner.server.warm import ZYGOTE, Warm, WarmProcess
 
 if TYPE_CHECKING:
     import aiohttp
@@ -47,29 +50,6 @@ HEALTH_INTERVAL = 0.2
 HEALTH_TIMEOUT = 90.0
 STOP_GRACE = 15.0  # the server drains in-flight rollouts for up to ~10 s
 
-BOOTSTRAP = """\
-import os, runpy, signal, sys, threading, time
-parent, script = int(sys.argv[1]), sys.argv[2]
-def _orphaned():
-    os.kill(os.getpid(), signal.SIGTERM)
-    time.sleep(20)
-    os._exit(1)
-try:
-    import ctypes
-    if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0) != 0:
-        raise OSError
-except Exception:
-    def _watch():
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        _orphaned()
-    threading.Thread(target=_watch, name="osmosis-client-watchdog", daemon=True).start()
-if os.getppid() != parent:
-    _orphaned()
-sys.argv = [script]
-sys.path[0] = os.path.dirname(os.path.abspath(script))
-runpy.run_path(script, run_name="__main__")
-"""
 
 
 class ServerStartError(RunAborted):
@@ -156,8 +136,12 @@ class ServerProcess:
         health_interval: float = HEALTH_INTERVAL,
         stop_grace: float = STOP_GRACE,
         port: int = 0,
+        warm: Warm | None = None,
     ) -> None:
         self.python = python
+        self.warm = warm
+        #: whether the running server was forked warm (None: not started)
+        self.started_warm: bool | None = None
         self.fixed_port = port  # --rollout-port (0: a free port each start)
         self.entrypoint = entrypoint
         self.base_env = dict(env)
@@ -170,7 +154,7 @@ class ServerProcess:
         self.stop_grace = stop_grace
         self.port = 0
         self.instance_id = ""
-        self.proc: asyncio.subprocess.Process | None = None
+        self.proc: asyncio.subprocess.Process | WarmProcess | None = None
         self.output = ServerOutput(run_dir, redact, echo)
         self._reader: asyncio.Task[None] | None = None
         self._exited: asyncio.Task[int] | None = None
@@ -244,19 +228,7 @@ class ServerProcess:
             f"port {self.port} (instance {self.instance_id[:8]}) ---"
         )
         try:
-            self.proc = await asyncio.create_subprocess_exec(
-                str(self.python),
-                "-c",
-                BOOTSTRAP,
-                str(os.getpid()),
-                str(self.entrypoint.resolve()),
-                cwd=str(self.entrypoint.parent),
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
+            self.proc = await self._launch(env)
         except OSError as exc:
             raise ServerStartError(
                 f"cannot start the rollout server: {exc}", log=self.log_path
@@ -272,6 +244,29 @@ class ServerProcess:
         self._reader = asyncio.ensure_future(self.output.read(self.proc.stdout))
         self._exited = asyncio.ensure_future(self.proc.wait())
         return await self._wait_ready(session)
+
+    async def _launch(self, env: dict[str, str]) -> asyncio.subprocess.Process | WarmProcess:
+        """Forked by the warm interpreter when there is one (started now if it can be),
+        else cold — recording what a warm one would pre-import."""
+        exclude = self.entrypoint.parent
+        if self.warm is not None and self.warm.usable and self.warm.start():
+            forked = await self.warm.spawn(self.entrypoint, env, exclude)
+            if forked is not None:
+                self.started_warm = True
+                self.output.write(f"--- forked by the warm interpreter {self.warm.key[:8]} ---")
+                return forked
+        self.started_warm = False
+        record = [str(self.warm.modules), str(exclude.resolve())] if self.warm else []
+        return await asyncio.create_subprocess_exec(
+            str(self.python), str(ZYGOTE), "run", str(os.getpid()),
+            str(self.entrypoint.resolve()), *record,
+            cwd=str(self.entrypoint.parent),
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
 
     async def _wait_ready(self, session: aiohttp.ClientSession) -> Health:
         import aiohttp
@@ -345,6 +340,8 @@ class ServerProcess:
             self.output.write(f"--- stopped (exit {proc.returncode}) ---")
         forget(self._records)
         self.output.close()
+        if self.warm is not None and self.started_warm is False:
+            self.warm.start()  # warm for the next run (in the background; exits when idle)
         return None if proc is None else proc.returncode
 
 

@@ -50,6 +50,7 @@ from osmosis_local_runner.server.protocol import (
     rollout_request,
     trajectory_path,
 )
+from osmosis_local_runner.server.warm import Warm
 
 if TYPE_CHECKING:
     import aiohttp
@@ -118,6 +119,7 @@ class ServerRollout:
         self._in_flight: dict[str, tuple[RolloutServerClient, Accepted]] = {}
         self._interrupted: list[str] = []
         self._env: RunEnv | None = None
+        self._warm: Warm | None = None  # the warm interpreter of this rollout's environment
         self._server_env: dict[str, str] = {}
 
     # ------------------------------------------------------------ before the run
@@ -145,6 +147,8 @@ class ServerRollout:
                 note=note,
                 uv=self.uv,
             )
+        python = self.python
+        self._warm = Warm.of(python.executable, python.site_packages, self._server_env)
 
     def _shown_entrypoint(self) -> str:
         try:
@@ -196,16 +200,10 @@ class ServerRollout:
         timings = {"health_timeout": self.health_timeout, "stop_grace": self.stop_grace}
         extra: dict[str, Any] = {k: v for k, v in timings.items() if v is not None}
         return ServerProcess(
-            self.python.executable,
-            self.entrypoint,
-            env=self._server_env,
-            run_dir=self.run_dir,
-            registry=self.registry,
-            redact=self._redact,
-            echo=self.echo,
-            port=self.ports.rollout,
-            **extra,
-        )
+            self.python.executable, self.entrypoint, env=self._server_env, run_dir=self.run_dir,
+            registry=self.registry, redact=self._redact, echo=self.echo,
+            port=self.ports.rollout, warm=self._warm, **extra,
+        )  # fmt: skip
 
     async def stop(self) -> None:
         client = self._client
@@ -213,6 +211,8 @@ class ServerRollout:
             await client.cancel(ids=self._interrupted)
         if self._server is not None:
             await self._server.stop()
+            if self._warm is not None and self._warm.launched and self._env and self._env.note:
+                self._env.note(self._warm.kept(self._shown_entrypoint()))  # for the next runs
         if self._bridge is not None:
             await self._bridge.stop()
         if self._session is not None:

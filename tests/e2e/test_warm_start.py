@@ -1,0 +1,238 @@
+"""Warm starts of rollout servers (issue 25): after a first cold run, a warm interpreter
+holding the rollout's *installed* packages imported forks each next run's server — and
+never serves stale code: an edited rollout file is picked up, a changed installed package
+starts another warm interpreter. It dies when idle; its servers die with their
+controller; a package that starts a thread at import is refused (forking is unsafe).
+
+The rollout is the independent server double, made to import ``slowpkg``: a package
+installed in the rollout's own virtual environment that logs every import of itself
+(pid, version). No test asserts a time: who imported what, and when, tells.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.server_workspace import server_pids, server_workspace
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs Linux /proc"),
+]
+#: the CLI, with the environment check relaxed to the test interpreter's version
+CLI = [
+    sys.executable,
+    "-c",
+    "import osmosis_local_runner.server.environment as e; e.MIN_PYTHON = (3, 10); "
+    "from osmosis_cli.main import main; main()",
+]
+SLOWPKG = """\
+import os, threading, time
+VERSION = {version!r}
+with open(os.environ["SLOWPKG_LOG"], "a") as log:
+    log.write(f"{{os.getpid()}} {{VERSION}}\\n")
+time.sleep(0.3)  # a heavy import, in miniature
+if {thread!r}:
+    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+"""
+
+
+def wait_for(condition: Callable[[], bool], what: str, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+class Project:
+    def __init__(self, root: Path) -> None:
+        self.root = root / "ws"
+        self.log = root / "imports.log"
+        self.warm = root / "warm"
+        self.venv = root / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(self.venv)], check=True)
+        self.config = server_workspace(self.root, env={"SLOWPKG_LOG": str(self.log)})
+        main = self.root / "rollouts" / "fake" / "main.py"
+        text = main.read_text()
+        marker = "from __future__ import annotations\n"
+        main.write_text(text.replace(marker, marker + "import slowpkg  # noqa\n", 1))
+        self.install("1")
+
+    @property
+    def site_packages(self) -> Path:
+        return next(self.venv.glob("lib/python3*/site-packages"))
+
+    def install(self, version: str, *, thread: bool = False) -> None:
+        for old in self.site_packages.glob("slowpkg-*.dist-info"):
+            for file in old.iterdir():
+                file.unlink()
+            old.rmdir()
+        info = self.site_packages / f"slowpkg-{version}.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Name: slowpkg\nVersion: {version}.0\n")
+        (self.site_packages / "slowpkg.py").write_text(
+            SLOWPKG.format(version=version, thread=thread)
+        )
+
+    def env(self, **more: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")}
+        env.update(
+            OSMOSIS_CONFIG_DIR=str(self.root / "cfg"),
+            OSMOSIS_WARM="1",
+            OSMOSIS_WARM_DIR=str(self.warm),
+            OSMOSIS_WARM_IDLE="60",
+        )
+        return {**env, **more}
+
+    def command(self, output: str, *args: str) -> list[str]:
+        python = str(self.venv / "bin" / "python")
+        return [*CLI, "eval", "run", "configs/eval/fake.toml", "--rollout-python", python,
+                "-o", output, *args]  # fmt: skip
+
+    def run(self, output: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            self.command(output, *args), cwd=self.root, env=self.env(**env),
+            capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done
+
+    def imports(self) -> list[tuple[int, str]]:
+        if not self.log.exists():
+            return []
+        return [(int(p), v) for p, v in (line.split() for line in self.log.read_text().split("\n") if line)]
+
+    def server_log(self, output: str) -> str:
+        return (self.root / output.replace(".json", ".run") / "server.log").read_text()
+
+    def warm_pids(self) -> list[int]:
+        return server_pids(f"serve {self.warm}")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[Project]:
+    made = Project(tmp_path)
+    try:
+        yield made
+    finally:
+        for pid in made.warm_pids():
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_the_next_runs_are_forked_warm_and_never_run_stale_code(project: Project) -> None:
+    first = project.run("r1.json")
+    assert "forked by the warm interpreter" not in project.server_log("r1.json")
+    assert "keeping the installed packages of rollouts/fake/main.py imported" in first.stderr
+    # the cold server imported it itself; then the warm interpreter, started for the next
+    # runs, imports it once
+    wait_for(lambda: len(project.imports()) == 2, "the warm interpreter's import")
+    (server, version), (zygote, _) = project.imports()
+    assert version == "1" and zygote != server and project.warm_pids() == [zygote]
+
+    project.run("r2.json")
+    assert "forked by the warm interpreter" in project.server_log("r2.json")
+    assert len(project.imports()) == 2  # the forked server did not import it again
+    results = json.loads((project.root / "r2.json").read_text())
+    assert results["summary"]["status"] == "finished" and results["summary"]["errored_runs"] == 0
+
+    # an edit of the rollout's own code is picked up
+    main = project.root / "rollouts" / "fake" / "main.py"
+    main.write_text(main.read_text().replace("import slowpkg  # noqa\n",
+                                             "import slowpkg  # noqa\nprint('EDITED', flush=True)\n"))  # fmt: skip
+    project.run("r3.json")
+    assert "EDITED" in project.server_log("r3.json")
+    assert "forked by the warm interpreter" in project.server_log("r3.json")
+
+    # a changed installed package: another key — this run is cold, and imports version 2
+    project.install("2")
+    project.run("r4.json")
+    assert "forked by the warm interpreter" not in project.server_log("r4.json")
+    assert project.imports()[2][1] == "2"
+    wait_for(lambda: len(project.imports()) == 4, "the new warm interpreter's import")
+    project.run("r5.json")
+    log = project.server_log("r5.json")
+    assert "forked by the warm interpreter" in log
+    assert [v for _, v in project.imports()] == ["1", "1", "2", "2"]
+
+
+def test_warm_starts_off_is_every_run_cold(project: Project) -> None:
+    project.run("r1.json", OSMOSIS_WARM="0")
+    project.run("r2.json", OSMOSIS_WARM="0")
+    assert [v for _, v in project.imports()] == ["1", "1"]  # each server imported it
+    assert not project.warm_pids() and not any(project.warm.glob("*.sock"))
+
+
+def test_a_forked_server_dies_with_its_controller(project: Project) -> None:
+    project.run("r1.json")
+    wait_for(lambda: len(project.imports()) == 2, "the warm interpreter")
+    slow = project.command("r2.json", "--model", "mock/calculator@30000", "-q")
+    proc = subprocess.Popen(slow, cwd=project.root, env=project.env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)  # fmt: skip
+    record = project.root / "r2.run" / "server.json"
+    try:
+        wait_for(record.exists, "the forked server's record")
+        pid = json.loads(record.read_text())["pid"]
+        wait_for(lambda: "forked by the warm interpreter" in project.server_log("r2.json"), "fork")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        wait_for(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid), "the server to die", 30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert project.warm_pids()  # the warm interpreter itself stays for the next run
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_an_idle_warm_interpreter_exits_and_removes_its_socket(project: Project) -> None:
+    project.run("r1.json", OSMOSIS_WARM_IDLE="1")
+    wait_for(lambda: len(project.imports()) == 2, "the warm interpreter")
+    wait_for(lambda: not project.warm_pids(), "the idle exit", 30)
+    assert not any(project.warm.glob("*.sock"))
+
+
+def test_a_package_that_starts_a_thread_at_import_is_never_forked(project: Project) -> None:
+    project.install("1", thread=True)
+    project.run("r1.json")
+    wait_for(lambda: any(project.warm.glob("*.refused")), "the refusal")
+    refused = next(project.warm.glob("*.refused")).read_text()
+    assert "started threads" in refused
+    project.run("r2.json")  # cold again, and fine
+    assert "forked by the warm interpreter" not in project.server_log("r2.json")
+    assert [v for _, v in project.imports()] == ["1", "1", "1"]  # cold, the refused one, cold
+
+
+def test_a_suite_starts_its_rollout_warm_once(project: Project) -> None:
+    suite = project.root / "configs" / "eval" / "suite.toml"
+    python = str(project.venv / "bin" / "python")
+    suite.write_text(
+        'suite = "warm"\nrollout = "fake"\nentrypoint = "main.py"\nmodel_path = "mock/calculator"\n'
+        'dataset = "arithmetic"\nlimit = 4\n\n[env]\nSLOWPKG_LOG = ' + json.dumps(str(project.log))
+        + "\n\n"
+        "[[ablation]]\n[ablation.sweep]\nn = [1, 2, 3]\n"
+    )  # fmt: skip
+    done = subprocess.run(
+        [*CLI, "eval", "run", "configs/eval/suite.toml", "-o", "suite", "-q", "--rollout-python",
+         python], cwd=project.root,
+        env=project.env(), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    logs = sorted((project.root / "suite").glob("*.run/server.log"))
+    assert len(logs) == 3
+    forked = ["forked by the warm interpreter" in log.read_text() for log in logs]
+    assert forked.count(False) == 1  # one cold start: the first entry's
+    assert len(project.imports()) == 2  # that server's import, and the warm interpreter's
