@@ -361,6 +361,10 @@ def main() -> None:
 
     results["server_mode"] = measure_server_mode()
 
+    from bench.edit_loop import measure as measure_edit_loop
+
+    results["edit_loop"] = measure_edit_loop()
+
     from bench.report import measure as measure_report
 
     results["html_report"] = measure_report()

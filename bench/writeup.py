@@ -62,6 +62,32 @@ server it does not (see the note on the issue).
 """
 
 
+def edit_loop_section(e: dict[str, Any]) -> str:
+    if "skipped" in e:
+        return f"## The edit–eval loop on a published rollout\n\nNot measured: {e['skipped']}.\n"
+    t = e["to_first_post_s"]
+    return f"""## The edit–eval loop on a published rollout (warm starts)
+
+`bench/edit_loop.py`: the template's OpenAI Agents rollout (openai-agents, LiteLLM, FastAPI;
+published osmosis-ai {e["published_version"]}), {e["rows"]} rows against a loopback model stub,
+through `uv` on a project in sync. Each run is timed from the command's start to the
+first `POST /rollout` the rollout server receives (the server records it; one clock).
+Medians of {e["trials"]}. The baseline is the published CLI's run, measured in the same run.
+
+| run | osmosis-client | warm starts off | published CLI | ratio to published | target |
+|---|---:|---:|---:|---:|---|
+| first run (nothing warm) | {t["first"]:.2f} s | {t["cold_first"]:.2f} s | {t["published"]:.2f} s | {t["first"] / t["published"]:.2f} | unchanged |
+| re-run, no change | {t["no_change"]:.2f} s | {t["cold_no_change"]:.2f} s | {t["published"]:.2f} s | {t["no_change"] / t["published"]:.2f} | <= 1.5 s |
+| re-run after editing the rollout's code | {t["edited"]:.2f} s | {t["cold_edited"]:.2f} s | {t["published"]:.2f} s | {t["edited"] / t["published"]:.2f} | <= 3 s |
+
+How: the first run records which *installed* modules its server imported; a warm
+interpreter then holds them imported and forks each next run's server, which imports the
+rollout's own code afresh (an edit is always picked up) — see
+[server-mode.md](server-mode.md#warm-starts). The published CLI has no warm path: every
+run pays its imports (and a LiteLLM import and model preflight of its own) again.
+"""
+
+
 def write_report(r: dict[str, Any], *, trials: int, concurrency: int) -> None:
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     text = f"""# Benchmarks
@@ -110,6 +136,7 @@ bare loop's request rate.
 | ceiling: bare aiohttp requests/s / 2 | {r["raw_aiohttp"] / 2:.0f} | 1.00 | |
 | osmosis agent-loop rollouts (steady state) | {r["agent_loop"]:.0f} | {r["agent_loop_ratio"]:.2f} | >= 0.40 |
 
+{edit_loop_section(r["edit_loop"])}
 {server_mode_section(r["server_mode"])}
 ## Latency-bound runs (200 ms per model call, batch_size {concurrency})
 

@@ -121,6 +121,8 @@ class Warm:
         self.socket = directory / f"{self.key}.sock"
         self.modules = directory / f"{self.key}.modules.json"
         self.refused = directory / f"{self.key}.sock.refused"
+        #: written once its modules are imported (it serves from then on)
+        self.ready = directory / f"{self.key}.sock.ready"
         self.log = directory / f"{self.key}.log"
         self.launched = False
 
@@ -156,8 +158,9 @@ class Warm:
         try:
             probe.connect(str(self.socket))
         except OSError:
-            with contextlib.suppress(OSError):
-                self.socket.unlink()  # a stale socket: its interpreter is gone
+            for stale in (self.socket, self.ready):  # its interpreter is gone
+                with contextlib.suppress(OSError):
+                    stale.unlink()
             return False
         finally:
             probe.close()

@@ -264,8 +264,9 @@ class Zygote:
         signal.signal(signal.SIGTERM, lambda *_: self.stop(0))
 
     def stop(self, code: int) -> NoReturn:
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
+        for path in (self.path, self.path + ".ready"):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         os._exit(code)
 
     def serve(self) -> None:
@@ -358,6 +359,8 @@ def main() -> None:
         with open(path + ".refused", "w", encoding="utf-8") as handle:
             handle.write(f"importing the rollout's packages started threads ({started})\n")
         zygote.stop(3)
+    with open(path + ".ready", "w", encoding="utf-8") as handle:
+        handle.write(f"{len(names)} modules\n")
     zygote.serve()
 
 
