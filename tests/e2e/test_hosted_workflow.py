@@ -240,7 +240,7 @@ def test_a_killed_upload_is_cleaned_up_by_the_next_one(
 
     platform.hosted.part_size = 2048
     fail_puts(platform, "/part2", times=1, kind="slow")  # the first upload stalls there
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"} | {
         "OSMOSIS_CONFIG_DIR": str(tmp_path / "cfg"),
         "OSMOSIS_TOKEN_STORE": "file",
         "OSMOSIS_PLATFORM_URL": platform.url,

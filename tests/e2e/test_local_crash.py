@@ -38,7 +38,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def start(project: Path, *extra: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
     env["OSMOSIS_CONFIG_DIR"] = str(project / "cfg")
     return subprocess.Popen(
         [*osmosis_command(), *ARGS, *extra],

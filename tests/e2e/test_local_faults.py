@@ -117,7 +117,7 @@ def test_ten_thousand_rows_in_bounded_memory(tmp_path: Path) -> None:
         "class W(AgentWorkflow):\n    async def run(self, ctx):\n        await ctx.chat(ctx.prompt)\n"
         "def score(solution_str, ground_truth, extra_info=None):\n    return float(solution_str == ground_truth)\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     result = subprocess.run(
         [

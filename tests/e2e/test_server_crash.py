@@ -31,7 +31,7 @@ CLI = [
 
 
 def start(root: Path, *args: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
     env["OSMOSIS_CONFIG_DIR"] = str(root / "cfg")
     command = [*CLI, "eval", "run", "configs/eval/fake.toml", "--rollout-python", sys.executable]
     return subprocess.Popen(

@@ -84,7 +84,7 @@ class Project:
         )
 
     def env(self, **more: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
         env.update(
             OSMOSIS_CONFIG_DIR=str(self.root / "cfg"),
             OSMOSIS_WARM="1",

@@ -61,39 +61,12 @@ def _import_all(names: list[str]) -> int:
 
 def _record_modules(record: str, exclude: str) -> None:
     """Whenever the server's imports settle (at start, and after lazy imports at its first
-    requests): the modules it imported from the interpreter's own installation — never a
-    file under ``exclude`` (the rollout) — written to ``record`` (a superset of what was
-    there before)."""
-
-    def installed(file: str) -> bool:
-        real = os.path.realpath(file)
-        inside = any(real.startswith(p + os.sep) for p in prefixes)
-        return inside and not real.startswith(excluded)
-
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    excluded = os.path.realpath(exclude) + os.sep
+    requests), and as it exits: the modules it imported from the interpreter's own
+    installation — never a file under ``exclude`` (the rollout) — written to ``record``
+    (a superset of what was there before)."""
 
     def dump() -> None:
-        try:
-            with open(record, encoding="utf-8") as handle:
-                known = [str(n) for n in json.load(handle)]
-        except (OSError, ValueError):
-            known = []
-        found = [
-            name
-            for name, module in list(sys.modules.items())
-            if name != "__main__"
-            and isinstance(file := getattr(module, "__file__", None), str)
-            and installed(file)
-        ]
-        seen = set(known)
-        names = known + [n for n in found if n not in seen]
-        if names == known:
-            return
-        temporary = f"{record}.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(names, handle)
-        os.replace(temporary, record)
+        _dump_modules(record, exclude)
 
     def watch() -> None:
         """Whenever the imports settle (no new module for half a second), record them."""
@@ -126,6 +99,37 @@ def _record_modules(record: str, exclude: str) -> None:
 
     if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, on_term)
+
+
+def _dump_modules(record: str, exclude: str) -> None:
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    excluded = os.path.realpath(exclude) + os.sep
+
+    def installed(file: str) -> bool:
+        real = os.path.realpath(file)
+        inside = any(real.startswith(p + os.sep) for p in prefixes)
+        return inside and not real.startswith(excluded)
+
+    try:
+        with open(record, encoding="utf-8") as handle:
+            known = [str(n) for n in json.load(handle)]
+    except (OSError, ValueError):
+        known = []
+    found = [
+        name
+        for name, module in list(sys.modules.items())
+        if name != "__main__"
+        and isinstance(file := getattr(module, "__file__", None), str)
+        and installed(file)
+    ]
+    seen = set(known)
+    names = known + [n for n in found if n not in seen]
+    if names == known:
+        return
+    temporary = f"{record}.{os.getpid()}.tmp"
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(names, handle)
+    os.replace(temporary, record)
 
 
 def _safely(action: Any) -> None:
