@@ -160,3 +160,48 @@ def test_broken_documents_are_named_not_tracebacks(
     path.write_text(content)
     with pytest.raises(InvalidInputError, match=message):
         list(ResultsFile(path).rows())
+
+
+# ------------------------------------------------------------------ at scale (issue 25)
+
+
+def test_a_row_line_of_ours_loses_only_its_transcripts() -> None:
+    from osmosis_local_runner.results.documents import without_messages
+
+    line = (
+        b'{"row_index": 3, "row_digest": "d3", "runs": [{"run_index":0,"success":true,'
+        b'"scores":{"g":1.0},"answer":"x","messages":[{"role":"user","content":"a ]}, '
+        b'{\\"run_index\\": 9"}]}, {"run_index":1,"success":false,"scores":{"g":0.0},'
+        b'"messages":[]}]}'
+    )
+    stripped = json.loads(without_messages(line))
+    assert [r["run_index"] for r in stripped["runs"]] == [0, 1]
+    assert all("messages" not in r for r in stripped["runs"])
+    assert stripped["runs"][0]["answer"] == "x"
+    other = b'{"row_index": 3, "runs": [{"messages": [], "run_index": 0}]}'  # not our layout
+    assert without_messages(other) == other
+
+
+def test_rows_at_reads_only_the_rows_asked_for(tmp_path: Path) -> None:
+    doc = ResultsFile(write(tmp_path / "a.json", {i: [1.0] for i in range(50)}))
+    assert [row.index for row in doc.rows_at({3, 41})] == [3, 41]
+    assert [row.index for row in doc.rows_at(set())] == []
+
+
+def test_two_large_documents_are_scanned_at_once_with_the_same_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from osmosis_local_runner.results import pairing
+
+    a = write(tmp_path / "a.json", {i: [float(i % 3 == 0), 1.0] for i in range(40)})
+    b = write(tmp_path / "b.json", {i: [float(i % 2 == 0), 0.0] for i in range(40)})
+    alone = compare(a, b).to_json()
+    monkeypatch.setattr(pairing, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(pairing.os, "cpu_count", lambda: 2)
+    together = compare(a, b).to_json()
+    assert together == alone
+    document = json.loads(b.read_text())
+    document["rows"][5]["runs"][0]["scores"]["grader"] = "high"
+    b.write_text(json.dumps(document))
+    with pytest.raises(InvalidInputError, match="row 5: a malformed run"):
+        compare(a, b)  # B's problem, found in the second process, said as ever

@@ -90,3 +90,45 @@ def test_mcnemar_exact_matches_scipy_binomial_test(to_fail: int, to_pass: int) -
         else sp.binomtest(min(to_fail, to_pass), to_fail + to_pass, 0.5).pvalue
     )
     assert stats.mcnemar_exact(to_fail, to_pass) == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize(("n", "p"), [(7, 0.3), (40, 0.05), (300, 0.4), (2000, 0.7), (5, 0.99)])
+def test_binomial_draws_follow_the_binomial_distribution(n: int, p: float) -> None:
+    rng = random.Random(11)
+    draws = [stats.binomial(rng, n, p) for _ in range(20_000)]
+    assert all(0 <= d <= n for d in draws)
+    counts = [0] * (n + 1)
+    for d in draws:
+        counts[d] += 1
+    # chi-square goodness of fit over the cells scipy expects ≥ 5 draws in (pooled tails)
+    expected = [20_000 * sp.binom.pmf(k, n, p) for k in range(n + 1)]
+    cells, observed, pooled_e, pooled_o = [], [], 0.0, 0
+    for e, o in zip(expected, counts, strict=True):
+        pooled_e += e
+        pooled_o += o
+        if pooled_e >= 5:
+            cells.append(pooled_e)
+            observed.append(pooled_o)
+            pooled_e, pooled_o = 0.0, 0
+    cells[-1] += pooled_e
+    observed[-1] += pooled_o
+    chi2 = sum((o - e) ** 2 / e for o, e in zip(observed, cells, strict=True))
+    assert sp.chi2.sf(chi2, len(cells) - 1) > 1e-4
+
+
+def test_the_bootstrap_by_counts_agrees_with_resampling_pairs() -> None:
+    rng = random.Random(3)
+    diffs = [rng.choice([-1.0, -2 / 3, -1 / 3, 0.0, 0.0, 1 / 3, 2 / 3, 1.0]) for _ in range(500)]
+    by_counts = stats.bootstrap_interval(diffs)
+    many = [d + i * 1e-12 for i, d in enumerate(diffs)]  # > MAX_CLASSES values: pair by pair
+    by_pairs = stats.bootstrap_interval(many)
+    assert by_counts is not None and by_pairs is not None
+    assert by_counts.low == pytest.approx(by_pairs.low, abs=0.01)
+    assert by_counts.high == pytest.approx(by_pairs.high, abs=0.01)
+    assert by_counts == stats.bootstrap_interval(list(reversed(diffs)))  # order-free, seeded
+
+
+def test_counts_keep_scores_near_the_float_limit_finite() -> None:
+    interval = stats.bootstrap_interval([1.7e308, -1.7e308, 1.7e308, 0.0] * 5)
+    assert interval is not None
+    assert -1.8e308 < interval.low <= interval.high < 1.8e308

@@ -9,14 +9,18 @@ B − A. docs/compare.md states every definition.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.results.pairing import RowStats, pair_rows
+from osmosis_local_runner.results.documents import ResultsFile, majority_passes
+from osmosis_local_runner.results.pairing import Pairs, RowStats, scan_both, with_text
 from osmosis_local_runner.results.scoring import ks_for, pass_at_k, score_text
 from osmosis_local_runner.results.stats import (
     Interval,
@@ -49,8 +53,9 @@ class FnComparison:
     flipped_to_fail: int
     flipped_to_pass: int
     mcnemar_p: float
-    #: the rows that flipped, in A's row order: (A's row, B's row, "to_fail" | "to_pass")
-    flips: list[tuple[RowStats, RowStats, str]] = field(default_factory=list)
+    #: the rows that flipped, in A's row order: (A's position, B's position — in their
+    #: documents' row order — "to_fail" | "to_pass")
+    flips: list[tuple[int, int, str]] = field(default_factory=list)
 
     @property
     def overflowed(self) -> bool:
@@ -140,7 +145,7 @@ class WorstRow:
 class Comparison:
     a: ResultsFile
     b: ResultsFile
-    pairs: list[tuple[RowStats, RowStats]]
+    pairs: Pairs
     unpaired_a: int
     unpaired_b: int
     fns: dict[str, FnComparison]
@@ -164,7 +169,16 @@ class Comparison:
             )
         return f"no regression established beyond −{delta:g}"
 
+    def flip_views(self, fn: str, limit: int) -> list[tuple[RowStats, RowStats, str]]:
+        """The first ``limit`` rows that flipped for ``fn``, as shown (with their text)."""
+        side_a, side_b = self.pairs.a, self.pairs.b
+        shown = [(side_a.view(pa), side_b.view(pb), d) for pa, pb, d in self.fns[fn].flips[:limit]]
+        with_text(self.a, [ra for ra, _, _ in shown])
+        with_text(self.b, [rb for _, rb, _ in shown])
+        return shown
+
     def to_json(self, fail_if_worse: float | None = None) -> dict[str, Any]:
+        side_a, side_b = self.pairs.a, self.pairs.b
         data: dict[str, Any] = {
             "a": str(self.a.path),
             "b": str(self.b.path),
@@ -176,14 +190,14 @@ class Comparison:
             "worst_rows": [w.to_json() for w in self.worst],
             "flipped_rows": [
                 {
-                    "row_index": ra.index,
+                    "row_index": side_a.index[pa],
                     "fn": fn,
                     "direction": direction,
-                    "score_a": ra.means.get(fn),
-                    "score_b": rb.means.get(fn),
+                    "score_a": side_a.stats[pa][side_a.position_of(fn)][0],
+                    "score_b": side_b.stats[pb][side_b.position_of(fn)][0],
                 }
                 for fn, c in self.fns.items()
-                for ra, rb, direction in c.flips
+                for pa, pb, direction in c.flips
             ],
             "only_in_a": self.only_a,
             "only_in_b": self.only_b,
@@ -206,54 +220,59 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and value - value == 0.0 else None
 
 
-def compare_fn(
-    fn: str, pairs: Sequence[tuple[RowStats, RowStats]], ks: Sequence[int]
-) -> FnComparison:
-    scored = [
-        (ra, rb, sa, sb)
-        for ra, rb in pairs
-        if (sa := ra.means.get(fn)) is not None and (sb := rb.means.get(fn)) is not None
-    ]
+def compare_fn(fn: str, pairs: Pairs, ks: Sequence[int]) -> FnComparison:
+    side_a, side_b = pairs.a, pairs.b
+    fa, fb = side_a.position_of(fn), side_b.position_of(fn)
+    # each pair's (mean, attempts, passing) on either side: shared tuples, so a million
+    # pairs cost two lists of references
+    rows_a = [side_a.stats[p][fa] for p in pairs.pa]
+    rows_b = [side_b.stats[p][fb] for p in pairs.pb]
+    places: Sequence[int] = range(len(rows_a))
+    if any(x[0] is None or y[0] is None for x, y in zip(rows_a, rows_b, strict=True)):
+        places = [i for i in places if rows_a[i][0] is not None and rows_b[i][0] is not None]
+        rows_a, rows_b = [rows_a[i] for i in places], [rows_b[i] for i in places]
+    means_a: list[float] = [x[0] for x in rows_a]  # type: ignore[misc]
+    means_b: list[float] = [y[0] for y in rows_b]  # type: ignore[misc]
     # scores near ±1.8e308 are allowed: B − A is computed on exactly scaled values and
     # scaled back (a result beyond a float's range becomes ±inf, shown as missing)
-    scale = scale_of([x for _, _, sa, sb in scored for x in (sa, sb)])
-    diffs = [sb / scale - sa / scale for _, _, sa, sb in scored]
-
-    def pass_rate(rows: Sequence[RowStats]) -> float | None:
-        return _mean([c / n for n, c in (r.passes[fn] for r in rows) if n])
-
-    def at_k(rows: Sequence[RowStats]) -> dict[int, float | None]:
-        return {
-            k: _mean([pass_at_k(n, c, k) for n, c in (r.passes[fn] for r in rows) if n >= k])
-            for k in ks
-        }
-
-    rows_a = [ra for ra, _, _, _ in scored]
-    rows_b = [rb for _, rb, _, _ in scored]
+    scale = scale_of(means_a + means_b)
+    diffs = [b / scale - a / scale for a, b in zip(means_a, means_b, strict=True)]
     flips = [
-        (ra, rb, "to_fail" if pa else "to_pass")
-        for ra, rb, _, _ in scored
-        if (pa := ra.majority_passes(fn)) != rb.majority_passes(fn)
+        (pairs.pa[i], pairs.pb[i], "to_fail" if was else "to_pass")
+        for i, x, y in zip(places, rows_a, rows_b, strict=True)
+        if (was := majority_passes(x[1], x[2])) != majority_passes(y[1], y[2])
     ]
     to_fail = sum(direction == "to_fail" for _, _, direction in flips)
     to_pass = len(flips) - to_fail
+    counts_a = Counter((x[1], x[2]) for x in rows_a)
+    counts_b = Counter((y[1], y[2]) for y in rows_b)
     return FnComparison(
         fn=fn,
-        pairs=len(scored),
-        mean_a=_mean([sa for _, _, sa, _ in scored]),
-        mean_b=_mean([sb for _, _, _, sb in scored]),
+        pairs=len(rows_a),
+        mean_a=_mean(means_a),
+        mean_b=_mean(means_b),
         diff=None if not diffs else mean(diffs) * scale,
         interval=_scaled(paired_interval(diffs), scale),
         t=_scaled(t_interval(diffs), scale),
-        pass_rate_a=pass_rate(rows_a),
-        pass_rate_b=pass_rate(rows_b),
-        pass_at_k_a=at_k(rows_a),
-        pass_at_k_b=at_k(rows_b),
+        pass_rate_a=_rate(counts_a, lambda n, c: c / n, 1),
+        pass_rate_b=_rate(counts_b, lambda n, c: c / n, 1),
+        pass_at_k_a={k: _rate(counts_a, partial(pass_at_k, k=k), k) for k in ks},
+        pass_at_k_b={k: _rate(counts_b, partial(pass_at_k, k=k), k) for k in ks},
         flipped_to_fail=to_fail,
         flipped_to_pass=to_pass,
         flips=flips,
         mcnemar_p=mcnemar_exact(to_fail, to_pass),
     )
+
+
+def _rate(
+    counts: Counter[tuple[int, int]], value: Callable[[int, int], float], least: int
+) -> float | None:
+    """The mean over rows of ``value(attempts, passing)`` for rows with at least ``least``
+    attempts — computed once per distinct (attempts, passing)."""
+    kept = [(value(n, c), times) for (n, c), times in counts.items() if n >= least]
+    total = sum(times for _, times in kept)
+    return math.fsum(v * times for v, times in kept) / total if total else None
 
 
 def _scaled(interval: Interval | None, scale: float) -> Interval | None:
@@ -262,16 +281,23 @@ def _scaled(interval: Interval | None, scale: float) -> Interval | None:
     return Interval(interval.low * scale, interval.high * scale, interval.method)
 
 
-def worst_rows(
-    fn: str, pairs: Sequence[tuple[RowStats, RowStats]], limit: int = WORST_ROWS
-) -> list[WorstRow]:
-    drops = [
-        WorstRow(fn, ra, rb, sa, sb)
-        for ra, rb in pairs
-        if (sa := ra.means.get(fn)) is not None and (sb := rb.means.get(fn)) is not None and sb < sa
+def worst_rows(fn: str, pairs: Pairs, limit: int = WORST_ROWS) -> list[WorstRow]:
+    """The ``limit`` largest drops (B below A), largest first (their text not yet read)."""
+    side_a, side_b = pairs.a, pairs.b
+    fa, fb = side_a.position_of(fn), side_b.position_of(fn)
+    drops = heapq.nsmallest(
+        limit,
+        (
+            (sb - sa, side_a.index[pa], pa, pb, sa, sb)
+            for pa, pb in zip(pairs.pa, pairs.pb, strict=True)
+            if (sa := side_a.stats[pa][fa][0]) is not None
+            and (sb := side_b.stats[pb][fb][0]) is not None
+            and sb < sa
+        ),
+    )
+    return [
+        WorstRow(fn, side_a.view(pa), side_b.view(pb), sa, sb) for _, _, pa, pb, sa, sb in drops
     ]
-    drops.sort(key=lambda w: (w.score_b - w.score_a, w.a.index))
-    return drops[:limit]
 
 
 def compare(
@@ -284,9 +310,8 @@ def compare(
     """A against B; ``by``: columns whose values each paired row keeps (compare_slices)."""
     a, b = ResultsFile(path_a), ResultsFile(path_b)
     shared = _shared_fns(a, b, eval_fns)
-    rows_a = [RowStats.of(row, shared, a.pass_threshold, by) for row in a.rows()]
-    rows_b = [RowStats.of(row, shared, b.pass_threshold) for row in b.rows()]
-    pairs, unpaired_a, unpaired_b = pair_rows(rows_a, rows_b)
+    side_a, side_b = scan_both(a, b, shared, by)
+    pairs = Pairs.of(side_a, side_b)
     if not pairs:
         raise InvalidInputError(
             f"no row of {path_a} is in {path_b}",
@@ -294,17 +319,20 @@ def compare(
             code="NO_COMMON_ROWS",
         )
     fns = {fn: compare_fn(fn, pairs, ks_for(min(a.n, b.n))) for fn in shared}
+    worst = [w for fn in shared for w in worst_rows(fn, pairs)]
+    with_text(a, [w.a for w in worst])
+    with_text(b, [w.b for w in worst])
     return Comparison(
         a=a,
         b=b,
         pairs=pairs,
-        unpaired_a=unpaired_a,
-        unpaired_b=unpaired_b,
+        unpaired_a=pairs.unpaired_a,
+        unpaired_b=pairs.unpaired_b,
         fns=fns,
-        worst=[w for fn in shared for w in worst_rows(fn, pairs)],
+        worst=worst,
         only_a=[fn for fn in a.eval_fns if fn not in b.eval_fns],
         only_b=[fn for fn in b.eval_fns if fn not in a.eval_fns],
-        notes=_notes(a, b, len(pairs), unpaired_a, unpaired_b, fns),
+        notes=_notes(a, b, len(pairs), pairs.unpaired_a, pairs.unpaired_b, fns),
     )
 
 

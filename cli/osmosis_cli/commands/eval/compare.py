@@ -112,7 +112,7 @@ def show_comparison(out: Output, comparison: Comparison, fail_if_worse: float | 
     _means(out, comparison)
     _pass_at_k(out, comparison)
     for fn, c in comparison.fns.items():
-        _flips(out, fn, c)
+        _flips(out, fn, c, comparison)
     for fn in comparison.fns:
         _drops(out, fn, [w for w in comparison.worst if w.fn == fn])
     if comparison.sliced is not None:
@@ -169,7 +169,7 @@ def _pass_at_k(out: Output, comparison: Comparison) -> None:
     )
 
 
-def _flips(out: Output, fn: str, c: FnComparison) -> None:
+def _flips(out: Output, fn: str, c: FnComparison, comparison: Comparison) -> None:
     if not c.flips:
         return
     out.print()
@@ -184,7 +184,7 @@ def _flips(out: Output, fn: str, c: FnComparison) -> None:
                 _num(rb.means.get(fn)),
                 _clip(ra.prompt or rb.prompt, 60),
             ]
-            for ra, rb, direction in c.flips[:FLIPS_SHOWN]
+            for ra, rb, direction in comparison.flip_views(fn, FLIPS_SHOWN)
         ],
         keep=["row"],
     )
