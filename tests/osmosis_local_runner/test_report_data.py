@@ -132,3 +132,29 @@ def test_pass_at_k_chart_uses_the_rows_not_the_summary(tmp_path: Path) -> None:
     source.results.summary["eval_fns"]["grader"].pop("pass_at_4", None)  # an old document
     points = build_data([source])["runs"][0]["pass_at_k"]["grader"]
     assert points[-1][0] == 4
+
+
+def test_a_large_run_lists_its_most_telling_rows_and_counts_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from osmosis_local_runner.results import report_data
+
+    monkeypatch.setattr(report_data, "ROWS_SHOWN", 12)
+    monkeypatch.setattr(report_data, "TRANSCRIPTS_SHOWN", 5)
+    scores = {i: [0.0 if i % 3 == 0 else 1.0] for i in range(30)}  # rows 0, 3, … 27 fail
+    doc = write(tmp_path / "r.json", scores, metadata={i: {"k": "ab"[i % 2]} for i in scores})
+    page, rows = render(sources_of([doc]))
+    data = json.loads(page.split('id="data">', 1)[1].split("</script>", 1)[0])
+    listed = [row["cells"][0]["row"] for row in data["rows"]]
+    assert rows == 30 and data["total_rows"] == 30 and len(listed) == 12
+    assert set(range(0, 30, 3)) <= set(listed) and listed == sorted(listed)  # failures first
+    with_transcripts = [
+        row for row in data["rows"] if row["cells"][0]["attempts"][0]["messages"] is not None
+    ]
+    assert len(with_transcripts) == 5 and data["transcripts_shown"] == 5
+    assert 'data-testid="bounded"' in page and "covers all 30 rows" in page
+    assert "The table lists 12 of them" in page and "r.json</a>" in page
+    # every row counted: the histogram and the slices are over all 30
+    histogram = page.split('data-testid="histogram"')[1].split("</svg>")[0]
+    assert sum(int(b) for b in re.findall(r"<title>r: (\d+) rows</title>", histogram)) == 30
+    assert sum(v["rows"] for v in data["slices"]["k"]["runs"][0]["values"]) == 30

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.documents import ResultsFile, majority_passes
-from osmosis_local_runner.results.pairing import Pairs, RowStats, scan_both, with_text
+from osmosis_local_runner.results.pairing import Pairs, RowStats, Side, scan_both, with_text
 from osmosis_local_runner.results.scoring import ks_for, pass_at_k, score_text
 from osmosis_local_runner.results.stats import (
     Interval,
@@ -309,8 +309,14 @@ def compare(
 ) -> Comparison:
     """A against B; ``by``: columns whose values each paired row keeps (compare_slices)."""
     a, b = ResultsFile(path_a), ResultsFile(path_b)
-    shared = _shared_fns(a, b, eval_fns)
+    shared = shared_fns(a, b, eval_fns)
     side_a, side_b = scan_both(a, b, shared, by)
+    return compare_sides(side_a, side_b, shared)
+
+
+def compare_sides(side_a: Side, side_b: Side, shared: Sequence[str]) -> Comparison:
+    """The comparison of two documents already scanned (their sides hold ``shared``)."""
+    a, b, path_a, path_b = side_a.doc, side_b.doc, side_a.doc.path, side_b.doc.path
     pairs = Pairs.of(side_a, side_b)
     if not pairs:
         raise InvalidInputError(
@@ -336,7 +342,7 @@ def compare(
     )
 
 
-def _shared_fns(a: ResultsFile, b: ResultsFile, eval_fns: Sequence[str] | None) -> list[str]:
+def shared_fns(a: ResultsFile, b: ResultsFile, eval_fns: Sequence[str] | None) -> list[str]:
     """The eval fns compared: those both documents have (``eval_fns`` among them)."""
     shared = [fn for fn in a.eval_fns if fn in b.eval_fns]
     if eval_fns:

@@ -319,12 +319,16 @@ class ResultsFile:
                     raise _problem(self.path, f"row {index}: a malformed run ({problem})")
             yield index, str(digest or ""), runs, raw
 
-    def rows_at(self, wanted: Container[int]) -> Iterator[Row]:
+    def rows_at(self, wanted: Container[int], *, transcripts: bool = True) -> Iterator[Row]:
         """The rows of these row indices."""
-        return (row for row in self.rows(wanted) if row.index in wanted)
+        return (row for row in self.rows(wanted, transcripts=transcripts) if row.index in wanted)
 
-    def rows(self, wanted: Container[int] | None = None) -> Iterator[Row]:
-        for index, digest, runs, raw in self.checked_rows(wanted):
+    def rows(
+        self, wanted: Container[int] | None = None, *, transcripts: bool = True
+    ) -> Iterator[Row]:
+        """Each row with its attempts as records (``transcripts=False``: without their
+        conversations, which are then never parsed)."""
+        for index, digest, runs, raw in self.checked_rows(wanted, transcripts=transcripts):
             known = row_facts(raw)
             facts = compact(known) if known else None  # one string shared by the attempts
             records = []

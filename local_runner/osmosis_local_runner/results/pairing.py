@@ -23,15 +23,27 @@ from osmosis_local_runner.results.scoring import attempt_passes
 from osmosis_local_runner.results.slices import slice_value
 from osmosis_local_runner.results.stats import mean
 
-#: a row's statistics for one eval fn: (mean score or None, attempts, passing attempts)
-FnStats = tuple[float | None, int, int]
+#: a row's statistics for one eval fn: (mean score or None, attempts, passing attempts,
+#: attempts that errored or whose eval fn raised)
+FnStats = tuple[float | None, int, int, int]
 
 
 class Side:
     """One document's rows as columns, in the order written."""
 
-    def __init__(self, doc: ResultsFile, fns: Sequence[str], by: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        doc: ResultsFile,
+        fns: Sequence[str],
+        by: Sequence[str] = (),
+        *,
+        columns: int = 0,
+    ) -> None:
+        """``columns``: also collect each metadata column's distinct values (up to this
+        many per column, one more to tell there are more), and while a column has no more
+        than that, its value in every row (in ``slices``, as ``by`` columns are)."""
         self.doc = doc
+        self.values: dict[str, set[str]] = {}
         self.fns = tuple(fns)
         self.by = tuple(by)
         self.index = array("q")
@@ -61,12 +73,38 @@ class Side:
                                    r["scores"], fn, threshold)
                     for r in scored
                 )  # fmt: skip
-                row.append(one((mean(scores) if scores else None, len(scored), passing)))  # type: ignore[arg-type]
+                errored = sum(
+                    r.get("success") is not True or fn in (r.get("fn_errors") or ())
+                    for r in scored
+                )
+                stats = (mean(scores) if scores else None, len(scored), passing, errored)
+                row.append(one(stats))  # type: ignore[arg-type]
             self.stats.append(one(tuple(row)))  # type: ignore[arg-type]
-            if self.by:
+            if self.by or columns:
                 metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None
                 for column in self.by:
                     self.slices[column].append(one(slice_value(metadata, column)))  # type: ignore[arg-type]
+                if columns:
+                    self._collect(metadata or {}, columns, one)
+
+    def _collect(self, metadata: dict[str, Any], limit: int, one: Any) -> None:
+        """Each column's distinct values, and its value per row while it has few."""
+        row = len(self.index) - 1
+        for column in metadata:
+            seen = self.values.get(column)
+            if seen is None:
+                seen = self.values[column] = set()
+                if column not in self.slices:
+                    self.slices[column] = [one(slice_value(None, column))] * row
+            if len(seen) <= limit:
+                seen.add(slice_value(metadata, column))
+        for column, values in list(self.slices.items()):
+            if column in self.by:
+                continue
+            if len(self.values.get(column, ())) > limit:
+                del self.slices[column]  # an identifier: not a slice
+            else:
+                values.append(one(slice_value(metadata, column)))
 
     def __len__(self) -> int:
         return len(self.index)

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_client._fs import atomic_write
 from osmosis_client.errors import InvalidInputError
@@ -26,6 +26,9 @@ from osmosis_local_runner.results.report_data import build_data
 from osmosis_local_runner.results.report_suite import ranked_html, setting_charts, suite_name
 from osmosis_local_runner.results.scoring import score_text
 from osmosis_local_runner.results.sources import Source, sources_of
+
+if TYPE_CHECKING:
+    from osmosis_local_runner.results.compare import Comparison
 
 ASSETS = Path(__file__).with_name("report_assets")
 
@@ -103,6 +106,8 @@ def script_hash(script: str) -> str:
 
 def render(sources: Sequence[Source], *, by: str | None = None) -> tuple[str, int]:
     data = build_data(sources, by=by)
+    charts = data.pop("_charts")
+    slice_means = data["slices"].pop("_means", {})
     suite = suite_name(sources)
     title = (
         f"suite {suite}"
@@ -122,10 +127,11 @@ def render(sources: Sequence[Source], *, by: str | None = None) -> tuple[str, in
         "CSS": (ASSETS / "report.css").read_text(encoding="utf-8"),
         "CARDS": cards_html(data),
         "SUITE": ranked_html(sources) + setting_charts(sources) if suite is not None else "",
-        "COMPARISON": comparison_html(sources),
-        "HISTOGRAM": histogram_svg(sources, data),
+        "COMPARISON": comparison_html(sources, charts["comparison"]),
+        "BOUNDED": bounded_html(data, sources),
+        "HISTOGRAM": histogram_svg(data["runs"], charts["means"]),
         "PASS_AT_K": pass_at_k_svg(data),
-        "SLICE_CHARTS": slice_charts(data),
+        "SLICE_CHARTS": slice_charts(data, slice_means),
         "DATA": _script_json(data),
         "JS": script,
         # only our own script may run: an injection, should one ever get past the
@@ -134,19 +140,39 @@ def render(sources: Sequence[Source], *, by: str | None = None) -> tuple[str, in
     }
     # one pass over the template: text inserted (user content included) is never scanned
     page = re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: parts[m.group(1)], template)
-    return page, len(data["rows"])
+    return page, data["total_rows"]
 
 
-def comparison_html(sources: Sequence[Source]) -> str:
+def bounded_html(data: dict[str, Any], sources: Sequence[Source]) -> str:
+    """When the page lists fewer rows than the runs hold: what it lists, and where all is."""
+    total, listed = data["total_rows"], len(data["rows"])
+    transcripts = data["transcripts_shown"]
+    if listed >= total and transcripts >= listed:
+        return ""
+    links = ", ".join(
+        f'<a href="{html.escape(s.results.path.resolve().as_uri())}">'
+        f"{html.escape(str(s.results.path))}</a>"
+        for s in sources
+    )
+    return (
+        '<p class="bounded" data-testid="bounded">Every number and chart covers all '
+        f"{total:,} rows. The table lists {listed:,} of them — those that errored, flipped "
+        "or failed first (then the largest differences) — and keeps the transcripts of "
+        f"{transcripts:,}. Every row and transcript is in the results: {links}.</p>"
+    )
+
+
+def comparison_html(sources: Sequence[Source], result: Comparison | None) -> str:
     """A vs B: ``eval compare``'s table (the same numbers), when the two runs pair."""
     if len(sources) != 2:
         return ""
-    from osmosis_local_runner.results.compare import compare
+    if result is None:
+        from osmosis_local_runner.results.compare import compare
 
-    try:
-        result = compare(sources[0].results.path, sources[1].results.path)
-    except InvalidInputError as exc:
-        return f'<p class="muted">Not compared: {html.escape(exc.message)}</p>'
+        try:
+            result = compare(sources[0].results.path, sources[1].results.path)
+        except InvalidInputError as exc:
+            return f'<p class="muted">Not compared: {html.escape(exc.message)}</p>'
     a, b = (html.escape(s.label) for s in sources)
     rows = []
     for fn, c in result.fns.items():

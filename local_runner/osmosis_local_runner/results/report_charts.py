@@ -5,8 +5,7 @@ every k."""
 from __future__ import annotations
 
 import html
-from collections import defaultdict
-from collections.abc import Sized
+from collections.abc import Sequence
 from typing import Any
 
 from osmosis_local_runner.results.documents import is_number
@@ -14,19 +13,12 @@ from osmosis_local_runner.results.documents import is_number
 HISTOGRAM_BINS = 10
 
 
-def histogram_svg(sources: Sized, data: dict[str, Any], *, small: bool = False) -> str:
-    """Per-row mean scores of each run's first eval fn, binned (grouped bars)."""
-    series: list[tuple[str, str, list[float]]] = []
-    for run, position in zip(data["runs"], range(len(sources)), strict=True):
-        fn = run["fns"][0] if run["fns"] else None
-        scores = [
-            mean
-            for row in data["rows"]
-            if (cell := row["cells"][position]) is not None
-            and fn is not None
-            and (mean := cell["mean"].get(fn)) is not None
-        ]
-        series.append((run["label"], run["colour"], scores))
+def histogram_svg(
+    runs: Sequence[dict[str, Any]], means: Sequence[Sequence[float]], *, small: bool = False
+) -> str:
+    """Per-row mean scores of each run's first eval fn (every row), binned (grouped
+    bars)."""
+    series = [(r["label"], r["colour"], scores) for r, scores in zip(runs, means, strict=True)]
     values = [s for _, _, scores in series for s in scores]
     if not values:
         return '<p class="muted">No scores to chart.</p>'
@@ -131,24 +123,23 @@ def pass_at_k_svg(data: dict[str, Any]) -> str:
 SLICES_DRAWN = 12
 
 
-def slice_charts(data: dict[str, Any]) -> str:
-    """Per column worth slicing by: the per-row mean scores of the first eval fn, one small
-    histogram per value (largest values first), a bar per run; hidden until picked."""
+def slice_charts(data: dict[str, Any], means: dict[str, list[dict[str, list[float]]]]) -> str:
+    """Per column worth slicing by: the per-row mean scores of the first eval fn (every
+    row), one small histogram per value (largest values first), a bar per run; hidden
+    until picked."""
     figures = []
     for column in data["columns"]:
         sliced = data["slices"].get(column) or {}
-        values = [v["value"] for v in (sliced.get("runs") or [{}])[0].get("values", [])]
-        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for row in data["rows"]:
-            groups[row["meta"].get(column)].append(row)
+        first = (sliced.get("runs") or [{}])[0].get("values", [])
+        counts = {v["value"]: v["rows"] for v in first}
+        values = list(counts)
         panels = []
         for value in values[:SLICES_DRAWN]:
-            rows = groups.get(value, [])
-            sub = {**data, "rows": rows}
+            scores = [per_run.get(value, []) for per_run in means.get(column, [])]
             panels.append(
                 f'<div class="panel"><div class="panel-title">{html.escape(value)} '
-                f'<span class="muted">({len(rows):,} rows)</span></div>'
-                f"{histogram_svg(range(len(data['runs'])), sub, small=True)}</div>"
+                f'<span class="muted">({counts[value]:,} rows)</span></div>'
+                f"{histogram_svg(data['runs'], scores, small=True)}</div>"
             )
         more = len(values) - SLICES_DRAWN
         note = f'<p class="muted">… {more} more values in the table.</p>' if more > 0 else ""

@@ -5,15 +5,26 @@ statistic by each dataset column worth slicing by (2 to 50 values, not an identi
 
 from __future__ import annotations
 
-from collections import defaultdict
+import contextlib
+import heapq
+import math
+from array import array
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.ci_reports import RowVerdict
-from osmosis_local_runner.results.documents import ResultsFile, Row, excerpt, text_of
-from osmosis_local_runner.results.scoring import mean_pass_at_k, passed
+from osmosis_local_runner.results.documents import (
+    ResultsFile,
+    Row,
+    excerpt,
+    majority_passes,
+    text_of,
+)
+from osmosis_local_runner.results.pairing import Side
+from osmosis_local_runner.results.scoring import pass_at_k, passed
 from osmosis_local_runner.results.slices import MAX_SLICES, slice_columns, slice_value
 from osmosis_local_runner.results.sources import Source
 
@@ -111,56 +122,148 @@ def _run(source: Source, position: int) -> dict[str, Any]:
     }
 
 
+#: rows the page lists at most (the most telling first); statistics cover every row
+ROWS_SHOWN = 5_000
+#: of those, rows whose transcripts the page carries (the most telling first)
+TRANSCRIPTS_SHOWN = 1_000
+
+
 def build_data(sources: Sequence[Source], *, by: str | None = None) -> dict[str, Any]:
-    """The page's data: runs, rows aligned across runs by content, slices."""
+    """The page's data: runs, rows aligned across runs by content (every statistic over
+    every row; the rows listed and their transcripts bounded, the most telling first),
+    slices. ``_charts`` holds what the charts draw (never serialized)."""
     runs = [_run(source, i) for i, source in enumerate(sources)]
-    table: dict[tuple[str, int], dict[str, Any]] = {}
-    order: list[tuple[str, int]] = []
-    columns: dict[str, set[str]] = defaultdict(set)  # column → values seen (capped)
-    passes: list[dict[str, list[tuple[int, int]]]] = [defaultdict(list) for _ in sources]
-    for position, source in enumerate(sources):
-        doc = source.results
-        seen: dict[str, int] = defaultdict(int)
-        for row in doc.rows():
-            digest = row.digest or f"#{row.index}"
-            key = (digest, seen[digest])
-            seen[digest] += 1
-            entry = table.get(key)
-            if entry is None:
-                entry = table[key] = _entry(row, len(sources))
-                order.append(key)
-            cell = entry["cells"][position] = _cell(row, doc, transcripts=True)
-            for fn, (attempts, passing) in cell["passing"].items():
-                passes[position][fn].append((attempts, passing))
-            for column, value in row.metadata.items():
-                values = columns[column]
-                if len(values) <= MAX_SLICES:
-                    values.add(slice_value({column: value}, column))
-                entry["meta"].setdefault(column, slice_value(row.metadata, column))
-    for run, counts in zip(runs, passes, strict=True):
+    sides = [Side(s.results, s.results.eval_fns, columns=MAX_SLICES) for s in sources]
+    slots, where = _align(sides)
+    for run, side in zip(runs, sides, strict=True):
         run["pass_at_k"] = {
-            fn: [[k, mean_pass_at_k(rows, k)] for k in ks_up_to(run["n"])]
-            for fn, rows in counts.items()
+            fn: [[k, _pass_at(counts, k)] for k in ks_up_to(run["n"])]
+            for i, fn in enumerate(side.fns)
+            if (counts := Counter((row[i][1], row[i][2]) for row in side.stats))
         }
+    values: dict[str, set[str]] = defaultdict(set)
+    for side in sides:
+        for column, seen in side.values.items():
+            values[column] |= seen
     # a slice holds rows: 2 to 50 values, two rows a value on average (not an identifier)
     candidates = sorted(
-        c
-        for c, values in columns.items()
-        if 2 <= len(values) <= MAX_SLICES and len(values) * 2 <= len(order)
+        c for c, v in values.items() if 2 <= len(v) <= MAX_SLICES and len(v) * 2 <= slots
     )
-    chosen = _chosen(by, runs, candidates, columns)
-    rows = [table[key] for key in order]
-    for entry in rows:
-        entry["meta"] = {c: entry["meta"].get(c, slice_value(None, c)) for c in candidates}
-        _diff(entry)
+    chosen = _chosen(by, runs, candidates, values)
+    shown = _most_telling(sides, where, slots, min(ROWS_SHOWN, slots))
+    rows = _rows(sources, sides, where, shown, candidates)
+    comparison = _comparison(sides)
     return {
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "runs": runs,
         "rows": rows,
+        "total_rows": slots,
+        "transcripts_shown": min(TRANSCRIPTS_SHOWN, len(rows)),
         "columns": candidates,
         "slice_by": chosen,
-        "slices": slices_data(sources, candidates),
+        "slices": slices_data(sources, candidates, comparison),
+        "_charts": {"means": [_means(side) for side in sides], "comparison": comparison},
     }
+
+
+def _align(sides: Sequence[Side]) -> tuple[int, list[array[int]]]:
+    """Rows across runs by content (the k-th copy of a row with the k-th): how many
+    distinct rows, and per run each row's position in it (-1: not in that run)."""
+    slot_of: dict[str, int] = {}
+    slots_of_sides = []
+    for side in sides:
+        seen: dict[str, int] = {}
+        slots = array("q")
+        for index, digest in zip(side.index, side.digest, strict=True):
+            base = digest or f"#{index}"
+            k = seen.get(base, 0)
+            seen[base] = k + 1
+            key = base if k == 0 else f"{base}\0{k}"
+            slots.append(slot_of.setdefault(key, len(slot_of)))
+        slots_of_sides.append(slots)
+    count = len(slot_of)
+    del slot_of
+    where = []
+    for slots in slots_of_sides:
+        places = array("q", [-1]) * count
+        for position, slot in enumerate(slots):
+            places[slot] = position
+        where.append(places)
+    return count, where
+
+
+def _status(stats: tuple[float | None, int, int, int]) -> int:
+    """How telling a row's verdict is: 0 errored, 1 failed, 2 passed or skipped."""
+    _, attempts, passing, errored = stats
+    if not attempts or majority_passes(attempts, passing):
+        return 2
+    return 0 if errored else 1
+
+
+def _most_telling(
+    sides: Sequence[Side], where: Sequence[array[int]], slots: int, limit: int
+) -> list[int]:
+    """The rows the page lists: those that errored, then flipped, then failed, then the
+    largest B − A (two runs) — in row order."""
+    if limit >= slots:
+        return list(range(slots))
+
+    def rank(slot: int) -> tuple[int, int, float, int]:
+        statuses, means = [], []
+        for side, places in zip(sides, where, strict=True):
+            position = places[slot]
+            if position >= 0 and side.fns:
+                stats = side.stats[position][0]
+                statuses.append(_status(stats))
+                means.append(stats[0])
+        flipped = 0 if 2 in statuses and min(statuses, default=2) < 2 else 1
+        gap = 0.0
+        if len(means) == 2 and None not in means:
+            gap = -abs(means[1] - means[0])  # type: ignore[operator]
+        return (min(statuses, default=2), flipped, gap, slot)
+
+    return sorted(heapq.nsmallest(limit, range(slots), key=rank))
+
+
+def _rows(
+    sources: Sequence[Source],
+    sides: Sequence[Side],
+    where: Sequence[array[int]],
+    shown: Sequence[int],
+    candidates: Sequence[str],
+) -> list[dict[str, Any]]:
+    """The listed rows, read again (only they are parsed); transcripts for the first
+    TRANSCRIPTS_SHOWN of them in the order they were ranked."""
+    entries: dict[int, dict[str, Any]] = {}
+    talking = set(shown[:TRANSCRIPTS_SHOWN]) if len(shown) > TRANSCRIPTS_SHOWN else set(shown)
+    for number, (source, side) in enumerate(zip(sources, sides, strict=True)):
+        slot_of_index = {
+            side.index[where[number][slot]]: slot for slot in shown if where[number][slot] >= 0
+        }
+        doc = source.results
+        for row in doc.rows_at(set(slot_of_index)):
+            slot = slot_of_index[row.index]
+            entry = entries.get(slot)
+            if entry is None:
+                entry = entries[slot] = _entry(row, len(sources))
+                entry["meta"] = {c: slice_value(row.metadata, c) for c in candidates}
+            entry["cells"][number] = _cell(row, doc, transcripts=slot in talking)
+    rows = [entries[slot] for slot in shown if slot in entries]
+    for entry in rows:
+        _diff(entry)
+    return rows
+
+
+def _means(side: Side) -> list[float]:
+    """Every row's mean score of the run's first eval fn (what the histogram bins)."""
+    return [m for row in side.stats if row and (m := row[0][0]) is not None]
+
+
+def _pass_at(counts: Counter[tuple[int, int]], k: int) -> float | None:
+    """pass@k over rows with at least k attempts, once per distinct (attempts, passing)."""
+    kept = [(pass_at_k(n, c, k), times) for (n, c), times in counts.items() if n >= k]
+    total = sum(times for _, times in kept)
+    return math.fsum(v * times for v, times in kept) / total if total else None
 
 
 def _entry(row: Row, runs: int) -> dict[str, Any]:
@@ -203,32 +306,45 @@ def _chosen(
     return next((r["slice_by"] for r in runs if r["slice_by"] in candidates), None)
 
 
-def slices_data(sources: Sequence[Source], columns: Sequence[str]) -> dict[str, Any]:
-    """Per column: each run's slices (rows, mean, pass@1, pass@n per fn) and, for two
-    runs, eval compare --by's paired B − A per value."""
+def slices_data(
+    sources: Sequence[Source], columns: Sequence[str], comparison: Any = None
+) -> dict[str, Any]:
+    """Per column: each run's slices (rows, mean, pass@1, pass@n per fn) over every row
+    and, for two runs, eval compare --by's paired B − A per value."""
     if not columns:
         return {}
     per_run = []
+    means: dict[str, list[dict[str, list[float]]]] = {c: [] for c in columns}
     for source in sources:
         doc = source.results
         found = slice_columns(
-            ((row.metadata, row.runs) for row in doc.rows()), columns, doc.eval_fns,
-            doc.pass_threshold,
+            ((row.metadata, row.runs) for row in doc.rows(transcripts=False)), columns,
+            doc.eval_fns, doc.pass_threshold,
         )  # fmt: skip
         per_run.append({c: s.to_json(doc.eval_fns, doc.n) for c, s in found.items()})
+        for column, sliced in found.items():
+            means[column].append({s.value: list(s.row_means) for s in sliced.slices})
     data: dict[str, Any] = {c: {"runs": [run[c] for run in per_run]} for c in columns}
-    if len(sources) == 2:
-        for column, compared in _compared(sources, columns).items():
-            data[column]["compare"] = compared
+    data["_means"] = means  # what the charts draw per value (never serialized)
+    if comparison is not None:
+        from osmosis_local_runner.results.compare_slices import compare_by
+        from osmosis_local_runner.results.slices import NoSuchColumn
+
+        for column in columns:
+            with contextlib.suppress(NoSuchColumn):
+                data[column]["compare"] = compare_by(comparison, column).to_json()
     return data
 
 
-def _compared(sources: Sequence[Source], columns: Sequence[str]) -> dict[str, Any]:
-    from osmosis_local_runner.results.compare import compare
-    from osmosis_local_runner.results.compare_slices import compare_by
+def _comparison(sides: Sequence[Side]) -> Any:
+    """Two runs: eval compare's comparison of the sides read (their slices are the
+    columns' values), or None."""
+    if len(sides) != 2:
+        return None
+    from osmosis_local_runner.results.compare import compare_sides, shared_fns
 
     try:
-        comparison = compare(sources[0].results.path, sources[1].results.path, by=columns)
+        shared = shared_fns(sides[0].doc, sides[1].doc, None)
+        return compare_sides(sides[0], sides[1], shared)
     except InvalidInputError:
-        return {}
-    return {column: compare_by(comparison, column).to_json() for column in columns}
+        return None

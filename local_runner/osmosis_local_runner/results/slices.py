@@ -48,6 +48,8 @@ class Slice:
     _scores: dict[str, array[float]] = field(default_factory=dict, repr=False)
     #: fn → per row (attempts, passing attempts)
     _passes: dict[str, list[tuple[int, int]]] = field(default_factory=dict, repr=False)
+    #: per row, the mean score of the first eval fn (what a chart of the slice bins)
+    row_means: array[float] = field(default_factory=lambda: array("d"), repr=False)
 
     def add(self, runs: Sequence[AttemptRecord], fns: Sequence[str], threshold: float) -> None:
         scored = [r for r in runs if not r.skipped]
@@ -55,9 +57,12 @@ class Slice:
             return
         self.rows += 1
         self.attempts += len(scored)
-        for fn in fns:
+        for number, fn in enumerate(fns):
             scores = self._scores.setdefault(fn, array("d"))
+            before = len(scores)
             scores.extend(float(r.scores.get(fn, 0.0)) for r in scored)
+            if number == 0:
+                self.row_means.append(describe(scores[before:])["mean"] or 0.0)
             passing = sum(passed(r, fn, threshold) for r in scored)
             self._passes.setdefault(fn, []).append((len(scored), passing))
 

@@ -256,7 +256,8 @@
       body.appendChild(rowElement(row));
       if (state.open[row._index]) body.appendChild(detail(row));
     });
-    document.getElementById("count").textContent = shown.length + " of " + rows.length + " rows";
+    document.getElementById("count").textContent = shown.length + " of " + rows.length + " rows" +
+      (data.total_rows > rows.length ? " listed (" + data.total_rows.toLocaleString("en-US") + " in all)" : "");
     document.getElementById("page").textContent = "page " + (state.page + 1) + " of " + pages;
     document.getElementById("prev").disabled = state.page === 0;
     document.getElementById("next").disabled = state.page >= pages - 1;
@@ -303,14 +304,14 @@
     if (a.fn_errors) {
       Object.keys(a.fn_errors).forEach(function (k) { box.appendChild(el("div", "err", k + ": " + a.fn_errors[k])); });
     }
-    if (a.messages) {
+    if (a.messages) {  // (rows beyond the transcripts kept have none: said below)
       a.messages.forEach(function (m, j) {
         if (j === 0 && system !== null && m.role === "system") return;  // shown once above
         box.appendChild(message(m));
       });
     } else {
       box.appendChild(el("p", "muted", "answer: " + (a.answer || "(none)") +
-        (a.answer === undefined ? "" : " — the transcript is not in this report")));
+        " — the transcript is not in this report (it is in the results document)"));
     }
     return box;
   }
