@@ -239,14 +239,15 @@ def section(r: dict[str, Any]) -> str:
     if c:
         lines += [
             "",
-            "| `eval compare`, 2,000 paired rows (bootstrap shown) | time | ratio |",
-            "|---|---:|---:|",
-            f"| reading both documents' rows (baseline) | {c['read_s'] * 1000:.0f} ms | 1.0 |",
+            "| `eval compare`, 2,000 paired rows (bootstrap shown) | time | ratio | target |",
+            "|---|---:|---:|---|",
+            f"| reading both documents' rows (baseline) | {c['read_s'] * 1000:.0f} ms | 1.0 | |",
             f"| the whole comparison | {c['compare_s'] * 1000:.0f} ms | "
-            f"{c['compare_s'] / c['read_s']:.1f} |",
+            f"{c['compare_s'] / c['read_s']:.1f} | <= 150 ms |",
             "",
-            "Most of it is the 10,000-resample bootstrap in pure Python (2,000 × 10,000 draws);",
-            "above 2,000 pairs the t interval is shown instead, so the cost stops growing with it.",
+            "The 10,000-resample bootstrap draws each resample as the counts of the distinct",
+            "differences (exact binomial draws, K per resample instead of 2,000 pair draws;",
+            "the same seed gives the same interval); it was 1.4 s drawing pairs one by one.",
         ]
     lines.append(END)
     return "\n".join(lines)

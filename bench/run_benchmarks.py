@@ -365,6 +365,10 @@ def main() -> None:
 
     results["edit_loop"] = measure_edit_loop()
 
+    from bench.scale import measure as measure_scale
+
+    results["scale"] = measure_scale()
+
     from bench.report import measure as measure_report
 
     results["html_report"] = measure_report()
