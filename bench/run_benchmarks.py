@@ -266,6 +266,12 @@ def hook_cost_ms(runs: int = 9) -> tuple[float, float]:
 
 
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--write-from":  # the page again, from a file
+        from bench.writeup import write_report
+
+        write_report(json.loads(Path(sys.argv[2]).read_text()), trials=TRIALS,
+                     concurrency=CONCURRENCY)  # fmt: skip
+        return
     results: dict[str, Any] = {}
     tmp = Path(tempfile.mkdtemp(prefix="osmosis-bench-"))
     data = make_dataset(tmp / "rows.jsonl", 20000)
@@ -375,8 +381,10 @@ def main() -> None:
 
     from bench.writeup import write_report
 
-    write_report(results, trials=TRIALS, concurrency=CONCURRENCY)
+    saved = ROOT / "bench" / "last-results.json"  # kept: the page can be written again from it
+    saved.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))
+    write_report(results, trials=TRIALS, concurrency=CONCURRENCY)
 
 
 if __name__ == "__main__":
