@@ -28,7 +28,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.published_sdk import PUBLISHED_VERSION, published_python, python312, uv, uv_env  # noqa: E402
+from bench.server_mode import bench_env  # noqa: E402
+from tests.published_sdk import PUBLISHED_VERSION, published_python, python312, uv  # noqa: E402
 
 TRIALS = int(os.environ.get("BENCH_TRIALS", 3))
 ROWS = 4
@@ -104,15 +105,7 @@ def measure() -> dict[str, Any]:
         url = stub.stdout.readline().strip()
         ws = workspace(tmp)
         tool = uv()
-        env = {
-            **uv_env(python),
-            "PATH": f"{tool.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-            "OPENAI_BASE_URL": url,
-            "OPENAI_API_KEY": "bench",
-            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-            "OSMOSIS_CONFIG_DIR": str(tmp / "cfg"),
-            "HOME": str(tmp / "home"),
-        }
+        env = bench_env(python, tmp, url)
         subprocess.run([str(tool), "sync", "-q", "--project", "rollouts/agents-calculator"],
                        cwd=ws, env=env, check=True)  # fmt: skip
         ours = [str(Path(sys.executable).parent / "osmosis"), "eval", "run", "configs/eval/edit.toml",

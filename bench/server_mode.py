@@ -83,6 +83,21 @@ required = []
     return ws
 
 
+def bench_env(python: Path, tmp: Path, url: str) -> dict[str, str]:
+    """Both controllers' environment: uv on PATH, the stub as the model, all else in tmp."""
+    tool = uv()
+    return {
+        **uv_env(python),
+        "PATH": f"{tool.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "OPENAI_BASE_URL": url,
+        "OPENAI_API_KEY": "bench",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "OSMOSIS_CONFIG_DIR": str(tmp / "cfg"),
+        "HOME": str(tmp / "home"),
+        "OSMOSIS_WARM_DIR": str(tmp / "warm"),
+    }
+
+
 def cpu_seconds(pid: int) -> float | None:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
@@ -165,19 +180,9 @@ def measure() -> dict[str, Any]:
         url = stub.stdout.readline().strip()
         ws = workspace(tmp, url)
         tool = uv()
-        env = {
-            **uv_env(python),
-            "PATH": f"{tool.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-            "OPENAI_BASE_URL": url,
-            "OPENAI_API_KEY": "bench",
-            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-            "OSMOSIS_CONFIG_DIR": str(tmp / "cfg"),
-            "HOME": str(tmp / "home"),
-            # every run cold, as the published CLI's: the rollout server is then the CLI's
-            # own child, whose CPU is sampled (bench/edit_loop.py measures warm starts)
-            "OSMOSIS_WARM": "0",
-            "OSMOSIS_WARM_DIR": str(tmp / "warm"),
-        }
+        # every run cold, as the published CLI's: the rollout server is then the CLI's
+        # own child, whose CPU is sampled (bench/edit_loop.py measures warm starts)
+        env = {**bench_env(python, tmp, url), "OSMOSIS_WARM": "0"}
         subprocess.run(
             [str(tool), "sync", "-q", "--project", "rollouts/calculator"],
             cwd=ws,

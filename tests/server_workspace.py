@@ -7,11 +7,19 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 DOUBLE = Path(__file__).parent / "e2e" / "rollout_server_double.py"
+#: the CLI in a subprocess, its environment check relaxed to the test interpreter's version
+RELAXED_CLI = [
+    sys.executable,
+    "-c",
+    "import osmosis_local_runner.server.environment as e; e.MIN_PYTHON = (3, 10); "
+    "from osmosis_cli.main import main; main()",
+]
 REALWIRE = Path(__file__).parent / "realwire.py"  # FAKE_WIRE: the double serves through it
 
 QUESTIONS = [

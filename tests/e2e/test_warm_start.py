@@ -22,19 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.server_workspace import server_pids, server_workspace
+from tests.server_workspace import RELAXED_CLI, server_pids, server_workspace
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs Linux /proc"),
 ]
-#: the CLI, with the environment check relaxed to the test interpreter's version
-CLI = [
-    sys.executable,
-    "-c",
-    "import osmosis_local_runner.server.environment as e; e.MIN_PYTHON = (3, 10); "
-    "from osmosis_cli.main import main; main()",
-]
+CLI = RELAXED_CLI
 SLOWPKG = """\
 import os, threading, time
 VERSION = {version!r}

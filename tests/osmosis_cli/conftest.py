@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -81,3 +83,15 @@ ACME = {
     "connected_repo": {"repo_full_name": "org/repo"},
 }
 BETA = {"id": "w2", "name": "beta", "role": "member", "connected_repo": None}
+
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+
+
+@pytest.fixture
+def quickstart_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the bundled quickstart, the working directory."""
+    root = tmp_path / "qs"
+    shutil.copytree(QUICKSTART, root, ignore=shutil.ignore_patterns(".osmosis"))
+    monkeypatch.chdir(root)
+    return root

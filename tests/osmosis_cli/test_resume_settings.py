@@ -4,7 +4,6 @@ changes the run is refused (issue 24)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ import pytest
 from osmosis_local_runner.run.journal import journal_path
 from tests.osmosis_cli.conftest import Invoke
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 RUN = ["eval", "run", "configs/eval/quickstart.toml"]
 SEED = [
     "eval",
@@ -25,12 +23,10 @@ SEED = [
 ]
 
 
+
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "qs"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".osmosis"))
-    monkeypatch.chdir(root)
-    return root
+def project(quickstart_project: Path) -> Path:
+    return quickstart_project
 
 
 def interrupted(results: Path, keep: int) -> None:

@@ -4,23 +4,19 @@ and eval compare, on offline runs of the quickstart (its rows have a difficulty)
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.osmosis_cli.conftest import Invoke
 
-QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 RUN = ["eval", "run", "configs/eval/quickstart.toml"]
 
 
+
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "qs"
-    shutil.copytree(QUICKSTART, root, ignore=shutil.ignore_patterns(".osmosis"))
-    monkeypatch.chdir(root)
-    return root
+def project(quickstart_project: Path) -> Path:
+    return quickstart_project
 
 
 def table(stdout: str, heading: str) -> list[list[str]]:

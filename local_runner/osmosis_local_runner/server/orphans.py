@@ -40,7 +40,7 @@ def start_time(pid: int) -> str | None:
     return fields[19] if fields else None
 
 
-def _alive(pid: int, start: str | None = None) -> bool:
+def alive(pid: int, start: str | None = None) -> bool:
     """Running (not a zombie) and, when ``start`` is known, the same process."""
     try:
         os.kill(pid, 0)
@@ -72,13 +72,13 @@ def reap_orphans(registry: Path, *, wait: float = 2.0) -> list[int]:
             with contextlib.suppress(OSError):
                 record_path.unlink()
             continue
-        if pid > 1 and _alive(owner, owner_start):
+        if pid > 1 and alive(owner, owner_start):
             continue  # a live run owns it
         if pid > 1 and pid == pgid and _ours(pid, record):
             logger.info("stopping an orphaned rollout server (pid %d)", pid)
             _kill_group(pgid, pid, wait=wait)
             reaped.append(pid)
-        elif pid > 1 and _alive(pid):
+        elif pid > 1 and alive(pid):
             logger.debug("not stopping pid %d: nothing proves %s started it", pid, record_path)
         with contextlib.suppress(OSError):
             record_path.unlink()
@@ -91,7 +91,7 @@ def _ours(pid: int, record: Mapping[str, Any]) -> bool:
     instance, start = record.get("instance_id"), record.get("start")
     if not isinstance(instance, str) or len(instance) < 16 or not isinstance(start, str):
         return False
-    if not _alive(pid, start):
+    if not alive(pid, start):
         return False
     try:
         environ = Path(f"/proc/{pid}/environ").read_bytes()
@@ -105,7 +105,7 @@ def _kill_group(pgid: int, leader: int, *, wait: float) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGTERM)
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline and _alive(leader):
+    while time.monotonic() < deadline and alive(leader):
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)

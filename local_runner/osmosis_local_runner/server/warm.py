@@ -34,6 +34,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from osmosis_local_runner.server.orphans import alive
+
 logger = logging.getLogger("osmosis_client.server")
 
 ZYGOTE = Path(__file__).with_name("warm_zygote.py")
@@ -277,7 +279,7 @@ class WarmProcess:
             pass
         finally:
             writer.close()
-        while code is None and _alive(self.pid):  # the warm interpreter went away first
+        while code is None and alive(self.pid):  # the warm interpreter went away first
             await asyncio.sleep(0.2)
         self.returncode = -1 if code is None else code
         if not self._done.done():
@@ -285,13 +287,3 @@ class WarmProcess:
 
     async def wait(self) -> int:
         return int(await asyncio.shield(self._done))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
