@@ -7,7 +7,10 @@ import sys
 
 import pytest
 
-HEAVY = ["httpx", "pydantic", "keyring", "rich.console", "aiohttp", "git", "tomlkit", "yaml"]
+HEAVY = [
+    "httpx", "pydantic", "keyring", "rich.console", "aiohttp", "git", "tomlkit", "yaml", "asyncio",
+    "ssl",
+]  # fmt: skip
 
 
 def heavy() -> list[str]:

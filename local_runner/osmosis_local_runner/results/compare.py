@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from osmosis_local_runner.results.compare_slices import SlicedComparison
 
 WORST_ROWS = 10
+#: flipped rows listed per eval fn in ``--json`` (their count is always given)
+FLIPS_LISTED = 10_000
 
 
 @dataclass
@@ -197,8 +199,9 @@ class Comparison:
                     "score_b": side_b.stats[pb][side_b.position_of(fn)][0],
                 }
                 for fn, c in self.fns.items()
-                for pa, pb, direction in c.flips
+                for pa, pb, direction in c.flips[:FLIPS_LISTED]
             ],
+            "flipped_rows_total": sum(len(c.flips) for c in self.fns.values()),
             "only_in_a": self.only_a,
             "only_in_b": self.only_b,
             "notes": self.notes,

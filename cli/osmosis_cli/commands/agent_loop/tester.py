@@ -4,7 +4,6 @@ over a few dataset rows without scoring — 0.2's ``osmosis test``, flags and ou
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -98,6 +97,8 @@ def test(ctx: typer.Context, opts: TestOptions) -> None:
         raise InvalidInputError("--row needs --interactive (-i)", code="USAGE")
     if opts.api_key is not None:
         out.warn("--api-key puts the key in your shell history: prefer --api-key-env NAME")
+    import asyncio
+
     summary = asyncio.run(_session(out, opts))
     if summary is None:  # interactive
         return

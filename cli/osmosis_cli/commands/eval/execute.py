@@ -4,7 +4,6 @@ table, the exit code — and where results go when ``-o`` is not given."""
 from __future__ import annotations
 
 import contextlib
-import secrets
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,6 +22,8 @@ if TYPE_CHECKING:
 def default_results_path(stem: str) -> Path:
     """``.osmosis/evals/<stem>-<UTC timestamp>-<random>.json``: unique even for runs
     started in the same second."""
+    import secrets
+
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     while True:  # the random part makes a clash unlikely; checking makes it impossible
         path = Path(".osmosis") / "evals" / f"{stem}-{stamp}-{secrets.token_hex(2)}.json"
