@@ -10,18 +10,9 @@ import pytest
 
 from osmosis_local_runner.run.journal import journal_path
 from tests.osmosis_cli.conftest import Invoke
+from tests.osmosis_cli.test_eval_local import SEED  # the quickstart's seed form, mock/calculator
 
 RUN = ["eval", "run", "configs/eval/quickstart.toml"]
-SEED = [
-    "eval",
-    "-m",
-    "rollouts/calculator/main.py:CalculatorWorkflow",
-    "-d",
-    "data/arithmetic.jsonl",
-    "--eval-fn",
-    "rollouts/calculator/rewards.py:exact_number",
-]
-
 
 
 @pytest.fixture
@@ -65,7 +56,7 @@ def test_a_flag_that_changes_the_run_is_refused_one_that_does_not_is_taken(
 
 
 def test_the_seed_form_resumes_from_the_path_alone(invoke: Invoke, project: Path) -> None:
-    assert invoke(*SEED, "--model", "mock/calculator", "--limit", "3", "-o", "s.json").exit_code == 0
+    assert invoke(*SEED, "--limit", "3", "-o", "s.json").exit_code == 0
     interrupted(project / "s.json", keep=1)
     result = invoke("eval", "--resume", "-o", "s.json")
     assert result.exit_code == 0, result.stderr

@@ -10,9 +10,8 @@ B − A. docs/compare.md states every definition.
 from __future__ import annotations
 
 import heapq
-import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.documents import ResultsFile, majority_passes
 from osmosis_local_runner.results.pairing import Pairs, RowStats, Side, scan_both, with_text
-from osmosis_local_runner.results.scoring import ks_for, pass_at_k, score_text
+from osmosis_local_runner.results.scoring import counted_mean, ks_for, pass_at_k, score_text
 from osmosis_local_runner.results.stats import (
     Interval,
     mcnemar_exact,
@@ -257,25 +256,15 @@ def compare_fn(fn: str, pairs: Pairs, ks: Sequence[int]) -> FnComparison:
         diff=None if not diffs else mean(diffs) * scale,
         interval=_scaled(paired_interval(diffs), scale),
         t=_scaled(t_interval(diffs), scale),
-        pass_rate_a=_rate(counts_a, lambda n, c: c / n, 1),
-        pass_rate_b=_rate(counts_b, lambda n, c: c / n, 1),
-        pass_at_k_a={k: _rate(counts_a, partial(pass_at_k, k=k), k) for k in ks},
-        pass_at_k_b={k: _rate(counts_b, partial(pass_at_k, k=k), k) for k in ks},
+        pass_rate_a=counted_mean(counts_a, lambda n, c: c / n),
+        pass_rate_b=counted_mean(counts_b, lambda n, c: c / n),
+        pass_at_k_a={k: counted_mean(counts_a, partial(pass_at_k, k=k), k) for k in ks},
+        pass_at_k_b={k: counted_mean(counts_b, partial(pass_at_k, k=k), k) for k in ks},
         flipped_to_fail=to_fail,
         flipped_to_pass=to_pass,
         flips=flips,
         mcnemar_p=mcnemar_exact(to_fail, to_pass),
     )
-
-
-def _rate(
-    counts: Counter[tuple[int, int]], value: Callable[[int, int], float], least: int
-) -> float | None:
-    """The mean over rows of ``value(attempts, passing)`` for rows with at least ``least``
-    attempts — computed once per distinct (attempts, passing)."""
-    kept = [(value(n, c), times) for (n, c), times in counts.items() if n >= least]
-    total = sum(times for _, times in kept)
-    return math.fsum(v * times for v, times in kept) / total if total else None
 
 
 def _scaled(interval: Interval | None, scale: float) -> Interval | None:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import heapq
-import math
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
@@ -24,7 +24,7 @@ from osmosis_local_runner.results.documents import (
     text_of,
 )
 from osmosis_local_runner.results.pairing import Side
-from osmosis_local_runner.results.scoring import pass_at_k, passed
+from osmosis_local_runner.results.scoring import counted_mean, pass_at_k, passed
 from osmosis_local_runner.results.slices import MAX_SLICES, slice_columns, slice_value
 from osmosis_local_runner.results.sources import Source
 
@@ -137,7 +137,7 @@ def build_data(sources: Sequence[Source], *, by: str | None = None) -> dict[str,
     slots, where = _align(sides)
     for run, side in zip(runs, sides, strict=True):
         run["pass_at_k"] = {
-            fn: [[k, _pass_at(counts, k)] for k in ks_up_to(run["n"])]
+            fn: [[k, counted_mean(counts, partial(pass_at_k, k=k), k)] for k in ks_up_to(run["n"])]
             for i, fn in enumerate(side.fns)
             if (counts := Counter((row[i][1], row[i][2]) for row in side.stats))
         }
@@ -257,13 +257,6 @@ def _rows(
 def _means(side: Side) -> list[float]:
     """Every row's mean score of the run's first eval fn (what the histogram bins)."""
     return [m for row in side.stats if row and (m := row[0][0]) is not None]
-
-
-def _pass_at(counts: Counter[tuple[int, int]], k: int) -> float | None:
-    """pass@k over rows with at least k attempts, once per distinct (attempts, passing)."""
-    kept = [(pass_at_k(n, c, k), times) for (n, c), times in counts.items() if n >= k]
-    total = sum(times for _, times in kept)
-    return math.fsum(v * times for v, times in kept) / total if total else None
 
 
 def _entry(row: Row, runs: int) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -41,6 +41,17 @@ def score_text(value: object, missing: str = "–", *, sign: bool = False) -> st
 def ks_for(n: int) -> list[int]:
     """The k of pass@k a summary reports: 1, 3, 5, 10 up to n, and always n itself."""
     return sorted({k for k in PASS_AT_K if k <= n} | ({n} if n >= 1 else set()))
+
+
+def counted_mean(
+    counts: Mapping[tuple[int, int], int], value: Callable[[int, int], float], least: int = 1
+) -> float | None:
+    """The mean over rows of ``value(attempts, passing)`` for rows with at least ``least``
+    attempts, ``counts`` holding how many rows have each (attempts, passing): computed
+    once per distinct pair (a million rows hold only a few)."""
+    kept = [(value(n, c), times) for (n, c), times in counts.items() if n >= least]
+    total = sum(times for _, times in kept)
+    return math.fsum(v * times for v, times in kept) / total if total else None
 
 
 def mean_pass_at_k(passes_per_row: Iterable[tuple[int, int]], k: int) -> float | None:

@@ -31,6 +31,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -176,7 +177,6 @@ class Warm:
             return True
         if not self.usable:
             return False
-        self.launched = True
         with contextlib.suppress(OSError):
             with open(self.log, "ab") as log:
                 subprocess.Popen(
@@ -190,11 +190,10 @@ class Warm:
                     start_new_session=True,
                     close_fds=True,
                 )  # fmt: skip
+            self.launched = True
             for _ in range(100):  # it binds its socket first thing
                 if self.socket.exists():
                     return True
-                import time
-
                 time.sleep(0.02)
         return False
 
