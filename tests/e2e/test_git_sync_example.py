@@ -77,7 +77,7 @@ def stub() -> Iterator[StubOpenAI]:
 def run(
     repo: Path, stub: StubOpenAI, *args: str, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "OPENAI_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "OPENAI_"))} | {"OSMOSIS_WARM": "0"}
     env.update(
         OSMOSIS_CONFIG_DIR=str(repo.parent / "cfg"),
         OPENAI_BASE_URL=stub.url,

@@ -60,6 +60,8 @@ def cli_env(workspace: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "UV_"))}
     env.pop("VIRTUAL_ENV", None)
     env.update(OSMOSIS_CONFIG_DIR=str(workspace / "cfg"), HOME=str(workspace / "home"))
+    # warm starts outlive a run by design: off unless a test asks, and kept in the workspace
+    env.update(OSMOSIS_WARM="0", OSMOSIS_WARM_DIR=str(workspace / "warm"))
     env.update(extra)
     return env
 

@@ -10,6 +10,7 @@ checkout (tests/published_sdk.py)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -99,3 +100,48 @@ def test_rollout_init_makes_a_rollout_that_runs(
     again = osmosis(workspace, *args)
     assert again.returncode == 0, again.stderr  # a finished run is shown, never a leftover error
     assert "was already complete; nothing ran" in again.stderr + again.stdout
+
+
+@needs_312
+def test_the_templates_edit_loop_is_forked_warm_on_the_published_sdk(
+    workspace: Path,
+    sdk_python: Path,  # noqa: F811
+) -> None:
+    """Warm starts with the real SDK (openai-agents, LiteLLM, FastAPI pre-imported): the
+    next run's server is forked, an edit of the rollout is picked up, the score holds."""
+    from tests.server_workspace import server_pids
+
+    template = "multiply-local-openai"
+    assert osmosis(workspace, "template", "apply", template).returncode == 0
+    warm = {"OSMOSIS_WARM": "1", "OSMOSIS_WARM_IDLE": "60"}
+    args = ("eval", "run", f"configs/eval/{template}.toml", "--limit", "2", "--model",
+            "mock/tool-calculator", "--rollout-python", str(sdk_python))  # fmt: skip
+    try:
+        first = osmosis(workspace, *args, "-o", "first.json", **warm)
+        assert first.returncode == 0, first.stderr
+        assert "keeping the installed packages" in first.stderr
+        ready = workspace / "warm"
+        deadline = time.monotonic() + 120
+        while not any(ready.glob("*.ready")):  # it imports the SDK's packages once
+            assert time.monotonic() < deadline and not any(ready.glob("*.refused")), [
+                p.read_text() for p in ready.glob("*.refused")
+            ]
+            time.sleep(0.2)
+        main = workspace / "rollouts" / template / "main.py"
+        text = main.read_text()
+        marker = "from __future__ import annotations\n"
+        edit = "print('EDITED-FOR-THE-WARM-TEST', flush=True)\n"
+        main.write_text(text.replace(marker, marker + edit, 1) if marker in text else edit + text)
+        again = osmosis(workspace, *args, "-o", "again.json", **warm)
+        assert again.returncode == 0, again.stderr
+        log = (workspace / "again.run" / "server.log").read_text()
+        assert "forked by the warm interpreter" in log and "EDITED-FOR-THE-WARM-TEST" in log
+        summary = json.loads((workspace / "again.json").read_text())["summary"]
+        assert summary["eval_fns"]["grader"]["mean"] == 1.0
+    finally:
+        for socket in (workspace / "warm").glob("*.sock"):
+            socket.unlink()  # the warm interpreter exits at its next check
+        deadline = time.monotonic() + 30
+        while server_pids(str(workspace / "warm")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    assert not server_pids(str(workspace / "warm"))
