@@ -17,21 +17,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli import globals as globals_
-from osmosis_cli.commands import (
-    agent_loop,
-    auth,
-    dataset,
-    doctor,
-    rollout,
-    rubric,
-    secret,
-    template,
-    workspace,
-)
-from osmosis_cli.commands import eval as eval_commands
 from osmosis_cli.context import AppState
 from osmosis_cli.terminal.declare import Group
 from osmosis_cli.terminal.errors import EXIT_INTERRUPTED, EXIT_INVALID
+from osmosis_cli.terminal.lazy import Entry, make_lazy
 from osmosis_client._version import __version__
 
 if TYPE_CHECKING:
@@ -86,16 +75,89 @@ def root(
     ctx.obj.verbose = verbose
 
 
-auth.register(app)
-workspace.register(app)
-eval_commands.register(app)
-rubric.register(app, eval_commands.eval_app)
-agent_loop.register(app)
-doctor.register(app)
-rollout.register(app)
-template.register(app)
-dataset.register(app)
-secret.register(app)
+def _entries(target: str, lines: str, **groups: tuple[Entry, ...]) -> list[Entry]:
+    """``name: summary`` lines → entries registered by ``target``."""
+    pairs = [line.strip().split(": ", 1) for line in lines.strip().splitlines()]
+    return [Entry(name, target, summary, groups.get(name, ())) for name, summary in pairs]
+
+
+_COMMANDS = "osmosis_cli.commands"
+EVAL = (
+    _entries(
+        f"{_COMMANDS}.eval.hosted:register",
+        """
+    submit: Submit a hosted eval run pinned to your pushed commit.
+    list: Recent eval runs of the workspace.
+    info: Details and results of one run.
+    stop: Stop a pending or running run.
+    init: Scaffold a runnable evaluation (config, rollout, data, model).
+    logs: A hosted run's logs (--follow tails them until it ends).
+    download: Download a hosted run's outputs, resuming what is missing.
+    retry: Retry a hosted run's failed and skipped samples.
+    upload: Upload a finished local run to the platform.
+""",
+    )
+    + _entries(
+        f"{_COMMANDS}.eval.local:register",
+        """
+    run: Run an eval config or suite offline against a model endpoint.
+    seed: The seed form: osmosis eval -m MODULE:ATTR -d DATASET ...
+""",
+    )
+    + _entries(
+        f"{_COMMANDS}.eval.results:register",
+        """
+    compare: Compare two runs row by row (paired difference, flips, pass@k).
+    rescore: Re-grade a run's saved transcripts with new eval fns.
+    report: Write one self-contained HTML report of one run or several.
+""",
+    )
+    + _entries(
+        f"{_COMMANDS}.rubric:register_eval",
+        """
+    rubric: Score every solution in a JSONL file with a judge and a rubric.
+""",
+    )
+)
+LOGIN = _entries(
+    f"{_COMMANDS}.auth:register",
+    """
+    login: Log in (device code, or a token on stdin); pick a workspace.
+    logout: Remove stored credentials (and revoke tokens no longer used).
+    whoami: Show the logged-in user, workspace and the token's source.
+""",
+)
+#: every command, in the order ``osmosis --help`` lists them; a command's module is
+#: imported only when the command runs or shows its own help
+ROOT = LOGIN + _entries(f"{_COMMANDS}.rubric:register", """
+    eval-rubric: Evaluate a JSONL dataset against a rubric config (0.2).
+    preview: Validate and pretty-print a rubric config or a JSONL dataset.
+""") + _entries(f"{_COMMANDS}.agent_loop:register", """
+    serve: Serve an agent loop for training (0.2's rollout server).
+    validate: Check an agent loop without running it.
+    test: Run an agent loop or MCP tools over rows, unscored (0.2).
+""") + _entries(f"{_COMMANDS}.doctor:register", """
+    doctor: Check this workspace: folders, git, login, configs, endpoints.
+""") + _entries(f"{_COMMANDS}.auth:register", """
+    auth: Log in, log out, and show who you are (also: osmosis login).
+""", auth=tuple(LOGIN)) + _entries(f"{_COMMANDS}.workspace:register", """
+    workspace: List, show and switch workspaces.
+""") + _entries(f"{_COMMANDS}.eval:register", """
+    eval: Submit and follow hosted eval runs; run evals locally.
+""", eval=tuple(EVAL)) + _entries(f"{_COMMANDS}.rollout:register", """
+    rollout: Create, list and check rollouts.
+""") + _entries(f"{_COMMANDS}.template:register", """
+    template: List and apply rollout templates.
+""") + _entries(f"{_COMMANDS}.dataset:register", """
+    dataset: Validate and manage the platform's datasets.
+""") + _entries(f"{_COMMANDS}.secret:register", """
+    secret: Secrets stored on the platform for your configs' [secrets].
+""")  # fmt: skip
+
+
+def command() -> Any:
+    """The root click group; its commands are built on first look-up."""
+    return make_lazy(typer.main.get_command(app), ROOT)
 
 
 def _is_click_exception(exc: BaseException) -> bool:
@@ -141,7 +203,7 @@ def main(argv: list[str] | None = None) -> Any:
         rest, state, env_file = globals_.parse(args)
         state.argv = args
         globals_.load_env_file(env_file)
-        code = app(args=rest, obj=state, prog_name="osmosis", standalone_mode=False)
+        code = command().main(args=rest, obj=state, prog_name="osmosis", standalone_mode=False)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(EXIT_INTERRUPTED)

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer.main
 
-from osmosis_cli.main import app
+from osmosis_cli.main import command
 from osmosis_cli.terminal.hints import hint_for
 from osmosis_client.errors import (
     MissingAPIKeyError,
@@ -32,7 +31,7 @@ def command_paths() -> list[list[str]]:
         for name, sub in getattr(command, "commands", {}).items():
             walk(sub, [*prefix, name])
 
-    walk(typer.main.get_command(app), [])
+    walk(command(), [])
     return paths
 
 

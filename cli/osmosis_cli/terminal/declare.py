@@ -64,6 +64,26 @@ class Group(TyperGroup):
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return [_plain(p) for p in super().collect_usage_pieces(ctx)]
 
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # names only: a lazy group loads nothing to list
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        # a lazy group (terminal/lazy.py) lists its table's summaries without loading
+        summary = getattr(self.commands, "summary", lambda name: None)
+        rows: list[tuple[str, Any]] = []
+        for name in self.list_commands(ctx):
+            line = summary(name)
+            command = None if line is not None else self.get_command(ctx, name)
+            if line is None and (command is None or command.hidden):
+                continue
+            rows.append((name, line if line is not None else command))
+        if not rows:
+            return
+        limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+        lines = [(n, c if isinstance(c, str) else c.get_short_help_str(limit)) for n, c in rows]
+        with formatter.section("Commands"):
+            formatter.write_dl(lines)
+
     def get_help_option(self, ctx: Any) -> Any:
         return _cheap_help(super().get_help_option(ctx))
 

@@ -1,11 +1,14 @@
 """``osmosis eval``: hosted runs (submit, list, info, logs, stop), local runs (run, the
-seed form), suites, the results commands (compare, rescore, report) and ``init``."""
+seed form), suites, the results commands (compare, rescore, report) and ``init``.
+
+The group's commands are registered by ``hosted``, ``local`` and ``results``, each
+imported only when one of its commands is looked up (the table is in
+:mod:`osmosis_cli.main`)."""
 
 from __future__ import annotations
 
 import typer
 
-from osmosis_cli.commands.eval import hosted, local, results
 from osmosis_cli.terminal.declare import EvalGroup
 
 eval_app = typer.Typer(
@@ -17,9 +20,6 @@ eval_app = typer.Typer(
         "[OPTIONS] (its options: `osmosis eval seed --help`)."
     ),
 )
-hosted.register(eval_app)
-local.register(eval_app)
-results.register(eval_app)
 
 
 def register(root: typer.Typer) -> None:

@@ -3,6 +3,6 @@ and ``osmosis preview`` (the published 0.2 commands)."""
 
 from __future__ import annotations
 
-from osmosis_cli.commands.rubric.rubric import register
+from osmosis_cli.commands.rubric.rubric import register, register_eval
 
-__all__ = ["register"]
+__all__ = ["register", "register_eval"]

@@ -46,10 +46,15 @@ ConcurrencyOpt = Annotated[
 ]
 
 
-def register(app: typer.Typer, eval_app: typer.Typer) -> None:
-    eval_app.command("rubric", cls=Command)(eval_rubric)
+def register(app: typer.Typer) -> None:
+    """The published 0.2 commands: ``osmosis eval-rubric`` and ``osmosis preview``."""
     app.command("eval-rubric", cls=Command)(eval_rubric_config)
     app.command("preview", cls=Command)(preview)
+
+
+def register_eval(app: typer.Typer) -> None:
+    """``osmosis eval rubric`` (registered on the ``eval`` group)."""
+    app.command("rubric", cls=Command)(eval_rubric)
 
 
 @handle_errors

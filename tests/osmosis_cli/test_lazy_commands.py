@@ -1,0 +1,88 @@
+"""Command groups import a command's module only when it is looked up, and list the
+summaries of ``osmosis_cli.main``'s table — which must name every command there is."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+import pytest
+import typer
+
+from osmosis_cli.main import EVAL, ROOT, command
+from osmosis_cli.terminal.lazy import Entry, LazyCommands, make_lazy
+
+
+def registered(target: str) -> set[str]:
+    import importlib
+
+    module, _, function = target.partition(":")
+    app = typer.Typer()
+    getattr(importlib.import_module(module), function)(app)
+    return set(typer.main.get_group(app).commands)
+
+
+@pytest.mark.parametrize("table", [ROOT, EVAL], ids=["osmosis", "eval"])
+def test_the_table_names_every_command_its_targets_register(table: list[Entry]) -> None:
+    targets = {entry.target for entry in table}
+    named = {entry.name for entry in table}
+    assert set().union(*(registered(t) for t in targets)) == named
+    for entry in table:
+        assert entry.name in registered(entry.target), entry
+
+
+@pytest.mark.parametrize("table", [ROOT, EVAL], ids=["osmosis", "eval"])
+def test_every_summary_fits_its_help_line(table: list[Entry]) -> None:
+    width = 80 - 6 - max(len(entry.name) for entry in table)  # click's 80-column layout
+    long = [e.summary for e in table if len(e.summary) > width or "\n" in e.summary]
+    assert long == []
+
+
+def test_a_loaded_group_lists_the_tables_lines_for_its_commands() -> None:
+    auth = command().commands["auth"]
+    assert auth.commands["login"].get_short_help_str(80) == ROOT[0].summary
+    eval_group = command().get_command(None, "eval")
+    assert list(eval_group.commands) == [entry.name for entry in EVAL]
+
+
+def test_a_lazy_table_lists_without_importing() -> None:
+    lazy = LazyCommands([Entry("a", "json:dumps", "A."), Entry("b", "json:dumps", "B.")])
+    assert list(lazy) == ["a", "b"] and "a" in lazy and "z" not in lazy
+    assert lazy.summary("b") == "B." and lazy.summary("z") is None
+    with pytest.raises(KeyError):
+        lazy["z"]
+    group = make_lazy(typer.main.get_group(typer.Typer()), [Entry("x", "nope:nope", "X.")])
+    assert list(group.commands) == ["x"]  # "nope" is never imported to list it
+    with pytest.raises(ModuleNotFoundError):
+        group.commands["x"]
+
+
+MODULES = "[m for m in sys.modules if m.startswith('osmosis_cli.commands.')]"
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--help"], set()),
+        (["eval", "--help"], {"osmosis_cli.commands.eval"}),  # the group, none of its commands
+        (["eval", "run", "--help"], {"osmosis_cli.commands.eval.local"}),
+        (["auth", "--help"], {"osmosis_cli.commands.auth"}),
+    ],
+)
+def test_help_imports_only_what_it_shows(argv: list[str], expected: set[str]) -> None:
+    code = (
+        "import sys\nfrom osmosis_cli.main import main\n"
+        f"sys.argv = ['osmosis', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print(sorted({MODULES}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    imported = ast.literal_eval(out.stdout.strip().splitlines()[-1])
+    assert expected <= set(imported)
+    others = {"hosted", "results", "submit", "compare", "agent_loop", "dataset", "rollout"}
+    assert not others & {part for m in imported for part in m.split(".")[2:]}
+    if argv[0] == "--help":
+        assert imported == []
+    if argv[1:] == ["--help"] and argv[0] == "eval":
+        assert imported == ["osmosis_cli.commands.eval"]
