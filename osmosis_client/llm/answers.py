@@ -17,14 +17,14 @@ from osmosis_client.llm.routing import Route
 from osmosis_client.llm.streaming import ChunkAssembler, EventDecoder
 
 if TYPE_CHECKING:
-    import aiohttp
+    from osmosis_client.llm.http11 import Response
 
 Message = dict[str, Any]
 MAX_RESPONSE_BYTES = 64 << 20  # one chat completion, decompressed
 
 
 async def read_answer(
-    response: aiohttp.ClientResponse, route: Route
+    response: Response, route: Route
 ) -> tuple[int, bytes | dict[str, Any], str | None]:
     """(status, body — or the assembled stream —, Retry-After) of one response."""
     status = response.status
@@ -42,7 +42,7 @@ async def read_answer(
     return status, route.answer(status, raw), retry_after
 
 
-async def _read_stream(response: aiohttp.ClientResponse, where: str) -> dict[str, Any]:
+async def _read_stream(response: Response, where: str) -> dict[str, Any]:
     """A streamed answer (server-sent events, in whatever pieces they arrive) as one
     chat completion; capped like a whole answer."""
     decoder, assembler, size = EventDecoder(), ChunkAssembler(where), 0

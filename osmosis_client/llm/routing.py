@@ -7,12 +7,14 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from osmosis_client._redact import redact_url
 from osmosis_client._wire import loads
 from osmosis_client.llm import anthropic
 from osmosis_client.llm.endpoints import merge_headers
+from osmosis_client.llm.http11 import Target
 from osmosis_client.llm.providers import ModelTarget, Replica
 
 logger = logging.getLogger("osmosis_client")
@@ -28,10 +30,13 @@ REST_SECONDS = 10.0  # a failing replica is skipped this long
 class Route:
     """One replica as the client calls it: URL, headers, wire format, health."""
 
-    def __init__(self, replica: Replica, target: ModelTarget) -> None:
+    def __init__(
+        self, replica: Replica, target: ModelTarget, base: Mapping[str, str] | None = None
+    ) -> None:
         self.replica = replica
         self.anthropic = replica.api_client_type == "anthropic_messages"
         self.url = f"{replica.base_url}/{'messages' if self.anthropic else 'chat/completions'}"
+        self.target = Target.parse(self.url)
         self.shown = redact_url(replica.base_url)
         key = replica.api_key.get_secret_value() if replica.api_key else None
         own: dict[str, str] = {}
@@ -39,7 +44,7 @@ class Route:
             own.update(anthropic.headers(key))
         elif key:
             own["Authorization"] = f"Bearer {key}"
-        self._headers = merge_headers(own, replica.headers, target.headers)
+        self._headers = merge_headers(base, own, replica.headers, target.headers)
         self._has_session = any(k.lower() == "x-session-id" for k in self._headers)
         self.resting_until = 0.0
 
@@ -47,11 +52,11 @@ class Route:
         session = None if self._has_session else SESSION_ID.get()
         return {**self._headers, "X-Session-ID": session} if session else self._headers
 
-    def request(self, payload: dict[str, Any]) -> tuple[bytes, str]:
+    def request(self, payload: dict[str, Any]) -> bytes:
         body = {**payload, "model": self.replica.model}
         if self.anthropic:
             body = anthropic.to_messages_request(body)
-        return json.dumps(body).encode(), self.url
+        return json.dumps(body).encode()
 
     def answer(self, status: int, raw: bytes) -> bytes:
         if not self.anthropic or status >= 300:
@@ -75,8 +80,10 @@ class Route:
 class Routes:
     """Round-robin over a target's replicas, rested ones last."""
 
-    def __init__(self, target: ModelTarget) -> None:
-        self.all = [] if target.is_mock else [Route(r, target) for r in target.endpoints()]
+    def __init__(self, target: ModelTarget, base: Mapping[str, str] | None = None) -> None:
+        """``base``: headers every request carries (a replica's or the target's win)."""
+        endpoints = [] if target.is_mock else target.endpoints()
+        self.all = [Route(r, target, base) for r in endpoints]
         self._next = 0
 
     def order(self, now: float) -> list[Route]:
