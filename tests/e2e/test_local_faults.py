@@ -125,7 +125,9 @@ def test_ten_thousand_rows_in_bounded_memory(tmp_path: Path) -> None:
         "class W(AgentWorkflow):\n    async def run(self, ctx):\n        await ctx.chat(ctx.prompt)\n"
         "def score(solution_str, ground_truth, extra_info=None):\n    return float(solution_str == ground_truth)\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {
+        "OSMOSIS_WARM": "0"
+    }
     # a fresh parent whose only child is the run: RUSAGE_CHILDREN of this test process is
     # the high-water mark of every child the whole session started
     result = subprocess.run(
