@@ -68,6 +68,19 @@ def client(**kwargs: Any) -> Http11Client:
     return Http11Client(limit=kwargs.pop("limit", 4), ssl_context=None, timeout=5.0, **kwargs)
 
 
+def sequential(count: int) -> Callable[[str], Awaitable[list[Any]]]:
+    """``count`` requests one after another on one client."""
+
+    async def run(url: str) -> list[Any]:
+        http = client()
+        try:
+            return [await post(http, url) for _ in range(count)]
+        finally:
+            await http.close()
+
+    return run
+
+
 def test_a_connection_the_server_dropped_while_idle_is_replaced_without_an_error() -> None:
     async def handler(reader: Any, writer: Any, n: int) -> None:
         await read_request(reader)
@@ -95,12 +108,7 @@ def test_a_close_racing_the_next_request_is_retried_once_on_a_new_connection() -
         if n == 1:
             await read_request(reader)  # the second request arrives… and is dropped unanswered
 
-    async def run(url: str) -> list[Any]:
-        http = client()
-        try:
-            return [await post(http, url), await post(http, url)]
-        finally:
-            await http.close()
+    run = sequential(2)
 
     answers, served = asyncio.run(serve(handler, run))
     assert answers == [(200, ANSWER)] * 2 and len(served) == 2
@@ -117,12 +125,7 @@ def test_interim_answers_are_skipped_and_a_body_may_end_with_the_connection() ->
             await writer.drain()
             await asyncio.sleep(0.01)
 
-    async def run(url: str) -> list[Any]:
-        http = client()
-        try:
-            return [await post(http, url), await post(http, url)]
-        finally:
-            await http.close()
+    run = sequential(2)
 
     answers, served = asyncio.run(serve(handler, run))
     assert answers == [(200, ANSWER)] * 2 and len(served) == 2  # never reused after a close
@@ -136,12 +139,7 @@ def test_connection_close_answers_are_not_reused() -> None:
             writer.write(whole(extra=served_extra))
             await writer.drain()
 
-    async def run(url: str) -> list[Any]:
-        http = client()
-        try:
-            return [await post(http, url) for _ in range(3)]
-        finally:
-            await http.close()
+    run = sequential(3)
 
     answers, served = asyncio.run(serve(handler, run))
     assert answers == [(200, ANSWER)] * 3 and len(served) == 2  # 1 closed, 2 reused

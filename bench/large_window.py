@@ -1,0 +1,113 @@
+"""Large windows (issue 25): batch 1,024 against a stub that answers after 2 s — the
+ideal is 512 attempts/s — and the runner's memory sampled as the run goes, so growth
+over time shows (what stays is one compact record per attempt).
+
+    python bench/large_window.py      # prints JSON; run_benchmarks.py includes it
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+BATCH = int(os.environ.get("BENCH_WINDOW_BATCH", 1024))
+LATENCY = 2.0
+WAVES = int(os.environ.get("BENCH_WINDOW_WAVES", 12))
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
+
+
+def measure() -> dict[str, Any]:
+    from bench.run_benchmarks import Stub, make_dataset
+    from osmosis_client.llm.providers import resolve_target
+    from osmosis_client.rollout import AgentWorkflow
+    from osmosis_local_runner.run.eval_fns import EvalFn
+    from osmosis_local_runner.run.runner import Runner
+    from osmosis_local_runner.run.spec import RunSpec
+
+    class Workflow(AgentWorkflow):
+        async def run(self, ctx: Any) -> None:
+            await ctx.chat(ctx.prompt)
+
+    async def grade(ctx: Any) -> float:
+        return 1.0 if ctx.solution_str == ctx.ground_truth else 0.0
+
+    tmp = Path(tempfile.mkdtemp(prefix="osmosis-window-"))
+    total = BATCH * WAVES
+    data = make_dataset(tmp / "rows.jsonl", total)
+    stub = Stub(latency=LATENCY)
+    marks: dict[int, float] = {}
+    memory: list[tuple[int, float]] = []
+
+    def on_progress(p: Any) -> None:
+        if p.done % BATCH == 0:
+            marks[p.done] = time.perf_counter()
+            memory.append((p.done, rss_mb()))
+
+    try:
+        spec = RunSpec(
+            model=resolve_target("served", base_url=stub.url, env={}),
+            dataset=data,
+            workflow=Workflow(),
+            eval_fns=[EvalFn("grader", grade, "grader", True)],
+            output=tmp / "out.json",
+            batch_size=BATCH,
+            probe=True,
+        )
+        started = time.perf_counter()
+        result = asyncio.run(Runner(spec, on_progress=on_progress).run())
+        elapsed = time.perf_counter() - started
+    finally:
+        stub.close()
+    assert result.summary["errored_runs"] == 0, result.summary
+    first, last = 2 * BATCH, total - BATCH  # from the 2nd wave's end to the last one's start
+    steady = (last - first) / (marks[last] - marks[first])
+    early = next(mb for done, mb in memory if done >= first)
+    late = memory[-1][1]
+    return {
+        "batch": BATCH,
+        "latency_s": LATENCY,
+        "attempts": total,
+        "ideal": BATCH / LATENCY,
+        "steady": steady,
+        "end_to_end": total / elapsed,
+        "rss_after_2_waves_mb": early,
+        "rss_at_end_mb": late,
+        "rss_growth_kb_per_attempt": (late - early) * 1024 / max(1, memory[-1][0] - first),
+    }
+
+
+def section(w: dict[str, Any]) -> str:
+    return f"""## Large windows ({w["batch"]:,} attempts in flight, {w["latency_s"]:g} s per model call)
+
+`bench/large_window.py`: {w["attempts"]:,} rows, batch_size {w["batch"]:,}, a stub that answers
+every request after {w["latency_s"]:g} s. The ideal is batch_size / latency.
+
+| what | attempts/s | ratio | target |
+|---|---:|---:|---|
+| ideal: batch_size / latency | {w["ideal"]:.0f} | 1.00 | |
+| osmosis local runner (steady state) | {w["steady"]:.0f} | {w["steady"] / w["ideal"]:.2f} | >= 0.95 |
+| osmosis local runner, end to end (first connections, last wave included) | {w["end_to_end"]:.0f} | {w["end_to_end"] / w["ideal"]:.2f} | |
+
+Memory over the run: {w["rss_after_2_waves_mb"]:.0f} MB after two waves, {w["rss_at_end_mb"]:.0f} MB at
+the end — {w["rss_growth_kb_per_attempt"]:.2f} KB per attempt, which is the attempt's kept record
+(scores, answer, transcript as compact text; what the results document is written from).
+Nothing else grows with the window: attempts are pulled lazily, connections are kept alive
+and capped at batch_size, and every in-flight attempt holds only its own request.
+"""
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(), indent=2))
