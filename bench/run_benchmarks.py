@@ -255,6 +255,18 @@ GROUP_HELP = [
 ]  # fmt: skip
 
 
+def compile_sources() -> None:
+    """Byte-compile our packages, as installing a wheel does: an editable checkout under
+    PYTHONDONTWRITEBYTECODE (this machine) would otherwise compile every module from
+    source at each start (~30 ms of `compile`), which no installed CLI pays."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "cli", "osmosis_client", "local_runner"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    )
+
+
 def command_ms(args: list[str], repeat: int = 15) -> float:
     times = []
     for _ in range(repeat):
@@ -387,6 +399,7 @@ def main() -> None:
     results["rss_100k_mb"] = run_rss
 
     osmosis = str(Path(sys.executable).parent / "osmosis")
+    compile_sources()
     results["python_startup_ms"] = command_ms([sys.executable, "-c", "pass"])
     results["osmosis_ai_hook_ms"], results["site_ms"] = hook_cost_ms()
     results["help_ms"] = command_ms([osmosis, "--help"])
