@@ -248,57 +248,6 @@ def rss_of(code: str) -> float:
     return int(out.stdout.strip().splitlines()[-1]) / 1024
 
 
-#: every group's help page and the heaviest commands' (the issue: each stays <= 120 ms)
-GROUP_HELP = [
-    ["auth"], ["workspace"], ["eval", "run"], ["eval", "submit"], ["eval", "compare"],
-    ["rollout"], ["template"], ["dataset"], ["secret"], ["doctor"], ["serve"], ["test"],
-]  # fmt: skip
-
-
-def compile_sources() -> None:
-    """Byte-compile our packages, as installing a wheel does: an editable checkout under
-    PYTHONDONTWRITEBYTECODE (this machine) would otherwise compile every module from
-    source at each start (~30 ms of `compile`), which no installed CLI pays."""
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", "cli", "osmosis_client", "local_runner"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    )
-
-
-def command_ms(args: list[str], repeat: int = 15) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        subprocess.run(args, capture_output=True, check=True)
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
-
-
-# ----------------------------------------------------------------- main
-
-
-def hook_cost_ms(runs: int = 9) -> tuple[float, float]:
-    """The start-up hook's own import time and all of ``site`` (``-X importtime``,
-    medians): what every interpreter pays for ``import osmosis_ai`` working anywhere."""
-    hook, site = [], []
-    for _ in range(runs):
-        err = subprocess.run(
-            [sys.executable, "-X", "importtime", "-c", "pass"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stderr
-        for line in err.splitlines():
-            fields = [f.strip() for f in line.removeprefix("import time:").split("|")]
-            if len(fields) == 3 and fields[2] == "_osmosis_ai_hook":
-                hook.append(int(fields[0]) / 1000)
-            if len(fields) == 3 and fields[2] == "site":
-                site.append(int(fields[1]) / 1000)
-    return statistics.median(hook or [0.0]), statistics.median(site or [0.0])
-
-
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--write-from":  # the page again, from a file
         from bench.writeup import write_report
@@ -398,18 +347,9 @@ def main() -> None:
     results["rss_baseline_mb"] = baseline_rss
     results["rss_100k_mb"] = run_rss
 
-    osmosis = str(Path(sys.executable).parent / "osmosis")
-    compile_sources()
-    results["python_startup_ms"] = command_ms([sys.executable, "-c", "pass"])
-    results["osmosis_ai_hook_ms"], results["site_ms"] = hook_cost_ms()
-    results["help_ms"] = command_ms([osmosis, "--help"])
-    results["eval_help_ms"] = command_ms([osmosis, "eval", "--help"])
-    results["group_help_ms"] = {
-        " ".join(words): command_ms([osmosis, *words, "--help"], repeat=7) for words in GROUP_HELP
-    }
-    results["import_httpx_ms"] = command_ms(
-        [sys.executable, "-c", "import httpx, pydantic, rich.console"]
-    )
+    from bench.startup import measure as measure_startup
+
+    results.update(measure_startup())
 
     from bench.server_mode import measure as measure_server_mode
 

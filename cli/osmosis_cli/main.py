@@ -20,7 +20,7 @@ from osmosis_cli import globals as globals_
 from osmosis_cli.context import AppState
 from osmosis_cli.terminal.declare import Group
 from osmosis_cli.terminal.errors import EXIT_INTERRUPTED, EXIT_INVALID
-from osmosis_cli.terminal.lazy import Entry, make_lazy
+from osmosis_cli.terminal.lazy import make_lazy, table
 from osmosis_client._version import __version__
 
 if TYPE_CHECKING:
@@ -75,84 +75,64 @@ def root(
     ctx.obj.verbose = verbose
 
 
-def _entries(target: str, lines: str, **groups: tuple[Entry, ...]) -> list[Entry]:
-    """``name: summary`` lines → entries registered by ``target``."""
-    pairs = [line.strip().split(": ", 1) for line in lines.strip().splitlines()]
-    return [Entry(name, target, summary, groups.get(name, ())) for name, summary in pairs]
-
-
-_COMMANDS = "osmosis_cli.commands"
-EVAL = (
-    _entries(
-        f"{_COMMANDS}.eval.hosted:register",
-        """
-    submit: Submit a hosted eval run pinned to your pushed commit.
-    list: Recent eval runs of the workspace.
-    info: Details and results of one run.
-    stop: Stop a pending or running run.
-    init: Scaffold a runnable evaluation (config, rollout, data, model).
-    logs: A hosted run's logs (--follow tails them until it ends).
-    download: Download a hosted run's outputs, resuming what is missing.
-    retry: Retry a hosted run's failed and skipped samples.
-    upload: Upload a finished local run to the platform.
-""",
-    )
-    + _entries(
-        f"{_COMMANDS}.eval.local:register",
-        """
-    run: Run an eval config or suite offline against a model endpoint.
-    seed: The seed form: osmosis eval -m MODULE:ATTR -d DATASET ...
-""",
-    )
-    + _entries(
-        f"{_COMMANDS}.eval.results:register",
-        """
-    compare: Compare two runs row by row (paired difference, flips, pass@k).
-    rescore: Re-grade a run's saved transcripts with new eval fns.
-    report: Write one self-contained HTML report of one run or several.
-""",
-    )
-    + _entries(
-        f"{_COMMANDS}.rubric:register_eval",
-        """
-    rubric: Score every solution in a JSONL file with a judge and a rubric.
-""",
-    )
-)
-LOGIN = _entries(
-    f"{_COMMANDS}.auth:register",
-    """
-    login: Log in (device code, or a token on stdin); pick a workspace.
-    logout: Remove stored credentials (and revoke tokens no longer used).
-    whoami: Show the logged-in user, workspace and the token's source.
-""",
-)
+EVAL = table("""
+[osmosis_cli.commands.eval.hosted:register]
+submit: Submit a hosted eval run pinned to your pushed commit.
+list: Recent eval runs of the workspace.
+info: Details and results of one run.
+stop: Stop a pending or running run.
+init: Scaffold a runnable evaluation (config, rollout, data, model).
+logs: A hosted run's logs (--follow tails them until it ends).
+download: Download a hosted run's outputs, resuming what is missing.
+retry: Retry a hosted run's failed and skipped samples.
+upload: Upload a finished local run to the platform.
+[osmosis_cli.commands.eval.local:register]
+run: Run an eval config or suite offline against a model endpoint.
+seed: The seed form: osmosis eval -m MODULE:ATTR -d DATASET ...
+[osmosis_cli.commands.eval.results:register]
+compare: Compare two runs row by row (paired difference, flips, pass@k).
+rescore: Re-grade a run's saved transcripts with new eval fns.
+report: Write one self-contained HTML report of one run or several.
+[osmosis_cli.commands.rubric:register_eval]
+rubric: Score every solution in a JSONL file with a judge and a rubric.
+""")
+LOGIN = table("""
+[osmosis_cli.commands.auth:register]
+login: Log in (device code, or a token on stdin); pick a workspace.
+logout: Remove stored credentials (and revoke tokens no longer used).
+whoami: Show the logged-in user, workspace and the token's source.
+""")
 #: every command, in the order ``osmosis --help`` lists them; a command's module is
 #: imported only when the command runs or shows its own help
-ROOT = LOGIN + _entries(f"{_COMMANDS}.rubric:register", """
-    eval-rubric: Evaluate a JSONL dataset against a rubric config (0.2).
-    preview: Validate and pretty-print a rubric config or a JSONL dataset.
-""") + _entries(f"{_COMMANDS}.agent_loop:register", """
-    serve: Serve an agent loop for training (0.2's rollout server).
-    validate: Check an agent loop without running it.
-    test: Run an agent loop or MCP tools over rows, unscored (0.2).
-""") + _entries(f"{_COMMANDS}.doctor:register", """
-    doctor: Check this workspace: folders, git, login, configs, endpoints.
-""") + _entries(f"{_COMMANDS}.auth:register", """
-    auth: Log in, log out, and show who you are (also: osmosis login).
-""", auth=tuple(LOGIN)) + _entries(f"{_COMMANDS}.workspace:register", """
-    workspace: List, show and switch workspaces.
-""") + _entries(f"{_COMMANDS}.eval:register", """
-    eval: Submit and follow hosted eval runs; run evals locally.
-""", eval=tuple(EVAL)) + _entries(f"{_COMMANDS}.rollout:register", """
-    rollout: Create, list and check rollouts.
-""") + _entries(f"{_COMMANDS}.template:register", """
-    template: List and apply rollout templates.
-""") + _entries(f"{_COMMANDS}.dataset:register", """
-    dataset: Validate and manage the platform's datasets.
-""") + _entries(f"{_COMMANDS}.secret:register", """
-    secret: Secrets stored on the platform for your configs' [secrets].
-""")  # fmt: skip
+ROOT = LOGIN + table(
+    """
+[osmosis_cli.commands.rubric:register]
+eval-rubric: Evaluate a JSONL dataset against a rubric config (0.2).
+preview: Validate and pretty-print a rubric config or a JSONL dataset.
+[osmosis_cli.commands.agent_loop:register]
+serve: Serve an agent loop for training (0.2's rollout server).
+validate: Check an agent loop without running it.
+test: Run an agent loop or MCP tools over rows, unscored (0.2).
+[osmosis_cli.commands.doctor:register]
+doctor: Check this workspace: folders, git, login, configs, endpoints.
+[osmosis_cli.commands.auth:register]
+auth: Log in, log out, and show who you are (also: osmosis login).
+[osmosis_cli.commands.workspace:register]
+workspace: List, show and switch workspaces.
+[osmosis_cli.commands.eval:register]
+eval: Submit and follow hosted eval runs; run evals locally.
+[osmosis_cli.commands.rollout:register]
+rollout: Create, list and check rollouts.
+[osmosis_cli.commands.template:register]
+template: List and apply rollout templates.
+[osmosis_cli.commands.dataset:register]
+dataset: Validate and manage the platform's datasets.
+[osmosis_cli.commands.secret:register]
+secret: Secrets stored on the platform for your configs' [secrets].
+""",
+    auth=LOGIN,
+    eval=EVAL,
+)
 
 
 def command() -> Any:

@@ -81,6 +81,21 @@ class LazyCommands(MutableMapping[str, Any]):
         return name in self._entries or name in self._loaded
 
 
+def table(text: str, **groups: list[Entry]) -> list[Entry]:
+    """Entries from ``[module:function]`` lines, each followed by the ``name: summary``
+    lines of the commands that function registers; ``groups`` names a group's own
+    commands (``eval=EVAL_ENTRIES``)."""
+    entries: list[Entry] = []
+    target = ""
+    for line in text.strip().splitlines():
+        if line.startswith("["):
+            target = line.strip("[]")
+            continue
+        name, summary = line.split(": ", 1)
+        entries.append(Entry(name, target, summary, tuple(groups.get(name, ()))))
+    return entries
+
+
 def make_lazy(group: Any, entries: list[Entry]) -> Any:
     """``group`` (a built typer group) with ``entries`` looked up on demand."""
     for entry in entries:
