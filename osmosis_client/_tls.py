@@ -1,10 +1,21 @@
-"""Which certificates to trust: decided once, for the platform and model endpoints.
+"""Which certificates to trust: one policy, built once, for every client in the process.
 
-Certificates are always verified. By default the trust store is the system's
-(``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` honoured, as OpenSSL does) — what a private
-gateway's users already configure. A CA bundle named explicitly (the ``ca_bundle``
-argument, else ``OSMOSIS_CA_BUNDLE``) is trusted *in addition*: a self-signed
-gateway works without losing the public roots.
+Certificates are always verified. Every client we make — the platform (httpx), model
+endpoints (aiohttp), downloads and uploads to presigned URLs, the 0.2 agent-loop
+server's calls to its trainer, template fetches — takes its context from
+:func:`ssl_context`, so one process never trusts two different stores. The order:
+
+1. the roots: ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when set (they *replace* the default
+   store, as OpenSSL, httpx and requests read them); otherwise **certifi**'s bundle —
+   the same roots on every laptop, container and CI machine, already httpx's default
+   (so the platform client trusted it before this policy) and the OpenAI SDK's;
+2. besides those roots, a bundle named explicitly: the ``ca_bundle`` argument
+   (``--ca-bundle``), else ``$OSMOSIS_CA_BUNDLE`` — a self-signed gateway works without
+   losing the public roots.
+
+Why certifi rather than the system store (``truststore``): it is already installed with
+httpx, it behaves identically in a slim container with no CA package and on a laptop,
+and a private CA is one variable away either way (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -18,7 +29,7 @@ from osmosis_client.errors import InvalidInputError
 
 ENV_CA_BUNDLE = "OSMOSIS_CA_BUNDLE"
 
-_contexts: dict[tuple[str, float], ssl.SSLContext] = {}
+_contexts: dict[tuple[object, ...], ssl.SSLContext] = {}
 
 
 def ca_bundle_path(
@@ -39,32 +50,55 @@ def ca_bundle_path(
     return path
 
 
-def ssl_context(ca_bundle: str | os.PathLike[str] | None = None) -> ssl.SSLContext | None:
-    """A verifying client context trusting the extra bundle besides the usual roots (the
-    system's and, when installed, certifi's); None when no bundle is named: the HTTP
-    library's own verifying default. Cached per bundle (building one reads files)."""
-    path = ca_bundle_path(ca_bundle)
-    if path is None:
-        return None
-    key = (str(path.resolve()), path.stat().st_mtime)
+def _roots(env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """(cafile, capath) of the roots: SSL_CERT_FILE / SSL_CERT_DIR, else certifi."""
+    cafile = env.get("SSL_CERT_FILE") or None
+    capath = env.get("SSL_CERT_DIR") or None
+    if cafile is not None and not os.path.isfile(cafile):
+        cafile = None  # as httpx: a variable naming nothing is ignored
+    if capath is not None and not os.path.isdir(capath):
+        capath = None
+    if cafile is None and capath is None:
+        import certifi
+
+        cafile = certifi.where()
+    return cafile, capath
+
+
+def _stamp(path: str | None) -> float:
+    try:
+        return os.stat(path).st_mtime if path else 0.0
+    except OSError:
+        return 0.0
+
+
+def ssl_context(ca_bundle: str | os.PathLike[str] | None = None) -> ssl.SSLContext:
+    """The verifying client context of this process's policy (module docstring), cached
+    per input (building one reads files); every client passes it to its HTTP library."""
+    extra = ca_bundle_path(ca_bundle)
+    cafile, capath = _roots(os.environ)
+    key = (cafile, capath, _stamp(cafile), str(extra) if extra else None, _stamp(str(extra)))
     cached = _contexts.get(key)
     if cached is not None:
         return cached
-    context = ssl.create_default_context()
     try:
-        import certifi
-
-        context.load_verify_locations(cafile=certifi.where())
-    except (ImportError, OSError, ssl.SSLError):
-        pass
-    try:
-        context.load_verify_locations(cafile=str(path))
+        context = ssl.create_default_context(cafile=cafile, capath=capath)
     except (ssl.SSLError, OSError, ValueError) as exc:
         raise InvalidInputError(
-            f"cannot read the CA bundle {str(path)!r} ({exc.__class__.__name__})",
-            hint="give a PEM file of certificates (-----BEGIN CERTIFICATE-----)",
+            f"cannot read the certificates in SSL_CERT_FILE / SSL_CERT_DIR "
+            f"({exc.__class__.__name__})",
+            hint="point SSL_CERT_FILE at a PEM bundle, or unset it",
             code="BAD_CA_BUNDLE",
         ) from None
+    if extra is not None:
+        try:
+            context.load_verify_locations(cafile=str(extra))
+        except (ssl.SSLError, OSError, ValueError) as exc:
+            raise InvalidInputError(
+                f"cannot read the CA bundle {str(extra)!r} ({exc.__class__.__name__})",
+                hint="give a PEM file of certificates (-----BEGIN CERTIFICATE-----)",
+                code="BAD_CA_BUNDLE",
+            ) from None
     _contexts[key] = context
     return context
 

@@ -15,25 +15,12 @@ the same way in ``platform/_transport.Body``.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import aiohttp
 
 READ_PIECE = 1 << 16
-
-
-class _Content(Protocol):
-    def iter_chunked(self, n: int) -> AsyncIterator[bytes]: ...
-
-
-class Answer(Protocol):
-    """What :func:`read_body` reads: an aiohttp response, or the model client's own."""
-
-    @property
-    def content_length(self) -> int | None: ...
-    @property
-    def headers(self) -> Any: ...
-    @property
-    def content(self) -> _Content: ...
 
 
 class BodyTooLarge(ValueError):
@@ -48,7 +35,7 @@ def _size(limit: int) -> str:
     return f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit >> 10} KiB"
 
 
-async def read_body(response: Answer, limit: int) -> bytes:
+async def read_body(response: aiohttp.ClientResponse, limit: int) -> bytes:
     """The whole body of ``response`` (decompressed), at most ``limit`` bytes.
 
     Raises :class:`BodyTooLarge` as soon as the answer is known to exceed the cap

@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from osmosis_client._redact import redact_url
 from osmosis_client._wire import BodyTooLarge, loads, read_body
 from osmosis_client.errors import (
     EndpointUnreachableError,
@@ -17,7 +18,7 @@ from osmosis_client.llm.routing import Route
 from osmosis_client.llm.streaming import ChunkAssembler, EventDecoder
 
 if TYPE_CHECKING:
-    from osmosis_client.llm.http11 import Response
+    from aiohttp import ClientResponse as Response
 
 Message = dict[str, Any]
 MAX_RESPONSE_BYTES = 64 << 20  # one chat completion, decompressed
@@ -119,10 +120,22 @@ def parse_reply(response: Mapping[str, Any]) -> tuple[Message, int]:
 
 def unreachable(exc: BaseException, endpoint: Route) -> EndpointUnreachableError:
     where = endpoint.shown
+    reason = type(exc).__name__
+    if endpoint.proxy is None:
+        return EndpointUnreachableError(
+            f"cannot reach the model endpoint {where} ({reason})",
+            hint="check the base URL and that the server is running",
+            data={"endpoint": where},
+        )
+    proxy = redact_url(endpoint.proxy)
+    status = getattr(exc, "status", None)  # aiohttp: the proxy's own answer to CONNECT
+    if isinstance(status, int) and status:
+        reason = f"the proxy answered {status}"
     return EndpointUnreachableError(
-        f"cannot reach the model endpoint {where} ({type(exc).__name__})",
-        hint="check the base URL and that the server is running",
-        data={"endpoint": where},
+        f"cannot reach the model endpoint {where} through the proxy {proxy} ({reason})",
+        hint="check the proxy and its credentials (HTTPS_PROXY / HTTP_PROXY), or name the "
+        "endpoint's host in NO_PROXY to reach it directly",
+        data={"endpoint": where, "proxy": proxy},
     )
 
 

@@ -1,12 +1,11 @@
 """``ModelClient``: one pooled async client for an OpenAI-compatible endpoint.
 
-Built on a lean HTTP/1.1 client of its own (:mod:`osmosis_client.llm.http11`: the model
-call is the runner's hot path, and it costs less than half of aiohttp's CPU per request;
-aiohttp itself measured ~10x httpx's async transport under concurrency; see
-docs/benchmarks.md). Retries follow the shared :class:`RetryPolicy` — 408, 429,
-5xx and connection errors, at most 5 retries and 60 s per call, ``Retry-After``
-honoured — and never other 4xx. Keys are sent only as ``Authorization`` headers
-and never appear in errors.
+Built on aiohttp (:mod:`osmosis_client.llm.session`: one session per endpoint, proxies
+from the environment, the process's TLS policy; measured ~10x httpx's async transport
+under concurrency, see docs/benchmarks.md). Retries follow the shared
+:class:`RetryPolicy` — 408, 429, 5xx and connection errors, at most 5 retries and 60 s
+per call, ``Retry-After`` honoured — and never other 4xx. Keys are sent only as
+``Authorization`` headers and never appear in errors.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from osmosis_client.llm.providers import ModelTarget
 from osmosis_client.llm.routing import REST_SECONDS, SESSION_ID, Route, Routes
 
 if TYPE_CHECKING:
-    from osmosis_client.llm.http11 import Http11Client
+    import aiohttp
 
 logger = logging.getLogger("osmosis_client")
 #: model calls retried in this process so far (progress displays show the count)
@@ -70,7 +69,7 @@ class ModelClient:
         ca_bundle: str | os.PathLike[str] | None = None,
     ) -> None:
         self.target = target
-        #: certificates are always verified; a named bundle is trusted besides the roots
+        #: the process's one TLS policy (osmosis_client._tls)
         self._ssl = None if target.is_mock else ssl_context(ca_bundle)
         self.concurrency = max(1, concurrency)
         self.request_timeout = request_timeout
@@ -78,7 +77,7 @@ class ModelClient:
         self.default_params = dict(default_params or {})
         self._sleep = sleep
         self._monotonic = monotonic
-        self._http: Http11Client | None = None
+        self._session: aiohttp.ClientSession | None = None
         self._headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
@@ -89,21 +88,21 @@ class ModelClient:
     def __repr__(self) -> str:
         return f"ModelClient({self.target.describe()!r})"
 
-    def _http_or_new(self) -> Http11Client:
-        if self._http is None or self._http.closed:
-            from osmosis_client.llm.http11 import Http11Client
+    def _session_or_new(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            from osmosis_client.llm.session import new_session
 
-            self._http = Http11Client(
+            self._session = new_session(
                 limit=self.concurrency * max(1, len(self._routes.all)),
                 ssl_context=self._ssl,
                 timeout=self.request_timeout,
-                connect_timeout=10.0,
             )
-        return self._http
+        return self._session
 
     async def aclose(self) -> None:
-        if self._http is not None and not self._http.closed:
-            await self._http.close()
+        """Close every connection (in-flight calls see their connections closed)."""
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
 
     async def __aenter__(self) -> ModelClient:
         return self
@@ -177,22 +176,22 @@ class ModelClient:
 class _Call:
     """One logical call: tries across replicas, and what each outcome means."""
 
-    #: what one try may raise: the socket layer's errors (the HTTP client raises no others)
-    errors = (asyncio.TimeoutError, OSError)
-
     def __init__(self, client: ModelClient, payload: dict[str, Any]) -> None:
+        import aiohttp
+
         self.client = client
         self.payload = payload
-        self.http = client._http_or_new()
+        self.session = client._session_or_new()
+        #: what one try may raise: aiohttp's errors (protocol ones included) and the socket's
+        self.errors = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
         self.last: Route = client._routes.all[0]
 
     async def send_to(self, route: Route) -> Answer:
         body = route.request(self.payload)
-        response = await self.http.post(route.target, body, route.headers())
-        try:
+        async with self.session.post(  # a redirect is an answer: the key never follows it
+            route.url, data=body, headers=route.headers(), proxy=route.proxy, allow_redirects=False
+        ) as response:
             return await answers.read_answer(response, route)
-        finally:
-            response.release()
 
     async def send(self, _: Any) -> Answer:
         """One try: the next healthy replica; a replica that fails with a connection

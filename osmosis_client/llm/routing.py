@@ -4,18 +4,20 @@ connection error or a 5xx rests for ``REST_SECONDS`` while the others take its c
 
 from __future__ import annotations
 
+import base64
 import contextvars
 import json
 import logging
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from osmosis_client._redact import redact_url
 from osmosis_client._wire import loads
 from osmosis_client.llm import anthropic
 from osmosis_client.llm.endpoints import merge_headers
-from osmosis_client.llm.http11 import Target
 from osmosis_client.llm.providers import ModelTarget, Replica
+from osmosis_client.llm.session import proxy_for
 
 logger = logging.getLogger("osmosis_client")
 
@@ -35,9 +37,12 @@ class Route:
     ) -> None:
         self.replica = replica
         self.anthropic = replica.api_client_type == "anthropic_messages"
-        self.url = f"{replica.base_url}/{'messages' if self.anthropic else 'chat/completions'}"
-        self.target = Target.parse(self.url)
+        url = f"{replica.base_url}/{'messages' if self.anthropic else 'chat/completions'}"
+        #: the URL requests go to: credentials written in it are sent as Basic auth
+        self.url, basic = _without_credentials(url)
         self.shown = redact_url(replica.base_url)
+        #: the proxy from the environment (credentials included: never print it)
+        self.proxy = proxy_for(self.url)
         key = replica.api_key.get_secret_value() if replica.api_key else None
         own: dict[str, str] = {}
         if self.anthropic:
@@ -45,6 +50,8 @@ class Route:
         elif key:
             own["Authorization"] = f"Bearer {key}"
         self._headers = merge_headers(base, own, replica.headers, target.headers)
+        if basic and not any(k.lower() == "authorization" for k in self._headers):
+            self._headers["Authorization"] = basic
         self._has_session = any(k.lower() == "x-session-id" for k in self._headers)
         self.resting_until = 0.0
 
@@ -75,6 +82,17 @@ class Route:
 
     def healthy(self) -> None:
         self.resting_until = 0.0
+
+
+def _without_credentials(url: str) -> tuple[str, str | None]:
+    """(the URL without ``user:password@``, the Basic authorization they make, if any)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+    netloc = parts.netloc.rpartition("@")[2]
+    bare = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return bare, "Basic " + base64.b64encode(pair.encode()).decode()
 
 
 class Routes:

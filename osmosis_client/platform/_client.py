@@ -62,9 +62,9 @@ class _BaseClient:
         timeout: httpx.Timeout | float | None,
         ca_bundle: str | os.PathLike[str] | None = None,
     ) -> None:
-        #: certificates are always verified; a named bundle (else $OSMOSIS_CA_BUNDLE) is
-        #: trusted besides the roots httpx trusts (certifi, or SSL_CERT_FILE)
-        self._verify: ssl.SSLContext | bool = ssl_context(ca_bundle) or True
+        #: the process's one TLS policy (osmosis_client._tls): downloads and uploads
+        #: through this client reuse it
+        self._verify: ssl.SSLContext = ssl_context(ca_bundle)
         self._transport = Transport(
             base_url=resolve_platform_url(base_url),
             token=_secret(token),
@@ -101,6 +101,11 @@ class _BaseClient:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r}, workspace={self.workspace!r})"
+
+    def storage_http(self) -> httpx.Client:
+        """A client for presigned storage URLs (downloads, uploads): the same TLS policy,
+        no credentials, redirects followed by hand (each one checked)."""
+        return httpx.Client(follow_redirects=False, verify=self._verify)
 
 
 class Client(_BaseClient):

@@ -57,7 +57,7 @@ def download_dataset(
         {s for s in (link.file_size, record.file_size, record.original_file_size) if s is not None}
     )
     own = http is None
-    getter = http or httpx.Client(follow_redirects=False, verify=client._verify)
+    getter = http or client.storage_http()
     try:
         fetch_file(
             getter,

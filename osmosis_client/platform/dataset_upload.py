@@ -67,7 +67,7 @@ def upload_dataset(
     _note(journal, record.id, name)
     own = http is None
     # the platform client's trust (OSMOSIS_CA_BUNDLE, --ca-bundle) reaches the storage too
-    sender = http or httpx.Client(follow_redirects=False, verify=client._verify)
+    sender = http or client.storage_http()
     try:
         parts = put_file(sender, path, record.upload, on_bytes=on_bytes, sleep=sleep)
     except BaseException:

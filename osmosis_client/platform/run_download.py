@@ -240,7 +240,7 @@ def run_download(
                 on_bytes(n)
 
     own = http is None
-    getter = http or httpx.Client(follow_redirects=False, verify=client._verify)
+    getter = http or client.storage_http()
     try:
         for start in range(0, len(plan.pending), DOWNLOAD_URL_BATCH):
             batch = plan.pending[start : start + DOWNLOAD_URL_BATCH]

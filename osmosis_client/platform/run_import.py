@@ -142,7 +142,7 @@ def import_run(
     if session.status != "finalized":
         by_path = {f.path: f for f in files}
         own = http is None
-        sender = http or httpx.Client(follow_redirects=False, verify=client._verify)
+        sender = http or client.storage_http()
         try:
             for start in range(0, len(files), BATCH):
                 paths = [f.path for f in files[start : start + BATCH]]

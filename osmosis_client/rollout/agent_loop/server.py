@@ -116,7 +116,10 @@ class RolloutServer:
         import aiohttp
         from aiohttp import web
 
-        self._session = aiohttp.ClientSession()
+        from osmosis_client._tls import ssl_context
+
+        # the trainer may be across a network: the process's one TLS policy
+        self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ssl_context()))
         self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
         server = self._runner.server

@@ -75,12 +75,14 @@ async def _advertised(out: Output, host: str) -> str | None:
 
     import httpx
 
+    from osmosis_client._tls import ssl_context
+
     out.info(
         f"looking up this machine's public address at {PUBLIC_ADDRESS_SERVICE} to register "
         "it (pass --public-host to skip)"
     )
     try:
-        async with httpx.AsyncClient(timeout=5.0) as client:
+        async with httpx.AsyncClient(timeout=5.0, verify=ssl_context()) as client:
             response = await client.get(PUBLIC_ADDRESS_SERVICE)
             response.raise_for_status()
             return str(ipaddress.ip_address(response.text[:64].strip()))

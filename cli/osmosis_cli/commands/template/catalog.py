@@ -210,7 +210,7 @@ def _download(url: str, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with httpx.stream(
-            "GET", url, follow_redirects=True, timeout=60, verify=ssl_context() or True
+            "GET", url, follow_redirects=True, timeout=60, verify=ssl_context()
         ) as response:
             response.raise_for_status()
             with path.open("wb") as handle:

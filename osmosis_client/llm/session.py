@@ -1,0 +1,75 @@
+"""The model client's HTTP stack: one aiohttp session per endpoint, and its proxy.
+
+aiohttp carries the protocol — keep-alive, chunked bodies, bounded streaming
+decompression (a gzip bomb is inflated a window at a time, never whole), TLS, HTTP
+and CONNECT proxies. It never replays a POST on a kept-alive connection the server
+dropped (only idempotent methods are retried by it); a failed model call is retried by
+our visible retry policy alone, counted and logged.
+
+Proxies come from the environment as curl, requests and httpx read it (``HTTP_PROXY``,
+``HTTPS_PROXY`` and their lower-case forms; credentials in the proxy URL). ``NO_PROXY``
+takes its usual forms — ``*``, ``localhost``, ``127.0.0.1``, ``.example.com`` or
+``example.com`` (the domain and its hosts), and ``host:port`` — decided once per replica
+by the standard library's ``proxy_bypass``, given the host with and without its port.
+(aiohttp's own ``trust_env`` asks it with the host alone, so ``host:port`` entries would
+be ignored, and it re-reads the environment in a thread for every request.)
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from osmosis_client._redact import redact_url
+
+if TYPE_CHECKING:
+    import aiohttp
+
+CONNECT_TIMEOUT = 10.0  # seconds to open a connection (TCP and TLS)
+
+
+def new_session(
+    *, limit: int, ssl_context: ssl.SSLContext | None, timeout: float
+) -> aiohttp.ClientSession:
+    """A session for one endpoint: ``limit`` connections, the process's TLS policy, a
+    deadline of ``timeout`` seconds on each whole request (connect to last byte)."""
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(
+        limit=limit,
+        ttl_dns_cache=300,
+        ssl=ssl_context if ssl_context is not None else True,
+        # dual-stack hosts: every address raced (RFC 8305), not tried one by one
+        happy_eyeballs_delay=0.25,
+    )
+    return aiohttp.ClientSession(
+        connector=connector,
+        timeout=aiohttp.ClientTimeout(total=timeout, sock_connect=CONNECT_TIMEOUT),
+        trust_env=False,  # proxies are chosen per replica by proxy_for (module docstring)
+        auto_decompress=True,
+        raise_for_status=False,
+    )
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy URL (credentials included) a request to ``url`` goes through, or None."""
+    from urllib.request import getproxies, proxy_bypass
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    proxy = getproxies().get(parts.scheme)
+    if not proxy:
+        return None
+    host = parts.hostname or ""
+    if proxy_bypass(host) or proxy_bypass(f"{host}:{port}"):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def shown_proxy(proxy: str | None) -> str:
+    """A proxy as it may be printed: never its credentials."""
+    return redact_url(proxy) if proxy else ""
