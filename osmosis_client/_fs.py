@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Iterable
@@ -12,6 +14,34 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 STALE_TMP_SECONDS = 60.0
+#: every file we open to write in a user's directory refuses a symlink at its name
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def open_nofollow(path: Path, flags: int, mode: int = 0o600) -> int:
+    """``os.open`` that never follows a symlink planted at ``path`` (whatever it points
+    at): the open fails with ``ELOOP``, said in words, and nothing is written."""
+    try:
+        return os.open(path, flags | NOFOLLOW, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(
+                errno.ELOOP, "it is a symbolic link (never written through)", str(path)
+            ) from None
+        raise
+
+
+def drop_unless_regular(path: Path) -> None:
+    """A file of ours (a partial download, a temp file) that is now a symlink or another
+    non-file was planted: remove the link itself — never what it points at."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "a directory is in the way", str(path))
+    if not stat.S_ISREG(info.st_mode):
+        os.unlink(path)
 
 
 def ensure_private_dir(path: Path) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from osmosis_client._fs import atomic_write, ensure_private_dir, move_aside
+from osmosis_client._fs import atomic_write, ensure_private_dir, move_aside, open_nofollow
 from osmosis_client.errors import CredentialStoreError
 
 logger = logging.getLogger("osmosis_client")
@@ -45,7 +45,7 @@ class PrivateFiles:
                 return
             ensure_private_dir(self.directory)
             try:
-                fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+                fd = open_nofollow(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
             except OSError as exc:
                 raise CredentialStoreError(
                     f"cannot lock {self.directory}: {exc.strerror}",

@@ -8,6 +8,8 @@ platform gives one, its SHA-256 checked — so a target is never half written.
 - **Retried.** 3 tries per file on 429, 5xx, a lost connection or a cut-short body,
   waiting 0.5, 1 s; a 403 (the signed URL expired) asks ``renew`` for a fresh URL.
 - **Safe.** HTTPS only (loopback exempt), redirects followed by hand (each one checked),
+  never written through a symlink (one planted as the ``.partial`` is removed, the open
+  refuses to follow one),
   no credentials sent; URLs never appear in errors (they carry signatures).
 """
 
@@ -23,7 +25,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-from osmosis_client._fs import file_sha256, fsync_dir
+from osmosis_client._fs import drop_unless_regular, file_sha256, fsync_dir, open_nofollow
 from osmosis_client.errors import OsmosisError
 from osmosis_client.platform.presigned import (
     RETRY_STATUSES,
@@ -101,6 +103,7 @@ class _Retry(Exception):
 def _attempt(
     http: httpx.Client, url: str, part: Path, size: int | None, on_bytes: Progress | None
 ) -> int:
+    drop_unless_regular(part)  # a symlink planted as the partial is never appended through
     have = part.stat().st_size if part.exists() else 0
     if size is not None and have > size:
         _discard(part, on_bytes)
@@ -126,7 +129,8 @@ def _attempt(
         expected = _expected_length(response)
         part.parent.mkdir(parents=True, exist_ok=True)
         got = 0
-        with part.open("ab" if append else "wb") as handle:
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+        with os.fdopen(open_nofollow(part, flags, 0o644), "ab" if append else "wb") as handle:
             # as the bytes arrive (no re-chunking): what came before a cut is kept
             for chunk in response.iter_bytes():
                 handle.write(chunk)

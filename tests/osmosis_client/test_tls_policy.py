@@ -19,12 +19,11 @@ import certifi
 import httpx
 import pytest
 
-from osmosis_client import _tls
+from osmosis_client import Client, _tls
 from osmosis_client._tls import ssl_context
 from osmosis_client.errors import EndpointUnreachableError
 from osmosis_client.llm.client import ModelClient
 from osmosis_client.llm.providers import ModelSpec
-from osmosis_client import Client
 from tests.realwire import private_ca
 
 
@@ -130,9 +129,11 @@ def test_each_client_completes_a_handshake_under_the_policy(
 
         async def main() -> Any:
             connector = aiohttp.TCPConnector(ssl=ssl_context())
-            async with aiohttp.ClientSession(connector=connector) as session:
-                async with session.post(f"{url}/v1/chat/completions", json={}) as response:
-                    return (await response.json())["ok"]
+            async with (
+                aiohttp.ClientSession(connector=connector) as session,
+                session.post(f"{url}/v1/chat/completions", json={}) as response,
+            ):
+                return (await response.json())["ok"]
 
         return asyncio.run(main())
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from osmosis_client._fs import keep_out_of_git
+from osmosis_client._fs import keep_out_of_git, open_nofollow
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.records import AttemptRecord
 
@@ -176,7 +176,7 @@ class Journal:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             keep_out_of_git(path)
-            self._fd = os.open(path, flags, 0o600)
+            self._fd = open_nofollow(path, flags, 0o600)
         except FileExistsError:
             raise InvalidInputError(
                 f"{path} exists from an earlier run",

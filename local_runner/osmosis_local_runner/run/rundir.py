@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from osmosis_client._fs import keep_out_of_git
+from osmosis_client._fs import keep_out_of_git, open_nofollow
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.document import finished
 from osmosis_local_runner.run.journal import journal_path
@@ -112,7 +112,7 @@ class RunDirectory:
         try:
             locks.mkdir(parents=True, exist_ok=True)
             keep_out_of_git(locks / "x")
-            fd = os.open(locks / f"{self.name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            fd = open_nofollow(locks / f"{self.name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise InvalidInputError(
                 f"cannot create {locks}: {exc.strerror or exc}",

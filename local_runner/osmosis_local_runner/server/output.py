@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from osmosis_client._fs import open_nofollow
 from osmosis_client._redact import redact_urls_in, safe_text
 from osmosis_client.errors import InvalidInputError
 
@@ -139,7 +140,7 @@ class ServerOutput:
         if self._log is None:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             path = self.log_path
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            fd = open_nofollow(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             self._log = os.fdopen(fd, "a", encoding="utf-8", buffering=1)
 
     def write(self, line: str) -> None:

@@ -28,6 +28,8 @@ import json
 import logging
 import os
 import socket
+import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -77,10 +79,10 @@ def warm_dir(environ: Mapping[str, str] | None = None) -> Path | None:
         path = Path(tempfile.gettempdir()) / f"osmosis-warm-{os.getuid()}"
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = path.stat()
+        st = path.lstat()  # never through a symlink: another user's directory may hide there
     except OSError:
         return None
-    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         logger.debug("warm starts off: %s is not a private directory", path)
         return None
     return path
@@ -209,6 +211,8 @@ class Warm:
             sock.setblocking(False)
             loop = asyncio.get_running_loop()
             await asyncio.wait_for(loop.sock_connect(sock, str(self.socket)), 5.0)
+            if not peer_is_us(sock):  # the request carries the server's secrets
+                raise OSError("the socket is not served by this user")
             request = {
                 "entrypoint": str(entrypoint.resolve()),
                 "cwd": str(entrypoint.parent.resolve()),
@@ -238,6 +242,24 @@ class Warm:
                 os.close(write_end)
             return None
         return await WarmProcess.attach(pid, read_end, reader, writer)
+
+
+def peer_is_us(sock: socket.socket) -> bool:
+    """The process at the other end of a connected Unix socket runs as this user (the
+    kernel's word, ``SO_PEERCRED``; where that is missing, the socket file's owner)."""
+    uid = os.getuid()
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is not None:
+        try:
+            raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+        except OSError:
+            return False
+        return bool(struct.unpack("3i", raw)[1] == uid)
+    try:
+        info = os.lstat(sock.getpeername())
+    except (OSError, TypeError):
+        return False
+    return stat.S_ISSOCK(info.st_mode) and info.st_uid == uid
 
 
 class WarmProcess:
