@@ -665,3 +665,26 @@ def test_datasets_unterminated_quotes_and_deep_rows_are_located(
     with pytest.raises(OsmosisError) as caught:
         Dataset(path).validate()
     assert any(problem in str(p) for p in caught.value.problems)  # type: ignore[attr-defined]
+
+
+def test_09_printed_commands_mask_url_passwords_keys_and_header_values(
+    invoke: Invoke, project: Path
+) -> None:
+    """Issue 33: the password reached stdout in --json's resume_command."""
+    with StubOpenAI() as stub:
+        url = stub.url.replace("http://", "http://ada:hunter2pass@")
+        result = invoke(
+            "--json", *RUN, "--model", "m", "--base-url", url, "--limit", "2", "-o", "r.json",
+            "--header", "X-Gateway: gw-secret-value",
+        )
+    assert result.exit_code == 0, result.stderr
+    assert "hunter2pass" not in result.stdout + result.stderr
+    assert "gw-secret-value" not in result.stdout + result.stderr
+    resource = result.json()["resource"]
+    for key in ("resume_command", "retry_command"):
+        assert "http://***@127.0.0.1" in resource[key] and "X-Gateway: <VALUE>" in resource[key]
+    from osmosis_cli.commands.eval.failures import command_line
+
+    assert command_line(["eval", "--api-key=sk-1", "--base-url=https://u:p@h/v1"], [], "--resume") == (
+        "osmosis eval '--api-key=<KEY>' '--base-url=https://***@h/v1' --resume"
+    )

@@ -77,3 +77,24 @@ def test_header_values_are_never_kept_and_must_be_given_again(
     assert refused.exit_code == 2 and "--header X-Gateway-Key" in refused.stderr
     again = invoke(*RUN, "--resume", "-o", "h.json", "--header", f"X-Gateway-Key: {secret}")
     assert again.exit_code == 0, again.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "damaged"),
+    [("batch_size", "abc"), ("batch_size", [3]), ("sampling_args_json", 5), ("limit", 2.5)],
+)
+def test_a_damaged_journal_setting_is_exit_2_naming_it(
+    invoke: Invoke, project: Path, setting: str, damaged: object
+) -> None:
+    """Issue 33: a journal edited by hand or damaged, resumed (was an internal error)."""
+    assert invoke(*RUN, "--limit", "4", "--batch-size", "2", "-o", "d.json").exit_code == 0
+    interrupted(project / "d.json", keep=1)
+    path = journal_path(project / "d.json")
+    head, *rest = path.read_text().splitlines(keepends=True)
+    header = json.loads(head)
+    header["settings"][setting] = damaged
+    path.write_text(json.dumps(header) + "\n" + "".join(rest))
+    result = invoke(*RUN, "--resume", "-o", "d.json")
+    assert result.exit_code == 2, result.stderr
+    assert f"damaged setting {setting}" in result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr

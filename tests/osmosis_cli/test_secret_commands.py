@@ -121,3 +121,15 @@ def test_delete_checks_existence_confirms_and_sends_a_json_body(
         "scope": "workspace",
     }
     assert done.json()["resource"] == {"name": "HF_TOKEN", "scope": "workspace"}
+
+
+def test_a_value_that_is_not_utf8_is_one_line_exit_2(
+    invoke: Invoke, router: respx.MockRouter
+) -> None:
+    """Issue 33: bytes that are not UTF-8 on stdin were an internal error."""
+    route = router.post(PATH).respond(200, json={})
+    result = invoke("secret", "set", "HF_TOKEN", input=b"\xff\xfe-binary\n")  # type: ignore[arg-type]
+    assert result.exit_code == 2, result.stderr
+    assert "not UTF-8 text; nothing saved" in result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 2 and "Traceback" not in result.stderr
+    assert not route.called

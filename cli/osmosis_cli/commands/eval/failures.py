@@ -72,23 +72,36 @@ def rerun_command(out: Output, output: Path, flag: str) -> str | None:
 
 
 def command_line(args: list[str], extra: list[str], flag: str) -> str:
-    """``osmosis`` + ``args`` + ``extra`` + ``flag``: secret values masked, an earlier
-    ``--resume`` / ``--retry-failed`` left out."""
+    """``osmosis`` + ``args`` + ``extra`` + ``flag``, printable: keys masked (``<KEY>``),
+    header values masked (``Name: <VALUE>``), passwords in URLs masked (``***@``); an
+    earlier ``--resume`` / ``--retry-failed`` left out."""
+    from osmosis_client._redact import redact_urls_in
+
     shown: list[str] = []
-    masked = False
+    pending: str | None = None  # the flag whose value comes next
     for arg in args:
-        name = arg.split("=", 1)[0]
-        if masked:
-            shown.append("<KEY>")
-            masked = False
+        name, eq, value = arg.partition("=")
+        if pending is not None:
+            shown.append(_masked(pending, arg))
+            pending = None
         elif name in ("--resume", "--retry-failed"):
             continue
-        elif name in SECRET_FLAGS and "=" in arg:
-            shown.append(f"{name}=<KEY>")
+        elif name in MASKED_FLAGS and eq:
+            shown.append(f"{name}={_masked(name, value)}")
         else:
-            shown.append(arg)
-            masked = name in SECRET_FLAGS
+            shown.append(redact_urls_in(arg))
+            pending = name if name in MASKED_FLAGS else None
     return shlex.join(["osmosis", *shown, *extra, flag])
+
+
+#: flags whose values are never printed as typed
+MASKED_FLAGS = (*SECRET_FLAGS, "--header")
+
+
+def _masked(flag: str, value: str) -> str:
+    if flag == "--header":
+        return f"{value.split(':', 1)[0].strip()}: <VALUE>"
+    return "<KEY>"
 
 
 def rerun_commands(out: Output, output: Path) -> dict[str, str]:

@@ -261,13 +261,12 @@ class LocalRunOptions:
         import typing
 
         hints = typing.get_type_hints(type(self), include_extras=True)
+        plain = typing.get_type_hints(type(self))
         taken = []
         for f in fields(self):
             if f.name in NOT_KEPT or f.name not in saved or getattr(self, f.name) != _default(f):
                 continue
-            value = saved[f.name]
-            if _holds_paths(hints.get(f.name)):
-                value = [Path(v) for v in value] if isinstance(value, list) else Path(value)
+            value = _checked(f.name, plain[f.name], saved[f.name], _holds_paths(hints[f.name]))
             setattr(self, f.name, value)
             taken.append(f"{_flag(f.name)} {_shown(value)}")
         given = {_flag(f.name) for f in fields(self) if getattr(self, f.name) != _default(f)}
@@ -283,6 +282,28 @@ class LocalRunOptions:
                 code="RESUME_MISMATCH",
             )
         return taken
+
+
+def _checked(name: str, kind: Any, value: Any, paths: bool) -> Any:
+    """A setting read back from a journal, of the flag's own type (a journal edited by
+    hand, or damaged, is one clear error naming the setting — never a crash later)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from osmosis_client.errors import InvalidInputError
+
+    try:
+        if paths:  # kept as text: a path, or a list of them
+            if isinstance(value, list):
+                return [Path(TypeAdapter(str).validate_python(v, strict=True)) for v in value]
+            return Path(TypeAdapter(str).validate_python(value, strict=True))
+        return TypeAdapter(kind).validate_python(value, strict=True)
+    except ValidationError:
+        raise InvalidInputError(
+            f"the run's journal keeps a damaged setting {name}: {json.dumps(value)[:80]}",
+            hint=f"give {_flag(name)} again, or start the run afresh",
+            code="RESUME_MISMATCH",
+            data={"setting": name},
+        ) from None
 
 
 def _flag(name: str) -> str:

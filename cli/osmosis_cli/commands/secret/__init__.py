@@ -132,7 +132,7 @@ def _value(out: Output, name: str, env: str | None) -> str | None:
             )
         return value
     if not out.stdin_is_tty:
-        value = out.stdin.read()
+        value = _piped_text(out)
         value = value[:-1] if value.endswith("\n") else value
         value = value[:-1] if value.endswith("\r") else value
         if value:
@@ -153,6 +153,22 @@ def _value(out: Output, name: str, env: str | None) -> str | None:
         code="INTERACTIVE_REQUIRED",
         data={"flags": ["--env"]},
     )
+
+
+def _piped_text(out: Output) -> str:
+    """Standard input as UTF-8 text, strictly (a secret is text: bytes that are not would
+    be mangled, or fail deep in the request)."""
+    raw = getattr(out.stdin, "buffer", None)
+    try:
+        text: str = raw.read().decode("utf-8") if raw is not None else out.stdin.read()
+        text.encode("utf-8")  # no lone surrogates (a stream decoded with surrogateescape)
+    except UnicodeError:
+        raise InvalidInputError(
+            "the value on standard input is not UTF-8 text; nothing saved",
+            hint="pipe the secret as UTF-8 text (base64-encode binary values)",
+            code="VALIDATION",
+        ) from None
+    return text
 
 
 @app.command("delete", cls=Command)
