@@ -183,3 +183,18 @@ def test_statistics_of_values_at_the_limits_of_a_float() -> None:
     assert t.low - t.low == 0.0 and t.high - t.high == 0.0  # finite
     boot = bootstrap_interval([1.7e308, -1.7e308, 1.7e308], resamples=200)
     assert boot is not None and -1.7e308 <= boot.low <= boot.high <= 1.7e308
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [(1.79e308, 1.79e308), (-1.79e308, 1.7976931348623157e308), (1.7976931348623157e308, 0.0)],
+)
+def test_a_report_of_one_run_near_the_largest_float(
+    invoke: Invoke, good: Path, a: float, b: float
+) -> None:
+    """Issue 33: equal scores near ±1.8e308 left the histogram no span (ZeroDivisionError)."""
+    big = huge(good, "big", a, b)
+    report = invoke("eval", "report", str(big), "-o", str(good.with_name("r.html")))
+    assert report.exit_code == 0, report.stderr
+    page = good.with_name("r.html").read_text()
+    assert "NaN" not in page and "Infinity" not in page

@@ -31,7 +31,9 @@ def histogram_svg(
     width, height, pad = (320, 130, 24) if small else (640, 220, 36)
     testid = "" if small else ' data-testid="histogram"'
     counts = []
-    span = high / 2 - low / 2  # halves: scores near ±1.8e308 must not overflow the span
+    # halves: scores near ±1.8e308 must not overflow the span; equal scores so large that
+    # adding 1 changes nothing leave no span at all: they share the first bin
+    span = (high / 2 - low / 2) or 1.0
     for _, _, scores in series:
         bucket = [0] * bins
         for score in scores:
