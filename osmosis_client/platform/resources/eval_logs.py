@@ -5,8 +5,10 @@ errors and lost connections, with a bounded memory of what it has handed over.""
 from __future__ import annotations
 
 import collections
+import hashlib
+import json
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import Any, TypeVar
 
 from osmosis_client.errors import APIConnectionError, RateLimitError, ServerError
 from osmosis_client.platform.models import EvalRun, LogEntry, LogPage
@@ -24,6 +26,7 @@ FOLLOW_CATCH_UP_PAGES = 10
 FOLLOW_SEEN_MIN = 10_000  # entries a follow remembers to drop repeats, at least
 
 LogEntries = list[LogEntry]
+T = TypeVar("T")
 
 #: the plans' steps: calls to execute, or seconds to sleep
 Steps = Generator["Call[Any] | float", Any, Any]
@@ -48,7 +51,11 @@ def recent_logs_plan(name_or_id: str, count: int) -> Generator[Call[Any] | float
     return LogPage(logs=entries[max(0, len(entries) - count) :], next_cursor=cursor)
 
 
-def chronological(pages: list[list[LogEntry]]) -> list[LogEntry]:
+def _digest(entry: LogEntry) -> bytes:
+    return hashlib.blake2b(json.dumps(entry.key).encode(), digest_size=16).digest()
+
+
+def chronological(pages: list[list[T]]) -> list[T]:
     """Pages read newest to oldest, as one oldest-first list (within a page the platform
     sends entries oldest first: published-cli-0.3.8.md §1.10)."""
     return [entry for page in reversed(pages) for entry in page]
@@ -80,32 +87,34 @@ def follow_logs_plan(
     not seen yet (oldest first; deduplicated by timestamp + message + step), poll again
     after 1 s (backing off to 10 s while nothing is new). The run is read before its
     logs, so the entries written as it ended are read after it is seen terminal."""
-    # the entries already handed over; bounded: an entry can only come back while it is
-    # among the newest pages, and every read refreshes those (the oldest are forgotten)
-    seen: collections.OrderedDict[tuple[str, str, str | None], None] = collections.OrderedDict()
+    # the entries already handed over, as digests of their keys (16 bytes however long a
+    # message is); bounded: an entry can only come back while it is among the newest
+    # pages, and every read refreshes those (the oldest are forgotten)
+    seen: collections.OrderedDict[bytes, None] = collections.OrderedDict()
     bound = max(FOLLOW_SEEN_MIN, 4 * FOLLOW_CATCH_UP_PAGES * limit)
     failures = [0]
     delay = FOLLOW_FIRST_DELAY
     first = True
     while True:
         run: EvalRun = yield from _tolerant(get_call(name_or_id), failures)
-        fresh: list[list[LogEntry]] = []
+        fresh: list[list[tuple[bytes, LogEntry]]] = []
         cursor: str | None = None
         for _ in range(1 if first else FOLLOW_CATCH_UP_PAGES):
             page: LogPage = yield from _tolerant(logs_call(name_or_id, limit, cursor), failures)
-            for entry in page.logs:
-                if entry.key in seen:
-                    seen.move_to_end(entry.key)
-            unseen = [e for e in page.logs if e.key not in seen]
+            digests = [_digest(e) for e in page.logs]
+            for digest in digests:
+                if digest in seen:
+                    seen.move_to_end(digest)
+            unseen = [(d, e) for d, e in zip(digests, page.logs, strict=True) if d not in seen]
             fresh.append(unseen)
             if len(unseen) < len(page.logs) or page.next_cursor is None:
                 break
             cursor = page.next_cursor
         first = False
         ordered = []
-        for entry in chronological(fresh):  # duplicates within one read are dropped too
-            if entry.key not in seen:
-                seen[entry.key] = None
+        for digest, entry in chronological(fresh):  # duplicates within one read dropped too
+            if digest not in seen:
+                seen[digest] = None
                 ordered.append(entry)
         while len(seen) > bound:
             seen.popitem(last=False)

@@ -200,3 +200,51 @@ def test_a_long_follow_remembers_a_bounded_number_of_entries(
             break
     assert handed == [f"event {i}" for i in range(polls * per_poll)]  # each once, in order
     assert largest <= max(100, 4 * eval_logs.FOLLOW_CATCH_UP_PAGES * limit) + per_poll
+
+
+def test_a_follow_of_long_entries_keeps_memory_flat() -> None:
+    """Issue 33: many new entries per poll with long messages grew the follow by ~4 MB/s
+    (what it remembered held every message); memory now stays flat past the first polls."""
+    import gc
+    import tracemalloc
+
+    per_poll, limit, pad = 60, 200, "x" * 2000
+    state = {"total": 0, "polls": 0}
+
+    def page(cursor: str | None) -> dict[str, Any]:
+        end = int(cursor) if cursor is not None else state["total"]
+        start = max(0, end - limit)
+        logs = [entry(0) | {"message": f"event {i} {pad}"} for i in range(start, end)]
+        return {"logs": logs, "next_cursor": str(start) if start else None}
+
+    handed = [0]
+    plan = eval_logs.follow_logs_plan(
+        "demo-abc", limit, lambda es: handed.__setitem__(0, handed[0] + len(es))
+    )
+    step = next(plan)
+    marks: dict[int, int] = {}
+    gc.collect()
+    tracemalloc.start()
+    try:
+        while True:
+            if isinstance(step, float):
+                outcome: Any = None
+            elif step.options.path.endswith("/logs"):
+                outcome = step.parse(page((step.options.params or {}).get("cursor")))
+            else:
+                state["polls"] += 1
+                state["total"] += per_poll
+                if state["polls"] in (20, 600):
+                    gc.collect()
+                    marks[state["polls"]] = tracemalloc.get_traced_memory()[0]
+                running = state["polls"] <= 600
+                outcome = step.parse(detail("running" if running else "finished", None))
+            try:
+                step = plan.send(outcome)
+            except StopIteration:
+                break
+    finally:
+        tracemalloc.stop()
+    assert handed[0] == state["total"]  # each entry once
+    growth = marks[600] - marks[20]  # 34,800 more entries of 2 KB handed over
+    assert growth < 3 << 20, f"grew {growth >> 10} KiB"
