@@ -9,6 +9,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,9 @@ def project(tmp_path: Path) -> Path:
 
 
 def start(project: Path, *extra: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {
+        "OSMOSIS_WARM": "0"
+    }
     env["OSMOSIS_CONFIG_DIR"] = str(project / "cfg")
     return subprocess.Popen(
         [*osmosis_command(), *ARGS, *extra],
@@ -102,3 +105,120 @@ def test_sigint_stops_cleanly_with_exit_130(project: Path) -> None:
     # the command as typed, with --resume: it works as printed (no flag to remember)
     resume = next(line for line in err.splitlines() if line.startswith("Resume with: "))
     assert resume.endswith(" -o out.json -q --resume") and "configs/eval/quickstart.toml" in resume
+
+
+class HangingModel:
+    """A model endpoint (stdlib) that answers its first ``answered`` requests, then holds
+    every later one open without a byte; it notes when a held connection is closed."""
+
+    def __init__(self, answered: int) -> None:
+        import socket
+        import threading
+
+        self.answered = answered
+        self.requests = 0
+        self.held = 0
+        self.closed = 0
+        self._lock = threading.Lock()
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}/v1"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while True:
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: Any) -> None:
+        with conn:
+            reader = conn.makefile("rb")
+            while True:
+                head = b""
+                while not head.endswith(b"\r\n\r\n"):
+                    line = reader.readline()
+                    if not line:
+                        return
+                    head += line
+                length = int(
+                    next(
+                        (
+                            h.split(b":")[1]
+                            for h in head.split(b"\r\n")
+                            if h.lower().startswith(b"content-length")
+                        ),
+                        b"0",
+                    )
+                )
+                body = json.loads(reader.read(length))
+                with self._lock:
+                    self.requests += 1
+                    answer = self.requests <= self.answered
+                    if not answer:
+                        self.held += 1
+                if not answer:
+                    while conn.recv(4096):
+                        pass  # until the client closes it
+                    with self._lock:
+                        self.closed += 1
+                    return
+                question = body["messages"][-1]["content"]
+                reply = json.dumps(
+                    {
+                        "choices": [{"message": {"role": "assistant", "content": question[-3:]}}],
+                        "usage": {"total_tokens": 3},
+                    }
+                ).encode()
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n" % len(reply) + reply
+                )
+
+    def close(self) -> None:
+        self._server.close()
+
+
+def wait_until(condition: Any, what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def test_the_first_ctrl_c_stops_a_run_whose_model_calls_hang(project: Path) -> None:
+    """Issue 33: the first Ctrl-C waited for every hanging call to time out (30 s and
+    more). Now the in-flight calls are cancelled, their connections closed, exit 130,
+    and --resume asks the model about each remaining attempt once."""
+    model = HangingModel(answered=7)  # the probe and 6 attempts
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")}
+    env |= {"OSMOSIS_WARM": "0", "OSMOSIS_CONFIG_DIR": str(project / "cfg")}
+    command = [*osmosis_command(), *ARGS[:3], "--model", "m", "--base-url", model.url]
+    command += ["--batch-size", "4", "-o", "out.json", "-q"]
+    try:
+        proc = subprocess.Popen(
+            command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        wait_until(lambda: model.held >= 4, "the run never had 4 calls in flight")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=15)  # bounded: the calls would hang for minutes
+        assert proc.returncode == 130, err
+        wait_until(lambda: model.closed >= model.held, "a held connection was left open", 10)
+        finished = keys(journal_lines(project))
+        assert len(finished) == 6 and "Traceback" not in err
+        assert json.loads((project / "out.json").read_text())["summary"]["status"] == "stopped"
+        before, model.answered = model.requests, 1_000_000
+        resumed = subprocess.run(
+            [*command, "--resume"], cwd=project, env=env, capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
+        assert resumed.returncode in (0, 1), resumed.stderr  # 1: some answers are wrong
+        after = keys(journal_lines(project))
+        assert len(after) == len(set(after)) == 60
+        assert model.requests - before == 1 + 60 - 6  # the probe, then each attempt once
+    finally:
+        model.close()

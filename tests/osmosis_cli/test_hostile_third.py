@@ -16,7 +16,10 @@ from tests.osmosis_cli.test_eval_download import workspace as workspace  # noqa:
 
 
 def test_01_a_partial_planted_as_a_symlink_is_never_appended_through(
-    invoke: Invoke, workspace: Path, router: respx.MockRouter, tmp_path_factory: pytest.TempPathFactory
+    invoke: Invoke,
+    workspace: Path,
+    router: respx.MockRouter,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     Storage(router, FILES)
     root = workspace / ".osmosis" / "evals" / "brave-otter-7"

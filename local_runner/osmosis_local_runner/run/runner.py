@@ -79,6 +79,7 @@ class Runner:
         self._window: asyncio.Future[WindowStats] | None = None
         self._gate: asyncio.Semaphore | None = None  # the probe's slot in the window
         self._probing = False
+        self._probes: list[asyncio.Future[Any]] = []
         self._stop = asyncio.Event()
         self._fatal: OsmosisError | None = None  # stops the run; results are kept
         self._unusable: OsmosisError | None = None  # the endpoint probe failed: nothing kept
@@ -153,6 +154,8 @@ class Runner:
         self._stop.set()
         if self._window is not None:
             self._window.cancel()
+        for probe in self._probes:  # a probe of an endpoint that never answers, too
+            probe.cancel()
 
     def _abort(self, error: OsmosisError) -> None:
         if self._fatal is None:
@@ -183,9 +186,10 @@ class Runner:
             with guard_exits(), LoopWatchdog.watching(loop):
                 await self.kind.start(self._envs[None])
                 probes = [self._start_probe(clients[tag], t) for tag, t in prepared.targets.items()]
-                self._probing = any(probes)  # the window then gates attempts with the probe
+                self._probes = [p for p in probes if p is not None]
+                self._probing = bool(self._probes)  # the window then gates attempts with it
                 status = await self._run_window(prepared.selected, stats)
-                await asyncio.gather(*(p for p in probes if p is not None), return_exceptions=True)
+                await asyncio.gather(*self._probes, return_exceptions=True)
         finally:
             if deadline is not None:
                 deadline.cancel()
