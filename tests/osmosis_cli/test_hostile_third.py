@@ -3,7 +3,6 @@ Names start with the finding they hold (docs/reliability.md, "The third audit").
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import respx
 
 from tests.osmosis_cli.conftest import Invoke
 from tests.osmosis_cli.test_eval_download import FILES, Storage
-from tests.osmosis_cli.test_eval_download import workspace as workspace  # noqa: F401
+from tests.osmosis_cli.test_eval_download import workspace as workspace
 
 
 def test_01_a_partial_planted_as_a_symlink_is_never_appended_through(
