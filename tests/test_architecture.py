@@ -95,6 +95,7 @@ DOORS: dict[str, set[str]] = {
     # the SDK: base modules, then llm → (nothing), platform → llm, rewards → llm
     "osmosis_client._fs": set(),
     "osmosis_client._plan": set(),
+    "osmosis_client._process": set(),
     "osmosis_client._redact": set(),
     "osmosis_client._retry": set(),
     "osmosis_client._serving": set(),

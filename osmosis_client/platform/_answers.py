@@ -58,14 +58,16 @@ def _issue_text(issue: Any) -> str:
 
 
 def error_from_response(
-    response: httpx.Response, *, ambiguous_hint: str | None = None
+    response: httpx.Response, *, ambiguous: str | None = None
 ) -> APIStatusError:
     """Map a non-2xx response to the typed error hierarchy."""
     status = response.status_code
     body, code, message, issues = _error_fields(response)
-    message, hint = _explain(status, code, message, body, ambiguous_hint)
+    from osmosis_client.platform._transport import AMBIGUOUS_HINTS
+
+    message, hint = _explain(status, code, message, body, AMBIGUOUS_HINTS.get(ambiguous or ""))
     # a create that failed this way may still have happened on the platform
-    maybe_created = ambiguous_hint is not None and (status >= 500 or status in (408, 429))
+    maybe_created = ambiguous is not None and (status >= 500 or status in (408, 429))
     cls = status_error_class(status)
     if status == 426:
         cls = UpgradeRequiredError
@@ -79,7 +81,7 @@ def error_from_response(
         body=body,
         issues=issues,
         retry_after=response.headers.get("Retry-After"),
-        data={"maybe_created": maybe_created} if maybe_created else None,
+        data={"maybe_created": ambiguous} if maybe_created else None,
     )
 
 

@@ -42,7 +42,12 @@ Step = httpx.Request | float
 Outcome = httpx.Response | httpx.TransportError | None
 Plan = Generator[Step, Outcome, httpx.Response]
 
-AMBIGUOUS_CREATE_HINT = "the run may have been created — list your runs before resubmitting"
+#: what to do when a call may have acted on the platform though it failed, by what it did
+AMBIGUOUS_HINTS = {
+    "run": "the run may have been created — list your runs before resubmitting",
+    "dataset": "the dataset may have been registered — list your datasets before uploading again",
+    "retry": "the retry may have started — check the run's status first",
+}
 
 
 MAX_SEGMENT = 256  # a run name, id or workspace in a URL path
@@ -93,8 +98,9 @@ class RequestOptions:
     scope: Scope = "none"
     idempotency_key: str | None = None
     retry: bool = True
-    #: said on a failure after which the platform may still have acted (e.g. a create)
-    ambiguous_hint: str | None = None
+    #: what the platform may still have done after a failure ("run", "dataset",
+    #: "retry": a create or a retry whose answer was lost); None for a plain call
+    ambiguous: str | None = None
     #: seconds for this call (default: the client's timeout)
     timeout: float | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -197,7 +203,10 @@ class Transport:
         self, exc: httpx.TransportError, options: RequestOptions
     ) -> APIConnectionError:
         host = httpx.URL(self.base_url).host
-        data: dict[str, Any] = {"maybe_created": options.ambiguous_hint is not None}
+        # a connection never made carried nothing: the platform cannot have acted
+        ambiguous = None if isinstance(exc, httpx.ConnectError) else options.ambiguous
+        ambiguous_hint = AMBIGUOUS_HINTS.get(ambiguous or "")
+        data: dict[str, Any] = {"maybe_created": ambiguous} if ambiguous else {}
         problem = certificate_problem(exc)
         if problem is not None:
             error: APIConnectionError = APIConnectionError(
@@ -210,13 +219,13 @@ class Transport:
         elif isinstance(exc, httpx.TimeoutException):
             error = APITimeoutError(
                 f"the platform at {host} did not answer in time",
-                hint=options.ambiguous_hint or "check your network and try again",
+                hint=ambiguous_hint or "check your network and try again",
                 data=data,
             )
         else:
             error = APIConnectionError(
                 f"cannot reach the platform at {host} ({type(exc).__name__})",
-                hint=options.ambiguous_hint
+                hint=ambiguous_hint
                 or "check your network and the platform URL (OSMOSIS_PLATFORM_URL)",
                 data=data,
             )
@@ -224,7 +233,7 @@ class Transport:
         return error
 
     def status_error(self, response: httpx.Response, options: RequestOptions) -> APIStatusError:
-        return error_from_response(response, ambiguous_hint=options.ambiguous_hint)
+        return error_from_response(response, ambiguous=options.ambiguous)
 
 
 __all__ = ["DEFAULT_TIMEOUT", "RequestOptions", "Transport", "decode_json", "error_from_response"]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from osmosis_client._process import start_time as _start_time
 from osmosis_client.errors import ConfigError, InvalidInputError
 from osmosis_client.platform.eval_config import load_config
 from osmosis_local_runner.run.kinds.server import ServerRollout
@@ -23,7 +24,6 @@ from osmosis_local_runner.run.runner import Runner
 from osmosis_local_runner.run.spec import RunResult, RunSpec
 from osmosis_local_runner.server import environment
 from osmosis_local_runner.server.orphans import INSTANCE_VAR, reap_orphans
-from osmosis_local_runner.server.orphans import start_time as _start_time
 from osmosis_local_runner.server.process import ServerStartError
 from tests.server_workspace import default_rows, server_pids, server_workspace
 

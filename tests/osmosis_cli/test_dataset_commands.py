@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 import respx
 
@@ -121,6 +122,35 @@ def test_upload_of_a_taken_name_says_overwrite(
     result = invoke("dataset", "upload", str(path), "--yes")
     assert result.exit_code == 1
     assert "already exists" in result.stderr and "--overwrite" in result.stderr
+
+
+@pytest.mark.parametrize("failure", ["refused", "5xx", "abort fails"])
+def test_upload_failures_carry_hints_that_are_true(
+    invoke: Invoke, tmp_path: Path, router: respx.MockRouter, logged_in: None, failure: str
+) -> None:
+    """Issue 33: a refused connection or a 5xx on create said "the run may have been
+    created — check `osmosis eval list`"; a failed abort still said it was aborted."""
+    path = rows(tmp_path / "qa.jsonl", 5)
+    router.get("/api/cli/datasets/qa").respond(404, json={"message": "none"})
+    if failure == "refused":
+        router.post("/api/cli/datasets").mock(side_effect=httpx.ConnectError("refused"))
+    elif failure == "5xx":
+        router.post("/api/cli/datasets").respond(503, json={"message": "busy"})
+    else:
+        upload = {"method": "simple", "presigned_url": f"{PLATFORM}/storage/put"}
+        router.post("/api/cli/datasets").respond(201, json={**RECORD, "upload": upload})
+        router.put("/storage/put").respond(403)
+        router.post("/api/cli/datasets/ds1/abort").respond(500, json={})
+    result = invoke("dataset", "upload", str(path), "--yes")
+    assert result.exit_code == 1, result.stderr
+    text = result.stderr
+    assert "eval list" not in text and "run may have been created" not in text
+    if failure == "refused":
+        assert "may have been" not in text
+    elif failure == "5xx":
+        assert "dataset may have been registered" in text and "dataset list" in text
+    else:
+        assert "could not be aborted" in text and "was aborted" not in text
 
 
 def test_list_and_info(invoke: Invoke, router: respx.MockRouter, logged_in: None) -> None:

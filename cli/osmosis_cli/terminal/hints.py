@@ -110,7 +110,12 @@ _BY_CODE: dict[str, Hint] = {
     "DATASET_EXISTS": lambda e, c: "pass --overwrite to replace it, or rename the file",
     "FILE_EXISTS": lambda e, c: "Use --overwrite to replace it.",
     "UPLOAD_FAILED": lambda e, c: (
-        "the upload was aborted (nothing is left half-registered); try again later"
+        (
+            "the upload was aborted (nothing is left half-registered); try again later"
+            if e.data.get("aborted", True)
+            else "the upload could not be aborted: the next `osmosis dataset upload` on this "
+            "machine aborts it; try again later"
+        )
         if c.endswith("dataset upload")
         else "run the same command again: what was sent is kept"
     ),
@@ -168,12 +173,19 @@ for _code in (
     _BY_CODE[_code] = _rollout_python
 
 MAYBE_CREATED = "the run may have been created — check `osmosis eval list` before resubmitting"
+#: after a failure that may have acted on the platform anyway, by what it may have done
+MAYBE_DONE = {
+    "run": MAYBE_CREATED,
+    "dataset": "the dataset may have been registered — check `osmosis dataset list` (the next "
+    "upload aborts an unfinished one this machine left)",
+}
 
 
 def hint_for(exc: OsmosisError, command: str = "osmosis") -> str | None:
     """The hint to print after ``exc``'s message when it ends ``command``."""
-    if exc.data.get("maybe_created"):
-        return MAYBE_CREATED
+    done = exc.data.get("maybe_created")
+    if done:
+        return MAYBE_DONE.get("run" if done is True else str(done), exc.hint)
     if exc.data.get("not_json"):
         return "check --platform-url / OSMOSIS_PLATFORM_URL points at the Osmosis platform"
     fn = _BY_CODE.get(exc.code)

@@ -20,38 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client._fs import keep_out_of_git
+from osmosis_client._process import alive, start_time
 
 logger = logging.getLogger("osmosis_client.server")
 
 INSTANCE_VAR = "_OSMOSIS_ROLLOUT_INSTANCE_ID"
-
-
-def _stat(pid: int) -> list[str] | None:
-    """``/proc/<pid>/stat`` after the command name (Linux), or None."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return None
-
-
-def start_time(pid: int) -> str | None:
-    """The process's start time (Linux: clock ticks since boot), to tell a recycled pid."""
-    fields = _stat(pid)
-    return fields[19] if fields else None
-
-
-def alive(pid: int, start: str | None = None) -> bool:
-    """Running (not a zombie) and, when ``start`` is known, the same process."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    fields = _stat(pid)
-    if fields is None:
-        return True  # no /proc: trust the signal check
-    return fields[0] != "Z" and (start is None or fields[19] == start)
 
 
 def reap_orphans(registry: Path, *, wait: float = 2.0) -> list[int]:

@@ -37,7 +37,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from osmosis_local_runner.server.orphans import alive
+from osmosis_client._process import alive
 
 logger = logging.getLogger("osmosis_client.server")
 

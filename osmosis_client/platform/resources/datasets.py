@@ -15,7 +15,6 @@ from osmosis_client.platform.resources._base import AsyncResource, Call, SyncRes
 PAGE_LIMIT = 50
 LOG_PAGE_LIMIT = 200
 COMPLETE_TIMEOUT = 120.0  # with parts: the platform assembles them before answering
-CREATE_HINT = "the dataset may have been created — check `osmosis dataset list`"
 
 Parts = Sequence[tuple[int, str]]  # (part number, ETag)
 
@@ -50,7 +49,7 @@ def create_call(
             json=body,
             scope="required",
             retry=False,
-            ambiguous_hint=CREATE_HINT,
+            ambiguous="dataset",
         ),
         _dataset,
     )

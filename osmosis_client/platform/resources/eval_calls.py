@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from osmosis_client.platform._transport import AMBIGUOUS_CREATE_HINT, RequestOptions, encode_segment
+from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.models import (
     CreatedRun,
     EvalRun,
@@ -39,7 +39,7 @@ def create_call(payload: Mapping[str, Any], idempotency_key: str) -> Call[Create
             json=dict(payload),
             scope="required",
             idempotency_key=idempotency_key,
-            ambiguous_hint=AMBIGUOUS_CREATE_HINT,
+            ambiguous="run",
         ),
         lambda data: parse(CreatedRun, data, what="created run"),
     )
@@ -151,7 +151,7 @@ def retry_call(name_or_id: str, secrets: Mapping[str, str] | None) -> Call[Retri
             json={"secrets": dict(secrets)} if secrets else {},
             scope="required",
             retry=False,  # a second retry would meet the first one
-            ambiguous_hint="the retry may have started — check the run's status first",
+            ambiguous="retry",
         ),
         lambda data: parse(RetriedRun, data, what="retried run"),
     )

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,7 +19,7 @@ import pytest
 import respx
 
 from osmosis_client import Client
-from osmosis_client.errors import APIConnectionError, InvalidInputError, ProtocolError
+from osmosis_client.errors import APIConnectionError, InvalidInputError, OsmosisError, ProtocolError
 from osmosis_client.platform.dataset_upload import DatasetExists, upload_dataset
 from osmosis_client.platform.presigned import UploadFailed
 from tests.conftest import PLATFORM
@@ -279,7 +282,122 @@ def test_an_upload_is_journaled_until_it_completes(
     wire.put(f"{STORAGE}/put").mock(side_effect=put)
     wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
     upload_dataset(client, data, http=httpx.Client(), journal=journal)
-    assert seen == [["ds1.json"]] and list(journal.iterdir()) == []
+    assert len(seen) == 1 and len(seen[0]) == 1 and list(journal.iterdir()) == []
+    # the note, read while in flight, named the dataset and this process
+    assert seen[0][0].startswith("upload-")
+
+
+def note_of(journal: Path) -> dict[str, Any]:
+    (only,) = list(journal.iterdir())
+    return dict(json.loads(only.read_text()))
+
+
+def test_the_note_is_written_before_the_create_and_names_its_process(
+    client: Client, data: Path, wire: respx.MockRouter, tmp_path: Path
+) -> None:
+    journal = tmp_path / "uploads"
+    notes: list[dict[str, Any]] = []
+    simple = {"method": "simple", "presigned_url": f"{STORAGE}/put"}
+
+    def create(request: httpx.Request) -> httpx.Response:
+        notes.append(note_of(journal))
+        return httpx.Response(201, json=record(upload=simple))
+
+    wire.post(f"{PLATFORM}/api/cli/datasets").mock(side_effect=create)
+    wire.put(f"{STORAGE}/put").mock(side_effect=lambda r: notes.append(note_of(journal)) or httpx.Response(200))
+    wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
+    upload_dataset(client, data, http=httpx.Client(), journal=journal)
+    assert [n["dataset_id"] for n in notes] == [None, "ds1"]
+    assert notes[0]["name"] == "qa" and notes[0]["pid"] == os.getpid()
+
+
+def dead_pid() -> int:
+    probe = subprocess.Popen(["true"])
+    probe.wait()
+    return probe.pid
+
+
+def test_a_live_uploads_note_is_never_taken_for_a_leftover(
+    client: Client, data: Path, wire: respx.MockRouter, tmp_path: Path
+) -> None:
+    """Issue 33: two uploads at once — the second took the first's note for a leftover
+    and aborted the live upload."""
+    from osmosis_client._process import start_time
+
+    journal = tmp_path / "uploads"
+    journal.mkdir()
+    live = {"dataset_id": "ds-live", "name": "other", "pid": os.getpid(),
+            "pid_start": start_time(os.getpid()), "host": socket.gethostname(), "started": 0}  # fmt: skip
+    (journal / "upload-live.json").write_text(json.dumps(live))
+    looked = wire.get(f"{PLATFORM}/api/cli/datasets/ds-live").respond(
+        200, json=record(id="ds-live", status="uploading")
+    )
+    abort = wire.post(f"{PLATFORM}/api/cli/datasets/ds-live/abort").respond(200, json={})
+    simple = {"method": "simple", "presigned_url": f"{STORAGE}/put"}
+    wire.post(f"{PLATFORM}/api/cli/datasets").respond(201, json=record(upload=simple))
+    wire.put(f"{STORAGE}/put").respond(200)
+    wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
+    upload_dataset(client, data, http=httpx.Client(), journal=journal)
+    assert not looked.called and not abort.called
+    assert [p.name for p in journal.iterdir()] == ["upload-live.json"]
+    # once its process is gone, the note is a leftover: aborted
+    (journal / "upload-live.json").write_text(json.dumps(live | {"pid": dead_pid()}))
+    upload_dataset(client, data, http=httpx.Client(), journal=journal)
+    assert abort.called and list(journal.iterdir()) == []
+
+
+@pytest.mark.parametrize("failure", ["interrupt", "lost answer", "5xx"])
+def test_an_upload_interrupted_while_registering_is_aborted(
+    client: Client, data: Path, wire: respx.MockRouter, tmp_path: Path, failure: str
+) -> None:
+    """Issue 33: Ctrl-C or a lost answer during the create left the dataset uploading
+    and no note; the next upload then refused the name."""
+    journal = tmp_path / "uploads"
+
+    def create(request: httpx.Request) -> httpx.Response:
+        if failure == "interrupt":
+            raise KeyboardInterrupt
+        if failure == "lost answer":
+            raise httpx.ReadTimeout("lost", request=request)
+        return httpx.Response(503, json={"message": "busy"})
+
+    wire.post(f"{PLATFORM}/api/cli/datasets").mock(side_effect=create)
+    wire.get(f"{PLATFORM}/api/cli/datasets/qa").respond(
+        200, json=record(id="ds9", status="uploading", created_at="2099-01-01T00:00:00Z")
+    )
+    abort = wire.post(f"{PLATFORM}/api/cli/datasets/ds9/abort").respond(200, json={})
+    with pytest.raises((KeyboardInterrupt, OsmosisError)):  # type: ignore[arg-type]
+        upload_dataset(client, data, http=httpx.Client(), journal=journal)
+    assert abort.called and list(journal.iterdir()) == []
+
+
+def test_a_create_killed_mid_way_is_cleaned_by_the_next_upload(
+    client: Client, data: Path, wire: respx.MockRouter, tmp_path: Path
+) -> None:
+    """SIGKILL while registering: the note has no dataset id and a dead process; the next
+    upload finds the dataset of that name still uploading, aborts it and replaces it."""
+    journal = tmp_path / "uploads"
+    journal.mkdir()
+    killed = {"dataset_id": None, "name": "qa", "pid": dead_pid(), "pid_start": None,
+              "host": socket.gethostname(), "started": 0}  # fmt: skip
+    (journal / "upload-killed.json").write_text(json.dumps(killed))
+    for route in ("qa", "ds-old"):
+        wire.get(f"{PLATFORM}/api/cli/datasets/{route}").respond(
+            200, json=record(id="ds-old", status="uploading")
+        )
+    abort = wire.post(f"{PLATFORM}/api/cli/datasets/ds-old/abort").respond(200, json={})
+    simple = {"method": "simple", "presigned_url": f"{STORAGE}/put"}
+    create = wire.post(f"{PLATFORM}/api/cli/datasets").mock(
+        side_effect=[
+            httpx.Response(409, json={"existing_dataset_id": "ds-old"}),
+            httpx.Response(201, json=record(upload=simple)),
+        ]
+    )
+    wire.put(f"{STORAGE}/put").respond(200)
+    wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
+    upload_dataset(client, data, http=httpx.Client(), journal=journal)  # no --overwrite needed
+    assert abort.called and list(journal.iterdir()) == []
+    assert json.loads(create.calls.last.request.content)["overwrite_dataset_id"] == "ds-old"
 
 
 def test_what_a_killed_upload_left_is_aborted_then_replaced(

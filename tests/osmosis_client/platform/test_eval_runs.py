@@ -130,12 +130,12 @@ def test_ambiguous_create_failure_says_check_the_list(
     with pytest.raises(APITimeoutError) as info:
         make_api(token="t", workspace="acme").call(lambda c: c.eval_runs.create(PAYLOAD, "a" * 40))
     assert "may have been created" in (info.value.hint or "")
-    assert info.value.data["maybe_created"] is True
+    assert info.value.data["maybe_created"] == "run"
     router.post("/api/cli/eval-runs").respond(500)
     with pytest.raises(ServerError) as info2:
         make_api(token="t", workspace="acme").call(lambda c: c.eval_runs.create(PAYLOAD, "a" * 40))
     assert "may have been created" in (info2.value.hint or "")
-    assert info2.value.data["maybe_created"] is True
+    assert info2.value.data["maybe_created"] == "run"
 
 
 def test_iter_all_follows_next_offset(make_api: MakeApi, router: respx.MockRouter) -> None:
