@@ -240,3 +240,49 @@ def test_mcp_directory_problems_are_one_line_each(repo: Path, stub: StubOpenAI) 
     assert exits.returncode == 2 and "sys.exit(3)" in exits.stderr
     both = run(repo, stub, "test", "--mcp", "./mcp", "-m", "x:y", "-d", "test_data.jsonl")
     assert both.returncode == 2 and "--module and --mcp are mutually exclusive." in both.stderr
+
+
+def stuck_multiply(repo: Path) -> None:
+    """The tool becomes synchronous code that never returns."""
+    math = repo / "mcp" / "tools" / "math.py"
+    text = math.read_text().replace(
+        '    return round(first_val * second_val, 4)',
+        '    import threading\n    threading.Event().wait()\n    return 0.0',
+    )
+    math.write_text(text)
+
+
+def test_a_stuck_sync_tool_never_keeps_eval_alive(repo: Path, stub: StubOpenAI) -> None:
+    """Issue 33: the deadline fired and results were written, then the process never
+    exited (the tool's worker thread was joined at shutdown)."""
+    stuck_multiply(repo)
+    result = run(repo, stub, *EVAL, "-o", "out.json", "--deadline", "3")  # bounded: 120 s
+    assert result.returncode == 1, result.stderr
+    assert "deadline" in result.stderr
+    doc = json.loads((repo / "out.json").read_text())
+    assert doc["summary"]["status"] == "stopped"
+
+
+def test_a_stuck_sync_tool_never_keeps_test_alive_after_ctrl_c(
+    repo: Path, stub: StubOpenAI
+) -> None:
+    import signal
+    import time
+
+    stuck_multiply(repo)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "OPENAI_"))}
+    env |= {"OSMOSIS_WARM": "0", "OSMOSIS_CONFIG_DIR": str(repo.parent / "cfg"),
+            "OPENAI_BASE_URL": stub.url, "OPENAI_API_KEY": KEY}  # fmt: skip
+    proc = subprocess.Popen(
+        [*osmosis_command(), "test", "--mcp", "./mcp", "-d", "test_data.jsonl", "-o", "t.json"],
+        cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not rollout_calls(stub):  # the model answers the first one with a tool call
+        assert time.monotonic() < deadline, "the run never reached the tool"
+        time.sleep(0.05)
+    time.sleep(0.5)  # short: the call reaches the stuck tool's thread
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)  # it would hang for ever
+    assert proc.returncode in (1, 130), err
+    assert "Traceback" not in err

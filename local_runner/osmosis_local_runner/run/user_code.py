@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import os
 import signal
 import sys
@@ -23,6 +22,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from osmosis_client._threads import in_daemon_thread
 from osmosis_local_runner.run.scheduler import LoopBlocked, with_timeout
 
 MAX_ERROR_TEXT = 1000
@@ -153,30 +153,13 @@ def telling_real_interrupts() -> Iterator[type[_Interrupts]]:
 
 
 def in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> asyncio.Future[Any]:
-    """Run sync ``fn`` in a fresh daemon thread; cancelling the future abandons it."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
+    """Run sync ``fn`` in a fresh daemon thread; cancelling the future abandons it. An
+    exit or interrupt it raises is that attempt's error, never the run's."""
 
-    def settle(ok: bool, value: Any) -> None:
-        if future.done():
-            return  # timed out or cancelled meanwhile: nobody waits for it
-        if ok:
-            future.set_result(value)
-        else:
-            future.set_exception(value)
-
-    def target() -> None:
+    def guarded() -> Any:
         try:
-            outcome: tuple[bool, Any] = (True, fn(*args, **kwargs))
+            return fn(*args, **kwargs)
         except _ESCAPES as exc:
-            outcome = (False, UserCodeError(describe_escape(exc)))
-        except BaseException as exc:
-            outcome = (False, exc)
-        with contextlib.suppress(RuntimeError):  # the loop is gone: the run is over
-            loop.call_soon_threadsafe(settle, *outcome)
+            raise UserCodeError(describe_escape(exc)) from None
 
-    context = contextvars.copy_context()  # the attempt's session id goes along
-    threading.Thread(
-        target=context.run, args=(target,), name="osmosis-user-code", daemon=True
-    ).start()
-    return future
+    return in_daemon_thread(guarded)

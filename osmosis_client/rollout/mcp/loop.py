@@ -25,6 +25,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from osmosis_client._threads import in_daemon_thread
 from osmosis_client.rollout.agent_loop import RolloutAgentLoop, RolloutContext, RolloutResult
 from osmosis_client.rollout.agent_loop.schemas import RolloutRequest
 from osmosis_client.rollout.mcp.schema import mapping, tool_content, tool_schema
@@ -95,7 +96,10 @@ class MCPAgentLoop(RolloutAgentLoop):
             return await _client_call(self.server, name, args)
         manager = self._manager
         if name in self._sync:
-            result = await asyncio.to_thread(asyncio.run, manager.call_tool(name, args))
+            # never asyncio.to_thread: its threads are joined at exit, and a tool that never
+            # returns would keep the process alive after the run's deadline
+            coro = manager.call_tool(name, args)
+            result = await in_daemon_thread(asyncio.run, coro, name="osmosis-mcp-tool")
         else:
             result = await manager.call_tool(name, args)
         return tool_content(getattr(result, "structured_content", None), result.content)
