@@ -277,12 +277,15 @@ def test_a_stuck_sync_tool_never_keeps_test_alive_after_ctrl_c(
         [*osmosis_command(), "test", "--mcp", "./mcp", "-d", "test_data.jsonl", "-o", "t.json"],
         cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while not rollout_calls(stub):  # the model answers the first one with a tool call
-        assert time.monotonic() < deadline, "the run never reached the tool"
-        time.sleep(0.05)
-    time.sleep(0.5)  # short: the call reaches the stuck tool's thread
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)  # it would hang for ever
+    try:
+        deadline = time.monotonic() + 60
+        while not rollout_calls(stub):  # the model answers the first one with a tool call
+            assert time.monotonic() < deadline, "the run never reached the tool"
+            time.sleep(0.05)
+        time.sleep(0.5)  # short: the call reaches the stuck tool's thread
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)  # it would hang for ever
+    finally:
+        proc.kill()
     assert proc.returncode in (1, 130), err
     assert "Traceback" not in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -223,4 +224,6 @@ def test_the_first_ctrl_c_stops_a_run_whose_model_calls_hang(project: Path) -> N
         assert len(after) == len(set(after)) == 60
         assert model.requests - before == 1 + 60 - 6  # the probe, then each attempt once
     finally:
+        with contextlib.suppress(NameError):
+            proc.kill()
         model.close()
