@@ -289,3 +289,24 @@ def test_a_stuck_sync_tool_never_keeps_test_alive_after_ctrl_c(
         proc.kill()
     assert proc.returncode in (1, 130), err
     assert "Traceback" not in err
+
+
+def test_osmosis_json_test_is_one_document_on_stdout(repo: Path, stub: StubOpenAI) -> None:
+    """Issue 33: `osmosis --json test` always ended in an internal error with nothing on
+    stdout; with -i it printed the row prompt on stdout."""
+    result = run(repo, stub, "--json", "test", "--mcp", "./mcp", "-d", "test_data.jsonl",
+                 "--limit", "2", "-o", "t.json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)  # one document, nothing else
+    assert (document["operation"], document["status"]) == ("test", "success")
+    assert document["resource"]["summary"]["passed"] == 2
+    assert document["resource"]["output_path"] == "t.json"
+    stub.state.fail_after = (len(stub.state.requests) + 3, 401)  # row 2 fails
+    failed = run(repo, stub, "--json", "test", "--mcp", "./mcp", "-d", "test_data.jsonl")
+    assert failed.returncode == 1
+    assert json.loads(failed.stdout)["status"] == "failed", (failed.stdout, failed.stderr)
+    interactive = run(repo, stub, "--json", "test", "--mcp", "./mcp", "-d", "test_data.jsonl",
+                      "-i", input="\n")  # fmt: skip
+    assert interactive.returncode == 2 and interactive.stdout == ""
+    error = json.loads(interactive.stderr.strip().splitlines()[-1])["error"]
+    assert "no --json form" in error["message"]

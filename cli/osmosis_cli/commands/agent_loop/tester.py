@@ -95,6 +95,12 @@ def test(ctx: typer.Context, opts: TestOptions) -> None:
     check_agent_source(opts.module, opts.mcp)
     if opts.row is not None and not opts.interactive:
         raise InvalidInputError("--row needs --interactive (-i)", code="USAGE")
+    if opts.interactive and out.json_mode:
+        raise InvalidInputError(
+            "--interactive steps through rows at a terminal; it has no --json form",
+            hint="drop --json, or -i",
+            code="USAGE",
+        )
     if opts.api_key is not None:
         out.warn("--api-key puts the key in your shell history: prefer --api-key-env NAME")
     import asyncio
@@ -106,7 +112,18 @@ def test(ctx: typer.Context, opts: TestOptions) -> None:
         _write(opts.output, summary.document())
         if not opts.quiet:
             out.info(f"Results written to: {opts.output}")
-    if summary.stopped or summary.passed < len(summary.results):
+    failed = summary.stopped or summary.passed < len(summary.results)
+    resource = summary.document()
+    if opts.output is not None:
+        resource["output_path"] = str(opts.output)
+    out.operation_result(
+        "test",
+        status="failed" if failed else "success",
+        resource=resource,
+        message=f"{summary.passed} of {len(summary.results)} rows passed"
+        + (" (stopped early)" if summary.stopped else ""),
+    )
+    if failed:
         raise typer.Exit(EXIT_FAILED)
 
 
