@@ -43,12 +43,12 @@ class PrivateFiles:
                 finally:
                     self._lock_depth -= 1
                 return
-            ensure_private_dir(self.directory)
             try:
+                ensure_private_dir(self.directory)
                 fd = open_nofollow(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
             except OSError as exc:
                 raise CredentialStoreError(
-                    f"cannot lock {self.directory}: {exc.strerror}",
+                    f"cannot use the config directory {self.directory}: {exc.strerror or exc}",
                     hint=f"check that {self.directory} is writable (or set OSMOSIS_CONFIG_DIR)",
                 ) from None
             try:

@@ -179,15 +179,18 @@ class Dataset:
     # ------------------------------------------------------------- decoding
 
     def _decoded(self) -> Iterator[tuple[int, Any]]:
-        """(line, decoded row or a ValueError) for every row, streamed."""
-        if self.suffix == ".jsonl":
-            yield from self._jsonl()
-        elif self.suffix == ".json":
-            yield from self._json_array()
-        elif self.suffix == ".csv":
-            yield from self._csv()
-        else:
-            yield from self._parquet()
+        """(line, decoded row or a ValueError) for every row, streamed; a file that cannot
+        be read (permissions, an I/O error) is one clear error."""
+        read = {".jsonl": self._jsonl, ".json": self._json_array, ".csv": self._csv}
+        try:
+            yield from read.get(self.suffix, self._parquet)()
+        except OSError as exc:
+            raise InvalidInputError(
+                f"cannot read the dataset {self.path}: {exc.strerror or exc}",
+                hint="check the file's permissions",
+                code="DATASET_UNREADABLE",
+                data={"path": str(self.path)},
+            ) from None
 
     def _jsonl(self) -> Iterator[tuple[int, Any]]:
         with self.path.open("rb") as handle:
