@@ -384,8 +384,16 @@ def test_reserved_variables_are_refused(tmp_path: Path) -> None:
 
 
 def sleeper(instance: str | None) -> subprocess.Popen[bytes]:
+    """``sleep 60`` in its own group, once it runs: until the child has exec'd, its
+    /proc entry shows the parent's command and environment (no instance id), and a
+    busy machine can take a while to get there."""
     env = {**os.environ, **({INSTANCE_VAR: instance} if instance else {})}
-    return subprocess.Popen(["sleep", "60"], start_new_session=True, env=env)
+    proc = subprocess.Popen(["sleep", "60"], start_new_session=True, env=env)
+    deadline = time.monotonic() + 30
+    while not Path(f"/proc/{proc.pid}/cmdline").read_bytes().startswith(b"sleep\0"):
+        assert time.monotonic() < deadline, "sleep never started"
+        time.sleep(0.005)
+    return proc
 
 
 def record_of(proc: subprocess.Popen[bytes], owner: int, instance: str, **extra: Any) -> str:
