@@ -283,6 +283,9 @@ def main() -> None:
             loops.append(agent_loop_rate(stub.url, loops_data, tmp / f"l{next(counter)}.json"))
         hxs.append(asyncio.run(raw_httpx(stub.url, 2000)))
         results["runner_e2e"] = runner_rate(stub.url, data, tmp / "e2e.json")[1]
+        from bench.cpu_profile import measure as measure_cpu
+
+        results["cpu"] = measure_cpu(stub.url)
     finally:
         stub.close()
     results["raw_aiohttp"] = statistics.median(raws)
