@@ -267,6 +267,9 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="osmosis-bench-"))
     data = make_dataset(tmp / "rows.jsonl", 20000)
 
+    def checkpoint() -> None:  # each section kept as it ends: --reuse picks up after a failure
+        saved.write_text(json.dumps(results, indent=2) + "\n")
+
     stub = Stub()
     try:
         asyncio.run(raw_aiohttp(stub.url, 2000))  # warm the stub
@@ -353,31 +356,37 @@ def main() -> None:
     from bench.startup import measure as measure_startup
 
     results.update(measure_startup())
+    checkpoint()
 
     from bench.server_mode import measure as measure_server_mode
 
     if "server_mode" not in reuse:
         results["server_mode"] = measure_server_mode()
+        checkpoint()
 
     from bench.edit_loop import measure as measure_edit_loop
 
     if "edit_loop" not in reuse:
         results["edit_loop"] = measure_edit_loop()
+        checkpoint()
 
     from bench.large_window import measure as measure_large_window
 
     if "large_window" not in reuse:
         results["large_window"] = measure_large_window()
+        checkpoint()
 
     from bench.scale import measure as measure_scale
 
     if "scale" not in reuse:
         results["scale"] = measure_scale()
+        checkpoint()
 
     from bench.report import measure as measure_report
 
     if "html_report" not in reuse:
         results["html_report"] = measure_report()
+        checkpoint()
 
     from bench.writeup import write_report
 

@@ -24,7 +24,7 @@ class AppState:
     workspace_option: str | None = None
     #: ``rich`` (people), ``json`` or ``plain`` — from ``--json`` / ``--plain`` anywhere
     output: str = "rich"
-    verbose: bool = False
+    verbose: int = 0  # -v: 1, -vv: 2
     #: the command line as typed (after ``osmosis``): for commands that suggest a re-run
     argv: list[str] = field(default_factory=list)
     _store: CredentialStore | None = field(default=None, repr=False)

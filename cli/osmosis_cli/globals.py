@@ -26,7 +26,7 @@ VALUE_OPTIONS = {
     "--env-file": "env_file",
 }
 OUTPUT_FLAGS = {"--json": "json", "--plain": "plain"}
-VERBOSE_FLAGS = ("-v", "--verbose")
+VERBOSE_FLAGS = {"-v": 1, "--verbose": 1, "-vv": 2}  # -vv: every model call too
 #: commands with a -v of their own (0.2's `validate -v`: a longer report)
 OWN_VERBOSE = ("validate",)
 #: variables that decide who you are and where: a .env may not silently disagree
@@ -53,19 +53,20 @@ def parse(argv: list[str]) -> tuple[list[str], AppState, str | None]:
     modes: set[str] = set()
     hoisted: list[str] = []
     command = _command_of(argv)
-    verbose = False
+    seen_command = False
     for i, arg in enumerate(argv):
         if arg == "--":
             hoisted.extend(argv[i:])
             break
+        seen_command = seen_command or arg == command
         if arg in OUTPUT_FLAGS:
             modes.add(OUTPUT_FLAGS[arg])
-        elif arg in VERBOSE_FLAGS and command is not None and command not in OWN_VERBOSE:
-            verbose = True  # -v after the command is the root's -v (validate has its own)
+        elif arg in VERBOSE_FLAGS and not (seen_command and command in OWN_VERBOSE):
+            # counted here (-v, -vv, repeated), anywhere but after a command with its own
+            # -v: typer would coerce a counting option through pydantic at start-up
+            state.verbose += VERBOSE_FLAGS[arg]
         else:
             hoisted.append(arg)
-    if verbose:
-        hoisted.insert(0, "--verbose")
     if len(modes) > 1:
         raise UsageError("--json and --plain cannot be used together")
     if modes:

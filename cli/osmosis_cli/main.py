@@ -55,9 +55,13 @@ def _version(value: bool) -> None:
 @app.callback()
 def root(
     ctx: typer.Context,
-    verbose: Annotated[
+    verbose: Annotated[  # counted by osmosis_cli.globals before typer parses (-v, -vv)
         bool,
-        typer.Option("-v", "--verbose", help="Debug logs (HTTP, retries, scheduling), tracebacks."),
+        typer.Option(
+            "-v",
+            "--verbose",
+            help="More: the failing rows and why, retries, tracebacks (-vv: every model call).",
+        ),
     ] = False,
     version: Annotated[
         bool,
@@ -72,29 +76,33 @@ def root(
 ) -> None:
     if not isinstance(ctx.obj, AppState):
         ctx.obj = AppState()
-    ctx.obj.verbose = verbose
+    ctx.obj.verbose = max(ctx.obj.verbose, int(verbose))
 
 
 EVAL = table("""
+# Run locally (no login needed)
+[osmosis_cli.commands.eval.local:register]
+run: Run an eval config or suite offline against a model endpoint.
+seed: The seed form: osmosis eval -m MODULE:ATTR -d DATASET ...
+[osmosis_cli.commands.eval.hosted:register]
+init: Scaffold a runnable evaluation (config, rollout, data, model).
+# Look at results
+[osmosis_cli.commands.eval.results:register]
+compare: Compare two runs row by row (paired difference, flips, pass@k).
+report: Write one self-contained HTML report of one run or several.
+rescore: Re-grade a run's saved transcripts with new eval fns.
+[osmosis_cli.commands.rubric:register_eval]
+rubric: Score every solution in a JSONL file with a judge and a rubric.
+# Run on the platform
 [osmosis_cli.commands.eval.hosted:register]
 submit: Submit a hosted eval run pinned to your pushed commit.
 list: Recent eval runs of the workspace.
 info: Details and results of one run.
-stop: Stop a pending or running run.
-init: Scaffold a runnable evaluation (config, rollout, data, model).
 logs: A hosted run's logs (--follow tails them until it ends).
+stop: Stop a pending or running run.
 download: Download a hosted run's outputs, resuming what is missing.
 retry: Retry a hosted run's failed and skipped samples.
 upload: Upload a finished local run to the platform.
-[osmosis_cli.commands.eval.local:register]
-run: Run an eval config or suite offline against a model endpoint.
-seed: The seed form: osmosis eval -m MODULE:ATTR -d DATASET ...
-[osmosis_cli.commands.eval.results:register]
-compare: Compare two runs row by row (paired difference, flips, pass@k).
-rescore: Re-grade a run's saved transcripts with new eval fns.
-report: Write one self-contained HTML report of one run or several.
-[osmosis_cli.commands.rubric:register_eval]
-rubric: Score every solution in a JSONL file with a judge and a rubric.
 """)
 LOGIN = table("""
 [osmosis_cli.commands.auth:register]
@@ -102,33 +110,41 @@ login: Log in (device code, or a token on stdin); pick a workspace.
 logout: Remove stored credentials (and revoke tokens no longer used).
 whoami: Show the logged-in user, workspace and the token's source.
 """)
-#: every command, in the order ``osmosis --help`` lists them; a command's module is
-#: imported only when the command runs or shows its own help
-ROOT = LOGIN + table(
+#: every command, in the order ``osmosis --help`` lists them, under what people come for
+#: first; a command's module is imported only when the command runs or shows its help
+ROOT = table(
     """
-[osmosis_cli.commands.rubric:register]
-eval-rubric: Evaluate a JSONL dataset against a rubric config (0.2).
-preview: Validate and pretty-print a rubric config or a JSONL dataset.
-[osmosis_cli.commands.agent_loop:register]
-serve: Serve an agent loop for training (0.2's rollout server).
-validate: Check an agent loop without running it.
-test: Run an agent loop or MCP tools over rows, unscored (0.2).
-[osmosis_cli.commands.doctor:register]
-doctor: Check this workspace: folders, git, login, configs, endpoints.
+# Evaluate
+[osmosis_cli.commands.eval:register]
+eval: Run evals locally or on the platform; compare their results.
+# Data and secrets
+[osmosis_cli.commands.dataset:register]
+dataset: Validate, upload and manage the platform's datasets.
+[osmosis_cli.commands.secret:register]
+secret: Secrets stored on the platform for your configs' [secrets].
+# Workspace and login
 [osmosis_cli.commands.auth:register]
+login: Log in (device code, or a token on stdin); pick a workspace.
+logout: Remove stored credentials (and revoke tokens no longer used).
+whoami: Show the logged-in user, workspace and the token's source.
 auth: Log in, log out, and show who you are (also: osmosis login).
 [osmosis_cli.commands.workspace:register]
 workspace: List, show and switch workspaces.
-[osmosis_cli.commands.eval:register]
-eval: Submit and follow hosted eval runs; run evals locally.
-[osmosis_cli.commands.rollout:register]
-rollout: Create, list and check rollouts.
+# Set up a workspace
+[osmosis_cli.commands.doctor:register]
+doctor: Check this workspace: folders, git, login, configs, endpoints.
 [osmosis_cli.commands.template:register]
 template: List and apply rollout templates.
-[osmosis_cli.commands.dataset:register]
-dataset: Validate and manage the platform's datasets.
-[osmosis_cli.commands.secret:register]
-secret: Secrets stored on the platform for your configs' [secrets].
+[osmosis_cli.commands.rollout:register]
+rollout: Create, list and check rollouts.
+# Commands of the 0.2 SDK (agent loops, rubrics)
+[osmosis_cli.commands.agent_loop:register]
+serve: Serve an agent loop for training (0.2's rollout server).
+validate: Check an agent loop without running it.
+test: Run an agent loop or MCP tools over rows, unscored.
+[osmosis_cli.commands.rubric:register]
+eval-rubric: Evaluate a JSONL dataset against a rubric config.
+preview: Validate and pretty-print a rubric config or a JSONL dataset.
 """,
     auth=LOGIN,
     eval=EVAL,
@@ -194,7 +210,7 @@ def main(argv: list[str] | None = None) -> Any:
             sys.stderr.write("aborted\n")
             sys.exit(EXIT_INTERRUPTED)
         if not _is_click_exception(exc):
-            if "-v" in args or "--verbose" in args:
+            if state is not None and state.verbose:
                 raise
             internal = OsmosisError(
                 f"internal error ({type(exc).__name__}: {exc})",

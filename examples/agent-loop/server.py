@@ -4,6 +4,7 @@
         --model mock/tool-calculator
     osmosis validate -m server:agent_loop
     osmosis serve -m server:agent_loop --local
+    uvicorn server:app --port 9000                     # or: python -m server
 """
 
 import time
@@ -94,3 +95,15 @@ class CalculatorAgentLoop(RolloutAgentLoop):
 
 agent_loop = CalculatorAgentLoop()
 app = create_app(agent_loop)
+
+
+if __name__ == "__main__":  # python -m server, as 0.2's docs run it
+    import os
+
+    import uvicorn
+
+    uvicorn.run(
+        app,
+        host=os.environ.get("ROLLOUT_SERVER_HOST", "0.0.0.0"),
+        port=int(os.environ.get("ROLLOUT_SERVER_PORT", "9000")),
+    )

@@ -149,6 +149,19 @@ def untrusted(problem: str, endpoint: Route) -> EndpointUnreachableError:
     )
 
 
+#: what a server says for a path it does not serve (FastAPI, Go, nginx, aiohttp…), as
+#: opposed to an OpenAI-style error about the model
+_NOT_A_ROUTE = {"not found", "no details", "404 page not found", "404: not found"}
+
+
+def _no_such_route(detail: str, endpoint: Route) -> bool:
+    """A 404 for the path, not the model, at a base URL that does not end in /v1."""
+    from urllib.parse import urlsplit
+
+    path = urlsplit(endpoint.replica.base_url).path.rstrip("/")
+    return detail.strip().lower() in _NOT_A_ROUTE and not path.endswith("/v1")
+
+
 def status_error(status: int, raw: bytes, endpoint: Route) -> ProviderRequestError:
     detail = error_detail(raw)
     where = endpoint.shown
@@ -161,6 +174,15 @@ def status_error(status: int, raw: bytes, endpoint: Route) -> ProviderRequestErr
             hint=f"check the key in {var}" if var else "give the API key's variable name",
             code="PROVIDER_AUTH",
             data={**data, "key_env": var},
+        )
+    if status == 404 and _no_such_route(detail, endpoint):
+        suggested = f"{where.rstrip('/')}/v1"
+        return ModelNotFoundError(
+            f"the model endpoint {where} has no chat-completions route (404: {detail})",
+            status_code=status,
+            hint=f"OpenAI-compatible servers answer under /v1: try the base URL {suggested}",
+            code="ENDPOINT_PATH",
+            data={**data, "suggested_base_url": suggested},
         )
     if status == 404:
         return ModelNotFoundError(

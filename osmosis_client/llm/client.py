@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     import aiohttp
 
 logger = logging.getLogger("osmosis_client")
+#: one line per model call (status, time): a front end shows it only when asked (-vv)
+calls_logger = logging.getLogger("osmosis_client.requests")
 #: model calls retried in this process so far (progress displays show the count)
 RETRIED = [0]
 
@@ -146,7 +148,7 @@ class ModelClient:
 
     async def _post(self, payload: dict[str, Any], policy: RetryPolicy) -> dict[str, Any]:
         call = _Call(self, payload)
-        debug = logger.isEnabledFor(logging.DEBUG)  # -v: every call, with its time
+        debug = calls_logger.isEnabledFor(logging.DEBUG)  # -vv: every call, with its time
         started = time.monotonic() if debug else 0.0
         try:  # the first try outside the plan: the common success costs no plan machinery
             first: Any = await call.send(None)
@@ -156,7 +158,7 @@ class ModelClient:
         if debug:
             took = (time.monotonic() - started) * 1000
             shown = self._routes.all[0].shown
-            logger.debug(
+            calls_logger.debug(
                 "POST %s/chat/completions -> %s (%.0f ms)", shown, _status_label(first), took
             )
         if isinstance(verdict, Success):

@@ -12,8 +12,7 @@ import asyncio
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError, ProviderRequestError
@@ -32,31 +31,52 @@ JUDGE_SYSTEM_PROMPT = (
 )
 
 
-@dataclass(frozen=True)
-class RubricResult(Mapping[str, Any]):
-    """What ``evaluate_rubric(..., return_details=True)`` returns: attributes, and a
-    read-only mapping as the published SDK's dict was (``result["score"]``)."""
+class RubricResult(dict[str, Any]):
+    """What ``evaluate_rubric(..., return_details=True)`` returns: a ``dict``, as the
+    published SDK's was (``isinstance(r, dict)``, ``r["score"]``, ``r["explanation"]``),
+    whose values are attributes too (``r.score``)."""
 
-    score: float
-    explanation: str
-    raw: dict[str, Any] = field(repr=False)
-    model: str
-    attempts: int
-    clamped: bool = False
+    def __init__(
+        self,
+        score: float,
+        explanation: str,
+        raw: dict[str, Any],
+        model: str,
+        attempts: int,
+        clamped: bool = False,
+    ) -> None:
+        super().__init__(
+            score=score,
+            explanation=explanation,
+            raw=raw,
+            model=model,
+            attempts=attempts,
+            clamped=clamped,
+        )
 
-    def __getitem__(self, key: str) -> Any:
-        if key not in _RESULT_KEYS:
-            raise KeyError(key)
-        return getattr(self, key)
+    @property
+    def score(self) -> float:
+        return float(self["score"])
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(_RESULT_KEYS)
+    @property
+    def explanation(self) -> str:
+        return str(self["explanation"])
 
-    def __len__(self) -> int:
-        return len(_RESULT_KEYS)
+    @property
+    def raw(self) -> dict[str, Any]:
+        return dict(self["raw"])
 
+    @property
+    def model(self) -> str:
+        return str(self["model"])
 
-_RESULT_KEYS = ("score", "explanation", "raw", "model", "attempts", "clamped")
+    @property
+    def attempts(self) -> int:
+        return int(self["attempts"])
+
+    @property
+    def clamped(self) -> bool:
+        return bool(self["clamped"])
 
 
 def _bounds(model_info: Mapping[str, Any]) -> tuple[float, float]:

@@ -14,6 +14,8 @@ meta-path finder that serves these module names from osmosis-client's objects:
     osmosis_ai.rollout.core.exceptions  OsmosisRolloutError and its subclasses
     osmosis_ai.rollout.tools            create_tool_result, execute_tool_calls, …
     osmosis_ai.rollout.mcp              MCPAgentLoop, load_mcp_server (fastmcp: the [mcp] extra)
+    osmosis_ai.rollout.testing          the mock trainer of 0.2's testing guide
+    osmosis_ai.rubric_eval              DEFAULT_API_KEY_ENV, evaluate_rubric, …
 
 :func:`decide` says whether to: no ``osmosis_ai`` installed → the layer; a real
 0.2.7–0.2.17 (which has these names) → the real one; a newer one (0.2.18+, 0.3.x,
@@ -59,6 +61,8 @@ LAYOUT: dict[str, tuple[bool, list[tuple[str, Sequence[str] | None]]]] = {
     "osmosis_ai.rollout.core.exceptions": (False, [(_EXCEPTIONS, None)]),
     "osmosis_ai.rollout.tools": (False, [(_TOOLS, None)]),
     "osmosis_ai.rollout.mcp": (False, [(_MCP, None)]),
+    "osmosis_ai.rollout.testing": (False, [("osmosis_client.rollout.agent_loop.testing", None)]),
+    "osmosis_ai.rubric_eval": (False, [("osmosis_client.rewards.rubric_eval", None)]),
 }
 
 ANNOUNCEMENT = "using osmosis-client's osmosis_ai 0.2 compatibility layer"

@@ -249,8 +249,29 @@ def test_the_retry_command_is_this_command_again_with_no_secret(
     line = next(x for x in result.stderr.splitlines() if "errored attempts again" in x)
     command = line.split(": ", 1)[1]
     assert command == "osmosis eval run configs/eval/quickstart.toml -o r.json --retry-failed"
-    assert "Errors (3 of 3):" in result.stderr
+    # issue 34: each error once, beside its row (it was listed again after, out of order)
+    assert (result.stdout + result.stderr).count("RuntimeError: boom") == 1
+    assert "ERROR  row 3" in result.stdout and "Errors (" not in result.stderr
+    rows = next(x for x in result.stderr.splitlines() if "did not pass again" in x)
+    assert rows.endswith("osmosis eval run configs/eval/quickstart.toml --rows=3")
     (quickstart / "down").unlink()  # the outage is over; the code is the same
     again = invoke(*command.split()[1:])
     assert again.exit_code == 0, again.stderr
     assert json.loads((quickstart / "r.json").read_text())["summary"]["errored_runs"] == 0
+
+
+def test_v_shows_more_rows_and_vv_every_model_call(
+    invoke: Invoke, quickstart_project: Path
+) -> None:
+    """Issue 34: -v printed a line per model call (42 lines for 30 rows); those are -vv's."""
+    from tests.stub_openai import StubOpenAI
+
+    run = ["eval", "run", "configs/eval/quickstart.toml", "--model", "m", "--limit", "3", "--n", "1"]
+    with StubOpenAI() as stub:
+        flags = ["--base-url", stub.url]
+        once = invoke("-v", *run, *flags, "-o", "a.json")
+        twice = invoke(*run, *flags, "-o", "b.json", "-vv")
+    assert once.exit_code in (0, 1) and twice.exit_code in (0, 1), once.stderr + twice.stderr
+    assert "/chat/completions -> " not in once.stderr
+    calls = [line for line in twice.stderr.splitlines() if "/chat/completions -> 200" in line]
+    assert len(calls) >= 3  # the probe and each attempt

@@ -154,6 +154,9 @@ def test_seed_form_baseline_prints_one_summary_per_model(invoke: Invoke, quickst
     assert primary < baseline  # the run's model first, then the baseline, each with a table
     assert text.count("EVAL FN") == 2
     assert "4 attempts" in text  # the closing line counts both models
+    # issue 34: the line naming the baseline carries its own results (echo scores 0)
+    line = next(x for x in text.splitlines() if x.startswith("mock/echo (baseline)"))
+    assert "mean 0" in line and "pass@1 0" in line
 
 
 def test_seed_form_evaluates_every_row_without_limit(invoke: Invoke, quickstart: Path) -> None:

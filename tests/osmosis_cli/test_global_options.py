@@ -223,16 +223,21 @@ def test_a_json_command_that_writes_nothing_is_an_internal_error(
 
 
 def test_verbose_is_accepted_anywhere_but_validate_keeps_its_own() -> None:
-    rest, _, _ = globals_.parse(["eval", "list", "-v"])
-    assert rest == ["--verbose", "eval", "list"]
-    rest, _, _ = globals_.parse(["--workspace", "w", "eval", "--verbose", "list"])
-    assert rest == ["--verbose", "eval", "list"]
-    rest, _, _ = globals_.parse(["-v", "eval", "list"])
-    assert rest == ["--verbose", "eval", "list"]
-    rest, _, _ = globals_.parse(["-v"])
-    assert rest == ["-v"]  # no command: typer's own root option
-    rest, _, _ = globals_.parse(["validate", "-m", "server:agent_loop", "-v"])
+    for argv, level in (
+        (["eval", "list", "-v"], 1),
+        (["--workspace", "w", "eval", "--verbose", "list"], 1),
+        (["-v", "eval", "list"], 1),
+        (["-vv", "eval", "list"], 2),  # -vv: every model call too (issue 34)
+        (["-v", "eval", "list", "-v"], 2),
+    ):
+        rest, state, _ = globals_.parse(argv)
+        assert rest[-2:] == ["eval", "list"] and "-v" not in rest and "--verbose" not in rest
+        assert state.verbose == level, argv
+    rest, state, _ = globals_.parse(["-v"])
+    assert rest == [] and state.verbose == 1
+    rest, state, _ = globals_.parse(["validate", "-m", "server:agent_loop", "-v"])
     assert rest == ["validate", "-m", "server:agent_loop", "-v"]  # 0.2's longer report
+    assert state.verbose == 0
     rest, _, _ = globals_.parse(["eval", "run", "x.toml", "--", "-v"])
     assert rest == ["eval", "run", "x.toml", "--", "-v"]
 

@@ -41,7 +41,8 @@ def test_every_summary_fits_its_help_line(table: list[Entry]) -> None:
 
 def test_a_loaded_group_lists_the_tables_lines_for_its_commands() -> None:
     auth = command().commands["auth"]
-    assert auth.commands["login"].get_short_help_str(80) == ROOT[0].summary
+    login = next(entry for entry in ROOT if entry.name == "login")
+    assert auth.commands["login"].get_short_help_str(80) == login.summary
     eval_group = command().get_command(None, "eval")
     assert list(eval_group.commands) == [entry.name for entry in EVAL]
 

@@ -222,6 +222,17 @@ def test_rescore_a_toml_run_with_its_grader_and_with_a_new_fn(
     assert doc["summary"]["total_tokens"] == original["summary"]["total_tokens"]  # no model call
     # the rescored document compares with the original like any other
     assert invoke("eval", "compare", "run.json", "run.rescored.json").exit_code == 0
+    # issue 34: a new fn named after its file shares no name with the run's grader;
+    # NAME= names it, and compare pairs the two
+    unnamed = invoke("eval", "compare", "run.json", "brief.json")
+    assert unnamed.exit_code == 2 and "share no eval fn" in unnamed.stderr
+    named = invoke("eval", "rescore", "run.json", "--eval-fn", f"grader={REWARDS}:brevity",
+                   "-o", "named.json", "--json")  # fmt: skip
+    assert named.exit_code == 0, named.stderr
+    assert list(named.resource()["summary"]["eval_fns"]) == ["grader"]
+    paired = invoke("eval", "compare", "run.json", "named.json", "--json")
+    assert paired.exit_code == 0, paired.stderr
+    assert list(paired.data()["eval_fns"]) == ["grader"]
 
 
 def test_rescore_needs_transcripts(invoke: Invoke, project: Path) -> None:

@@ -186,6 +186,18 @@ def test_preview_config_and_dataset(invoke: Invoke, rubrics: Path) -> None:
     assert len(data.stdout.splitlines()) == 3
 
 
+def test_preview_shows_rows_without_a_solution_and_warns(invoke: Invoke, rubrics: Path) -> None:
+    """Issue 34: the git-sync example's dataset has no solution_str; 0.2 previews it."""
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "git_sync_example"
+    (rubrics / "test_data.jsonl").write_bytes((fixture / "test_data.jsonl").read_bytes())
+    shown = invoke("preview", "--path", "test_data.jsonl")
+    assert shown.exit_code == 0, shown.stderr
+    assert len(shown.stdout.splitlines()) == 5
+    assert "warning: 5 record(s) have an empty solution_str (line 1, 2, 3, 4, 5)" in shown.stderr
+    scored = invoke("eval-rubric", "--rubric", "support_followup", "--data", "test_data.jsonl")
+    assert scored.exit_code == 2 and "solution_str must be a non-empty string" in scored.stderr
+
+
 def test_preview_rejects_bad_files(invoke: Invoke, rubrics: Path) -> None:
     (rubrics / "extra.yaml").write_text(
         "rubrics:\n  - id: a\n    rubric: r\n    model_info: {provider: p, model: m}\n    extra_info: {x: 1}\n"

@@ -141,3 +141,15 @@ def test_serve_takes_0_2_flags(
     result = invoke("serve", "-m", "nope_mod:x", "--reload", "--local-debug")
     assert result.exit_code == 2  # the module is missing: not an unknown option
     assert "--reload is not offered" in result.stderr and "No module named" in result.stderr
+
+
+def test_serve_without_a_login_names_the_ways_forward(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: exit 3 with no way forward; now the line names --local / --skip-register."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OSMOSIS_TOKEN", raising=False)
+    monkeypatch.setenv("OSMOSIS_CONFIG_DIR", str(tmp_path / "cfg"))
+    result = invoke("serve", "-m", "server:agent_loop")
+    assert result.exit_code == 3
+    assert "--skip-register" in result.stderr and "--local" in result.stderr

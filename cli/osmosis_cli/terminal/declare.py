@@ -59,6 +59,39 @@ class Command(TyperCommand):
     def get_help_option(self, ctx: Any) -> Any:
         return _cheap_help(super().get_help_option(ctx))
 
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        """Arguments, then options under the headings their options object declares
+        (``PANELS``: field name → heading; the rest under "Options"), in that order."""
+        panels: dict[str, str] = getattr(self.callback, "__panels__", None) or {}
+        sections: dict[str, list[tuple[str, str]]] = {"Arguments": []}
+        sections.update({heading: [] for heading in panels.values()})
+        sections["Options"] = []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                sections["Arguments"].append(record)
+            else:
+                sections[panels.get(param.name or "", "Options")].append(record)
+        for heading, records in sections.items():
+            if records:
+                with formatter.section(heading):
+                    formatter.write_dl(records)
+
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        super().format_epilog(ctx, formatter)
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(OUTPUT_NOTE)
+
+
+#: the global flags every command takes, said on every command's help
+OUTPUT_NOTE = (
+    "For programs: --json (one JSON document on stdout) or --plain (plain lines), anywhere "
+    "on the line. More detail: -v (before the command)."
+)
+
 
 class Group(TyperGroup):
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
@@ -68,21 +101,27 @@ class Group(TyperGroup):
         return list(self.commands)  # names only: a lazy group loads nothing to list
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
-        # a lazy group (terminal/lazy.py) lists its table's summaries without loading
+        # a lazy group (terminal/lazy.py) lists its table's summaries without loading,
+        # under its table's headings (in their order)
         summary = getattr(self.commands, "summary", lambda name: None)
-        rows: list[tuple[str, Any]] = []
+        section_of = getattr(self.commands, "section", lambda name: "")
+        rows: list[tuple[str, str, Any]] = []
         for name in self.list_commands(ctx):
             line = summary(name)
             command = None if line is not None else self.get_command(ctx, name)
             if line is None and (command is None or command.hidden):
                 continue
-            rows.append((name, line if line is not None else command))
+            rows.append((section_of(name) or "Commands", name, line or command))
         if not rows:
             return
-        limit = formatter.width - 6 - max(len(name) for name, _ in rows)
-        lines = [(n, c if isinstance(c, str) else c.get_short_help_str(limit)) for n, c in rows]
-        with formatter.section("Commands"):
-            formatter.write_dl(lines)
+        limit = formatter.width - 6 - max(len(name) for _, name, _ in rows)
+        sections: dict[str, list[tuple[str, str]]] = {}
+        for section, name, what in rows:
+            text = what if isinstance(what, str) else what.get_short_help_str(limit)
+            sections.setdefault(section, []).append((name, text))
+        for section, lines in sections.items():
+            with formatter.section(section):
+                formatter.write_dl(lines)
 
     def get_help_option(self, ctx: Any) -> Any:
         return _cheap_help(super().get_help_option(ctx))
@@ -150,6 +189,7 @@ def options_command(options: type[Any], run: Callable[[Any, Any], Any]) -> Calla
     command.__name__ = getattr(run, "__name__", "command")
     command.__doc__ = run.__doc__
     command.__module__ = getattr(run, "__module__", __name__)
+    command.__panels__ = getattr(options, "PANELS", {})  # type: ignore[attr-defined]
     return command
 
 

@@ -18,6 +18,9 @@ from osmosis_client.errors import (
     OsmosisError,
 )
 
+#: the SDK's logger of one line per model call (osmosis_client.llm.client): shown at -vv
+REQUESTS_LOGGER = "osmosis_client.requests"
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK = 0
@@ -68,7 +71,8 @@ def handle_errors(fn: F) -> F:
         ctx = kwargs.get("ctx", args[0] if args else None)
         find_root = getattr(ctx, "find_root", None)
         root = find_root() if callable(find_root) else None
-        verbose = bool(root is not None and getattr(root.obj, "verbose", False))
+        level = int(getattr(root.obj, "verbose", 0) or 0) if root is not None else 0
+        verbose = level > 0
         mode = getattr(getattr(root, "obj", None), "output", "rich")
         command = getattr(ctx, "command_path", None) or "osmosis"
         out = Output(
@@ -81,6 +85,9 @@ def handle_errors(fn: F) -> F:
         previous_level = log.level
         log.addHandler(handler)
         log.setLevel(logging.DEBUG if verbose else logging.INFO)
+        calls = logging.getLogger(REQUESTS_LOGGER)  # a line per model call: -vv only
+        previous_calls = calls.level
+        calls.setLevel(logging.DEBUG if level > 1 else logging.INFO)
         try:
             result = fn(*args, **kwargs)
             if out.json_mode and not out.emitted:
@@ -98,6 +105,7 @@ def handle_errors(fn: F) -> F:
         finally:
             log.removeHandler(handler)
             log.setLevel(previous_level)
+            calls.setLevel(previous_calls)
             _current.pop()
 
     return wrapper  # type: ignore[return-value]

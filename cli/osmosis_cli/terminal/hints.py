@@ -18,6 +18,11 @@ SWITCH = "`osmosis workspace switch NAME`"
 
 
 def _not_authenticated(exc: OsmosisError, command: str) -> str:
+    if command.endswith(" serve"):  # registering needs a login; serving does not
+        return (
+            "log in to register the server (`osmosis login`), or serve without the platform: "
+            "--skip-register (a key, no registration) or --local (local debugging, no key)"
+        )
     workspace = exc.data.get("workspace")
     if workspace:
         return f"run `osmosis login --workspace {workspace}` (see `osmosis workspace list`)"
@@ -99,6 +104,10 @@ _BY_CODE: dict[str, Hint] = {
         else "set OSMOSIS_CA_BUNDLE or SSL_CERT_FILE to a PEM file holding its CA"
     ),
     "NO_MODEL": lambda e, c: "pass --model provider/model",
+    "ENDPOINT_PATH": lambda e, c: (
+        f"OpenAI-compatible servers answer under /v1: pass --base-url "
+        f"{e.data.get('suggested_base_url', 'URL/v1')}"
+    ),
     "UNKNOWN_MODEL_ROUTE": lambda e, c: (
         f"use provider/model ({e.data.get('providers', '…')}, mock) or pass --base-url "
         "for your server"

@@ -27,6 +27,8 @@ class Entry:
     summary: str
     #: a group's own commands, looked up on demand too
     commands: tuple[Entry, ...] = ()
+    #: the heading it is listed under in its group's help ("" : "Commands")
+    section: str = ""
 
 
 class LazyCommands(MutableMapping[str, Any]):
@@ -41,6 +43,10 @@ class LazyCommands(MutableMapping[str, Any]):
     def summary(self, name: str) -> str | None:
         entry = self._entries.get(name)
         return entry.summary if entry is not None else None
+
+    def section(self, name: str) -> str:
+        entry = self._entries.get(name)
+        return entry.section if entry is not None else ""
 
     def __getitem__(self, name: str) -> Any:
         if name in self._loaded:
@@ -83,16 +89,19 @@ class LazyCommands(MutableMapping[str, Any]):
 
 def table(text: str, **groups: list[Entry]) -> list[Entry]:
     """Entries from ``[module:function]`` lines, each followed by the ``name: summary``
-    lines of the commands that function registers; ``groups`` names a group's own
-    commands (``eval=EVAL_ENTRIES``)."""
+    lines of the commands that function registers; ``# Heading`` lines start a section
+    of the group's help; ``groups`` names a group's own commands (``eval=EVAL``)."""
     entries: list[Entry] = []
-    target = ""
+    target = section = ""
     for line in text.strip().splitlines():
         if line.startswith("["):
             target = line.strip("[]")
             continue
+        if line.startswith("# "):
+            section = line[2:].strip()
+            continue
         name, summary = line.split(": ", 1)
-        entries.append(Entry(name, target, summary, tuple(groups.get(name, ()))))
+        entries.append(Entry(name, target, summary, tuple(groups.get(name, ())), section))
     return entries
 
 

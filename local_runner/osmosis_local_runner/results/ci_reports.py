@@ -15,7 +15,7 @@ import re
 import socket
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -103,6 +103,11 @@ class Failures:
     failed: int  # rows that did not pass (failed or errored)
     errored: int  # of them, rows with an errored attempt
     total: int  # rows with a verdict (not skipped)
+    #: every row that did not pass, in row order (at most MAX_INDICES: a command line)
+    indices: list[int] = field(default_factory=list)
+
+
+MAX_INDICES = 10_000
 
 
 def worst_rows(doc: ResultsFile, limit: int = WORST_SHOWN) -> Failures:
@@ -118,6 +123,8 @@ def worst_rows(doc: ResultsFile, limit: int = WORST_SHOWN) -> Failures:
             continue
         found.failed += 1
         found.errored += verdict.status == "error"
+        if len(found.indices) < MAX_INDICES:
+            found.indices.append(row.index)
         found.rows.append((row, verdict))
         if len(found.rows) > 2 * limit:  # keep it small however many rows fail
             found.rows.sort(key=_worst_first)

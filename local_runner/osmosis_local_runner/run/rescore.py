@@ -36,12 +36,22 @@ from osmosis_local_runner.run.user_code import guard_exits
 
 
 def load_fns(specs: Sequence[str]) -> list[EvalFn]:
-    fns = [load_eval_fn(spec, graders=True) for spec in specs]
+    """The eval fns of ``MODULE:FN`` specs; ``NAME=MODULE:FN`` names one in the new
+    document as ``NAME`` (e.g. ``grader=rewards.py:fixed``: compared with the original
+    run's ``grader`` by ``eval compare``, which pairs eval fns by name)."""
+    fns = [_named_fn(spec) for spec in specs]
     names = [fn.name for fn in fns]
     duplicate = next((name for name in names if names.count(name) > 1), None)
     if duplicate is not None:
         raise InvalidInputError(f"eval fn {duplicate} is given twice", code="USAGE")
     return fns
+
+
+def _named_fn(spec: str) -> EvalFn:
+    name, sep, ref = spec.partition("=")
+    if not sep or not name.strip() or any(c in name for c in ":/\\"):
+        return load_eval_fn(spec, graders=True)  # no name given (a path has no "=")
+    return replace(load_eval_fn(ref.strip(), graders=True), name=name.strip())
 
 
 def _dataset_path(source: ResultsFile, given: Path | None) -> Path:

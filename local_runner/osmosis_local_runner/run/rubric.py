@@ -40,8 +40,15 @@ class RubricRecord:
     rubric_id: str | None
 
 
-def load_records(path: Path, rubric_id: str | None = None) -> tuple[list[RubricRecord], int]:
-    """Records of a JSONL dataset (and how many were skipped for another rubric_id)."""
+def load_records(
+    path: Path,
+    rubric_id: str | None = None,
+    *,
+    on_empty_solution: Callable[[int], None] | None = None,
+) -> tuple[list[RubricRecord], int]:
+    """Records of a JSONL dataset (and how many were skipped for another rubric_id). A
+    record without a ``solution_str`` is a problem — unless ``on_empty_solution`` is
+    given (a preview shows what is there): then it is kept, and its line is reported."""
     if not path.is_file():
         raise InvalidInputError(f"dataset {path} does not exist")
     records: list[RubricRecord] = []
@@ -56,8 +63,15 @@ def load_records(path: Path, rubric_id: str | None = None) -> tuple[list[RubricR
                 if not isinstance(data, dict):
                     raise ValueError("a record must be a JSON object")
                 solution = data.get("solution_str")
-                if not isinstance(solution, str) or not solution.strip():
-                    raise ValueError("solution_str must be a non-empty string")
+                if solution is None and on_empty_solution is not None:
+                    solution = ""
+                if solution is not None and not isinstance(solution, str):
+                    raise ValueError("solution_str must be a string")
+                if not solution or not solution.strip():
+                    if on_empty_solution is None:
+                        raise ValueError("solution_str must be a non-empty string")
+                    on_empty_solution(line)
+                    solution = solution or ""
                 for key in ("ground_truth", "original_input", "conversation_id", "rubric_id"):
                     if data.get(key) is not None and not isinstance(data[key], str | int | float):
                         raise ValueError(f"{key} must be a string")

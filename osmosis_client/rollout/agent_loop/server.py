@@ -27,7 +27,7 @@ import asyncio
 import hmac
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +62,9 @@ MAX_REQUEST = 8 << 20
 RETRY_AFTER = 1  # seconds, when the queue is full
 RECORD_TTL = 3600.0  # a finished rollout's id answers repeats for an hour
 UNAUTHORIZED = {"detail": "Invalid or missing API key"}
+Headers = Mapping[str, str]
+#: an answer, whatever serves it: (status, JSON body, extra headers)
+Reply = tuple[int, dict[str, Any], dict[str, str]]
 
 
 class RolloutServer:
@@ -94,6 +97,7 @@ class RolloutServer:
         self._monotonic = monotonic
         self._slots = asyncio.Semaphore(self.max_concurrent)
         self._session: ClientSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._listener: asyncio.AbstractServer | None = None
         self.port: int | None = None
@@ -113,13 +117,8 @@ class RolloutServer:
 
     async def start(self, host: str, port: int) -> int:
         """Start serving; returns the bound port (``port=0`` picks a free one)."""
-        import aiohttp
         from aiohttp import web
 
-        from osmosis_client._tls import ssl_context
-
-        # the trainer may be across a network: the process's one TLS policy
-        self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=ssl_context()))
         self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
         await self._runner.setup()
         server = self._runner.server
@@ -164,79 +163,98 @@ class RolloutServer:
             "completed_rollouts": self.stats.completed,
         }
 
-    async def _health(self, request: web.Request) -> web.Response:
+    async def dispatch(self, method: str, path: str, headers: Headers, body: bytes) -> Reply:
+        """One request, whatever serves it (aiohttp here, an ASGI server for ``app``)."""
+        routes = {
+            "/health": ("GET", self._health_reply),
+            "/platform/health": ("GET", self._platform_health_reply),
+            "/v1/rollout/init": ("POST", self._init_reply),
+        }
+        route = routes.get(path)
+        if route is None:
+            return 404, {"detail": "Not Found"}, {}
+        allowed, handler = route
+        if method != allowed and not (allowed == "GET" and method == "HEAD"):
+            return 405, {"detail": "Method Not Allowed"}, {"Allow": allowed}
+        return await handler(headers, body)
+
+    async def _health_reply(self, headers: Headers, body: bytes) -> Reply:
+        return 200, self._health_body(), {}
+
+    async def _platform_health_reply(self, headers: Headers, body: bytes) -> Reply:
+        if self.api_key is None:
+            return 404, {"detail": "Not Found"}, {}
+        if not self._authorized(headers):
+            return 401, UNAUTHORIZED, {}
+        return 200, self._health_body(), {}
+
+    async def _respond(self, request: web.Request, reply: Reply) -> web.Response:
         from aiohttp import web
 
-        return web.json_response(self._health_body())
+        status, body, headers = reply
+        return web.json_response(body, status=status, headers=headers or None)
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return await self._respond(request, await self._health_reply(request.headers, b""))
 
     async def _platform_health(self, request: web.Request) -> web.Response:
-        from aiohttp import web
+        reply = await self._platform_health_reply(request.headers, b"")
+        return await self._respond(request, reply)
 
-        if self.api_key is None:
-            return web.json_response({"detail": "Not Found"}, status=404)
-        if not self._authorized(request):
-            return web.json_response(UNAUTHORIZED, status=401)
-        return web.json_response(self._health_body())
-
-    def _authorized(self, request: web.Request) -> bool:
+    def _authorized(self, headers: Headers) -> bool:
         if self.api_key is None:
             return True
-        given = request.headers.get("Authorization", "")
+        given = headers.get("Authorization", "") or headers.get("authorization", "")
         if given.lower().startswith("bearer "):
             given = given[7:].strip()
         # header bytes that are not UTF-8 arrive as surrogates: compare bytes, never fail
         return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), self.api_key.encode())
 
     async def _init(self, http: web.Request) -> web.Response:
-        from aiohttp import web
-
-        if not self._authorized(http):
-            return web.json_response(UNAUTHORIZED, status=401)
+        if not self._authorized(http.headers):
+            return await self._respond(http, (401, UNAUTHORIZED, {}))
         raw = await self.guard.read_body(http)
         if raw is None:
-            return web.json_response(
-                {"detail": "the request body did not arrive in time"},
-                status=408,
-                headers={"Connection": "close"},
-            )
+            late = {"detail": "the request body did not arrive in time"}
+            return await self._respond(http, (408, late, {"Connection": "close"}))
+        return await self._respond(http, await self._init_reply(http.headers, raw))
+
+    async def _init_reply(self, headers: Headers, raw: bytes) -> Reply:
+        if not self._authorized(headers):
+            return 401, UNAUTHORIZED, {}
         try:
             body = loads(raw)
         except ValueError as exc:
             detail = [
                 {"type": "json_invalid", "loc": ["body", 0], "msg": f"JSON decode error: {exc}"}
             ]
-            return web.json_response({"detail": detail}, status=422)
+            return 422, {"detail": detail}, {}
         try:
             if not isinstance(body, dict):
                 raise ValueError("the body must be a JSON object")
             request = RolloutRequest.model_validate(body)
         except ValidationError as exc:
-            return web.json_response({"detail": _detail(exc)}, status=422)
+            return 422, {"detail": _detail(exc)}, {}
         except (ValueError, RecursionError) as exc:
             msg = str(exc) if isinstance(exc, ValueError) else "the body is nested too deeply"
             detail = [{"type": "model_attributes_type", "loc": ["body"], "msg": msg}]
-            return web.json_response({"detail": detail}, status=422)
+            return 422, {"detail": detail}, {}
         try:
             record = self.stats.existing(request, self._monotonic(), self.record_ttl)
         except Conflict as exc:
-            return web.json_response({"detail": str(exc)}, status=409)
+            return 409, {"detail": str(exc)}, {}
         if record is None:
             if self.stats.active >= self.max_concurrent + self.max_queued:
                 self.stats.refused_busy += 1
-                return web.json_response(
-                    {"detail": f"busy: {self.stats.active} rollouts running or queued"},
-                    status=429,
-                    headers={"Retry-After": str(RETRY_AFTER)},
-                )
+                busy = {"detail": f"busy: {self.stats.active} rollouts running or queued"}
+                return 429, busy, {"Retry-After": str(RETRY_AFTER)}
             try:
                 tools = [tool_to_dict(t) for t in self.loop.get_tools(request)]
             except Exception as exc:
                 logger.error("get_tools failed for %s: %s", request.rollout_id, exc)
                 tools = None
             record = self._launch(request, tools)
-        return web.json_response(
-            {"rollout_id": request.rollout_id, "tools": record.tools}, status=202
-        )
+        return 202, {"rollout_id": request.rollout_id, "tools": record.tools}, {}
 
     # ------------------------------------------------------------ rollouts
 
@@ -259,12 +277,24 @@ class RolloutServer:
         finally:
             self.stats.finish(record, self._monotonic())
 
+    def session(self) -> ClientSession:
+        """The client for trainer callbacks, of the running event loop (created on first
+        use: an ASGI server, or a test client, may serve from a loop of its own)."""
+        import aiohttp
+
+        from osmosis_client._tls import ssl_context
+
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._session_loop is not loop:
+            # the trainer may be across a network: the process's one TLS policy
+            connector = aiohttp.TCPConnector(ssl=ssl_context())
+            self._session, self._session_loop = aiohttp.ClientSession(connector=connector), loop
+        return self._session
+
     async def _run_loop(
         self, request: RolloutRequest, tools: list[dict[str, Any]] | None
     ) -> RolloutResult:
-        if self._session is None:
-            raise RuntimeError("the server is not started")
-        llm = TrainerLLM(request, self._session, sleep=self._sleep, timeout=self.model_timeout)
+        llm = TrainerLLM(request, self.session(), sleep=self._sleep, timeout=self.model_timeout)
         started = self._monotonic()
         try:
             if tools is None:
@@ -284,8 +314,6 @@ class RolloutServer:
             )
 
     async def _report(self, request: RolloutRequest, result: RolloutResult) -> None:
-        if self._session is None:
-            return
         body: dict[str, Any] = {
             "rollout_id": request.rollout_id,
             "status": result.status.value,
@@ -301,7 +329,7 @@ class RolloutServer:
         url = request.server_url.rstrip("/") + "/v1/rollout/completed"
         try:
             await post_json(
-                self._session,
+                self.session(),
                 url,
                 body,
                 request.api_key,

@@ -23,6 +23,11 @@ from osmosis_client.rollout.agent_loop.schemas import CompletionsResult, Rollout
 if TYPE_CHECKING:
     from aiohttp import ClientSession
 
+#: tests only (``osmosis_ai.rollout.testing.patch_httpx_for_mock_trainer``): a function
+#: answering ``(url, body, headers)`` with ``(status, body)`` instead of the network, or
+#: returning None to let the request go out
+ROUTE: Callable[[str, bytes, dict[str, str]], tuple[int, bytes] | None] | None = None
+
 MODEL_CALL_TIMEOUT = 300.0
 MAX_ANSWER = 64 << 20  # one answer from the trainer, decompressed
 #: what every model call to the trainer carries (other parameters are dropped)
@@ -126,6 +131,12 @@ async def post_json(
     payload = json.dumps(body).encode()
 
     async def send(data: bytes) -> tuple[int, bytes | None]:
+        if ROUTE is not None:  # a mock trainer in a test (module docstring of ROUTE)
+            from osmosis_client._threads import in_daemon_thread
+
+            routed: tuple[int, bytes] | None = await in_daemon_thread(ROUTE, url, data, headers)
+            if routed is not None:
+                return routed
         client_timeout = aiohttp.ClientTimeout(total=timeout)
         async with session.post(
             url, data=data, headers=headers, timeout=client_timeout, allow_redirects=False

@@ -187,3 +187,19 @@ def test_debug_logs_every_call_with_status_and_time_never_the_key(
     assert len(calls) == 3  # successes too, not only failures
     assert all(c.startswith("POST ") and c.endswith(" ms)") and " -> 200 (" in c for c in calls)
     assert "sk-secret-value" not in caplog.text
+
+
+def test_a_base_url_without_v1_suggests_it(stub: StubOpenAI) -> None:
+    """Issue 34: `--base-url http://host:8000` against a server under /v1 said "model not
+    found"; a 404 for the path (not the model) suggests …/v1."""
+    bare = stub.url.removesuffix("/v1")
+
+    async def go() -> None:
+        async with ModelClient(target(bare, None)) as c:
+            await c.chat([{"role": "user", "content": "hi"}])
+
+    with pytest.raises(ModelNotFoundError) as caught:
+        run(go())
+    assert caught.value.code == "ENDPOINT_PATH"
+    assert caught.value.data["suggested_base_url"] == f"{bare}/v1"
+    assert "no chat-completions route" in caught.value.message

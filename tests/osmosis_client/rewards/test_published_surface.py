@@ -71,7 +71,7 @@ def test_return_details_is_usable_as_a_dict() -> None:
     details = evaluate_rubric(
         "Be right.", "42", {"provider": "mock", "model": "judge"}, return_details=True
     )
-    assert isinstance(details, dict) is False  # a mapping, not a copy
+    assert isinstance(details, dict)  # a dict, as 0.2 returned (issue 34)
     assert details["score"] == details.score  # type: ignore[union-attr,index]
     assert details["explanation"] and isinstance(details["raw"], dict)  # type: ignore[index]
     assert set(dict(details)) == {"score", "explanation", "raw", "model", "attempts", "clamped"}  # type: ignore[arg-type]

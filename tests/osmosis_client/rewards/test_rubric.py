@@ -33,6 +33,8 @@ def test_mock_judge_is_deterministic_and_detailed() -> None:
     a = evaluate_rubric("mention Paris", "Paris it is", MOCK, return_details=True)
     b = evaluate_rubric("mention Paris", "Paris it is", MOCK, return_details=True)
     assert isinstance(a, RubricResult) and a == b
+    assert isinstance(a, dict) and a["score"] == a.score  # a dict, as 0.2 returned
+    assert a["explanation"] == a.explanation and set(a) >= {"score", "explanation", "raw"}
     assert 0.0 <= a.score <= 1.0 and a.raw["choices"]
     assert evaluate_rubric("mention Paris", "Paris it is", MOCK) == a.score
 

@@ -67,6 +67,31 @@ def test_every_published_import_path_resolves_to_our_objects() -> None:
     assert not hasattr(rollout.agent_loop, "core")  # our own modules are not polluted
 
 
+def test_the_0_2_testing_and_rubric_eval_modules_import() -> None:
+    """Issue 34: 0.2.17's examples import osmosis_ai.rubric_eval; the testing guide,
+    osmosis_ai.rollout.testing."""
+    compat.install()
+    from osmosis_ai.rollout.testing import (  # type: ignore[import-not-found]
+        RolloutCompletionTracker,
+        create_mock_trainer_app,
+        fake_token_ids,
+        patch_httpx_for_mock_trainer,
+    )
+    from osmosis_ai.rubric_eval import (  # type: ignore[import-not-found]
+        DEFAULT_API_KEY_ENV,
+        ensure_api_key_available,
+        evaluate_rubric,
+    )
+
+    assert DEFAULT_API_KEY_ENV["openai"] == "OPENAI_API_KEY"
+    assert DEFAULT_API_KEY_ENV["anthropic"] == "ANTHROPIC_API_KEY"
+    assert callable(evaluate_rubric) and callable(patch_httpx_for_mock_trainer)
+    assert fake_token_ids("abc") == [0, 1, 2] and not RolloutCompletionTracker().wait(0)
+    assert callable(create_mock_trainer_app())
+    with pytest.raises(Exception, match="NO_SUCH_KEY_VAR is not set"):
+        ensure_api_key_available({"provider": "openai", "api_key_env": "NO_SUCH_KEY_VAR"})
+
+
 def test_other_submodules_are_not_invented() -> None:
     compat.install()
     with pytest.raises(ModuleNotFoundError):

@@ -15,7 +15,7 @@ eval_app = typer.Typer(
     cls=EvalGroup,
     no_args_is_help=True,
     help=(
-        "Submit and follow hosted eval runs; run evals locally.\n\n"
+        "Run evals locally or on the platform, and look at their results.\n\n"
         "Seed form: osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN "
         "[OPTIONS] (its options: `osmosis eval seed --help`)."
     ),

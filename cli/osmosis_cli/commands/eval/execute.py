@@ -252,19 +252,23 @@ def report_result(
             + (" — stopped" if stopped else ""),
         )
         return
-    from osmosis_cli.commands.eval.failures import show_failures
+    from osmosis_cli.commands.eval.failures import rows_command, show_failures
     from osmosis_cli.commands.eval.slicing import show_run_slices
 
     _summary_table(out, summary, result.head.get("model_summaries"))
     show_run_slices(out, summary.get("slices"))
-    show_failures(out, result.output)
+    failing, shown = show_failures(out, result.output)  # each error once, with its row
     out.info(f"Results written to {result.output}")
     resume = resource.get("resume_command") or f"add --resume -o {result.output}"
     if summary["status"] == "stopped":
         out.info(f"Resume with: {resume}")
-    elif summary["errored_runs"] and resource.get("retry_command"):
+        return
+    if summary["errored_runs"] and resource.get("retry_command"):
         out.info(f"Run the errored attempts again: {resource['retry_command']}")
-    _report_errors(out, result)
+    again = rows_command(out, failing)
+    if again is not None:
+        out.info(f"Run the rows that did not pass again: {again}")
+    _report_errors(out, result, shown)
 
 
 def _summary_table(
@@ -272,8 +276,8 @@ def _summary_table(
 ) -> None:
     """The statistics per eval fn; with a baseline model, one table per model (as 0.2)."""
     for entry in per_model or [summary]:
-        if per_model:
-            out.print(f"{entry['model']} ({entry['model_tag']})")
+        if per_model:  # a line naming each model carries its own results (as 0.2's did)
+            out.print(f"{entry['model']} ({entry['model_tag']}): {_headline(entry['eval_fns'])}")
         _fn_table(out, entry["eval_fns"])
         if per_model:
             out.print(
@@ -286,6 +290,16 @@ def _summary_table(
         f"({summary['errored_runs']:,} errored), {summary['total_tokens']:,} tokens, "
         f"{seconds:.1f}s — {summary['status']}"
     )
+
+
+def _headline(fns: dict[str, Any]) -> str:
+    """``mean 0.62, pass@1 0.60`` of each eval fn (named when there are several)."""
+    parts = []
+    for name, stats in fns.items():
+        label = f"{_short(name)} " if len(fns) > 1 else ""
+        mean, first = _fmt(stats.get("mean")), _fmt(stats.get("pass_at_1"))
+        parts.append(f"{label}mean {mean}, pass@1 {first}")
+    return "; ".join(parts) or "no scores"
 
 
 def _fn_table(out: Output, fns: dict[str, Any]) -> None:
@@ -342,10 +356,11 @@ def run_resource(result: RunResult) -> dict[str, Any]:
     }
 
 
-def _report_errors(out: Output, result: RunResult) -> None:
+def _report_errors(out: Output, result: RunResult, shown: set[int]) -> None:
+    """Errors of the rows not shown above (each error once), in row order."""
     from osmosis_client._redact import safe_text
 
-    errors = list(result.errors())
+    errors = sorted(e for e in result.errors() if e[0] not in shown)
     if errors:
         out.info(f"Errors ({min(3, len(errors))} of {len(errors):,}):")
     for row_index, run_index, error in errors[:3]:

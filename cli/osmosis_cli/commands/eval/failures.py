@@ -1,5 +1,7 @@
 """The end of a terminal run, pytest-style: the rows that failed, worst first — prompt,
-expected, answer, error — and the one command that runs the errored attempts again."""
+expected, answer, error (FAILED and ERROR coloured on a terminal) — and the commands
+that run them again: the errored attempts (``--retry-failed``), and every row that did
+not pass (``--rows``: what a person runs after fixing the rollout)."""
 
 from __future__ import annotations
 
@@ -17,32 +19,76 @@ SHOWN_VERBOSE = 20
 SECRET_FLAGS = ("--api-key", "--baseline-api-key")
 
 
-def show_failures(out: Output, path: Path) -> None:
-    """The worst rows that did not pass (more with ``-v``)."""
+def show_failures(out: Output, path: Path) -> tuple[list[int], set[int]]:
+    """The worst rows that did not pass (more with ``-v``); (every such row's index, the
+    rows shown)."""
     from osmosis_local_runner.results.ci_reports import worst_rows
     from osmosis_local_runner.results.documents import ResultsFile
 
     doc = ResultsFile(path)
     found = worst_rows(doc, SHOWN_VERBOSE if out.verbose else SHOWN)
     if not found.rows:
-        return
+        return [], set()
     width = 400 if out.verbose else 100
     fn = doc.eval_fns[0]
     out.print(f"\n{found.failed:,} of {found.total:,} rows failed ({fn}), worst first:")
     for row, verdict in found.rows:
-        out.print(_headline(row.index, verdict))
+        out.print(_headline(row.index, verdict, color=out.color))
         for label, text in _fields(verdict):
             out.print(f"  {label:<9} {_cut(text, width)}")
     more = found.failed - len(found.rows)
     if more > 0:
         hint = "every row is" if out.verbose else "-v shows more;"
         out.print(f"… {more:,} more failed rows ({hint} in {path})")
+    return found.indices, {row.index for row, _ in found.rows}
 
 
-def _headline(index: int, verdict: RowVerdict) -> str:
+#: SGR colours of a verdict on a terminal (NO_COLOR and pipes get none)
+_COLOURS = {"ERROR ": "\x1b[1;31m", "FAILED": "\x1b[31m"}
+
+
+def _headline(index: int, verdict: RowVerdict, *, color: bool = False) -> str:
     status = "ERROR " if verdict.status == "error" else "FAILED"
+    shown = f"{_COLOURS[status]}{status}\x1b[0m" if color else status
     mean = "-" if verdict.mean is None else f"{verdict.mean:.2f}"
-    return f"{status} row {index}  {verdict.passing}/{verdict.attempts} passed, mean {mean}"
+    return f"{shown} row {index}  {verdict.passing}/{verdict.attempts} passed, mean {mean}"
+
+
+def row_spec(indices: list[int]) -> str:
+    """``2,4,8-10``: row indices as --rows takes them (runs of 3 or more as ranges)."""
+    parts: list[str] = []
+    ordered = sorted(set(indices))
+    start = 0
+    while start < len(ordered):
+        end = start
+        while end + 1 < len(ordered) and ordered[end + 1] == ordered[end] + 1:
+            end += 1
+        if end - start >= 2:
+            parts.append(f"{ordered[start]}-{ordered[end]}")
+        else:
+            parts.extend(str(i) for i in ordered[start : end + 1])
+        start = end + 1
+    return ",".join(parts)
+
+
+def rows_command(out: Output, indices: list[int]) -> str | None:
+    """``eval run`` typed again for just ``indices`` (a new run: no -o, --name or --rows
+    of the old one), or None when this is not ``eval run`` or nothing failed."""
+    args = out.argv
+    if not indices or args[:2] != ["eval", "run"]:
+        return None
+    kept: list[str] = []
+    skip = False
+    for arg in args:
+        name = arg.split("=", 1)[0]
+        if skip:
+            skip = False
+            continue
+        if name in ("-o", "--output", "--name", "--rows", "--resume", "--retry-failed", "--fresh"):
+            skip = "=" not in arg and name not in ("--resume", "--retry-failed", "--fresh")
+            continue
+        kept.append(arg)
+    return command_line(kept, [], f"--rows={row_spec(indices)}")
 
 
 def _fields(verdict: RowVerdict) -> list[tuple[str, str]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import typer
 
@@ -187,9 +187,30 @@ def sampling_args(text: str | None) -> dict[str, Any]:
     return value
 
 
+#: headings of ``--help`` (what to run, the model, how fast, what is kept)
+WHAT, MODEL, PACE, OUTPUT, SERVER = (
+    "What to run",
+    "Model",
+    "Concurrency and limits",
+    "Output and results",
+    "Server mode (published-SDK rollouts)",
+)
+
+
 @dataclass(kw_only=True)
 class LocalRunOptions:
     """What both local forms take."""
+
+    PANELS: ClassVar[dict[str, str]] = {
+        **dict.fromkeys(("limit", "n", "pass_threshold", "resume", "by"), WHAT),
+        **dict.fromkeys(
+            ("model", "base_url", "api_key_env", "endpoints", "header", "sampling_args_json",
+             "temperature", "ca_bundle"),
+            MODEL,
+        ),
+        **dict.fromkeys(("batch_size", "max_retries", "max_error_rate", "deadline"), PACE),
+        **dict.fromkeys(("output", "no_transcripts", "junit", "quiet"), OUTPUT),
+    }
 
     limit: LimitOpt = None
     n: NOpt = None

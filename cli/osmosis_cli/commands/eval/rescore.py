@@ -21,7 +21,12 @@ def rescore(
     ],
     eval_fn: Annotated[
         list[str] | None,
-        typer.Option("--eval-fn", metavar="MODULE:FN", help="An eval function (repeatable)."),
+        typer.Option(
+            "--eval-fn",
+            metavar="[NAME=]MODULE:FN",
+            help="An eval function (repeatable); NAME= names it in the new document, e.g. "
+            "grader=rewards.py:fixed to compare it with the run's grader.",
+        ),
     ] = None,
     output: Annotated[
         Path | None,

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import typer
 
 from osmosis_cli.commands.eval.execute import execute, server_echo
 from osmosis_cli.commands.eval.failures import rerun_commands
 from osmosis_cli.commands.eval.options import (
+    OUTPUT,
+    PACE,
+    SERVER,
+    WHAT,
     LocalRunOptions,
     RolloutModeOpt,
     RolloutPythonOpt,
@@ -26,6 +30,21 @@ if TYPE_CHECKING:
 
 @dataclass(kw_only=True)
 class RunOptions(LocalRunOptions):
+    PANELS: ClassVar[dict[str, str]] = {
+        **LocalRunOptions.PANELS,
+        **dict.fromkeys(
+            ("dataset", "name", "fresh", "rows_spec", "retry_failed", "seed", "secrets_file",
+             "dry_run"),
+            WHAT,
+        ),
+        **dict.fromkeys(("max_in_flight", "parallel"), PACE),
+        **dict.fromkeys(("upload", "abbreviated_summary"), OUTPUT),
+        **dict.fromkeys(
+            ("listener_port", "advertise_url", "rollout_port", "rollout_mode", "rollout_python",
+             "debug"),
+            SERVER,
+        ),
+    }
     config_path: Annotated[
         Path, typer.Argument(metavar="CONFIG", help="configs/eval/NAME.toml", show_default=False)
     ]
@@ -76,8 +95,8 @@ class RunOptions(LocalRunOptions):
             help="NAME=value lines for the config's [secrets] (- reads stdin; beats the env).",
         ),
     ] = None
-    yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Accepted as published: local runs never ask.")
+    yes: Annotated[  # accepted as published (local runs never ask): out of the help
+        bool, typer.Option("--yes", "-y", hidden=True)
     ] = False
     upload: Annotated[
         bool,
@@ -114,9 +133,8 @@ class RunOptions(LocalRunOptions):
             help="Server mode: the rollout server's port (default: any free one).",
         ),
     ] = None
-    log_samples: Annotated[
-        bool,
-        typer.Option("--log-samples", help="Accepted from older templates: transcripts are kept."),
+    log_samples: Annotated[  # accepted from older templates (transcripts are kept): hidden
+        bool, typer.Option("--log-samples", hidden=True)
     ] = False
     debug: Annotated[
         bool,

@@ -277,7 +277,14 @@ def preview(
     elif suffix == ".jsonl":
         from osmosis_local_runner.run.rubric import load_records
 
-        records, _ = load_records(path)
+        empty: list[int] = []
+        records, _ = load_records(path, on_empty_solution=empty.append)
+        if empty:  # shown as they are; eval-rubric would refuse them
+            lines = ", ".join(str(n) for n in empty[:10]) + (" …" if len(empty) > 10 else "")
+            out.warn(
+                f"{len(empty)} record(s) have an empty solution_str (line {lines}); "
+                "`osmosis eval-rubric` needs one to score"
+            )
         items = [record.__dict__ for record in records]
         if out.list_result(items, rows=[[json.dumps(i, ensure_ascii=False)] for i in items]):
             return
