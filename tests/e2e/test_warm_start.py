@@ -32,6 +32,7 @@ CLI = RELAXED_CLI
 SLOWPKG = """\
 import os, threading, time
 VERSION = {version!r}
+os.environ["SLOWPKG_SET_AT_IMPORT"] = "yes"  # as litellm sets TIKTOKEN_CACHE_DIR
 with open(os.environ["SLOWPKG_LOG"], "a") as log:
     log.write(f"{{os.getpid()}} {{VERSION}}\\n")
 time.sleep(0.3)  # a heavy import, in miniature
@@ -48,13 +49,16 @@ def wait_for(condition: Callable[[], bool], what: str, seconds: float = 60.0) ->
 
 
 class Project:
-    def __init__(self, root: Path) -> None:
+    def __init__(
+        self, root: Path, *, venv_inside: bool = False, env: dict[str, str] | None = None
+    ) -> None:
         self.root = root / "ws"
         self.log = root / "imports.log"
         self.warm = root / "warm"
-        self.venv = root / "venv"
+        rollout = self.root / "rollouts" / "fake"
+        self.venv = rollout / ".venv" if venv_inside else root / "venv"
+        self.config = server_workspace(self.root, env={"SLOWPKG_LOG": str(self.log), **(env or {})})
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(self.venv)], check=True)
-        self.config = server_workspace(self.root, env={"SLOWPKG_LOG": str(self.log)})
         main = self.root / "rollouts" / "fake" / "main.py"
         text = main.read_text()
         marker = "from __future__ import annotations\n"
@@ -65,7 +69,14 @@ class Project:
     def site_packages(self) -> Path:
         return next(self.venv.glob("lib/python3*/site-packages"))
 
-    def install(self, version: str, *, thread: bool = False) -> None:
+    def install(self, version: str, *, thread: bool = False, keep_info: bool = False) -> None:
+        """slowpkg ``version``; ``keep_info``: its file edited in place, the *.dist-info
+        unchanged (a package under development, a patch in site-packages)."""
+        if keep_info:
+            (self.site_packages / "slowpkg.py").write_text(
+                SLOWPKG.format(version=version, thread=thread)
+            )
+            return
         for old in self.site_packages.glob("slowpkg-*.dist-info"):
             for file in old.iterdir():
                 file.unlink()
@@ -205,8 +216,11 @@ def test_a_package_that_starts_a_thread_at_import_is_never_forked(project: Proje
     wait_for(lambda: any(project.warm.glob("*.refused")), "the refusal")
     refused = next(project.warm.glob("*.refused")).read_text()
     assert "started threads" in refused
-    project.run("r2.json")  # cold again, and fine
+    second = project.run("r2.json")  # cold again, and fine
     assert "forked by the warm interpreter" not in project.server_log("r2.json")
+    # issue 34: the run says why it starts cold (the first one had promised warm starts)
+    assert "warm starts are off for rollouts/fake/main.py" in second.stderr
+    assert "started threads" in second.stderr
     assert [v for _, v in project.imports()] == ["1", "1", "1"]  # cold, the refused one, cold
 
 
@@ -230,3 +244,83 @@ def test_a_suite_starts_its_rollout_warm_once(project: Project) -> None:
     forked = ["forked by the warm interpreter" in log.read_text() for log in logs]
     assert forked.count(False) == 1  # one cold start: the first entry's
     assert len(project.imports()) == 2  # that server's import, and the warm interpreter's
+
+
+# ------------------------------------------------------------------ issue 34: every layout
+
+
+def forked_warm(project: Project, output: str) -> bool:
+    return "forked by the warm interpreter" in project.server_log(output)
+
+
+def test_a_venv_inside_the_rollout_folder_is_warm_too(tmp_path: Path) -> None:
+    """rollouts/<name>/.venv (or a uv project synced in place): excluding the rollout's
+    folder used to exclude its site-packages, so nothing was ever pre-imported."""
+    project = Project(tmp_path, venv_inside=True)
+    try:
+        project.run("r1.json")
+        wait_for(lambda: len(project.imports()) == 2, "the warm interpreter's import")
+        project.run("r2.json")
+        assert forked_warm(project, "r2.json") and len(project.imports()) == 2
+    finally:
+        for pid in project.warm_pids():
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_the_environment_set_at_import_reaches_a_forked_server(project: Project) -> None:
+    main = project.root / "rollouts" / "fake" / "main.py"
+    main.write_text(main.read_text().replace(
+        "import slowpkg  # noqa\n",
+        "import slowpkg  # noqa\nimport os as _os\n"
+        "print('SET_AT_IMPORT=' + str(_os.environ.get('SLOWPKG_SET_AT_IMPORT')), flush=True)\n",
+    ))  # fmt: skip
+    project.run("r1.json")
+    assert "SET_AT_IMPORT=yes" in project.server_log("r1.json")  # cold: the import set it
+    wait_for(lambda: len(project.imports()) == 2, "the warm interpreter")
+    project.run("r2.json")
+    log = project.server_log("r2.json")
+    assert forked_warm(project, "r2.json") and "SET_AT_IMPORT=yes" in log
+
+
+def test_an_installed_file_edited_in_place_is_never_served_stale(project: Project) -> None:
+    project.run("r1.json")
+    wait_for(lambda: any(project.warm.glob("*.sock.ready")), "the warm interpreter to be ready")
+    project.install("1-edited", keep_info=True)  # no *.dist-info change: the same key
+    project.run("r2.json")
+    assert not forked_warm(project, "r2.json")  # refused as stale, started cold
+    assert project.imports()[2][1] == "1-edited"
+    wait_for(lambda: len(project.imports()) == 4, "a fresh warm interpreter")
+    project.run("r3.json")
+    assert forked_warm(project, "r3.json")
+    assert [v for _, v in project.imports()] == ["1", "1", "1-edited", "1-edited"]
+
+
+def test_a_large_environment_is_forked_warm_and_no_fd_leaks(tmp_path: Path) -> None:
+    """A server environment over one socket read (a long [env] value) reset the
+    connection and every run started cold; a malformed request leaked its fd."""
+    import socket as socket_module
+
+    big = {f"BIG_SETTING_{i}": "x" * 40_000 for i in range(4)}  # 160 KB, no value over 128 KiB
+    project = Project(tmp_path, env=big)
+    try:
+        project.run("r1.json")
+        wait_for(lambda: len(project.imports()) == 2, "the warm interpreter")
+        project.run("r2.json")
+        assert forked_warm(project, "r2.json")
+        (zygote,) = project.warm_pids()
+        fds = len(list(Path(f"/proc/{zygote}/fd").iterdir()))
+        sock_path = next(project.warm.glob("*.sock"))
+        for payload in (b"not json\n", b"[1, 2]\n", b"{"):
+            read_end, write_end = os.pipe()
+            with socket_module.socket(socket_module.AF_UNIX) as conn:
+                conn.connect(str(sock_path))
+                socket_module.send_fds(conn, [payload], [write_end])
+                conn.shutdown(socket_module.SHUT_WR)
+                conn.settimeout(10)
+                assert conn.recv(100) == b""  # refused, closed
+            os.close(read_end)
+            os.close(write_end)
+        assert len(list(Path(f"/proc/{zygote}/fd").iterdir())) == fds
+    finally:
+        for pid in project.warm_pids():
+            os.kill(pid, signal.SIGKILL)

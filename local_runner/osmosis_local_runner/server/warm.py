@@ -141,13 +141,27 @@ class Warm:
         directory = warm_dir()
         return None if directory is None else cls(python, site_packages, env, directory)
 
-    @staticmethod
-    def kept(shown: str) -> str:
-        """What a run says when it leaves a warm interpreter behind for the next ones."""
+    def kept(self, shown: str) -> str:
+        """What a run says when it leaves a warm interpreter behind for the next ones
+        (or, when the interpreter already refused, why the next runs start cold)."""
+        refusal = self.refusal(shown)
+        if refusal is not None:
+            return refusal
         return (
             f"keeping the installed packages of {shown} imported in a warm interpreter: the "
             "next runs start in about a second, edits always picked up (it exits after "
             f"{idle_seconds() / 60:g} idle minutes; OSMOSIS_WARM=0 turns this off)"
+        )
+
+    def refusal(self, shown: str) -> str | None:
+        """Why the runs of this environment start cold, when a warm interpreter refused it."""
+        try:
+            reason = self.refused.read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
+        return (
+            f"warm starts are off for {shown}: {reason or 'its warm interpreter refused'} "
+            "— forking a process with threads is unsafe, so every run starts its server cold"
         )
 
     @property
@@ -224,7 +238,9 @@ class Warm:
             payload = (json.dumps(request) + "\n").encode()
             sock.setblocking(True)
             sock.settimeout(5.0)
-            socket.send_fds(sock, [payload], [write_end])
+            sent = socket.send_fds(sock, [payload], [write_end])
+            if sent < len(payload):  # a large environment: the rest as a plain stream
+                sock.sendall(payload[sent:])
             sock.setblocking(False)
             os.close(write_end)
             write_end = -1

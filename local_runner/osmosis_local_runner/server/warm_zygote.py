@@ -44,6 +44,40 @@ import time
 from typing import Any, NoReturn
 
 
+def _snapshot() -> dict[str, tuple[int, int]]:
+    """(mtime, size) of every imported module's file: an edit in place (a package under
+    development, a patch in site-packages) shows as a change."""
+    found: dict[str, tuple[int, int]] = {}
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and file not in found:
+            with contextlib.suppress(OSError):
+                info = os.stat(file)
+                found[file] = (info.st_mtime_ns, info.st_size)
+    return found
+
+
+def _changed(snapshot: dict[str, tuple[int, int]]) -> str | None:
+    """The first pre-imported file that changed since it was imported, or None."""
+    for file, (mtime, size) in snapshot.items():
+        try:
+            info = os.stat(file)
+        except OSError:
+            return file
+        if (info.st_mtime_ns, info.st_size) != (mtime, size):
+            return file
+    return None
+
+
+def _environment_changes(before: dict[str, str]) -> dict[str, str | None]:
+    """What importing did to ``os.environ`` (None: a variable it removed) — a cold server
+    would have it too (litellm sets TIKTOKEN_CACHE_DIR as it is imported)."""
+    after = dict(os.environ)
+    changes: dict[str, str | None] = {k: v for k, v in after.items() if before.get(k) != v}
+    changes.update({k: None for k in before if k not in after})
+    return changes
+
+
 def _import_all(names: list[str]) -> int:
     """Each module, parents first; one that fails to import is skipped (its server will
     import it, or fail, on its own)."""
@@ -101,14 +135,30 @@ def _record_modules(record: str, exclude: str) -> None:
         signal.signal(signal.SIGTERM, on_term)
 
 
+def _library_roots() -> list[str]:
+    """Where the interpreter's installed code lives: the standard library and every
+    site-packages of it (a venv's — even one inside the rollout's folder — included)."""
+    import site
+    import sysconfig
+
+    paths = [sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+    with contextlib.suppress(Exception):
+        paths += list(site.getsitepackages())
+    return sorted({os.path.realpath(p) + os.sep for p in paths if p})
+
+
 def _dump_modules(record: str, exclude: str) -> None:
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    roots = _library_roots()
     excluded = os.path.realpath(exclude) + os.sep
 
     def installed(file: str) -> bool:
+        """Installed code — never a file of the rollout (``exclude``) unless it lies in a
+        site-packages of the interpreter (a ``.venv`` the rollout keeps in its folder)."""
         real = os.path.realpath(file)
-        inside = any(real.startswith(p + os.sep) for p in prefixes)
-        return inside and not real.startswith(excluded)
+        library = [r for r in roots if real.startswith(r)]
+        if not library:
+            return False
+        return not real.startswith(excluded) or any(r.startswith(excluded) for r in library)
 
     try:
         with open(record, encoding="utf-8") as handle:
@@ -215,7 +265,12 @@ def _serve_child(request: dict[str, Any], output_fd: int) -> NoReturn:
             signal.signal(sig, signal.SIG_DFL)
         signal.set_wakeup_fd(-1)
         os.chdir(request["cwd"])
-        env = request["env"]
+        env = dict(request["env"])
+        for name, value in request.get("imported_env", {}).items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value  # as the imports set it in a cold server
         os.environ.clear()
         os.environ.update(env)
         script = request["entrypoint"]
@@ -249,10 +304,15 @@ def _serve_child(request: dict[str, Any], output_fd: int) -> NoReturn:
             os._exit(code)
 
 
+MAX_REQUEST = 64 << 20  # one request: the server's environment and paths
+
+
 class Zygote:
     def __init__(self, path: str, idle: float) -> None:
         self.path = path
         self.idle = idle
+        self.snapshot: dict[str, tuple[int, int]] = {}
+        self.imported_env: dict[str, str | None] = {}
         self.selector = selectors.DefaultSelector()
         self.children: dict[int, socket.socket] = {}
         self.last = time.monotonic()
@@ -295,22 +355,34 @@ class Zygote:
         conn, _ = self.listener.accept()
         self.last = time.monotonic()
         conn.settimeout(10.0)
+        fds: list[int] = []
         try:
             creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
             _, uid, _ = struct.unpack("3i", creds)
             if uid != os.getuid():
                 conn.close()
                 return
-            message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 1)
+            message, fds, _, _ = socket.recv_fds(conn, 1 << 16, 1)
+            while not message.endswith(b"\n"):  # a request larger than one read
+                more = conn.recv(1 << 16)
+                if not more or len(message) > MAX_REQUEST:
+                    raise ValueError("the request ended early")
+                message += more
             request = json.loads(message.decode("utf-8"))
+            if len(fds) != 1 or not isinstance(request, dict):
+                raise ValueError("a malformed request")
         except (OSError, ValueError):
-            conn.close()
-            return
-        if len(fds) != 1:
-            for fd in fds:
+            for fd in fds:  # never leak the output pipe a request passed
                 os.close(fd)
             conn.close()
             return
+        changed = _changed(self.snapshot)
+        if changed is not None:  # never serve stale code: the next run starts a fresh one
+            os.close(fds[0])
+            self._send(conn, {"error": f"stale: {changed} changed since it was imported"})
+            conn.close()
+            self.stop(0)
+        request["imported_env"] = self.imported_env
         pid = os.fork()
         if pid == 0:
             self.listener.close()
@@ -356,7 +428,10 @@ def main() -> None:
             names = [str(n) for n in json.load(handle)]
     except (OSError, ValueError):
         names = []
+    before = dict(os.environ)
     _import_all(names)
+    zygote.imported_env = _environment_changes(before)
+    zygote.snapshot = _snapshot()
     if threading.active_count() > 1:
         others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
         started = ", ".join(others)

@@ -173,6 +173,9 @@ class ServerRollout:
             self.prepare()
         assert self.python is not None
         self._env = env
+        refusal = self._warm.refusal(self._shown_entrypoint()) if self._warm else None
+        if refusal is not None and env.note is not None:
+            env.note(refusal)  # why this run starts cold (the first run promised otherwise)
         if env.api_key:
             self._redact.add(env.api_key)  # the model key never reaches the server; still
         if self.registry is not None:
