@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 import typer
@@ -87,3 +88,25 @@ def test_help_imports_only_what_it_shows(argv: list[str], expected: set[str]) ->
         assert imported == []
     if argv[1:] == ["--help"] and argv[0] == "eval":
         assert imported == ["osmosis_cli.commands.eval"]
+
+
+def test_help_reads_in_sections_for_a_newcomer(invoke: Any) -> None:
+    """Issue 34: the root lists what people need first (the 0.2 commands last, in their
+    own section); eval separates local, results and hosted; eval run groups its flags;
+    every command's help names --json / --plain; accepted no-ops stay out of the help."""
+    root = invoke("--help").stdout
+    headings = [line for line in root.splitlines() if line and not line.startswith(" ")]
+    sections = [h for h in headings if h.endswith(":") and h != "Options:"]
+    assert sections[0] == "Evaluate:" and sections[-1].startswith("Commands of the 0.2 SDK")
+    assert root.index("  eval ") < root.index("  serve ") and root.index("  eval ") < root.index("  login ")
+    evals = invoke("eval", "--help").stdout
+    assert evals.index("Run locally") < evals.index("  run ") < evals.index("Run on the platform")
+    assert evals.index("Run on the platform") < evals.index("  submit ")
+    run = invoke("eval", "run", "--help").stdout
+    for heading in ("What to run:", "Model:", "Concurrency and limits:", "Output and results:",
+                    "Server mode (published-SDK rollouts):"):  # fmt: skip
+        assert heading in run
+    assert run.index("Model:") < run.index("--base-url") < run.index("Concurrency and limits:")
+    assert "--log-samples" not in run and "-y, --yes" not in run
+    for argv in (["eval", "run"], ["eval", "compare"], ["dataset", "upload"], ["login"]):
+        assert "--json (one JSON document on stdout) or --plain" in invoke(*argv, "--help").stdout
