@@ -7,6 +7,8 @@ rollout server receives (recorded by the server itself, one clock):
 - re-run, no change: the warm interpreter ready;
 - re-run after an edit of the rollout's own code (``main.py`` changed each time);
 - the same three with warm starts off (``OSMOSIS_WARM=0``: every run cold);
+- the same three in another layout: the rollout's own ``rollouts/<name>/.venv`` (synced in
+  place, ``--rollout-python``), whose site-packages lie inside the rollout's folder;
 - the published CLI's run (it has no warm path: every run is a first run).
 
     python bench/edit_loop.py      # prints JSON; run_benchmarks.py includes it
@@ -115,7 +117,8 @@ def measure() -> dict[str, Any]:
         to_first_post([*ours, "-o", "sync.json"], ws, {**env, "OSMOSIS_WARM": "0"})  # in sync
         results: dict[str, list[float]] = {k: [] for k in (
             "first", "no_change", "edited", "cold_first", "cold_no_change", "cold_edited",
-            "published")}  # fmt: skip
+            "venv_first", "venv_no_change", "venv_edited", "published")}  # fmt: skip
+        inside = [*ours, "--rollout-python", "rollouts/agents-calculator/.venv"]
         for trial in range(TRIALS):
             warm = {**env, "OSMOSIS_WARM": "1", "OSMOSIS_WARM_DIR": str(tmp / f"warm{trial}")}
             cold = {**env, "OSMOSIS_WARM": "0"}
@@ -129,9 +132,17 @@ def measure() -> dict[str, Any]:
                 to_first_post([*ours, "-o", f"e{trial}.json"], ws, cold))  # fmt: skip
             edit(ws, trial + 100)
             results["cold_edited"].append(to_first_post([*ours, "-o", f"f{trial}.json"], ws, cold))
+            venv = {**env, "OSMOSIS_WARM": "1", "OSMOSIS_WARM_DIR": str(tmp / f"venv{trial}")}
+            results["venv_first"].append(to_first_post([*inside, "-o", f"g{trial}.json"], ws, venv))
+            wait_ready(tmp / f"venv{trial}")
+            results["venv_no_change"].append(
+                to_first_post([*inside, "-o", f"h{trial}.json"], ws, venv))  # fmt: skip
+            edit(ws, trial + 200)
+            results["venv_edited"].append(to_first_post([*inside, "-o", f"i{trial}.json"], ws, venv))
             results["published"].append(to_first_post(theirs, ws, env))
-            for pid_file in (tmp / f"warm{trial}").glob("*.sock"):
-                pid_file.unlink()  # its interpreter exits at its next idle check
+            for directory in (f"warm{trial}", f"venv{trial}"):
+                for socket_file in (tmp / directory).glob("*.sock"):
+                    socket_file.unlink()  # its interpreter exits at its next idle check
     finally:
         stub.terminate()
         stub.wait(10)

@@ -84,13 +84,29 @@ Medians of {e["trials"]}. The baseline is the published CLI's run, measured in t
 | first run (nothing warm) | {t["first"]:.2f} s | {t["cold_first"]:.2f} s | {t["published"]:.2f} s | {t["first"] / t["published"]:.2f} | unchanged |
 | re-run, no change | {t["no_change"]:.2f} s | {t["cold_no_change"]:.2f} s | {t["published"]:.2f} s | {t["no_change"] / t["published"]:.2f} | <= 1.5 s |
 | re-run after editing the rollout's code | {t["edited"]:.2f} s | {t["cold_edited"]:.2f} s | {t["published"]:.2f} s | {t["edited"] / t["published"]:.2f} | <= 3 s |
-
+{venv_rows(t)}
 How: the first run records which *installed* modules its server imported; a warm
 interpreter then holds them imported and forks each next run's server, which imports the
 rollout's own code afresh (an edit is always picked up) — see
 [server-mode.md](server-mode.md#warm-starts). The published CLI has no warm path: every
 run pays its imports (and a LiteLLM import and model preflight of its own) again.
 """
+
+
+def venv_rows(t: dict[str, float]) -> str:
+    """The same runs with the rollout's own ``rollouts/<name>/.venv`` (its site-packages
+    inside the rollout's folder), when measured."""
+    if "venv_first" not in t:
+        return ""
+    p = t["published"]
+    return (
+        f"| `.venv` in the rollout's folder: first run | {t['venv_first']:.2f} s | | {p:.2f} s "
+        f"| {t['venv_first'] / p:.2f} | unchanged |\n"
+        f"| `.venv` in the rollout's folder: re-run, no change | {t['venv_no_change']:.2f} s | "
+        f"| {p:.2f} s | {t['venv_no_change'] / p:.2f} | <= 1.5 s |\n"
+        f"| `.venv` in the rollout's folder: re-run after an edit | {t['venv_edited']:.2f} s | "
+        f"| {p:.2f} s | {t['venv_edited'] / p:.2f} | <= 3 s |\n"
+    )
 
 
 def scale_section(s: dict[str, Any]) -> str:
