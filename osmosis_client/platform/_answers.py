@@ -57,14 +57,20 @@ def _issue_text(issue: Any) -> str:
     return str(issue)
 
 
+#: what to do when a call may have acted on the platform though it failed, by what it did
+AMBIGUOUS_HINTS = {
+    "run": "the run may have been created — list your runs before resubmitting",
+    "dataset": "the dataset may have been registered — list your datasets before uploading again",
+    "retry": "the retry may have started — check the run's status first",
+}
+
+
 def error_from_response(
     response: httpx.Response, *, ambiguous: str | None = None
 ) -> APIStatusError:
     """Map a non-2xx response to the typed error hierarchy."""
     status = response.status_code
     body, code, message, issues = _error_fields(response)
-    from osmosis_client.platform._transport import AMBIGUOUS_HINTS
-
     message, hint = _explain(status, code, message, body, AMBIGUOUS_HINTS.get(ambiguous or ""))
     # a create that failed this way may still have happened on the platform
     maybe_created = ambiguous is not None and (status >= 500 or status in (408, 429))

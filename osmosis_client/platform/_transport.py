@@ -29,7 +29,7 @@ from osmosis_client.errors import (
     InvalidInputError,
     WorkspaceRequiredError,
 )
-from osmosis_client.platform._answers import decode_json, error_from_response
+from osmosis_client.platform._answers import AMBIGUOUS_HINTS, decode_json, error_from_response
 
 logger = logging.getLogger("osmosis_client")
 
@@ -42,12 +42,6 @@ Step = httpx.Request | float
 Outcome = httpx.Response | httpx.TransportError | None
 Plan = Generator[Step, Outcome, httpx.Response]
 
-#: what to do when a call may have acted on the platform though it failed, by what it did
-AMBIGUOUS_HINTS = {
-    "run": "the run may have been created — list your runs before resubmitting",
-    "dataset": "the dataset may have been registered — list your datasets before uploading again",
-    "retry": "the retry may have started — check the run's status first",
-}
 
 
 MAX_SEGMENT = 256  # a run name, id or workspace in a URL path

@@ -40,6 +40,30 @@ class RubricRecord:
     rubric_id: str | None
 
 
+def _checked_record(
+    raw: bytes, line: int, on_empty_solution: Callable[[int], None] | None
+) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """(the record, its solution, its metadata) of one line; ValueError: what is wrong."""
+    data = json.loads(raw)
+    if not isinstance(data, dict):
+        raise ValueError("a record must be a JSON object")
+    solution = data.get("solution_str")
+    if solution is not None and not isinstance(solution, str):
+        raise ValueError("solution_str must be a string")
+    if not solution or not solution.strip():
+        if on_empty_solution is None:
+            raise ValueError("solution_str must be a non-empty string")
+        on_empty_solution(line)
+        solution = solution or ""
+    for key in ("ground_truth", "original_input", "conversation_id", "rubric_id"):
+        if data.get(key) is not None and not isinstance(data[key], str | int | float):
+            raise ValueError(f"{key} must be a string")
+    metadata = data.get("metadata") or data.get("extra_info") or {}
+    if not isinstance(metadata, dict):
+        raise ValueError("metadata must be an object")
+    return data, solution, metadata
+
+
 def load_records(
     path: Path,
     rubric_id: str | None = None,
@@ -59,25 +83,7 @@ def load_records(
             if not raw.strip():
                 continue
             try:
-                data = json.loads(raw)
-                if not isinstance(data, dict):
-                    raise ValueError("a record must be a JSON object")
-                solution = data.get("solution_str")
-                if solution is None and on_empty_solution is not None:
-                    solution = ""
-                if solution is not None and not isinstance(solution, str):
-                    raise ValueError("solution_str must be a string")
-                if not solution or not solution.strip():
-                    if on_empty_solution is None:
-                        raise ValueError("solution_str must be a non-empty string")
-                    on_empty_solution(line)
-                    solution = solution or ""
-                for key in ("ground_truth", "original_input", "conversation_id", "rubric_id"):
-                    if data.get(key) is not None and not isinstance(data[key], str | int | float):
-                        raise ValueError(f"{key} must be a string")
-                metadata = data.get("metadata") or data.get("extra_info") or {}
-                if not isinstance(metadata, dict):
-                    raise ValueError("metadata must be an object")
+                data, solution, metadata = _checked_record(raw, line, on_empty_solution)
             except ValueError as exc:
                 problems.append(Problem(str(path), line, None, "", str(exc).split(": line ")[0]))
                 continue

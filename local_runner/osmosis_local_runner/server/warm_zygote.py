@@ -43,148 +43,10 @@ import threading
 import time
 from typing import Any, NoReturn
 
-
-def _snapshot() -> dict[str, tuple[int, int]]:
-    """(mtime, size) of every imported module's file: an edit in place (a package under
-    development, a patch in site-packages) shows as a change."""
-    found: dict[str, tuple[int, int]] = {}
-    for module in list(sys.modules.values()):
-        file = getattr(module, "__file__", None)
-        if isinstance(file, str) and file not in found:
-            with contextlib.suppress(OSError):
-                info = os.stat(file)
-                found[file] = (info.st_mtime_ns, info.st_size)
-    return found
-
-
-def _changed(snapshot: dict[str, tuple[int, int]]) -> str | None:
-    """The first pre-imported file that changed since it was imported, or None."""
-    for file, (mtime, size) in snapshot.items():
-        try:
-            info = os.stat(file)
-        except OSError:
-            return file
-        if (info.st_mtime_ns, info.st_size) != (mtime, size):
-            return file
-    return None
-
-
-def _environment_changes(before: dict[str, str]) -> dict[str, str | None]:
-    """What importing did to ``os.environ`` (None: a variable it removed) — a cold server
-    would have it too (litellm sets TIKTOKEN_CACHE_DIR as it is imported)."""
-    after = dict(os.environ)
-    changes: dict[str, str | None] = {k: v for k, v in after.items() if before.get(k) != v}
-    changes.update({k: None for k in before if k not in after})
-    return changes
-
-
-def _import_all(names: list[str]) -> int:
-    """Each module, parents first; one that fails to import is skipped (its server will
-    import it, or fail, on its own)."""
-    imported = 0
-    for name in names:
-        if name in sys.modules:
-            continue
-        try:
-            __import__(name)
-            imported += 1
-        except BaseException:
-            sys.modules.pop(name, None)
-    return imported
-
-
-def _record_modules(record: str, exclude: str) -> None:
-    """Whenever the server's imports settle (at start, and after lazy imports at its first
-    requests), and as it exits: the modules it imported from the interpreter's own
-    installation — never a file under ``exclude`` (the rollout) — written to ``record``
-    (a superset of what was there before)."""
-
-    def dump() -> None:
-        _dump_modules(record, exclude)
-
-    def watch() -> None:
-        """Whenever the imports settle (no new module for half a second), record them."""
-        seen, steady = len(sys.modules), 0
-        recorded = -1
-        while True:
-            time.sleep(0.25)
-            count = len(sys.modules)
-            steady = steady + 1 if count == seen else 0
-            seen = count
-            if steady >= 2 and count != recorded:
-                try:
-                    dump()
-                except Exception:
-                    return
-                recorded = count
-
-    threading.Thread(target=watch, name="osmosis-client-record", daemon=True).start()
-    import atexit
-
-    atexit.register(_safely, dump)  # and once more as the server exits
-
-    def on_term(signum: int, frame: Any) -> None:
-        """Stopped before its imports settled (a short run): record, then stop as the
-        default SIGTERM would (a server installing its own handler replaces this one,
-        and its orderly exit runs the atexit record)."""
-        _safely(dump)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
-        signal.signal(signal.SIGTERM, on_term)
-
-
-def _library_roots() -> list[str]:
-    """Where the interpreter's installed code lives: the standard library and every
-    site-packages of it (a venv's — even one inside the rollout's folder — included)."""
-    import site
-    import sysconfig
-
-    paths = [sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
-    with contextlib.suppress(Exception):
-        paths += list(site.getsitepackages())
-    return sorted({os.path.realpath(p) + os.sep for p in paths if p})
-
-
-def _dump_modules(record: str, exclude: str) -> None:
-    roots = _library_roots()
-    excluded = os.path.realpath(exclude) + os.sep
-
-    def installed(file: str) -> bool:
-        """Installed code — never a file of the rollout (``exclude``) unless it lies in a
-        site-packages of the interpreter (a ``.venv`` the rollout keeps in its folder)."""
-        real = os.path.realpath(file)
-        library = [r for r in roots if real.startswith(r)]
-        if not library:
-            return False
-        return not real.startswith(excluded) or any(r.startswith(excluded) for r in library)
-
-    try:
-        with open(record, encoding="utf-8") as handle:
-            known = [str(n) for n in json.load(handle)]
-    except (OSError, ValueError):
-        known = []
-    found = [
-        name
-        for name, module in list(sys.modules.items())
-        if name != "__main__"
-        and isinstance(file := getattr(module, "__file__", None), str)
-        and installed(file)
-    ]
-    seen = set(known)
-    names = known + [n for n in found if n not in seen]
-    if names == known:
-        return
-    temporary = f"{record}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(names, handle)
-    os.replace(temporary, record)
-
-
-def _safely(action: Any) -> None:
-    with contextlib.suppress(Exception):
-        action()
+try:  # run as a script on the rollout's Python: the file beside this one
+    import warm_imports as imports  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # imported as a module of the package (type checks)
+    from osmosis_local_runner.server import warm_imports as imports
 
 
 def _run_entrypoint(script: str) -> None:
@@ -208,7 +70,7 @@ def run_cold(controller: int, script: str, record: str = "", exclude: str = "") 
         _watch_controller(controller)
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     if record:
-        _record_modules(record, exclude or os.path.dirname(os.path.abspath(script)))
+        imports.record_modules(record, exclude or os.path.dirname(os.path.abspath(script)))
     _run_entrypoint(script)
 
 
@@ -283,7 +145,7 @@ def _serve_child(request: dict[str, Any], output_fd: int) -> NoReturn:
         _watch_controller(int(request["controller"]))
         _fresh_randomness()
         if request.get("record"):
-            _record_modules(request["record"], request.get("exclude") or request["cwd"])
+            imports.record_modules(request["record"], request.get("exclude") or request["cwd"])
         _run_entrypoint(script)
         code = 0
     except SystemExit as exc:
@@ -376,7 +238,7 @@ class Zygote:
                 os.close(fd)
             conn.close()
             return
-        changed = _changed(self.snapshot)
+        changed = imports.changed(self.snapshot)
         if changed is not None:  # never serve stale code: the next run starts a fresh one
             os.close(fds[0])
             self._send(conn, {"error": f"stale: {changed} changed since it was imported"})
@@ -429,9 +291,9 @@ def main() -> None:
     except (OSError, ValueError):
         names = []
     before = dict(os.environ)
-    _import_all(names)
-    zygote.imported_env = _environment_changes(before)
-    zygote.snapshot = _snapshot()
+    imports.import_all(names)
+    zygote.imported_env = imports.environment_changes(before)
+    zygote.snapshot = imports.snapshot()
     if threading.active_count() > 1:
         others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
         started = ", ".join(others)

@@ -6,6 +6,7 @@ carries the trainer's key), and every failure is one of the 0.2 exceptions."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -112,6 +113,46 @@ class TrainerLLM:
         )
 
 
+def _outcome(url: str, timeout: float, outcome: Any) -> Success[dict[str, Any]] | Failure:
+    """What one POST to the trainer came to: its JSON, or the failure (retryable or not)."""
+    if isinstance(outcome, asyncio.TimeoutError):
+        return Failure(OsmosisTimeoutError(f"{url} did not answer within {timeout:g}s"))
+    if isinstance(outcome, BaseException):
+        return Failure(OsmosisTransportError(f"cannot reach {url} ({type(outcome).__name__})"))
+    status, raw = outcome
+    if raw is None:
+        return Failure(
+            OsmosisServerError(f"{url} answered more than {MAX_ANSWER >> 20} MiB"),
+            retryable=False,
+        )
+    if 300 <= status < 400:  # the key would follow the redirect to wherever it points
+        return Failure(
+            OsmosisServerError(f"{url} answered {status} (a redirect, not followed)"),
+            retryable=False,
+        )
+    if status < 300:
+        try:
+            data = loads(raw) if raw else {}
+        except ValueError as exc:
+            return Failure(
+                OsmosisServerError(f"{url} answered with invalid JSON ({exc})"),
+                retryable=False,
+            )
+        return Success(data if isinstance(data, dict) else {})
+    text = " ".join(raw[:200].decode(errors="replace").split())
+    return Failure(OsmosisServerError(f"{url} answered {status}: {text}"), status=status)
+
+
+async def _routed(url: str, data: bytes, headers: dict[str, str]) -> tuple[int, bytes] | None:
+    """A mock trainer's answer in a test (see :data:`ROUTE`), or None: the network."""
+    if ROUTE is None:
+        return None
+    from osmosis_client._threads import in_daemon_thread
+
+    answer: tuple[int, bytes] | None = await in_daemon_thread(ROUTE, url, data, headers)
+    return answer
+
+
 async def post_json(
     session: ClientSession,
     url: str,
@@ -131,12 +172,9 @@ async def post_json(
     payload = json.dumps(body).encode()
 
     async def send(data: bytes) -> tuple[int, bytes | None]:
-        if ROUTE is not None:  # a mock trainer in a test (module docstring of ROUTE)
-            from osmosis_client._threads import in_daemon_thread
-
-            routed: tuple[int, bytes] | None = await in_daemon_thread(ROUTE, url, data, headers)
-            if routed is not None:
-                return routed
+        routed = await _routed(url, data, headers)
+        if routed is not None:
+            return routed
         client_timeout = aiohttp.ClientTimeout(total=timeout)
         async with session.post(
             url, data=data, headers=headers, timeout=client_timeout, allow_redirects=False
@@ -146,34 +184,7 @@ async def post_json(
             except BodyTooLarge:
                 return resp.status, None
 
-    def classify(outcome: Any) -> Success[dict[str, Any]] | Failure:
-        if isinstance(outcome, asyncio.TimeoutError):
-            return Failure(OsmosisTimeoutError(f"{url} did not answer within {timeout:g}s"))
-        if isinstance(outcome, BaseException):
-            return Failure(OsmosisTransportError(f"cannot reach {url} ({type(outcome).__name__})"))
-        status, raw = outcome
-        if raw is None:
-            return Failure(
-                OsmosisServerError(f"{url} answered more than {MAX_ANSWER >> 20} MiB"),
-                retryable=False,
-            )
-        if 300 <= status < 400:  # the key would follow the redirect to wherever it points
-            return Failure(
-                OsmosisServerError(f"{url} answered {status} (a redirect, not followed)"),
-                retryable=False,
-            )
-        if status < 300:
-            try:
-                data = loads(raw) if raw else {}
-            except ValueError as exc:
-                return Failure(
-                    OsmosisServerError(f"{url} answered with invalid JSON ({exc})"),
-                    retryable=False,
-                )
-            return Success(data if isinstance(data, dict) else {})
-        text = " ".join(raw[:200].decode(errors="replace").split())
-        return Failure(OsmosisServerError(f"{url} answered {status}: {text}"), status=status)
-
+    classify = functools.partial(_outcome, url, timeout)
     plan = retry_plan(payload, policy, classify, describe=f"POST {url}")
     return await drive_async(
         plan, send, sleep, (aiohttp.ClientError, asyncio.TimeoutError, OSError)

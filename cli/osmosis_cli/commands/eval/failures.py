@@ -54,23 +54,6 @@ def _headline(index: int, verdict: RowVerdict, *, color: bool = False) -> str:
     return f"{shown} row {index}  {verdict.passing}/{verdict.attempts} passed, mean {mean}"
 
 
-def row_spec(indices: list[int]) -> str:
-    """``2,4,8-10``: row indices as --rows takes them (runs of 3 or more as ranges)."""
-    parts: list[str] = []
-    ordered = sorted(set(indices))
-    start = 0
-    while start < len(ordered):
-        end = start
-        while end + 1 < len(ordered) and ordered[end + 1] == ordered[end] + 1:
-            end += 1
-        if end - start >= 2:
-            parts.append(f"{ordered[start]}-{ordered[end]}")
-        else:
-            parts.extend(str(i) for i in ordered[start : end + 1])
-        start = end + 1
-    return ",".join(parts)
-
-
 def rows_command(out: Output, indices: list[int]) -> str | None:
     """``eval run`` typed again for just ``indices`` (a new run: no -o, --name or --rows
     of the old one), or None when this is not ``eval run`` or nothing failed."""
@@ -88,6 +71,8 @@ def rows_command(out: Output, indices: list[int]) -> str | None:
             skip = "=" not in arg and name not in ("--resume", "--retry-failed", "--fresh")
             continue
         kept.append(arg)
+    from osmosis_cli.commands.eval.rowspec import row_spec
+
     return command_line(kept, [], f"--rows={row_spec(indices)}")
 
 

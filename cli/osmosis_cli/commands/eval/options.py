@@ -281,13 +281,15 @@ class LocalRunOptions:
         the run). Returns the flags taken, as ``--name value``."""
         import typing
 
+        from osmosis_cli.commands.eval.saved import checked
+
         hints = typing.get_type_hints(type(self), include_extras=True)
         plain = typing.get_type_hints(type(self))
         taken = []
         for f in fields(self):
             if f.name in NOT_KEPT or f.name not in saved or getattr(self, f.name) != _default(f):
                 continue
-            value = _checked(f.name, plain[f.name], saved[f.name], _holds_paths(hints[f.name]))
+            value = checked(f.name, plain[f.name], saved[f.name], _holds_paths(hints[f.name]))
             setattr(self, f.name, value)
             taken.append(f"{_flag(f.name)} {_shown(value)}")
         given = {_flag(f.name) for f in fields(self) if getattr(self, f.name) != _default(f)}
@@ -303,28 +305,6 @@ class LocalRunOptions:
                 code="RESUME_MISMATCH",
             )
         return taken
-
-
-def _checked(name: str, kind: Any, value: Any, paths: bool) -> Any:
-    """A setting read back from a journal, of the flag's own type (a journal edited by
-    hand, or damaged, is one clear error naming the setting — never a crash later)."""
-    from pydantic import TypeAdapter, ValidationError
-
-    from osmosis_client.errors import InvalidInputError
-
-    try:
-        if paths:  # kept as text: a path, or a list of them
-            if isinstance(value, list):
-                return [Path(TypeAdapter(str).validate_python(v, strict=True)) for v in value]
-            return Path(TypeAdapter(str).validate_python(value, strict=True))
-        return TypeAdapter(kind).validate_python(value, strict=True)
-    except ValidationError:
-        raise InvalidInputError(
-            f"the run's journal keeps a damaged setting {name}: {json.dumps(value)[:80]}",
-            hint=f"give {_flag(name)} again, or start the run afresh",
-            code="RESUME_MISMATCH",
-            data={"setting": name},
-        ) from None
 
 
 def _flag(name: str) -> str:
@@ -394,32 +374,3 @@ def adopt_saved(out: Output, opts: LocalRunOptions, results: Path) -> None:
     taken = opts.adopt(saved_settings(results))
     if taken:
         out.info("Resuming with the run's own settings: " + ", ".join(taken))
-
-
-def parse_row_spec(text: str) -> frozenset[int]:
-    """``--rows "3,7,10-20"``: source row indices (0-based), ranges inclusive."""
-    import re
-
-    from osmosis_client.errors import InvalidInputError
-
-    spec = text.replace(" ", "")
-    if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", spec):
-        raise InvalidInputError(
-            f"--rows {text!r} is not a row list",
-            hint='use row indices and ranges, like "3,7,10-20"',
-            code="USAGE",
-        )
-    rows: set[int] = set()
-    for part in spec.split(","):
-        first, _, last = part.partition("-")
-        low, high = int(first), int(last or first)
-        if low > high:
-            raise InvalidInputError(
-                f"--rows: the range {part} runs backwards",
-                hint=f"write it {high}-{low}",
-                code="USAGE",
-            )
-        if high - low > 10_000_000:
-            raise InvalidInputError(f"--rows: the range {part} is too large", code="USAGE")
-        rows.update(range(low, high + 1))
-    return frozenset(rows)

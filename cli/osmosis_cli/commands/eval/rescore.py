@@ -9,6 +9,16 @@ import typer
 
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
+EvalFnOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--eval-fn",
+        metavar="[NAME=]MODULE:FN",
+        help="An eval function (repeatable); NAME= names it in the new document, e.g. "
+        "grader=rewards.py:fixed to compare it with the run's grader.",
+    ),
+]
+
 
 @handle_errors
 def rescore(
@@ -19,15 +29,7 @@ def rescore(
             metavar="RESULTS", help="A results document, run directory or run name (hosted too)."
         ),
     ],
-    eval_fn: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--eval-fn",
-            metavar="[NAME=]MODULE:FN",
-            help="An eval function (repeatable); NAME= names it in the new document, e.g. "
-            "grader=rewards.py:fixed to compare it with the run's grader.",
-        ),
-    ] = None,
+    eval_fn: EvalFnOpt = None,
     output: Annotated[
         Path | None,
         typer.Option(

@@ -160,7 +160,7 @@ class RunOptions(LocalRunOptions):
 
     def run_overrides(self, output: Path, **more: Any) -> Overrides:
         """The runner's flags with this form's own: --rows, --max-in-flight, the ports."""
-        from osmosis_cli.commands.eval.options import parse_row_spec
+        from osmosis_cli.commands.eval.rowspec import parse_row_spec
 
         if self.max_in_flight is not None:
             more.setdefault("batch_size", self.max_in_flight)
