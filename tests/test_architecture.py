@@ -123,6 +123,14 @@ DOORS: dict[str, set[str]] = {
         "osmosis_local_runner.results",
         "osmosis_local_runner.server",
     },
+    # the public API over them all (run_eval, load_run, compare_runs)
+    "osmosis_local_runner.api": {
+        "sdk",
+        "osmosis_local_runner.errors",
+        "osmosis_local_runner.results",
+        "osmosis_local_runner.server",
+        "osmosis_local_runner.run",
+    },
     # the CLI: the terminal layer never imports a command
     "osmosis_cli.terminal": {"sdk"},
     "osmosis_cli.context": {"sdk"},

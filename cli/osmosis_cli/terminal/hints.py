@@ -138,7 +138,11 @@ _BY_CODE: dict[str, Hint] = {
     ),
     "JOURNAL_WRITE_FAILED": lambda e, c: f"free space or fix permissions, then {_resume(e, c)}",
     "NOTHING_TO_RESUME": lambda e, c: "--resume needs the -o of the run it continues",
-    "RESULTS_EXIST": lambda e, c: "pass --resume to continue it, or choose another -o",
+    "RESULTS_EXIST": lambda e, c: (
+        "start it over with --fresh (it is archived), or use another --name"
+        if "run" in e.data
+        else "pass --resume to continue it, or choose another -o"
+    ),
     "RESULTS_PATH": lambda e, c: f"{e.hint} (-o PATH)" if e.hint else "pass another -o PATH",
     "LIMIT_EXCEEDED": lambda e, c: (
         f"{e.hint} (--{str(e.data.get('setting', 'batch_size')).replace('_', '-')})"

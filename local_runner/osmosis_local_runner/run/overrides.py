@@ -305,7 +305,16 @@ def seed_spec(
         rollout = seed_rollout(module, flags)
     else:
         raise InvalidInputError("give -m MODULE:ATTR or --mcp DIR", code="USAGE")
-    fns = [load_eval_fn(spec) for spec in eval_fns]
+    return seed_run_spec(rollout, dataset, [load_eval_fn(spec) for spec in eval_fns], flags)
+
+
+def seed_run_spec(
+    rollout: RolloutKind, dataset: Path, fns: list[EvalFn], flags: Overrides
+) -> RunSpec:
+    """The seed form's run of a rollout already loaded (the CLI's ``-m`` / ``--mcp``,
+    or an object a program passes): every row unless a limit, scored by ``fns``."""
+    from osmosis_client.errors import InvalidInputError
+
     names = [fn.name for fn in fns]
     if len(set(names)) != len(names):
         raise InvalidInputError("the same --eval-fn is given twice")

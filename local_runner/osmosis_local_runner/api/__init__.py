@@ -1,0 +1,28 @@
+"""The runner as a library (docs/python-api.md): ``run_eval`` / ``arun_eval`` run what
+``osmosis eval run`` and the seed form run, ``load_run`` opens a run, ``compare_runs``
+compares two — the CLI's local commands are a skin over these."""
+
+from osmosis_local_runner.api.comparing import CompareResult, compare_runs
+from osmosis_local_runner.api.results import (
+    Attempt,
+    EvalResult,
+    FnSummary,
+    RowResult,
+    Summary,
+    load_run,
+)
+from osmosis_local_runner.api.running import RunProgress, arun_eval, run_eval
+
+__all__ = [
+    "Attempt",
+    "CompareResult",
+    "EvalResult",
+    "FnSummary",
+    "RowResult",
+    "RunProgress",
+    "Summary",
+    "arun_eval",
+    "compare_runs",
+    "load_run",
+    "run_eval",
+]

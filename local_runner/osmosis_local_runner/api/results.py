@@ -1,0 +1,240 @@
+"""What a run is, read back: typed summaries and rows of a results document on disk.
+
+:class:`EvalResult` is what :func:`run_eval` returns and :func:`load_run` opens — a run
+directory, a results file or a run's name. Statistics come from the document's head;
+rows stream from disk (a million-row run is never held whole), each with its attempts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.results.documents import ResultsFile, Row, pass_at_key
+from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.scoring import counted_mean, pass_at_k
+
+if TYPE_CHECKING:
+    import pandas
+
+#: where named runs live, under the project (the CLI's ``--name`` and ``name=``)
+RUNS = Path(".osmosis") / "evals"
+
+
+@dataclass(frozen=True)
+class FnSummary:
+    """One eval fn's statistics over the run: mean, spread, and pass@k as recorded."""
+
+    name: str
+    mean: float | None
+    std: float | None
+    min: float | None
+    max: float | None
+    #: k → pass@k, as the document's summary holds it (every k: :meth:`EvalResult.pass_at_k`)
+    pass_at_k: dict[int, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A run's totals and its eval fns' statistics."""
+
+    status: str  # finished | stopped
+    total_rows: int
+    total_runs: int
+    errored_runs: int
+    total_tokens: int
+    duration_ms: float
+    eval_fns: dict[str, FnSummary]
+
+    @property
+    def mean(self) -> float | None:
+        """The first eval fn's mean (most runs have one)."""
+        first = next(iter(self.eval_fns.values()), None)
+        return None if first is None else first.mean
+
+    @property
+    def errors(self) -> int:
+        return self.errored_runs
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt at a row: its answer, scores, error, time and tokens."""
+
+    run_index: int
+    success: bool
+    answer: str | None
+    scores: dict[str, float]
+    error: str | None
+    duration_ms: float
+    tokens: int
+    model_tag: str | None = None  # "baseline" for a --baseline-model attempt
+    skipped: bool = False
+    transcript: str | None = field(default=None, repr=False)  # compact JSON text
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The final conversation (parsed on demand; empty when it was not kept)."""
+        value = json.loads(self.transcript) if self.transcript else []
+        return value if isinstance(value, list) else []
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """One dataset row: what was asked, what was expected, every attempt."""
+
+    index: int
+    prompt: str | None
+    expected: str | None
+    metadata: dict[str, Any]
+    attempts: list[Attempt]
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _fn_summary(name: str, stats: dict[str, Any]) -> FnSummary:
+    ks = {
+        k: float(v) for key, v in stats.items() if (k := pass_at_key(key)) and _float(v) is not None
+    }
+    mean, std, low, high = (_float(stats.get(key)) for key in ("mean", "std", "min", "max"))
+    return FnSummary(name, mean, std, low, high, pass_at_k=ks)
+
+
+def _attempt(record: AttemptRecord) -> Attempt:
+    return Attempt(
+        record.run_index, record.success, record.answer, dict(record.scores), record.error,
+        record.duration_ms, record.tokens, record.model_tag, record.skipped, record.transcript,
+    )  # fmt: skip
+
+
+def _row(row: Row) -> RowResult:
+    attempts = [_attempt(record) for record in row.runs]
+    return RowResult(row.index, row.prompt(), row.expected, dict(row.metadata), attempts)
+
+
+class EvalResult:
+    """A run's results document, typed: ``name``, ``path``, ``status``, ``summary``,
+    ``rows()`` (streamed), ``to_dict()`` (the whole document), ``to_pandas()``."""
+
+    def __init__(self, path: Path, name: str | None = None) -> None:
+        self.path = Path(path)
+        self._file = ResultsFile(self.path)  # checked: a hostile document is one clear error
+        self.name = name or _name_of(self.path)
+
+    def __repr__(self) -> str:
+        mean = self.summary.mean
+        shown = "-" if mean is None else f"{mean:.3f}"
+        return f"EvalResult({self.name!r}, {self.status}, mean={shown}, path={str(self.path)!r})"
+
+    @property
+    def status(self) -> str:
+        return str(self._file.summary.get("status") or "finished")
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return dict(self._file.config)
+
+    @property
+    def summary(self) -> Summary:
+        raw = self._file.summary
+        fns = raw.get("eval_fns") or {}
+        return Summary(
+            status=self.status,
+            total_rows=int(raw.get("total_rows") or 0),
+            total_runs=int(raw.get("total_runs") or 0),
+            errored_runs=int(raw.get("errored_runs") or 0),
+            total_tokens=int(raw.get("total_tokens") or 0),
+            duration_ms=float(raw.get("total_duration_ms") or 0),
+            eval_fns={
+                str(k): _fn_summary(str(k), v) for k, v in fns.items() if isinstance(v, dict)
+            },
+        )
+
+    def rows(self, *, transcripts: bool = True) -> Iterator[RowResult]:
+        """Every row, read from disk as you go (``transcripts=False``: faster, no
+        conversations)."""
+        for row in self._file.rows(transcripts=transcripts):
+            yield _row(row)
+
+    def pass_at_k(self, fn: str | None = None) -> dict[int, float]:
+        """pass@k for every k ≤ n of one eval fn (the first by default), from the rows."""
+        name = fn or (self._file.eval_fns[0] if self._file.eval_fns else "grader")
+        threshold, n = self._file.pass_threshold, self._file.n
+        counts = Counter(row.passes(name, threshold) for row in self._file.rows(transcripts=False))
+        found: dict[int, float] = {}
+        for k in range(1, n + 1):
+            value = counted_mean(counts, partial(pass_at_k, k=k), k)
+            if value is not None:
+                found[k] = value
+        return found
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole results document (as ``eval run --json`` and seed runs write it)."""
+        return dict(json.loads(self.path.read_bytes()))
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """One row per attempt (needs pandas: ``pip install 'osmosis-client[pandas]'``)."""
+        try:
+            import pandas
+        except ImportError:
+            raise InvalidInputError(
+                "to_pandas() needs pandas", hint="pip install 'osmosis-client[pandas]'"
+            ) from None
+        records = [
+            {
+                "row": row.index,
+                "prompt": row.prompt,
+                "expected": row.expected,
+                "run": a.run_index,
+                "success": a.success,
+                "answer": a.answer,
+                "error": a.error,
+                "duration_ms": a.duration_ms,
+                "tokens": a.tokens,
+                "model_tag": a.model_tag,
+                **{f"score:{fn}": score for fn, score in a.scores.items()},
+            }
+            for row in self.rows(transcripts=False)
+            for a in row.attempts
+        ]
+        return pandas.DataFrame.from_records(records)
+
+
+def _name_of(path: Path) -> str:
+    """A run directory's name (``.osmosis/evals/NAME/results.json``), else the file's stem."""
+    return path.parent.name if path.name == "results.json" else path.stem
+
+
+def run_path(ref: str | Path, *, root: Path | None = None) -> Path:
+    """The results document of a run: a file, a run directory, or a run's name under
+    ``root/.osmosis/evals`` (``root``: the current directory)."""
+    given = Path(ref)
+    if given.is_file():
+        return given
+    if given.is_dir() and (given / "results.json").is_file():
+        return given / "results.json"
+    named = (root or Path.cwd()) / RUNS / str(ref) / "results.json"
+    if named.is_file():
+        return named
+    raise InvalidInputError(
+        f"no run {str(ref)!r}: not a results file, a run directory or a run under {RUNS}",
+        hint="give the run's name, its directory, or its results file",
+        code="RUN_NOT_FOUND",
+    )
+
+
+def load_run(ref: str | Path, *, root: Path | None = None) -> EvalResult:
+    """A run, by name (``.osmosis/evals/NAME``), run directory or results file."""
+    path = run_path(ref, root=root)
+    return EvalResult(path)
+
+
+__all__ = ["Attempt", "EvalResult", "FnSummary", "RowResult", "Summary", "load_run", "run_path"]

@@ -1,0 +1,205 @@
+"""``run_eval`` / ``arun_eval``: what ``osmosis eval run`` and the seed form do, from Python.
+
+Two forms, as on the command line:
+
+- an eval config: ``run_eval("configs/eval/x.toml", model=…, base_url=…, limit=…)``;
+- the seed form, with what is in memory: ``run_eval(workflow=MyWorkflow, dataset=[{…}],
+  eval_fns=[my_fn], model=…)`` — or ``module="server:agent_loop"`` / ``mcp="./mcp"``,
+  a dataset path, ``eval_fns=["rewards:fn"]``.
+
+A run is named (``name=``, else generated) and lives in ``.osmosis/evals/NAME/`` under
+the project, exactly as the CLI's: a named run continues when unfinished
+(``resume=True``), is returned again when finished, starts over with ``fresh=True``.
+``output="x.json"`` writes one results document instead. The library never prints:
+progress goes to ``on_progress``, notes to the ``osmosis_local_runner`` logger; a
+problem is an :class:`~osmosis_client.errors.OsmosisError` with the code the CLI prints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.api.results import RUNS, EvalResult
+from osmosis_local_runner.api.spec import build_spec
+from osmosis_local_runner.run.named import RunFiles, check_root, open_run
+from osmosis_local_runner.run.rundir import RunDirectory, check_name, generate_name
+
+logger = logging.getLogger("osmosis_local_runner")
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """What ``on_progress`` gets as a run advances (after every attempt)."""
+
+    completed: int
+    total: int
+    errored: int
+    tokens: int
+    elapsed: float  # seconds
+    pass_rate: float | None  # the first eval fn's, so far
+
+
+ProgressCallback = Callable[[RunProgress], None]
+
+
+def run_eval(config: str | Path | None = None, **options: Any) -> EvalResult:
+    """Run an evaluation and return its result (see :func:`arun_eval` for the options).
+
+    Works in a plain script and inside a running event loop (a notebook cell): there it
+    runs on a loop of its own in a worker thread, and this call waits for it.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(arun_eval(config, **options))
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="osmosis-run") as pool:
+        return pool.submit(asyncio.run, arun_eval(config, **options)).result()
+
+
+async def arun_eval(
+    config: str | Path | None = None,
+    *,
+    name: str | None = None,
+    output: str | Path | None = None,
+    root: str | Path | None = None,
+    resume: bool = False,
+    fresh: bool = False,
+    retry_failed: bool = False,
+    on_progress: ProgressCallback | None = None,
+    **options: Any,
+) -> EvalResult:
+    """Run an evaluation on the running event loop; cancelling it stops the run within
+    moments and keeps every finished attempt for ``resume=True``.
+
+    ``config``: an eval config (TOML), else the seed form's ``workflow`` / ``module`` /
+    ``agent_loop`` / ``mcp`` with ``dataset`` (a path or a list of row dicts) and
+    ``eval_fns`` (callables or ``"module:fn"``). ``name``: the run's name under
+    ``root/.osmosis/evals`` (``root``: the config's project, else the current
+    directory); ``output``: a ``.json`` file instead (or the directory runs live in).
+    Every other keyword is a flag of ``osmosis eval run`` (``model``, ``base_url``,
+    ``api_key_env``, ``limit``, ``n``, ``batch_size``, ``pass_threshold``, ``rows``,
+    ``seed``, ``max_retries``, ``deadline``, ``temperature``, ``sampling_args``,
+    ``headers``, ``endpoints``, ``ca_bundle``, ``transcripts``, ``by``, ``rollout_mode``,
+    ``rollout_python``, …).
+    """
+    where = _Where.of(config, name, output, root)
+    if where.file is not None:  # one results document, as -o FILE.json
+        built = build_spec(config, where.file, resume=resume, retry_failed=retry_failed, **options)
+        await _execute(built.spec, on_progress)
+        return EvalResult(where.file, name)
+    run = where.directory()
+    with run.locked():
+        if fresh:
+            archived = run.archive()
+            if archived is not None:
+                logger.info("archived the earlier run to %s", archived)
+        opening = open_run(run, retry_failed=retry_failed)
+        if opening == "finished":
+            logger.info("run %r was already complete; nothing ran: %s", run.name, run.path)
+            return EvalResult(run.results, run.name)
+        if opening == "continue" and not (resume or retry_failed):
+            raise InvalidInputError(
+                f"run {run.name!r} is unfinished",
+                hint="continue it with resume=True, or start it over with fresh=True",
+                code="RESULTS_EXIST",
+            )
+        built = build_spec(
+            config, run.results, run_dir=run.path, resume=opening == "continue",
+            retry_failed=retry_failed, **options,
+        )  # fmt: skip
+        files = RunFiles(run, built.identity, resume=opening == "continue", on_note=logger.info,
+                         on_warning=logger.warning)  # fmt: skip
+        try:
+            await _execute(built.spec, on_progress, prepared=files.prepared)
+        finally:
+            files.finish()
+    return EvalResult(run.results, run.name)
+
+
+async def _execute(
+    spec: Any, on_progress: ProgressCallback | None, prepared: Callable[[Any], None] | None = None
+) -> None:
+    from osmosis_local_runner.run.runner import Runner
+
+    fns = [fn.name for fn in spec.eval_fns] or ["grader"]
+
+    def progressed(progress: Any) -> None:
+        if on_progress is not None:
+            on_progress(
+                RunProgress(
+                    completed=progress.done, total=progress.total, errored=progress.errors,
+                    tokens=progress.tokens, elapsed=progress.elapsed,
+                    pass_rate=progress.pass_rate(fns[0]),
+                )
+            )  # fmt: skip
+
+    runner = Runner(spec, on_progress=progressed, on_note=logger.info)
+    runner.prepare()
+    if prepared is not None:
+        prepared(runner)
+    try:
+        await runner.run()
+    except asyncio.CancelledError:
+        runner.interrupt()  # the probe too: nothing of the run outlives the cancellation
+        raise
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a run goes: one results file, or a run directory under ``runs``."""
+
+    file: Path | None
+    runs: Path
+    name: str | None
+
+    @classmethod
+    def of(
+        cls, config: str | Path | None, name: str | None, output: str | Path | None,
+        root: str | Path | None,
+    ) -> _Where:  # fmt: skip
+        if output is not None and str(output).endswith(".json"):
+            return cls(Path(output), Path(), name)
+        project = Path(root) if root is not None else _project_of(config)
+        runs = Path(output) if output is not None else project / RUNS
+        return cls(None, runs, check_name(name) if name is not None else None)
+
+    def directory(self) -> RunDirectory:
+        check_root(self.runs, None)
+        return RunDirectory(self.runs, self.name or generate_name(self.runs))
+
+
+def _project_of(config: str | Path | None) -> Path:
+    if config is None:
+        return Path.cwd()
+    from osmosis_client.platform.eval_config import load_config
+
+    found = load_config(config).root
+    return found if found is not None else Path.cwd()
+
+
+def write_rows(rows: Iterable[Mapping[str, Any]], path: Path) -> Path:
+    """In-memory rows as the JSONL dataset the run reads (a row must be a mapping)."""
+    from osmosis_client._fs import atomic_write_chunks
+
+    def lines() -> Iterable[bytes]:
+        for index, row in enumerate(rows):
+            if not isinstance(row, Mapping):
+                raise InvalidInputError(
+                    f"dataset row {index} is a {type(row).__name__}, not a mapping",
+                    code="BAD_DATASET",
+                )
+            yield json.dumps(dict(row), ensure_ascii=False).encode() + b"\n"
+
+    atomic_write_chunks(path, lines())
+    return path
+
+
+__all__ = ["RunProgress", "arun_eval", "run_eval", "write_rows"]
