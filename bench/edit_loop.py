@@ -115,6 +115,10 @@ def measure() -> dict[str, Any]:
         theirs = [str(sdk.parent / "osmosis"), "eval", "run", "configs/eval/edit.toml",
                   "--dataset-file", "data/edit.jsonl", "--yes"]  # fmt: skip
         to_first_post([*ours, "-o", "sync.json"], ws, {**env, "OSMOSIS_WARM": "0"})  # in sync
+        folder = ws / "rollouts" / "agents-calculator" / ".venv"  # the layout of its own venv
+        subprocess.run([str(tool), "sync", "-q", "--project", "rollouts/agents-calculator"],
+                       cwd=ws, env={**env, "UV_PROJECT_ENVIRONMENT": str(folder)},
+                       check=True)  # fmt: skip
         results: dict[str, list[float]] = {k: [] for k in (
             "first", "no_change", "edited", "cold_first", "cold_no_change", "cold_edited",
             "venv_first", "venv_no_change", "venv_edited", "published")}  # fmt: skip

@@ -21,6 +21,7 @@ from osmosis_client._plan import drive_async
 from osmosis_client._retry import Failure, RetryPolicy, Success, retry_plan
 from osmosis_client._tls import certificate_problem, ssl_context
 from osmosis_client._version import __version__
+from osmosis_client.errors import OsmosisError
 from osmosis_client.llm import answers, mock
 from osmosis_client.llm.answers import MAX_RESPONSE_BYTES, Message, parse_reply
 from osmosis_client.llm.providers import ModelTarget
@@ -48,6 +49,10 @@ __all__ = [
 DEFAULT_REQUEST_TIMEOUT = 600.0  # seconds for a whole call, however slowly bytes trickle in
 #: what one try produced: (status, body or assembled stream, Retry-After)
 Answer = tuple[int, "bytes | dict[str, Any]", "str | None"]
+
+
+#: a check of an endpoint: retried once, within 10 s (a bad endpoint fails fast)
+PROBE_POLICY = RetryPolicy(max_retries=1, max_elapsed=10.0)
 
 
 def model_retry_policy() -> RetryPolicy:
@@ -86,6 +91,8 @@ class ModelClient:
             "User-Agent": f"osmosis-client/{__version__}",
         }
         self._routes = Routes(target, self._headers)
+        #: until a call succeeds: where each failed call's error goes (watch_first_calls)
+        self._watch: Callable[[OsmosisError], None] | None = None
 
     def __repr__(self) -> str:
         return f"ModelClient({self.target.describe()!r})"
@@ -136,14 +143,28 @@ class ModelClient:
             payload["stream_options"] = {"include_usage": True}  # tokens are counted
         if self.target.is_mock:
             return await mock.complete(self.target.model, payload)
-        return await self._post(payload, retry_policy or self.retry_policy)
+        if self._watch is None:
+            return await self._post(payload, retry_policy or self.retry_policy)
+        try:
+            result = await self._post(payload, retry_policy or PROBE_POLICY)
+        except OsmosisError as exc:
+            watch = self._watch
+            if watch is not None:
+                watch(exc)
+            raise
+        self._watch = None  # proven: the endpoint answers
+        return result
+
+    def watch_first_calls(self, on_failure: Callable[[OsmosisError], None]) -> None:
+        """Until one call succeeds, hand each failed call's error to ``on_failure`` and
+        retry calls only briefly (as :meth:`probe`): the first calls of a run check the
+        endpoint and the key — no request of its own, no window slot taken."""
+        self._watch = on_failure
 
     async def probe(self) -> None:
         """One small request, retried once, so a bad endpoint fails before a run starts."""
         await self.complete(
-            [{"role": "user", "content": "ping"}],
-            {"max_tokens": 1},
-            retry_policy=RetryPolicy(max_retries=1, max_elapsed=10.0),
+            [{"role": "user", "content": "ping"}], {"max_tokens": 1}, retry_policy=PROBE_POLICY
         )
 
     async def _post(self, payload: dict[str, Any], policy: RetryPolicy) -> dict[str, Any]:

@@ -274,4 +274,4 @@ def test_v_shows_more_rows_and_vv_every_model_call(
     assert once.exit_code in (0, 1) and twice.exit_code in (0, 1), once.stderr + twice.stderr
     assert "/chat/completions -> " not in once.stderr
     calls = [line for line in twice.stderr.splitlines() if "/chat/completions -> 200" in line]
-    assert len(calls) >= 3  # the probe and each attempt
+    assert len(calls) >= 3  # each attempt

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from osmosis_client.errors import InvalidInputError
+from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.llm.providers import resolve_target
 from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext, GraderContext
 from osmosis_local_runner.run.eval_fns import EvalFn
@@ -382,7 +382,11 @@ def test_rows_of_a_resumed_run_keep_their_facts(tmp_path: Path) -> None:
     assert [row["metadata"] for row in full["rows"]] == [{"i": i} for i in range(6)]
 
 
-def test_the_endpoint_probe_counts_against_the_window(tmp_path: Path) -> None:
+def test_the_first_wave_checks_the_endpoint_without_a_request_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """Issue 33: a probe request took a window slot, so 640 attempts at batch 64 needed an
+    11th wave; the first wave's own calls now check the endpoint."""
     from tests.stub_openai import StubOpenAI
 
     with StubOpenAI(latency=0.05) as stub:
@@ -390,5 +394,15 @@ def test_the_endpoint_probe_counts_against_the_window(tmp_path: Path) -> None:
         spec = make_spec(tmp_path, Calc(), limit=10, batch_size=5, model=target, probe=True)
         doc = run(spec)
         assert doc["summary"]["total_runs"] == 10
-        assert len(stub.state.requests) == 11  # the attempts and one probe
-        assert stub.state.max_in_flight == 5  # never 6: the probe took a slot of the window
+        assert len(stub.state.requests) == 10  # the attempts, and nothing else
+        assert stub.state.max_in_flight == 5  # the window, never more
+    # an endpoint that refuses the key: the first wave's failure abandons the run
+    with StubOpenAI() as stub:
+        stub.state.required_key = "right"
+        target = resolve_target("served", base_url=stub.url, env={})
+        spec = make_spec(tmp_path, Calc(), limit=10, batch_size=5, model=target, probe=True,
+                         output=tmp_path / "refused.json")  # fmt: skip
+        with pytest.raises(OsmosisError) as refused:
+            run(spec)
+        assert refused.value.code == "PROVIDER_AUTH"
+        assert not (tmp_path / "refused.json").exists()  # nothing kept

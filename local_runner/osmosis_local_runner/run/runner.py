@@ -10,7 +10,6 @@ journal → the document.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -77,12 +76,9 @@ class Runner:
         self._done: set[tuple[int, int, Tag]] = set()
         self._journal: Journal | None = None
         self._window: asyncio.Future[WindowStats] | None = None
-        self._gate: asyncio.Semaphore | None = None  # the probe's slot in the window
-        self._probing = False
-        self._probes: list[asyncio.Future[Any]] = []
         self._stop = asyncio.Event()
         self._fatal: OsmosisError | None = None  # stops the run; results are kept
-        self._unusable: OsmosisError | None = None  # the endpoint probe failed: nothing kept
+        self._unusable: OsmosisError | None = None  # the endpoint failed its check: nothing kept
         self._succeeded = 0  # attempts of this invocation that finished without error
         self._prepared: _Prepared | None = None
         self._resume_from: int | None = None
@@ -154,8 +150,6 @@ class Runner:
         self._stop.set()
         if self._window is not None:
             self._window.cancel()
-        for probe in self._probes:  # a probe of an endpoint that never answers, too
-            probe.cancel()
 
     def _abort(self, error: OsmosisError) -> None:
         if self._fatal is None:
@@ -185,11 +179,9 @@ class Runner:
         try:
             with guard_exits(), LoopWatchdog.watching(loop):
                 await self.kind.start(self._envs[None])
-                probes = [self._start_probe(clients[tag], t) for tag, t in prepared.targets.items()]
-                self._probes = [p for p in probes if p is not None]
-                self._probing = bool(self._probes)  # the window then gates attempts with it
+                for tag, target in prepared.targets.items():
+                    self._check_endpoint(clients[tag], target)
                 status = await self._run_window(prepared.selected, stats)
-                await asyncio.gather(*self._probes, return_exceptions=True)
         finally:
             if deadline is not None:
                 deadline.cancel()
@@ -218,31 +210,20 @@ class Runner:
     def _env(self, target: ModelTarget, client: ModelClient, tag: Tag) -> RunEnv:
         return run_env(self.spec, target, client, tag, note=self.on_note, abort=self._abort)
 
-    def _start_probe(self, client: ModelClient, target: ModelTarget) -> asyncio.Future[Any] | None:
-        """Check the endpoint and key alongside the first wave (no latency added): if it
-        fails before any attempt succeeded, the run is abandoned and nothing is kept."""
+    def _check_endpoint(self, client: ModelClient, target: ModelTarget) -> None:
+        """The first wave's own model calls check the endpoint and the key (no request of
+        their own, no latency, no window slot): an endpoint-level failure before any call
+        succeeded abandons the run, and nothing is kept (an attempt's own failure — a 400
+        for its prompt — fails that attempt only)."""
         if not self.spec.probe or target.is_mock:
-            return None
+            return
 
-        def done(task: asyncio.Future[Any]) -> None:
-            if task.cancelled() or self._succeeded:
-                return
-            exc = task.exception()
-            if isinstance(exc, OsmosisError):
+        def failed(exc: OsmosisError) -> None:
+            if self._unusable is None and not self._succeeded and _endpoint_level(exc):
                 self._unusable = exc
                 self.interrupt()
 
-        probe = asyncio.ensure_future(self._probe(client))
-        probe.add_done_callback(done)
-        return probe
-
-    async def _probe(self, client: ModelClient) -> None:
-        slots = self.spec.slots or self._gate or contextlib.nullcontext()  # a window slot
-        try:
-            async with slots:
-                await client.probe()
-        finally:
-            self._gate = None  # attempts no longer wait for a slot the probe might hold
+        client.watch_first_calls(failed)
 
     async def _run_window(self, selected: Any, stats: WindowStats) -> str:
         spec = self.spec
@@ -254,7 +235,6 @@ class Runner:
                     f"the rollout server runs {size} rollouts at once: {size} in flight "
                     f"(batch_size {spec.batch_size})"
                 )
-        self._gate = asyncio.Semaphore(size) if self._probing and spec.slots is None else None
         self._window = asyncio.ensure_future(
             run_window(
                 ReadAhead(self._attempts(Dataset(spec.dataset), selected), size),
@@ -304,7 +284,7 @@ class Runner:
     # ------------------------------------------------------------ attempts
 
     async def _execute(self, item: Item) -> None:
-        slots = self.spec.slots or self._gate  # a suite's shared cap; the probe's gate
+        slots = self.spec.slots  # a suite's cap shared by its entries in flight
         if slots is None:
             await self._attempt(item)
             return
@@ -389,6 +369,16 @@ class Runner:
             status=status,
             duration_ms=int((time.monotonic() - started) * 1000),
         )
+
+
+def _endpoint_level(exc: OsmosisError) -> bool:
+    """A failure of the endpoint or the key, whatever was asked (not of one prompt)."""
+    from osmosis_client.errors import EndpointUnreachableError, ModelNotFoundError
+
+    return isinstance(exc, EndpointUnreachableError | ModelNotFoundError) or exc.code in (
+        "PROVIDER_AUTH",
+        "TLS_CERTIFICATE",
+    )
 
 
 def _resolve(model: ModelTarget | ModelSpec) -> ModelTarget:
