@@ -224,6 +224,8 @@ def run_path(ref: str | Path, *, root: Path | None = None) -> Path:
     named = (root or Path.cwd()) / RUNS / str(ref) / "results.json"
     if named.is_file():
         return named
+    if isinstance(ref, Path) or given.suffix == ".json" or len(given.parts) > 1:
+        return given  # a path: reading it says what is wrong with it
     raise InvalidInputError(
         f"no run {str(ref)!r}: not a results file, a run directory or a run under {RUNS}",
         hint="give the run's name, its directory, or its results file",

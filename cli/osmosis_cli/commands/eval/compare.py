@@ -79,14 +79,9 @@ def compare(
 
 
 def _compared(a: Path, b: Path, eval_fns: list[str] | None, by: str | None) -> Comparison:
-    from osmosis_local_runner.results.compare import compare as run_compare
+    from osmosis_local_runner.api.comparing import compare_runs
 
-    comparison = run_compare(a, b, eval_fns=eval_fns, by=[by] if by else ())
-    if by:
-        from osmosis_local_runner.results.compare_slices import compare_by
-
-        comparison.sliced = compare_by(comparison, by)
-    return comparison
+    return compare_runs(a, b, eval_fns=eval_fns, by=by).comparison
 
 
 def _num(value: float | None) -> str:
