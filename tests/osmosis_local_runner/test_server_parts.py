@@ -422,3 +422,20 @@ def test_the_redactor_hides_secrets_and_url_credentials() -> None:
     redact.add("tok-2222")
     text = redact("key sk-secret-1 tok-2222 abc https://u:p@host/x")
     assert text == "key *** *** abc https://***@host/x"
+
+
+def test_a_relative_rollout_python_is_made_absolute_not_resolved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--rollout-python rollouts/x/.venv` from the project: the probe and the server run in
+    the rollout's folder, where the relative path named nothing (found by bench/edit_loop)."""
+    import sys
+
+    from osmosis_local_runner.server.environment import _given_python
+
+    venv = tmp_path / "rollouts" / "x" / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").symlink_to(sys.executable)
+    monkeypatch.chdir(tmp_path)
+    (found,) = _given_python(Path("rollouts/x/.venv"), "--rollout-python")
+    assert found == str(tmp_path / "rollouts" / "x" / ".venv" / "bin" / "python")  # not resolved

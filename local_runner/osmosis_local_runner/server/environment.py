@@ -124,7 +124,9 @@ def _shown(rollout_dir: Path) -> str:
 
 
 def _given_python(given: Path, given_by: str) -> list[str]:
-    path = given.expanduser()
+    # absolute (never resolved: a venv's bin/python is a symlink that must stay in it),
+    # as the probe and the server run in the rollout's folder, not here
+    path = given.expanduser().absolute()
     if path.is_dir():
         candidate = path / "bin" / "python"
         if not candidate.exists():
