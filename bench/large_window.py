@@ -98,7 +98,7 @@ every request after {w["latency_s"]:g} s. The ideal is batch_size / latency.
 | what | attempts/s | ratio | target |
 |---|---:|---:|---|
 | ideal: batch_size / latency | {w["ideal"]:.0f} | 1.00 | |
-| osmosis local runner (steady state) | {w["steady"]:.0f} | {w["steady"] / w["ideal"]:.2f} | >= 0.99 |
+| osmosis local runner (steady state) | {w["steady"]:.0f} | {w["steady"] / w["ideal"]:.4f} | >= 0.99 ({"met" if w["steady"] / w["ideal"] >= 0.99 else "not met"}) |
 | osmosis local runner, end to end (first connections, last wave included) | {w["end_to_end"]:.0f} | {w["end_to_end"] / w["ideal"]:.2f} | |
 
 Memory over the run: {w["rss_after_2_waves_mb"]:.0f} MB after two waves, {w["rss_at_end_mb"]:.0f} MB at
@@ -106,6 +106,10 @@ the end — {w["rss_growth_kb_per_attempt"]:.2f} KB per attempt, which is the at
 (scores, answer, transcript as compact text; what the results document is written from).
 Nothing else grows with the window: attempts are pulled lazily, connections are kept alive
 and capped at batch_size, and every in-flight attempt holds only its own request.
+The steady rate sits within about 1 % of the ideal (this run: {1 - w["steady"] / w["ideal"]:.1%}
+short): each 2 s wave of 1,024 answers is received, graded and journaled while the next
+wave's requests leave, and on 2 cores beside the stub that handling (~20 ms a wave)
+shows.
 """
 
 
