@@ -58,3 +58,17 @@ def no_real_sleep(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     fake = FakeClock()
     monkeypatch.setattr("osmosis_cli.context.SLEEP", fake.sleep)
     return fake
+
+
+QUICKSTART = Path(__file__).resolve().parents[1] / "examples" / "quickstart"
+
+
+@pytest.fixture
+def quickstart_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the bundled quickstart, the working directory."""
+    import shutil
+
+    root = tmp_path / "qs"
+    shutil.copytree(QUICKSTART, root, ignore=shutil.ignore_patterns(".osmosis"))
+    monkeypatch.chdir(root)
+    return root

@@ -1,10 +1,8 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -85,13 +83,4 @@ ACME = {
 BETA = {"id": "w2", "name": "beta", "role": "member", "connected_repo": None}
 
 
-QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
-
-
-@pytest.fixture
-def quickstart_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of the bundled quickstart, the working directory."""
-    root = tmp_path / "qs"
-    shutil.copytree(QUICKSTART, root, ignore=shutil.ignore_patterns(".osmosis"))
-    monkeypatch.chdir(root)
-    return root
+from tests.conftest import QUICKSTART, quickstart_project  # noqa: E402, F401 - shared

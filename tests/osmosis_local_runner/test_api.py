@@ -9,7 +9,6 @@ import asyncio
 import gc
 import json
 import os
-import shutil
 import threading
 import tracemalloc
 from pathlib import Path
@@ -27,18 +26,14 @@ from osmosis_local_runner import (
     load_run,
     run_eval,
 )
-from tests.osmosis_cli.conftest import QUICKSTART
 
 CONFIG = "configs/eval/quickstart.toml"
 ROWS = [{"user_prompt": f"What is {i} + {i}?", "ground_truth": str(2 * i)} for i in range(6)]
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "qs"
-    shutil.copytree(QUICKSTART, root, ignore=shutil.ignore_patterns(".osmosis"))
-    monkeypatch.chdir(root)
-    return root
+def project(quickstart_project: Path) -> Path:
+    return quickstart_project
 
 
 class Calculator(AgentWorkflow):
