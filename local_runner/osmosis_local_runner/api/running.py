@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,21 +184,4 @@ def _project_of(config: str | Path | None) -> Path:
     return found if found is not None else Path.cwd()
 
 
-def write_rows(rows: Iterable[Mapping[str, Any]], path: Path) -> Path:
-    """In-memory rows as the JSONL dataset the run reads (a row must be a mapping)."""
-    from osmosis_client._fs import atomic_write_chunks
-
-    def lines() -> Iterable[bytes]:
-        for index, row in enumerate(rows):
-            if not isinstance(row, Mapping):
-                raise InvalidInputError(
-                    f"dataset row {index} is a {type(row).__name__}, not a mapping",
-                    code="BAD_DATASET",
-                )
-            yield json.dumps(dict(row), ensure_ascii=False).encode() + b"\n"
-
-    atomic_write_chunks(path, lines())
-    return path
-
-
-__all__ = ["RunProgress", "arun_eval", "run_eval", "write_rows"]
+__all__ = ["RunProgress", "arun_eval", "run_eval"]

@@ -157,8 +157,6 @@ def _eval_fn(value: str | Callable[..., Any]) -> EvalFn:
 
 def _dataset(value: Any, results: Path) -> Path:
     """A dataset file, or rows in memory written beside the results (resume reads them)."""
-    from osmosis_local_runner.api.running import write_rows
-
     if isinstance(value, str | Path):
         return Path(value)
     if isinstance(value, Mapping) or not isinstance(value, Iterable):
@@ -167,3 +165,22 @@ def _dataset(value: Any, results: Path) -> Path:
         )
     rows: Sequence[Any] = list(value)
     return write_rows(rows, results.with_name(f"{results.stem}.dataset.jsonl"))
+
+
+def write_rows(rows: Iterable[Mapping[str, Any]], path: Path) -> Path:
+    """In-memory rows as the JSONL dataset the run reads (a row must be a mapping)."""
+    import json
+
+    from osmosis_client._fs import atomic_write_chunks
+
+    def lines() -> Iterable[bytes]:
+        for index, row in enumerate(rows):
+            if not isinstance(row, Mapping):
+                raise InvalidInputError(
+                    f"dataset row {index} is a {type(row).__name__}, not a mapping",
+                    code="BAD_DATASET",
+                )
+            yield json.dumps(dict(row), ensure_ascii=False).encode() + b"\n"
+
+    atomic_write_chunks(path, lines())
+    return path
