@@ -203,3 +203,18 @@ def test_problems_are_typed_errors_with_the_clis_codes(tmp_path: Path) -> None:
     with pytest.raises(OsmosisError) as nothing:
         run_eval(dataset=ROWS, model="mock/calculator", root=tmp_path)
     assert nothing.value.code == "USAGE"
+
+
+def test_a_suite_runs_every_entry_and_reads_back(project: Path) -> None:
+    from osmosis_local_runner import SuiteResult
+
+    (project / "configs/eval/sweep.toml").write_text(
+        'suite = "sweep"\nrollout = "calculator"\nentrypoint = "main.py"\n'
+        'model_path = "mock/calculator"\ndataset = "arithmetic"\nlimit = 4\n\n'
+        "[[ablation]]\n[ablation.sweep]\nn = [1, 2]\n"
+    )
+    result = run_eval("configs/eval/sweep.toml", parallel=2)
+    assert isinstance(result, SuiteResult) and result.status == "finished"
+    assert result.path.parent == project / ".osmosis" / "suites"
+    runs = sorted(entry.summary.total_runs for entry in result.entries.values())
+    assert runs == [4, 8] and result.to_dict()["suite"] == "sweep"

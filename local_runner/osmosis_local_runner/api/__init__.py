@@ -12,6 +12,7 @@ from osmosis_local_runner.api.results import (
     load_run,
 )
 from osmosis_local_runner.api.running import RunProgress, arun_eval, run_eval
+from osmosis_local_runner.api.suites import SuiteResult
 
 __all__ = [
     "Attempt",
@@ -20,6 +21,7 @@ __all__ = [
     "FnSummary",
     "RowResult",
     "RunProgress",
+    "SuiteResult",
     "Summary",
     "arun_eval",
     "compare_runs",

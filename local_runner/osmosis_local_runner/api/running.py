@@ -28,6 +28,7 @@ from typing import Any
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api.results import RUNS, EvalResult
 from osmosis_local_runner.api.spec import build_spec
+from osmosis_local_runner.api.suites import SuiteResult
 from osmosis_local_runner.run.named import RunFiles, check_root, open_run
 from osmosis_local_runner.run.rundir import RunDirectory, check_name, generate_name
 
@@ -49,7 +50,7 @@ class RunProgress:
 ProgressCallback = Callable[[RunProgress], None]
 
 
-def run_eval(config: str | Path | None = None, **options: Any) -> EvalResult:
+def run_eval(config: str | Path | None = None, **options: Any) -> EvalResult | SuiteResult:
     """Run an evaluation and return its result (see :func:`arun_eval` for the options).
 
     Works in a plain script and inside a running event loop (a notebook cell): there it
@@ -73,8 +74,9 @@ async def arun_eval(
     fresh: bool = False,
     retry_failed: bool = False,
     on_progress: ProgressCallback | None = None,
+    parallel: int = 1,
     **options: Any,
-) -> EvalResult:
+) -> EvalResult | SuiteResult:
     """Run an evaluation on the running event loop; cancelling it stops the run within
     moments and keeps every finished attempt for ``resume=True``.
 
@@ -87,8 +89,16 @@ async def arun_eval(
     ``api_key_env``, ``limit``, ``n``, ``batch_size``, ``pass_threshold``, ``rows``,
     ``seed``, ``max_retries``, ``deadline``, ``temperature``, ``sampling_args``,
     ``headers``, ``endpoints``, ``ca_bundle``, ``transcripts``, ``by``, ``rollout_mode``,
-    ``rollout_python``, …).
+    ``rollout_python``, …). A suite config runs every entry (``parallel`` at once) and
+    gives a :class:`SuiteResult`.
     """
+    if config is not None and _is_suite(Path(config)):  # every entry, as the CLI runs it
+        from osmosis_local_runner.api.suites import arun_suite
+
+        return await arun_suite(
+            Path(config), output=output, root=root, resume=resume, parallel=parallel,
+            options=options,
+        )  # fmt: skip
     where = _Where.of(config, name, output, root)
     if where.file is not None:  # one results document, as -o FILE.json
         built = build_spec(config, where.file, resume=resume, retry_failed=retry_failed, **options)
@@ -173,6 +183,12 @@ class _Where:
     def directory(self) -> RunDirectory:
         check_root(self.runs, None)
         return RunDirectory(self.runs, self.name or generate_name(self.runs))
+
+
+def _is_suite(path: Path) -> bool:
+    from osmosis_client.platform.suite_config import looks_like_suite
+
+    return looks_like_suite(path)
 
 
 def _project_of(config: str | Path | None) -> Path:

@@ -74,15 +74,8 @@ def overrides(results: Path, options: Mapping[str, Any], **fixed: Any) -> Overri
 
 def _config_form(path: Path, flags: Overrides, dataset: Any) -> Built:
     from osmosis_client.platform.eval_config import load_config
-    from osmosis_client.platform.suite_config import looks_like_suite
     from osmosis_local_runner.run.overrides import config_spec
 
-    if looks_like_suite(path):
-        raise InvalidInputError(
-            f"{path} is a suite: run_eval runs one config at a time",
-            hint="run the configs of its entries one at a time",
-            code="USAGE",
-        )
     if dataset is not None:
         if not isinstance(dataset, str | Path):
             raise InvalidInputError("with an eval config, dataset= is a file path", code="USAGE")
