@@ -18,6 +18,8 @@ SWITCH = "`osmosis workspace switch NAME`"
 
 
 def _not_authenticated(exc: OsmosisError, command: str) -> str:
+    if command.endswith((" eval list", " eval info")):  # the local runs need no login
+        return "log in (`osmosis login`), or see this project's local runs: add --local"
     if command.endswith(" serve"):  # registering needs a login; serving does not
         return (
             "log in to register the server (`osmosis login`), or serve without the platform: "

@@ -104,7 +104,23 @@ async def arun_eval(
         built = build_spec(config, where.file, resume=resume, retry_failed=retry_failed, **options)
         await _execute(built.spec, on_progress)
         return EvalResult(where.file, name)
-    run = where.directory()
+    return await _run_named(
+        config, where.directory(), fresh=fresh, resume=resume, retry_failed=retry_failed,
+        on_progress=on_progress, options=options,
+    )  # fmt: skip
+
+
+async def _run_named(
+    config: str | Path | None,
+    run: RunDirectory,
+    *,
+    fresh: bool,
+    resume: bool,
+    retry_failed: bool,
+    on_progress: ProgressCallback | None,
+    options: dict[str, Any],
+) -> EvalResult:
+    """A named run, as the CLI's ``--name``: new, continued, or returned again."""
     with run.locked():
         if fresh:
             archived = run.archive()

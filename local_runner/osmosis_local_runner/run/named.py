@@ -188,7 +188,10 @@ class RunFiles:
         from osmosis_local_runner.results.published import write_projections
         from osmosis_local_runner.results.records import AttemptRecord
 
-        if not self.started_at or not self.run.results.is_file():
+        if not self.run.results.is_file():
+            self._forget_empty()
+            return
+        if not self.started_at:
             return
         try:
             results = ResultsFile(self.run.results)
@@ -215,6 +218,17 @@ class RunFiles:
             for r in attempts
             if not r.success
         ]
+
+    def _forget_empty(self) -> None:
+        """A new run that never finished an attempt (an unreachable endpoint, a bad key)
+        leaves nothing behind: its directory held only what this invocation wrote."""
+        from osmosis_local_runner.run.journal import journal_path
+
+        if self.resume or journal_path(self.run.results).exists() or not self.run.path.is_dir():
+            return
+        import shutil
+
+        shutil.rmtree(self.run.path, ignore_errors=True)
 
     def _facts(self, status: str, completed: str | None, duration_ms: int) -> Any:
         from osmosis_local_runner.results.published import RunFacts

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -40,13 +40,19 @@ class ListOptions:
             "--suite", metavar="NAME", help="Only the runs of a suite submitted from here."
         ),
     ] = None
+    local: Annotated[
+        bool, typer.Option("--local", help="This project's local runs (.osmosis/evals/).")
+    ] = False
 
 
 @handle_errors
 def list_runs(ctx: typer.Context, opts: ListOptions) -> None:
-    """Recent eval runs of the workspace."""
+    """Recent eval runs of the workspace (--local: this project's local runs)."""
     from osmosis_client.platform.models import RUN_STATUSES
 
+    if opts.local:
+        _list_local(opts)
+        return
     status, limit = opts.status, opts.limit
     if status is not None and status not in RUN_STATUSES:
         raise InvalidInputError(
@@ -73,6 +79,33 @@ def list_runs(ctx: typer.Context, opts: ListOptions) -> None:
     _render_list(out, runs, status)
     if has_more:
         out.info(f"… more runs: use --limit {limit * 2} or --all")
+
+
+LOCAL_COLUMNS = ["name", "status", "model", "rows", "mean", "pass@1", "started", "duration"]
+
+
+def _list_local(opts: ListOptions) -> None:
+    from osmosis_local_runner.api.history import list_runs as local_runs
+
+    out = current_output()
+    runs = [r for r in local_runs() if opts.status is None or r.status == opts.status]
+    shown = runs if opts.all_ else runs[: opts.limit]
+    cells = [_local_cells(r) for r in shown]
+    items = [r.to_json() for r in shown]
+    if out.list_result(items, rows=cells, total_count=len(runs), has_more=len(shown) < len(runs)):
+        return
+    if not runs:
+        out.info("No local runs yet: run one with `osmosis eval run CONFIG`.")
+        return
+    out.table(LOCAL_COLUMNS, cells, keep=("name",))
+    if len(shown) < len(runs):
+        out.info(f"… {len(runs) - len(shown)} more local runs: use --all")
+
+
+def _local_cells(r: Any) -> list[str]:
+    duration = "" if r.duration_ms is None else f"{r.duration_ms / 1000:.1f}s"
+    return [r.name, r.status, r.model or "", "" if r.rows is None else str(r.rows),
+            num(r.mean), pct(r.pass_at_1), when(r.started), duration]  # fmt: skip
 
 
 def _fetch(
@@ -150,10 +183,17 @@ def info(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="With -o: replace an existing metrics.json.")
     ] = False,
+    local: Annotated[
+        bool, typer.Option("--local", help="A local run of this project (.osmosis/evals/NAME).")
+    ] = False,
 ) -> None:
-    """Details and results of one run. With -o DIR: the run's metrics.json saved there."""
-    app_state = state(ctx)
+    """Details and results of one run (--local: a local run). With -o DIR: the run's
+    metrics.json saved there."""
     out = current_output()
+    if local:
+        _info_local(name)
+        return
+    app_state = state(ctx)
     target = None if output is None else output.expanduser() / "metrics.json"
     if target is not None and target.exists() and not overwrite:
         raise InvalidInputError(
@@ -173,6 +213,19 @@ def info(
         out.warn(saved, code="METRICS_NOT_SAVED")
     elif target is not None:
         out.info(f"Saved {target}")
+
+
+def _info_local(name: str) -> None:
+    from osmosis_local_runner.api.history import run_info
+
+    out = current_output()
+    found = run_info(name)
+    detail = found.to_json()
+    if out.detail_result(detail):
+        return
+    for label, cell in zip(LOCAL_COLUMNS, _local_cells(found), strict=True):
+        out.print(f"{label + ':':<10} {cell}")
+    out.print(f"{'path:':<10} {found.path}")
 
 
 def _save_metrics(client: Client, run: EvalRun, root: Path) -> str | None:
