@@ -55,3 +55,25 @@ def test_a_run_that_never_started_an_attempt_leaves_nothing(invoke: Invoke, proj
     assert result.exit_code == 1 and "cannot reach the model endpoint" in result.stderr
     assert not (project / ".osmosis" / "evals" / "nowhere").exists()
     assert invoke("--json", "eval", "list", "--local").items() == []
+
+
+def test_runs_are_labelled_by_their_names_never_results(
+    invoke: Invoke, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 36: `eval report runA runB` was titled "results vs results (2)"; JUnit and
+    step summaries said "results" too."""
+    for name in ("ckpt-100", "ckpt-200"):
+        assert invoke(*RUN, "--name", name, "--limit", "3", "-q").exit_code == 0
+    runs = project / ".osmosis" / "evals"
+    a, b = runs / "ckpt-100" / "results.json", runs / "ckpt-200" / "results.json"
+    report = invoke("eval", "report", str(a), str(b), "-o", "r.html")
+    assert report.exit_code == 0, report.stderr
+    page = (project / "r.html").read_text()
+    assert "ckpt-100 vs ckpt-200" in page and "results (2)" not in page
+    summary = project / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert invoke("eval", "compare", str(a), str(b)).exit_code == 0
+    assert "`ckpt-100` → `ckpt-200`" in summary.read_text()
+    junit = project / "junit.xml"
+    assert invoke(*RUN, "--name", "ckpt-300", "--limit", "2", "-q", "--junit", str(junit)).exit_code == 0
+    assert 'name="ckpt-300' in junit.read_text()

@@ -153,6 +153,15 @@ class Row:
         return None
 
 
+def label_of(path: Path) -> str:
+    """What a run is called in reports, comparisons, JUnit and step summaries: a run
+    directory's name (``.osmosis/evals/NAME/results.json``, local or downloaded), never
+    "results"; a document of its own, its file's stem."""
+    if path.name == "results.json" and path.parent.name not in ("", "."):
+        return path.parent.name
+    return path.stem
+
+
 def majority_passes(attempts: int, passing: int) -> bool:
     """A row passes (for flips, JUnit and the report) when more than half of its attempts
     pass."""
@@ -234,7 +243,7 @@ class ResultsFile:
 
     @property
     def label(self) -> str:
-        return self.path.stem
+        return label_of(self.path)
 
     def raw_rows(
         self, wanted: Container[int] | None = None, *, transcripts: bool = True

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.results.documents import ResultsFile, label_of
 
 SUITE_DOCUMENT = "suite.json"
 
@@ -35,7 +35,7 @@ def sources_of(paths: Sequence[Path]) -> list[Source]:
         if path.is_dir():
             found.extend(_suite_sources(path))
         else:
-            found.append(Source(path.stem, ResultsFile(path)))
+            found.append(Source(label_of(path), ResultsFile(path)))
     if not found:
         raise InvalidInputError("nothing to report", hint="give results documents")
     labels: dict[str, int] = defaultdict(int)
