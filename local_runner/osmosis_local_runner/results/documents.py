@@ -26,6 +26,7 @@ from osmosis_local_runner.results.checks import LARGEST as LARGEST
 from osmosis_local_runner.results.checks import is_number as is_number
 from osmosis_local_runner.results.checks import run_problem, whole
 from osmosis_local_runner.results.document import ROWS_MARK
+from osmosis_local_runner.results.labels import label_of
 from osmosis_local_runner.results.records import AttemptRecord, compact, row_facts
 from osmosis_local_runner.results.scoring import passed
 from osmosis_local_runner.results.stats import mean
@@ -151,15 +152,6 @@ class Row:
                 if isinstance(message, dict) and message.get("role") == "user":
                     return text_of(message.get("content"))
         return None
-
-
-def label_of(path: Path) -> str:
-    """What a run is called in reports, comparisons, JUnit and step summaries: a run
-    directory's name (``.osmosis/evals/NAME/results.json``, local or downloaded), never
-    "results"; a document of its own, its file's stem."""
-    if path.name == "results.json" and path.parent.name not in ("", "."):
-        return path.parent.name
-    return path.stem
 
 
 def majority_passes(attempts: int, passing: int) -> bool:

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.documents import ResultsFile, label_of
+from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.results.labels import label_of
 
 SUITE_DOCUMENT = "suite.json"
 

@@ -73,7 +73,7 @@ def execute(
     from osmosis_cli.commands.eval.ci import after_local, check_junit_path, local_sources
     from osmosis_client.errors import OsmosisError
     from osmosis_local_runner.results.document import error_verdict
-    from osmosis_local_runner.results.documents import label_of
+    from osmosis_local_runner.results.labels import label_of
 
     with out.user_output_to_stderr():
         spec = make_spec()
