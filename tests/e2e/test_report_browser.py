@@ -253,6 +253,10 @@ def test_a_2000_row_report_loads_paginated_and_keeps_user_text_inert(
         page.page.check("#filter-error")
         assert page.text("[data-testid=row-count]") == "40 of 2000 rows"
         assert set(page.statuses()) == {"error"}
+        # an errored row says why in the table itself, before it is opened
+        first_answer = page.page.locator("tr.row td.answer").first
+        assert "RuntimeError: boom" in str(first_answer.text_content())
+        assert "err" in str(first_answer.get_attribute("class"))
 
         # a model answer full of markup is shown as text: nothing runs, nothing loads
         page.page.check("input[value=all]")

@@ -20,7 +20,7 @@ from osmosis_local_runner.results.report_charts import pass_at_k_svg
 from osmosis_local_runner.results.report_data import build_data, ks_up_to
 from osmosis_local_runner.results.scoring import mean_pass_at_k
 from osmosis_local_runner.results.sources import Source, sources_of
-from tests.results_docs import write
+from tests.results_docs import attempt, write
 
 
 def scores_for(seed: int, rows: int, n: int) -> dict[int, list[float]]:
@@ -45,6 +45,14 @@ def test_rows_carry_expected_answers_and_b_minus_a(tmp_path: Path) -> None:
     assert [t["pass"]["grader"] for t in a["attempts"]] == [
         t["scores"]["grader"] >= 1.0 for t in a["attempts"]
     ]
+
+
+def test_an_errored_row_carries_its_first_error_for_the_table(tmp_path: Path) -> None:
+    failing = [attempt(1, 0, None, error="workflow: RuntimeError: boom"), attempt(1, 1, 1.0)]
+    data = build_data(sources_of([write(tmp_path / "r.json", {0: [1.0]}, extra={1: failing})]))
+    cells = {row["cells"][0]["row"]: row["cells"][0] for row in data["rows"]}
+    assert cells[1]["error"] == {"grader": "workflow: RuntimeError: boom"}
+    assert cells[0]["error"] == {}
 
 
 @pytest.mark.parametrize("n", [1, 2, 4])

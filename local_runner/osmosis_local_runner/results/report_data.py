@@ -87,6 +87,7 @@ def _cell(row: Row, doc: ResultsFile, transcripts: bool) -> dict[str, Any]:
         "passing": {fn: [v.attempts, v.passing] for fn, v in verdicts.items()},
         "status": {fn: v.status for fn, v in verdicts.items()},
         "answer": {fn: excerpt(v.answer, 300) for fn, v in verdicts.items()},
+        "error": _first_errors(row, doc.eval_fns),
         "attempts": [
             {
                 "run": r.run_index,
@@ -105,6 +106,18 @@ def _cell(row: Row, doc: ResultsFile, transcripts: bool) -> dict[str, Any]:
             for r in sorted(row.runs, key=lambda r: (r.model_tag or "", r.run_index))
         ],
     }
+
+
+def _first_errors(row: Row, fns: list[str]) -> dict[str, str]:
+    """Per eval fn, the first error among a row's attempts (the attempt's own, else the
+    fn's), so the table shows why a row errored without opening it."""
+    errors: dict[str, str] = {}
+    for r in sorted(row.runs, key=lambda r: (r.model_tag or "", r.run_index)):
+        for fn in fns:
+            message = r.error or (r.fn_errors or {}).get(fn)
+            if message and fn not in errors:
+                errors[fn] = excerpt(str(message), 300)
+    return errors
 
 
 def _run(source: Source, position: int) -> dict[str, Any]:

@@ -185,7 +185,10 @@
       } else if (column.answer !== undefined) {
         cell = row.cells[column.answer];
         var answer = cell && cell.answer ? cell.answer[state.fn] : null;
-        var answerTd = textCell("answer", answer);
+        var error = cell && cell.error ? cell.error[state.fn] : null;
+        // an errored row says why in the table, not only once it is opened
+        var errored = error && (!answer || statusOf(row, column.answer) === "error");
+        var answerTd = errored ? textCell("answer err", error) : textCell("answer", answer);
         if (row.expected !== null && answer !== null && answer !== undefined && answer !== "" &&
             statusOf(row, column.answer) !== "passed") answerTd.classList.add("wrong");
         tr.appendChild(answerTd);
