@@ -77,3 +77,33 @@ def test_runs_are_labelled_by_their_names_never_results(
     junit = project / "junit.xml"
     assert invoke(*RUN, "--name", "ckpt-300", "--limit", "2", "-q", "--junit", str(junit)).exit_code == 0
     assert 'name="ckpt-300' in junit.read_text()
+
+
+def test_a_standalone_document_is_labelled_by_its_config_and_model(
+    invoke: Invoke, project: Path
+) -> None:
+    """A config run written with ``-o`` is called by the config it ran and its model, not
+    by its file name; a seed-form run left at ``results.json`` by its model."""
+    for out in ("a.json", "b.json"):
+        assert invoke(*RUN, "-o", out, "--limit", "2", "-q").exit_code == 0
+    report = invoke("eval", "report", "a.json", "b.json", "-o", "r.html")
+    assert report.exit_code == 0, report.stderr
+    page = (project / "r.html").read_text()
+    label = "quickstart · mock/calculator"
+    assert f"{label} vs {label} (2)" in page
+
+
+@pytest.mark.parametrize(
+    ("path", "config", "label"),
+    [
+        ("runs/ckpt-9/results.json", {"config_name": "nightly", "model": "m"}, "ckpt-9"),
+        ("a.json", {"config_name": "nightly", "model": "org/m"}, "nightly · org/m"),
+        ("baseline.json", {"model": "org/m"}, "baseline"),
+        ("results.json", {"model": "org/m"}, "org/m"),
+        ("results.json", None, "results"),  # nothing better is known
+    ],
+)
+def test_label_of(path: str, config: dict[str, str] | None, label: str) -> None:
+    from osmosis_local_runner.results.labels import label_of
+
+    assert label_of(Path(path), config) == label

@@ -309,7 +309,8 @@ def test_junit_for_a_local_run_is_valid_and_counts_rows(invoke: Invoke, project:
     validate(path)
     root = ET.parse(path).getroot()
     suites = root.findall("testsuite")
-    assert [s.get("name") for s in suites] == ["run"]
+    # called by the config it ran and its model, not by its file (issue 36)
+    assert [s.get("name") for s in suites] == ["quickstart · mock/flaky-calculator"]
     cases = suites[0].findall("testcase")
     assert len(cases) == 20 and cases[0].get("name") == "row 0: What is 43 + 21?"  # its prompt
     # mock attempts take well under a millisecond: their time still shows
@@ -416,7 +417,7 @@ def test_eval_run_writes_the_step_summary(
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     run_quickstart(invoke, "run.json")
     text = summary.read_text()
-    assert text.startswith("## osmosis eval run\n\n### run\n")
+    assert text.startswith("## osmosis eval run\n\n### quickstart · mock/flaky-calculator\n")
     assert "| eval fn | mean | std | pass@1 | pass@3 |" in text
     assert "| grader |" in text and "Worst rows (grader, 3 of 20 failed)" in text
     assert "| 0 | 0.333 | What is 43 + 21? | 64 | 65 |  |" in text  # prompt, expected, got

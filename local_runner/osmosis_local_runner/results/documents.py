@@ -235,7 +235,7 @@ class ResultsFile:
 
     @property
     def label(self) -> str:
-        return label_of(self.path)
+        return label_of(self.path, self.config)
 
     def raw_rows(
         self, wanted: Container[int] | None = None, *, transcripts: bool = True

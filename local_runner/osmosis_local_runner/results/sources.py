@@ -12,7 +12,6 @@ from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.results.labels import label_of
 
 SUITE_DOCUMENT = "suite.json"
 
@@ -36,7 +35,8 @@ def sources_of(paths: Sequence[Path]) -> list[Source]:
         if path.is_dir():
             found.extend(_suite_sources(path))
         else:
-            found.append(Source(label_of(path), ResultsFile(path)))
+            document = ResultsFile(path)
+            found.append(Source(document.label, document))
     if not found:
         raise InvalidInputError("nothing to report", hint="give results documents")
     labels: dict[str, int] = defaultdict(int)

@@ -96,6 +96,8 @@ def results_head(
         "grader_timeout_s": spec.grader_timeout_s,
         "rollout_mode": kind,
     }
+    if "config" in spec.inputs:  # what the run is called where results are shown
+        config["config_name"] = spec.inputs["config"].stem
     if spec.offset:
         config["offset"] = spec.offset
     if spec.slice_by:

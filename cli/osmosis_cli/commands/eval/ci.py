@@ -86,12 +86,14 @@ def after_local(
     step_summary(out, "\n".join(parts))
 
 
-def local_sources(entries: Sequence[tuple[str, Path]]) -> list[Source]:
-    """The documents that exist (an entry that failed before writing has none)."""
+def local_sources(entries: Sequence[tuple[str | None, Path]]) -> list[Source]:
+    """The documents that exist (an entry that failed before writing has none); a label
+    of None: the document's own (its run's name)."""
     from osmosis_local_runner.results.documents import ResultsFile
     from osmosis_local_runner.results.sources import Source
 
-    return [Source(label, ResultsFile(path)) for label, path in entries if path.is_file()]
+    found = [(label, ResultsFile(path)) for label, path in entries if path.is_file()]
+    return [Source(label or document.label, document) for label, document in found]
 
 
 def hosted_cases(

@@ -73,7 +73,6 @@ def execute(
     from osmosis_cli.commands.eval.ci import after_local, check_junit_path, local_sources
     from osmosis_client.errors import OsmosisError
     from osmosis_local_runner.results.document import error_verdict
-    from osmosis_local_runner.results.labels import label_of
 
     with out.user_output_to_stderr():
         spec = make_spec()
@@ -85,12 +84,12 @@ def execute(
             # stopped by a deadline or a journal failure: the document of what finished
             # was written — CI still gets its artefacts
             if _stamp(spec.output) not in (None, before):
-                after_local(out, junit, local_sources([(label_of(spec.output), spec.output)]))
+                after_local(out, junit, local_sources([(None, spec.output)]))
             raise
     if result is None:
         return
     report_result(out, result, **(resource() if resource else {}))
-    after_local(out, junit, local_sources([(label_of(result.output), result.output)]))
+    after_local(out, junit, local_sources([(None, result.output)]))
     summary = result.summary
     if summary["status"] == "stopped":
         raise typer.Exit(EXIT_INTERRUPTED)
