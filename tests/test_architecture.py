@@ -123,6 +123,14 @@ DOORS: dict[str, set[str]] = {
         "osmosis_local_runner.results",
         "osmosis_local_runner.server",
     },
+    # the runs viewer: the report's pages and the run history, served read-only
+    "osmosis_local_runner.viewer": {
+        "sdk",
+        "osmosis_local_runner.errors",
+        "osmosis_local_runner.results",
+        "osmosis_local_runner.run",
+        "osmosis_local_runner.api",
+    },
     # the public API over them all (run_eval, load_run, compare_runs)
     "osmosis_local_runner.api": {
         "sdk",

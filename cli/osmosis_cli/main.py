@@ -91,6 +91,7 @@ init: Scaffold a runnable evaluation (config, rollout, data, model).
 compare: Compare two runs row by row (paired difference, flips, pass@k).
 report: Write one self-contained HTML report of one run or several.
 rescore: Re-grade a run's saved transcripts with new eval fns.
+view: Browse this project's runs in a local, live viewer.
 [osmosis_cli.commands.rubric:register_eval]
 rubric: Score every solution in a JSONL file with a judge and a rubric.
 # Run on the platform

@@ -1,10 +1,10 @@
-"""The results commands on the ``eval`` group: compare, rescore, report."""
+"""The results commands on the ``eval`` group: compare, rescore, report, view."""
 
 from __future__ import annotations
 
 import typer
 
-from osmosis_cli.commands.eval import compare, report, rescore
+from osmosis_cli.commands.eval import compare, report, rescore, view
 from osmosis_cli.terminal.declare import Command
 
 
@@ -12,3 +12,4 @@ def register(app: typer.Typer) -> None:
     app.command("compare", cls=Command)(compare.compare)
     app.command("rescore", cls=Command)(rescore.rescore)
     app.command("report", cls=Command)(report.report)
+    app.command("view", cls=Command)(view.view)

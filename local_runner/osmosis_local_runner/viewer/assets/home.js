@@ -1,0 +1,101 @@
+// The viewer's home: every run of the project, sortable and filterable, refreshed every
+// two seconds (running runs move without a reload). Text is set with textContent only.
+(function () {
+  "use strict";
+  var COLUMNS = [
+    ["name", "run"], ["status", "status"], ["model", "model"], ["rows", "rows"],
+    ["attempts", "attempts"], ["mean", "mean"], ["pass_at_1", "pass@1"],
+    ["started", "started"], ["duration_ms", "duration"]
+  ];
+  var state = { runs: [], sort: "started", desc: true, filter: "", picked: [] };
+
+  function el(tag, text) {
+    var node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function shown(key, value) {
+    if (value === null || value === undefined) return "–";
+    if (key === "mean" || key === "pass_at_1") return value.toFixed(3);
+    if (key === "duration_ms") return (value / 1000).toFixed(1) + " s";
+    return value;
+  }
+  function compare(a, b) {
+    var x = a[state.sort], y = b[state.sort];
+    if (x === y) return 0;
+    if (x === null || x === undefined) return 1;
+    if (y === null || y === undefined) return -1;
+    return (x < y ? -1 : 1) * (state.desc ? -1 : 1);
+  }
+  function draw() {
+    var head = document.getElementById("head"), body = document.getElementById("body");
+    head.textContent = "";
+    head.appendChild(el("th", ""));
+    COLUMNS.forEach(function (column) {
+      var th = el("th", column[1] + (state.sort === column[0] ? (state.desc ? " ▼" : " ▲") : ""));
+      th.dataset.key = column[0];
+      th.addEventListener("click", function () {
+        state.desc = state.sort === column[0] ? !state.desc : false;
+        state.sort = column[0];
+        draw();
+      });
+      head.appendChild(th);
+    });
+    body.textContent = "";
+    var needle = state.filter.toLowerCase();
+    var runs = state.runs.filter(function (run) {
+      return !needle || (run.name + " " + (run.model || "") + " " + run.status).toLowerCase().indexOf(needle) >= 0;
+    }).sort(compare);
+    runs.forEach(function (run) {
+      var tr = el("tr");
+      tr.dataset.name = run.name;
+      tr.dataset.status = run.status;
+      var pick = el("input");
+      pick.type = "checkbox";
+      pick.checked = state.picked.indexOf(run.name) >= 0;
+      pick.title = "pick two runs to compare";
+      pick.addEventListener("change", function () {
+        state.picked = state.picked.filter(function (n) { return n !== run.name; });
+        if (pick.checked) state.picked = state.picked.concat([run.name]).slice(-2);
+        draw();
+      });
+      var td = el("td");
+      td.appendChild(pick);
+      tr.appendChild(td);
+      COLUMNS.forEach(function (column) {
+        var cell = el("td");
+        if (column[0] === "name" && run.status !== "running") {
+          var link = el("a", run.name);
+          link.href = "runs/" + encodeURIComponent(run.name);
+          cell.appendChild(link);
+        } else {
+          cell.textContent = String(shown(column[0], run[column[0]]));
+        }
+        cell.className = column[0];
+        tr.appendChild(cell);
+      });
+      body.appendChild(tr);
+    });
+    document.getElementById("count").textContent = runs.length + " of " + state.runs.length + " runs";
+    var link = document.getElementById("compare");
+    if (state.picked.length === 2) {
+      link.href = "compare/" + state.picked.map(encodeURIComponent).join("/");
+      link.textContent = "compare " + state.picked.join(" vs ");
+      link.hidden = false;
+    } else {
+      link.hidden = true;
+    }
+  }
+  function refresh() {
+    fetch("api/runs", { credentials: "same-origin" })
+      .then(function (answer) { return answer.ok ? answer.json() : null; })
+      .then(function (data) { if (data) { state.runs = data.runs; draw(); } })
+      .catch(function () { /* the viewer stopped: keep what is shown */ });
+  }
+  document.getElementById("filter").addEventListener("input", function (event) {
+    state.filter = event.target.value;
+    draw();
+  });
+  refresh();
+  setInterval(refresh, 2000);
+})();

@@ -1,0 +1,137 @@
+"""The viewer's application: routes, the token check, and the run pages.
+
+Every route is read-only (GET); a run is found by its name only (``check_name``: no path
+separators), and a run directory that resolves outside the runs root (a symlink) is
+refused — no request reads anything but the runs' results documents.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from osmosis_client.errors import InvalidInputError, OsmosisError
+from osmosis_local_runner.api.history import list_runs
+from osmosis_local_runner.api.results import RUNS
+from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.results.report import render
+from osmosis_local_runner.results.sources import Source
+from osmosis_local_runner.run.rundir import RunDirectory, check_name
+from osmosis_local_runner.viewer.home import home_page
+
+#: the cookie a browser keeps once it came with the token (so links need no token)
+COOKIE = "osmosis_view"
+#: sent with every answer: nothing cached, nothing framed, nothing sniffed
+HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """What one viewer serves: the project's runs, to whoever holds ``token``."""
+
+    root: Path
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+
+    @property
+    def runs(self) -> Path:
+        return self.root / RUNS
+
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[self._guard])
+        app.add_routes(
+            [
+                web.get("/", self._home),
+                web.get("/api/runs", self._runs_json),
+                web.get("/runs/{name}", self._run),
+                web.get("/compare/{a}/{b}", self._compare),
+            ]
+        )
+        return app
+
+    @web.middleware
+    async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        given = request.query.get("token")
+        if given is not None and hmac.compare_digest(given, self.token):
+            # the token in the URL once: keep it as a cookie and drop it from the address
+            answer: web.StreamResponse = web.Response(
+                status=302, headers={"Location": str(request.rel_url.with_query(None))}
+            )
+            answer.set_cookie(COOKIE, self.token, httponly=True, samesite="Strict")
+        elif hmac.compare_digest(request.cookies.get(COOKIE, ""), self.token):
+            answer = await handler(request)
+        else:
+            answer = web.Response(
+                status=403, text="open the URL `osmosis eval view` printed (it carries a token)\n"
+            )
+        answer.headers.update(HEADERS)
+        return answer
+
+    async def _home(self, request: web.Request) -> web.Response:
+        return web.Response(text=home_page(), content_type="text/html")
+
+    async def _runs_json(self, request: web.Request) -> web.Response:
+        runs = [r.to_json() for r in list_runs(self.root)]
+        for run in runs:
+            run.pop("path", None)  # the page needs names, never the machine's paths
+        return web.Response(text=json.dumps({"runs": runs}), content_type="application/json")
+
+    async def _run(self, request: web.Request) -> web.Response:
+        return self._page([request.match_info["name"]])
+
+    async def _compare(self, request: web.Request) -> web.Response:
+        return self._page([request.match_info["a"], request.match_info["b"]])
+
+    def _page(self, names: list[str]) -> web.Response:
+        try:
+            sources = [self._source(name) for name in names]
+            if len(sources) == 2 and sources[0].label == sources[1].label:
+                sources[1].label += " (2)"
+            page, _ = render(sources)
+        except OsmosisError as exc:
+            return web.Response(status=404, text=f"{exc}\n")
+        return web.Response(text=page, content_type="text/html")
+
+    def _source(self, name: str) -> Source:
+        run = RunDirectory(self.runs, check_name(name))
+        inside = os.path.realpath(run.results).startswith(os.path.realpath(self.runs) + os.sep)
+        if not inside or not run.results.is_file():
+            raise InvalidInputError(f"no finished local run named {name!r}", code="RUN_NOT_FOUND")
+        document = ResultsFile(run.results)
+        return Source(name, document)
+
+
+async def serve(
+    viewer: Viewer,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    ready: Any = None,
+) -> None:
+    """Serve until cancelled. ``ready(url)`` is called once listening, with the URL that
+    carries the token (``port=0``: a free port)."""
+    import asyncio
+
+    runner = web.AppRunner(viewer.app(), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    try:
+        bound = runner.addresses[0][1]  # the port chosen when port=0
+        shown = f"[{host}]" if ":" in host else host
+        if ready is not None:
+            ready(f"http://{shown}:{bound}/?token={viewer.token}")
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,86 @@
+"""``osmosis eval view`` in a real headless Chromium: the home lists every run and takes
+in a new one without a reload, filters and sorts, opens a run's report and a comparison
+of two; no console error; a page without the token sees nothing."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import osmosis_command
+from tests.e2e.test_report_browser import browser, expect, invoke, project
+
+pytestmark = pytest.mark.slow
+__all__ = ["browser", "project"]  # fixtures used here, defined beside the report's tests
+
+RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculator", "-q"]
+
+
+@pytest.fixture
+def viewer_url(project: Path) -> Iterator[str]:
+    for name in ("ckpt-100", "ckpt-200"):
+        assert invoke(*RUN, "--name", name, "--limit", "3").exit_code == 0
+    process = subprocess.Popen(
+        [*osmosis_command(), "eval", "view", "--no-browser"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        for _ in range(20):  # bounded: the URL is on its first lines
+            if found := re.search(r"http://\S+\?token=\S+", process.stderr.readline()):
+                yield found.group(0)
+                break
+        else:
+            pytest.fail("eval view printed no URL")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -> None:
+    errors: list[str] = []
+    context = browser.new_context()
+    page = context.new_page()
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(viewer_url)
+        rows = page.locator("#body tr")
+        expect(rows).to_have_count(2)
+        assert "token" not in page.url  # kept as a cookie, not in the address bar
+
+        # a run made while the page is open appears without a reload
+        assert invoke(*RUN, "--name", "ckpt-300", "--limit", "2").exit_code == 0
+        expect(rows).to_have_count(3)
+        page.fill("#filter", "ckpt-300")
+        expect(rows).to_have_count(1)
+        page.fill("#filter", "")
+        page.click("th[data-key=name]")
+        assert rows.first.get_attribute("data-name") == "ckpt-100"
+
+        page.check("tr[data-name=ckpt-100] input")
+        page.check("tr[data-name=ckpt-200] input")
+        page.click("#compare")
+        page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+        assert "ckpt-100 vs ckpt-200" in str(page.text_content("[data-testid=title]"))
+
+        page.goto(viewer_url.split("?")[0] + "runs/ckpt-300")
+        page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+        assert page.locator("tr.row").count() == 2
+        assert errors == []
+    finally:
+        context.close()
+
+    stranger = browser.new_context()  # no token, no cookie
+    try:
+        answer = stranger.new_page().goto(viewer_url.split("?")[0])
+        assert answer is not None and answer.status == 403
+    finally:
+        stranger.close()

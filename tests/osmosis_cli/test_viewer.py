@@ -1,0 +1,126 @@
+"""``osmosis eval view`` (issue 36, part 3 — its first pieces): the token, read-only
+routes, run pages from the report's code, the home's JSON feed, no path outside the
+runs root; and the command serving over a real socket."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from osmosis_local_runner.viewer.server import COOKIE, Viewer
+from tests.osmosis_cli.conftest import Invoke
+
+RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculator", "-q"]
+
+
+@pytest.fixture
+def project(quickstart_project: Path, invoke: Invoke) -> Path:
+    for name in ("first", "second"):
+        assert invoke(*RUN, "--name", name, "--limit", "3").exit_code == 0
+    return quickstart_project
+
+
+def served(viewer: Viewer, check: Callable[[TestClient[Any, Any]], Awaitable[None]]) -> None:
+    async def go() -> None:
+        async with TestClient(TestServer(viewer.app())) as client:
+            await check(client)
+
+    asyncio.run(go())
+
+
+def test_nothing_is_served_without_the_token(project: Path) -> None:
+    viewer = Viewer(project)
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        for path in ("/", "/api/runs", "/runs/first", "/compare/first/second"):
+            answer = await client.get(path)
+            assert answer.status == 403, path
+            assert "first" not in await answer.text()
+        wrong = await client.get("/?token=nope", allow_redirects=False)
+        assert wrong.status == 403
+        client.session.cookie_jar.update_cookies({COOKIE: "forged"})
+        assert (await client.get("/api/runs")).status == 403
+
+    served(viewer, check)
+
+
+def test_the_token_becomes_a_cookie_and_the_pages_show_every_run(project: Path) -> None:
+    viewer = Viewer(project)
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        entry = await client.get(f"/?token={viewer.token}", allow_redirects=False)
+        assert entry.status == 302 and entry.headers["Location"] == "/"  # token out of the URL
+        assert "httponly" in entry.headers["Set-Cookie"].lower()
+        home = await client.get("/")
+        assert home.status == 200 and "Content-Security-Policy" in await home.text()
+        assert home.headers["X-Frame-Options"] == "DENY"
+        runs = (await (await client.get("/api/runs")).json())["runs"]
+        assert {r["name"] for r in runs} == {"first", "second"}
+        assert all(r["status"] == "finished" and r["rows"] == 3 for r in runs)
+        assert all("path" not in r for r in runs)  # no machine paths on the page
+        page = await (await client.get("/runs/first")).text()
+        assert "<title>osmosis eval report — first</title>" in page
+        both = await (await client.get("/compare/first/second")).text()
+        assert "first vs second" in both
+        assert (await client.post("/api/runs")).status == 405  # read-only
+
+    served(viewer, check)
+
+
+def test_no_request_reads_outside_the_runs_root(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "secret"
+    outside.mkdir()
+    (outside / "results.json").write_text("{}")
+    os.symlink(outside, project / ".osmosis" / "evals" / "linked")
+    viewer = Viewer(project)
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        await client.get(f"/?token={viewer.token}")
+        for path in (
+            "/runs/..%2F..%2Fetc",
+            "/runs/linked",
+            "/runs/missing",
+            "/compare/first/..%2Fsecret",
+        ):
+            answer = await client.get(path)
+            assert answer.status == 404, path
+            assert "Traceback" not in await answer.text()
+
+    served(viewer, check)
+
+
+def test_eval_view_serves_on_loopback_and_prints_its_url(project: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "osmosis_cli", "eval", "view", "--no-browser"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        url = None
+        for _ in range(20):  # bounded: the URL comes on its first lines
+            line = process.stderr.readline()
+            if found := re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line):
+                url = found.group(0)
+                break
+        assert url is not None
+        with httpx.Client(timeout=10) as client:
+            base = url.split("?")[0]
+            assert client.get(base + "api/runs").status_code == 403
+            assert client.get(url, follow_redirects=True).status_code == 200
+            runs = client.get(base + "api/runs").json()["runs"]
+            assert {r["name"] for r in runs} == {"first", "second"}
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
