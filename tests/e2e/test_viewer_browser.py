@@ -62,6 +62,11 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         page.fill("#filter", "ckpt-300")
         expect(rows).to_have_count(1)
         page.fill("#filter", "")
+        # the chosen statistic across the runs, oldest first: a point a run
+        assert page.locator("#chart circle").count() == 3
+        page.select_option("#stat", "attempts")
+        tips = page.locator("#chart circle title").all_text_contents()
+        assert tips == ["ckpt-100: 9", "ckpt-200: 9", "ckpt-300: 6"]  # rows × n (3)
         page.click("th[data-key=name]")
         assert rows.first.get_attribute("data-name") == "ckpt-100"
 

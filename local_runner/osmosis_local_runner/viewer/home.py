@@ -34,6 +34,12 @@ tr[data-status=stopped] .status {{ color: #b00020; }}
 <a id="compare" hidden></a>
 </div>
 <table><thead><tr id="head"></tr></thead><tbody id="body"></tbody></table>
+<h2>Across runs <select id="stat" aria-label="statistic">
+<option value="mean">mean</option><option value="pass_at_1">pass@1</option>
+<option value="attempts">attempts</option><option value="duration_ms">duration</option>
+</select></h2>
+<svg id="chart" data-testid="chart" width="640" height="160" role="img"
+ aria-label="the chosen statistic across the runs shown, oldest first"></svg>
 <script>{script}</script>
 </body>
 </html>

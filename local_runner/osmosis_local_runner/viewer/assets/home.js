@@ -77,6 +77,7 @@
       body.appendChild(tr);
     });
     document.getElementById("count").textContent = runs.length + " of " + state.runs.length + " runs";
+    chart(runs);
     var link = document.getElementById("compare");
     if (state.picked.length === 2) {
       link.href = "compare/" + state.picked.map(encodeURIComponent).join("/");
@@ -86,12 +87,53 @@
       link.hidden = true;
     }
   }
+  // a chosen statistic across the shown runs, oldest first (checkpoints along training)
+  var SVG = "http://www.w3.org/2000/svg";
+  function svg(tag, attrs) {
+    var node = document.createElementNS(SVG, tag);
+    Object.keys(attrs).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
+    return node;
+  }
+  function chart(runs) {
+    var key = document.getElementById("stat").value, box = document.getElementById("chart");
+    box.textContent = "";
+    var points = runs.filter(function (r) { return typeof r[key] === "number"; })
+      .sort(function (a, b) {  // by start, then name (two runs may start in one second)
+        var x = (a.started || "") + "\u0000" + a.name, y = (b.started || "") + "\u0000" + b.name;
+        return x < y ? -1 : x > y ? 1 : 0;
+      });
+    box.dataset.points = String(points.length);
+    if (points.length < 2) return;
+    var W = 640, H = 160, P = 28;
+    var values = points.map(function (r) { return r[key]; });
+    var lo = Math.min.apply(null, values), hi = Math.max.apply(null, values);
+    if (hi === lo) { hi = lo + 1; }
+    var x = function (i) { return P + i * (W - 2 * P) / (points.length - 1); };
+    var y = function (v) { return H - P - (v - lo) * (H - 2 * P) / (hi - lo); };
+    box.appendChild(svg("polyline", {
+      points: points.map(function (r, i) { return x(i) + "," + y(r[key]); }).join(" "),
+      fill: "none", stroke: "#3b6fd4", "stroke-width": 2
+    }));
+    points.forEach(function (r, i) {
+      var dot = svg("circle", { cx: x(i), cy: y(r[key]), r: 4, fill: "#3b6fd4" });
+      var tip = svg("title", {});
+      tip.textContent = r.name + ": " + shown(key, r[key]);
+      dot.appendChild(tip);
+      box.appendChild(dot);
+    });
+    [[lo, H - P], [hi, P]].forEach(function (tick) {
+      var text = svg("text", { x: 2, y: tick[1] + 4, "font-size": 11, fill: "#667" });
+      text.textContent = String(shown(key, tick[0]));
+      box.appendChild(text);
+    });
+  }
   function refresh() {
     fetch("api/runs", { credentials: "same-origin" })
       .then(function (answer) { return answer.ok ? answer.json() : null; })
       .then(function (data) { if (data) { state.runs = data.runs; draw(); } })
       .catch(function () { /* the viewer stopped: keep what is shown */ });
   }
+  document.getElementById("stat").addEventListener("change", draw);
   document.getElementById("filter").addEventListener("input", function (event) {
     state.filter = event.target.value;
     draw();
