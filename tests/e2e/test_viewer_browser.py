@@ -4,6 +4,7 @@ of two; no console error; a page without the token sees nothing."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -44,6 +45,15 @@ def viewer_url(project: Path) -> Iterator[str]:
         process.wait(timeout=10)
 
 
+def snap(page: Any, name: str) -> None:
+    """A screenshot of a view, never blank ($OSMOSIS_SCREENSHOTS keeps it: docs/images)."""
+    png = page.screenshot(full_page=False)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000, name  # a blank page is ~5 KB
+    if keep := os.environ.get("OSMOSIS_SCREENSHOTS"):
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        (Path(keep) / f"{name}.png").write_bytes(png)
+
+
 def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -> None:
     errors: list[str] = []
     context = browser.new_context()
@@ -64,6 +74,7 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         page.fill("#filter", "")
         # the chosen statistic across the runs, oldest first: a point a run
         assert page.locator("#chart circle").count() == 3
+        snap(page, "viewer-home")  # the mean across runs
         page.select_option("#stat", "attempts")
         tips = page.locator("#chart circle title").all_text_contents()
         assert tips == ["ckpt-100: 9", "ckpt-200: 9", "ckpt-300: 6"]  # rows × n (3)
@@ -75,6 +86,7 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         page.click("#compare")
         page.wait_for_selector("body[data-ready='1']", timeout=10_000)
         assert "ckpt-100 vs ckpt-200" in str(page.text_content("[data-testid=title]"))
+        snap(page, "viewer-compare")
 
         page.goto(viewer_url.split("?")[0] + "runs/ckpt-300")
         page.wait_for_selector("body[data-ready='1']", timeout=10_000)

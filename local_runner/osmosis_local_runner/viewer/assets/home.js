@@ -18,6 +18,7 @@
     if (value === null || value === undefined) return "–";
     if (key === "mean" || key === "pass_at_1") return value.toFixed(3);
     if (key === "duration_ms") return (value / 1000).toFixed(1) + " s";
+    if (key === "started") return String(value).replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC");
     return value;
   }
   function compare(a, b) {
@@ -104,11 +105,13 @@
       });
     box.dataset.points = String(points.length);
     if (points.length < 2) return;
-    var W = 640, H = 160, P = 28;
+    var W = 640, H = 160, P = 20, L = 52;
     var values = points.map(function (r) { return r[key]; });
-    var lo = Math.min.apply(null, values), hi = Math.max.apply(null, values);
+    // from 0 (a rise reads as one); scores up to at least 1
+    var lo = Math.min(0, Math.min.apply(null, values)), hi = Math.max.apply(null, values);
+    if (key === "mean" || key === "pass_at_1") hi = Math.max(hi, 1);
     if (hi === lo) { hi = lo + 1; }
-    var x = function (i) { return P + i * (W - 2 * P) / (points.length - 1); };
+    var x = function (i) { return L + i * (W - L - P) / (points.length - 1); };
     var y = function (v) { return H - P - (v - lo) * (H - 2 * P) / (hi - lo); };
     box.appendChild(svg("polyline", {
       points: points.map(function (r, i) { return x(i) + "," + y(r[key]); }).join(" "),
