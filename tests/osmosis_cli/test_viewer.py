@@ -5,6 +5,7 @@ runs root; and the command serving over a real socket."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -124,3 +125,40 @@ def test_eval_view_serves_on_loopback_and_prints_its_url(project: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Path) -> None:
+    """A running run (or one killed before it wrote its document): its page is built from
+    the journal's finished attempts, says it is running, and reloads itself."""
+    from osmosis_local_runner.results.records import AttemptRecord
+    from osmosis_local_runner.run.journal import JOURNAL_VERSION
+
+    live = project / ".osmosis" / "evals" / "live"
+    live.mkdir()
+    (live / "manifest.json").write_text('{"created_at": "2026-01-01T00:00:00Z", "inputs": {}}')
+    fingerprint = {"model": "mock/live", "n": 2, "pass_threshold": 1.0, "eval_fns": ["grader"]}
+    records = [
+        AttemptRecord(row_index=0, run_index=k, row_digest="d0", success=True,
+                      scores={"grader": 1.0}, duration_ms=5, tokens=3, error=None, answer="42")
+        for k in range(2)
+    ]  # fmt: skip
+    lines = [json.dumps({"journal": JOURNAL_VERSION, "fingerprint": fingerprint})]
+    lines += [r.journal_line() for r in records]
+    (live / "results.json.journal.jsonl").write_text("\n".join(lines) + "\n" + '{"torn')
+    viewer = Viewer(project)
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        await client.get(f"/?token={viewer.token}")
+        answer = await client.get("/runs/live")
+        assert answer.status == 200
+        page = await answer.text()
+        assert '<meta http-equiv="refresh"' in page and "mock/live" in page
+        data = json.loads(page.split('id="data">', 1)[1].split("</script>")[0])
+        assert data["runs"][0]["summary"]["status"] == "running"
+        assert data["runs"][0]["summary"]["total_runs"] == 2  # the torn line is not kept
+        finished = await (await client.get("/runs/first")).text()
+        assert '<meta http-equiv="refresh"' not in finished
+        # nothing written beside the run
+        assert sorted(p.name for p in live.iterdir()) == ["manifest.json", "results.json.journal.jsonl"]
+
+    served(viewer, check)

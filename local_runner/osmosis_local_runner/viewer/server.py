@@ -11,6 +11,7 @@ import hmac
 import json
 import os
 import secrets
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from osmosis_local_runner.results.report import render
 from osmosis_local_runner.results.sources import Source
 from osmosis_local_runner.run.rundir import RunDirectory, check_name
 from osmosis_local_runner.viewer.home import home_page
+from osmosis_local_runner.viewer.partial import REFRESH_S, partial_document
 
 #: the cookie a browser keeps once it came with the token (so links need no token)
 COOKIE = "osmosis_view"
@@ -94,22 +96,35 @@ class Viewer:
         return self._page([request.match_info["a"], request.match_info["b"]])
 
     def _page(self, names: list[str]) -> web.Response:
-        try:
-            sources = [self._source(name) for name in names]
-            if len(sources) == 2 and sources[0].label == sources[1].label:
-                sources[1].label += " (2)"
-            page, _ = render(sources)
-        except OsmosisError as exc:
-            return web.Response(status=404, text=f"{exc}\n")
+        with tempfile.TemporaryDirectory(prefix="osmosis-view-") as scratch:
+            try:
+                sources = [self._source(name, Path(scratch)) for name in names]
+                if len(sources) == 2 and sources[0].label == sources[1].label:
+                    sources[1].label += " (2)"
+                page, _ = render(sources)
+            except OsmosisError as exc:
+                return web.Response(status=404, text=f"{exc}\n")
+        if any(s.results.summary.get("status") == "running" for s in sources):
+            # a running run's page follows it (the report's page is static by design)
+            refresh = f'<head>\n<meta http-equiv="refresh" content="{REFRESH_S}">'
+            page = page.replace("<head>", refresh, 1)
         return web.Response(text=page, content_type="text/html")
 
-    def _source(self, name: str) -> Source:
+    def _source(self, name: str, scratch: Path) -> Source:
+        """A run by name: its document, or — while it runs — what its journal holds."""
         run = RunDirectory(self.runs, check_name(name))
         inside = os.path.realpath(run.results).startswith(os.path.realpath(self.runs) + os.sep)
-        if not inside or not run.results.is_file():
-            raise InvalidInputError(f"no finished local run named {name!r}", code="RUN_NOT_FOUND")
-        document = ResultsFile(run.results)
-        return Source(name, document)
+        found: Path | None = None
+        state = run.state() if inside else "absent"
+        if state == "unfinished":  # running, or killed before it wrote its document
+            found = partial_document(run.results, scratch / f"{name}.json")
+        elif state == "finished":
+            found = run.results
+        if found is None:
+            raise InvalidInputError(
+                f"no local run named {name!r} with results yet", code="RUN_NOT_FOUND"
+            )
+        return Source(name, ResultsFile(found))
 
 
 async def serve(

@@ -65,7 +65,7 @@
       tr.appendChild(td);
       COLUMNS.forEach(function (column) {
         var cell = el("td");
-        if (column[0] === "name" && run.status !== "running") {
+        if (column[0] === "name") {
           var link = el("a", run.name);
           link.href = "runs/" + encodeURIComponent(run.name);
           cell.appendChild(link);
