@@ -371,6 +371,22 @@ def test_an_upload_interrupted_while_registering_is_aborted(
     assert abort.called and list(journal.iterdir()) == []
 
 
+def replacing_ds_old(wire: respx.MockRouter) -> tuple[respx.Route, respx.Route]:
+    """The platform's side of replacing the stuck upload ``ds-old``: abort it, a 409 naming
+    it, then a create that uploads as ``ds1``. Returns the abort and create routes."""
+    abort = wire.post(f"{PLATFORM}/api/cli/datasets/ds-old/abort").respond(200, json={})
+    simple = {"method": "simple", "presigned_url": f"{STORAGE}/put"}
+    create = wire.post(f"{PLATFORM}/api/cli/datasets").mock(
+        side_effect=[
+            httpx.Response(409, json={"existing_dataset_id": "ds-old"}),
+            httpx.Response(201, json=record(upload=simple)),
+        ]
+    )
+    wire.put(f"{STORAGE}/put").respond(200)
+    wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
+    return abort, create
+
+
 def test_a_create_killed_mid_way_is_cleaned_by_the_next_upload(
     client: Client, data: Path, wire: respx.MockRouter, tmp_path: Path
 ) -> None:
@@ -385,16 +401,7 @@ def test_a_create_killed_mid_way_is_cleaned_by_the_next_upload(
         wire.get(f"{PLATFORM}/api/cli/datasets/{route}").respond(
             200, json=record(id="ds-old", status="uploading")
         )
-    abort = wire.post(f"{PLATFORM}/api/cli/datasets/ds-old/abort").respond(200, json={})
-    simple = {"method": "simple", "presigned_url": f"{STORAGE}/put"}
-    create = wire.post(f"{PLATFORM}/api/cli/datasets").mock(
-        side_effect=[
-            httpx.Response(409, json={"existing_dataset_id": "ds-old"}),
-            httpx.Response(201, json=record(upload=simple)),
-        ]
-    )
-    wire.put(f"{STORAGE}/put").respond(200)
-    wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
+    abort, create = replacing_ds_old(wire)
     upload_dataset(client, data, http=httpx.Client(), journal=journal)  # no --overwrite needed
     assert abort.called and list(journal.iterdir()) == []
     assert json.loads(create.calls.last.request.content)["overwrite_dataset_id"] == "ds-old"
@@ -409,16 +416,7 @@ def test_what_a_killed_upload_left_is_aborted_then_replaced(
     wire.get(f"{PLATFORM}/api/cli/datasets/ds-old").respond(
         200, json=record(id="ds-old", status="uploading")
     )
-    abort = wire.post(f"{PLATFORM}/api/cli/datasets/ds-old/abort").respond(200, json={})
-    simple = {"method": "simple", "presigned_url": f"{STORAGE}/put"}
-    create = wire.post(f"{PLATFORM}/api/cli/datasets").mock(
-        side_effect=[
-            httpx.Response(409, json={"existing_dataset_id": "ds-old"}),
-            httpx.Response(201, json=record(upload=simple)),
-        ]
-    )
-    wire.put(f"{STORAGE}/put").respond(200)
-    wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
+    abort, create = replacing_ds_old(wire)
     upload_dataset(client, data, http=httpx.Client(), journal=journal)  # no --overwrite needed
     assert abort.called
     assert json.loads(create.calls.last.request.content)["overwrite_dataset_id"] == "ds-old"
