@@ -24,6 +24,7 @@ from osmosis_local_runner.results.documents import (
     text_of,
 )
 from osmosis_local_runner.results.pairing import Side
+from osmosis_local_runner.results.records import AttemptRecord
 from osmosis_local_runner.results.scoring import counted_mean, pass_at_k, passed
 from osmosis_local_runner.results.slices import MAX_SLICES, slice_columns, slice_value
 from osmosis_local_runner.results.sources import Source
@@ -81,13 +82,14 @@ def _messages(record_messages: list[Any] | None) -> list[dict[str, Any]] | None:
 
 def _cell(row: Row, doc: ResultsFile, transcripts: bool) -> dict[str, Any]:
     verdicts = {fn: RowVerdict.of(row, fn, doc.pass_threshold) for fn in doc.eval_fns}
+    runs = sorted(row.runs, key=lambda r: (r.model_tag or "", r.run_index))
     return {
         "row": row.index,
         "mean": {fn: v.mean for fn, v in verdicts.items()},
         "passing": {fn: [v.attempts, v.passing] for fn, v in verdicts.items()},
         "status": {fn: v.status for fn, v in verdicts.items()},
         "answer": {fn: excerpt(v.answer, 300) for fn, v in verdicts.items()},
-        "error": _first_errors(row, doc.eval_fns),
+        "error": _first_errors(runs, doc.eval_fns),
         "attempts": [
             {
                 "run": r.run_index,
@@ -103,16 +105,16 @@ def _cell(row: Row, doc: ResultsFile, transcripts: bool) -> dict[str, Any]:
                 "tokens": r.tokens,
                 "messages": _messages(r.messages()) if transcripts else None,
             }
-            for r in sorted(row.runs, key=lambda r: (r.model_tag or "", r.run_index))
+            for r in runs
         ],
     }
 
 
-def _first_errors(row: Row, fns: list[str]) -> dict[str, str]:
+def _first_errors(runs: Sequence[AttemptRecord], fns: list[str]) -> dict[str, str]:
     """Per eval fn, the first error among a row's attempts (the attempt's own, else the
     fn's), so the table shows why a row errored without opening it."""
     errors: dict[str, str] = {}
-    for r in sorted(row.runs, key=lambda r: (r.model_tag or "", r.run_index)):
+    for r in runs:
         for fn in fns:
             message = r.error or (r.fn_errors or {}).get(fn)
             if message and fn not in errors:
