@@ -7,6 +7,7 @@ refused — no request reads anything but the runs' results documents.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import os
@@ -84,16 +85,19 @@ class Viewer:
         return web.Response(text=home_page(), content_type="text/html")
 
     async def _runs_json(self, request: web.Request) -> web.Response:
-        runs = [r.to_json() for r in list_runs(self.root)]
+        # reading run directories (and rendering, below) is file I/O: off the loop, so a
+        # big report being built never stalls the home's refreshes
+        runs = [r.to_json() for r in await asyncio.to_thread(list_runs, self.root)]
         for run in runs:
             run.pop("path", None)  # the page needs names, never the machine's paths
         return web.Response(text=json.dumps({"runs": runs}), content_type="application/json")
 
     async def _run(self, request: web.Request) -> web.Response:
-        return self._page([request.match_info["name"]])
+        return await asyncio.to_thread(self._page, [request.match_info["name"]])
 
     async def _compare(self, request: web.Request) -> web.Response:
-        return self._page([request.match_info["a"], request.match_info["b"]])
+        names = [request.match_info["a"], request.match_info["b"]]
+        return await asyncio.to_thread(self._page, names)
 
     def _page(self, names: list[str]) -> web.Response:
         with tempfile.TemporaryDirectory(prefix="osmosis-view-") as scratch:
@@ -136,8 +140,6 @@ async def serve(
 ) -> None:
     """Serve until cancelled. ``ready(url)`` is called once listening, with the URL that
     carries the token (``port=0``: a free port)."""
-    import asyncio
-
     runner = web.AppRunner(viewer.app(), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
