@@ -71,9 +71,9 @@ def rows_command(out: Output, indices: list[int]) -> str | None:
             skip = "=" not in arg and name not in ("--resume", "--retry-failed", "--fresh")
             continue
         kept.append(arg)
-    from osmosis_cli.commands.eval.rowspec import row_spec
+    from osmosis_local_runner.run.spec import rows_text
 
-    return command_line(kept, [], f"--rows={row_spec(indices)}")
+    return command_line(kept, [], f"--rows={rows_text(frozenset(indices))}")
 
 
 def _fields(verdict: RowVerdict) -> list[tuple[str, str]]:

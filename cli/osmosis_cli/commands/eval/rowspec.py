@@ -1,4 +1,5 @@
-"""``--rows`` specs, both ways: ``"3,7,10-20"`` → source row indices, and back."""
+"""``--rows`` specs: ``"3,7,10-20"`` → source row indices (written back by the runner's
+``rows_text``, as the fingerprint records them)."""
 
 from __future__ import annotations
 
@@ -31,19 +32,3 @@ def parse_row_spec(text: str) -> frozenset[int]:
         rows.update(range(low, high + 1))
     return frozenset(rows)
 
-
-def row_spec(indices: list[int]) -> str:
-    """``2,4,8-10``: row indices as --rows takes them (runs of 3 or more as ranges)."""
-    parts: list[str] = []
-    ordered = sorted(set(indices))
-    start = 0
-    while start < len(ordered):
-        end = start
-        while end + 1 < len(ordered) and ordered[end + 1] == ordered[end] + 1:
-            end += 1
-        if end - start >= 2:
-            parts.append(f"{ordered[start]}-{ordered[end]}")
-        else:
-            parts.extend(str(i) for i in ordered[start : end + 1])
-        start = end + 1
-    return ",".join(parts)
