@@ -73,6 +73,8 @@ def test_the_token_becomes_a_cookie_and_the_pages_show_every_run(project: Path) 
         assert "<title>osmosis eval report — first</title>" in page
         both = await (await client.get("/compare/first/second")).text()
         assert "first vs second" in both
+        itself = await (await client.get("/compare/first/first")).text()
+        assert "first vs first (2)" in itself  # told apart as eval report does
         assert (await client.post("/api/runs")).status == 405  # read-only
 
     served(viewer, check)

@@ -39,12 +39,18 @@ def sources_of(paths: Sequence[Path]) -> list[Source]:
             found.append(Source(document.label, document))
     if not found:
         raise InvalidInputError("nothing to report", hint="give results documents")
+    return unique_labels(found)
+
+
+def unique_labels(sources: list[Source]) -> list[Source]:
+    """Sources that share a label (a.json and other/a.json, a run beside itself) told
+    apart: `` (2)`` after the second, and so on."""
     labels: dict[str, int] = defaultdict(int)
-    for source in found:  # unique labels: a.json and other/a.json
+    for source in sources:
         labels[source.label] += 1
         if labels[source.label] > 1:
             source.label = f"{source.label} ({labels[source.label]})"
-    return found
+    return sources
 
 
 def _suite_sources(directory: Path) -> list[Source]:

@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from osmosis_local_runner.api.history import list_runs
 from osmosis_local_runner.api.results import RUNS
 from osmosis_local_runner.results.documents import ResultsFile
 from osmosis_local_runner.results.report import render
-from osmosis_local_runner.results.sources import Source
+from osmosis_local_runner.results.sources import Source, unique_labels
 from osmosis_local_runner.run.rundir import RunDirectory, check_name
 from osmosis_local_runner.viewer.home import home_page
 from osmosis_local_runner.viewer.partial import REFRESH_S, partial_document
@@ -102,9 +103,7 @@ class Viewer:
     def _page(self, names: list[str]) -> web.Response:
         with tempfile.TemporaryDirectory(prefix="osmosis-view-") as scratch:
             try:
-                sources = [self._source(name, Path(scratch)) for name in names]
-                if len(sources) == 2 and sources[0].label == sources[1].label:
-                    sources[1].label += " (2)"
+                sources = unique_labels([self._source(name, Path(scratch)) for name in names])
                 page, _ = render(sources)
             except OsmosisError as exc:
                 return web.Response(status=404, text=f"{exc}\n")
@@ -136,7 +135,7 @@ async def serve(
     *,
     host: str = "127.0.0.1",
     port: int = 0,
-    ready: Any = None,
+    ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve until cancelled. ``ready(url)`` is called once listening, with the URL that
     carries the token (``port=0``: a free port)."""
