@@ -143,6 +143,8 @@ DOORS: dict[str, set[str]] = {
     "osmosis_cli.terminal": {"sdk"},
     "osmosis_cli.context": {"sdk"},
     "osmosis_cli.globals": {"sdk", "osmosis_cli.context"},
+    # commands called without a command line (tests, gh's runF seam)
+    "osmosis_cli.direct": {"osmosis_cli.context"},
     "osmosis_cli.bundled": set(),
     "osmosis_cli.user_code": {"sdk", "runner", "osmosis_cli.terminal"},
     "osmosis_cli.commands": {
@@ -294,3 +296,52 @@ def test_no_function_over_60_lines(package: str) -> None:
                 if size > MAX_FUNCTION_LINES:
                     long[f"{module}.{node.name}"] = size
     assert long == {}
+
+
+#: what only the libraries do — a CLI module naming one of these holds run or submission
+#: policy (which run a name means, what its files hold, what a submit pins or sends)
+POLICY = {
+    "osmosis_local_runner.run.named": {"open_run", "RunFiles"},
+    "osmosis_local_runner.run.rundir": {"generate_name", "latest_unfinished", "check_name"},
+    "osmosis_local_runner.run.import_plan": {"plan_import"},
+    "osmosis_client.platform.git": {"plan_pin", "inspect_repo"},
+    "osmosis_client.platform.run_import": {"import_run"},
+}
+#: calls on the platform client that create or import: only the SDK's submission does
+POLICY_CALLS = {"create", "import_run", "locked", "archive"}
+
+
+def _runtime_names(tree: ast.AST) -> Iterator[tuple[str, str]]:
+    """(module, name) of every ``from module import name`` outside TYPE_CHECKING."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _type_checking(node):
+            yield from (pair for n in node.orelse for pair in _runtime_names(n))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield from ((node.module, alias.name) for alias in node.names)
+        else:
+            yield from _runtime_names(node)
+
+
+def test_the_cli_holds_no_run_or_submission_policy() -> None:
+    """Commands are options, one library call and rendering: the sequence of a named run
+    lives in ``osmosis_local_runner.run.invocation``, uploads in ``run.upload``, hosted
+    submission in ``osmosis_client.platform.submission``."""
+    wrong = []
+    for module, path in MODULES.items():
+        if not module.startswith("osmosis_cli."):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        wrong += [
+            f"{module} imports {name} from {source}"
+            for source, name in _runtime_names(tree)
+            if name in POLICY.get(source, set())
+        ]
+        wrong += [
+            f"{module} calls .{node.func.attr}()"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in POLICY_CALLS
+            and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "app")
+        ]
+    assert wrong == []

@@ -162,8 +162,14 @@ def test_cancelling_stops_and_resume_finishes_each_attempt_once(tmp_path: Path) 
     with pytest.raises(InvalidInputError) as unfinished:
         run_eval(**options)
     assert unfinished.value.code == "RESULTS_EXIST"
-    finished = run_eval(**options, resume=True)
+    unnamed = {k: v for k, v in options.items() if k != "name"}
+    finished = run_eval(**unnamed, resume=True)  # no name: the newest unfinished run
+    assert finished.name == "cut"
     assert finished.status == "finished" and finished.summary.total_runs == 30
+    with pytest.raises(InvalidInputError) as nothing_left:
+        run_eval(**unnamed, resume=True)
+    assert nothing_left.value.code == "NOTHING_TO_RESUME"
+    assert "--" not in (nothing_left.value.hint or "")  # the library names no CLI flag
     lines = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
     keys = [(x["row_index"], x["run_index"]) for x in lines]
     assert len(keys) == len(set(keys)) == 30  # each attempt once: the finished ones kept

@@ -92,6 +92,8 @@ _BY_CODE: dict[str, Hint] = {
         f"connect the repository on the platform, or pick a workspace with {SWITCH}"
     ),
     "CONNECTION": _connection,
+    "UNPUSHED": lambda e, c: "push first (git push), or pass --allow-unpushed",
+    "DIRTY_TREE": lambda e, c: "commit and push them, or pass --allow-dirty",
     "WAIT_TIMEOUT": lambda e, c: (
         f"it keeps running; follow it with `osmosis eval info {e.data.get('run', 'NAME')} --watch`"
     ),
@@ -139,7 +141,11 @@ _BY_CODE: dict[str, Hint] = {
         "set [local].dataset_file in the config, or pass --dataset FILE"
     ),
     "JOURNAL_WRITE_FAILED": lambda e, c: f"free space or fix permissions, then {_resume(e, c)}",
-    "NOTHING_TO_RESUME": lambda e, c: "--resume needs the -o of the run it continues",
+    "NOTHING_TO_RESUME": lambda e, c: (
+        "name the run to continue with --name NAME"
+        if "runs" in e.data
+        else "--resume needs the -o of the run it continues"
+    ),
     "RESULTS_EXIST": lambda e, c: (
         "start it over with --fresh (it is archived), or use another --name"
         if "run" in e.data

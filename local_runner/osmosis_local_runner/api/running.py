@@ -29,8 +29,8 @@ from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api.results import RUNS, EvalResult
 from osmosis_local_runner.api.spec import build_spec
 from osmosis_local_runner.api.suites import SuiteResult
-from osmosis_local_runner.run.named import RunFiles, check_root, open_run
-from osmosis_local_runner.run.rundir import RunDirectory, check_name, generate_name
+from osmosis_local_runner.run.invocation import Invocation, pick_run
+from osmosis_local_runner.run.rundir import RunDirectory, check_name
 
 logger = logging.getLogger("osmosis_local_runner")
 
@@ -84,7 +84,8 @@ async def arun_eval(
     ``agent_loop`` / ``mcp`` with ``dataset`` (a path or a list of row dicts) and
     ``eval_fns`` (callables or ``"module:fn"``). ``name``: the run's name under
     ``root/.osmosis/evals`` (``root``: the config's project, else the current
-    directory); ``output``: a ``.json`` file instead (or the directory runs live in).
+    directory; ``resume=True`` without a name: the newest unfinished run of this config);
+    ``output``: a ``.json`` file instead (or the directory runs live in).
     Every other keyword is a flag of ``osmosis eval run`` (``model``, ``base_url``,
     ``api_key_env``, ``limit``, ``n``, ``batch_size``, ``pass_threshold``, ``rows``,
     ``seed``, ``max_retries``, ``deadline``, ``temperature``, ``sampling_args``,
@@ -104,8 +105,9 @@ async def arun_eval(
         built = build_spec(config, where.file, resume=resume, retry_failed=retry_failed, **options)
         await _execute(built.spec, on_progress)
         return EvalResult(where.file, name)
+    run = where.pick(config, resume=resume and not fresh)
     return await _run_named(
-        config, where.directory(), fresh=fresh, resume=resume, retry_failed=retry_failed,
+        config, run, fresh=fresh, resume=resume, retry_failed=retry_failed,
         on_progress=on_progress, options=options,
     )  # fmt: skip
 
@@ -120,32 +122,27 @@ async def _run_named(
     on_progress: ProgressCallback | None,
     options: dict[str, Any],
 ) -> EvalResult:
-    """A named run, as the CLI's ``--name``: new, continued, or returned again."""
-    with run.locked():
-        if fresh:
-            archived = run.archive()
-            if archived is not None:
-                logger.info("archived the earlier run to %s", archived)
-        opening = open_run(run, retry_failed=retry_failed)
-        if opening == "finished":
+    """A named run, as the CLI's ``--name``: new, continued, or returned again (the
+    sequence is the runner's :class:`~osmosis_local_runner.run.invocation.Invocation`)."""
+    with Invocation(
+        run, fresh=fresh, retry_failed=retry_failed, on_note=logger.info,
+        on_warning=logger.warning,
+    ) as invocation:  # fmt: skip
+        if invocation.opening == "finished":
             logger.info("run %r was already complete; nothing ran: %s", run.name, run.path)
             return EvalResult(run.results, run.name)
-        if opening == "continue" and not (resume or retry_failed):
+        if invocation.resuming and not (resume or retry_failed):
             raise InvalidInputError(
                 f"run {run.name!r} is unfinished",
                 hint="continue it with resume=True, or start it over with fresh=True",
                 code="RESULTS_EXIST",
             )
         built = build_spec(
-            config, run.results, run_dir=run.path, resume=opening == "continue",
+            config, run.results, run_dir=run.path, resume=invocation.resuming,
             retry_failed=retry_failed, **options,
         )  # fmt: skip
-        files = RunFiles(run, built.identity, resume=opening == "continue", on_note=logger.info,
-                         on_warning=logger.warning)  # fmt: skip
-        try:
-            await _execute(built.spec, on_progress, prepared=files.prepared)
-        finally:
-            files.finish()
+        files = invocation.files(built.identity)
+        await _execute(built.spec, on_progress, prepared=files.prepared)
     return EvalResult(run.results, run.name)
 
 
@@ -196,15 +193,27 @@ class _Where:
         runs = Path(output) if output is not None else project / RUNS
         return cls(None, runs, check_name(name) if name is not None else None)
 
-    def directory(self) -> RunDirectory:
-        check_root(self.runs, None)
-        return RunDirectory(self.runs, self.name or generate_name(self.runs))
+    def pick(self, config: str | Path | None, *, resume: bool) -> RunDirectory:
+        """The named run (``resume`` without a name: the newest unfinished one)."""
+        path = _config_path(config)
+        return pick_run(self.runs, name=self.name, resume=resume, config_path=path,
+                        label=path or "this evaluation")  # fmt: skip
 
 
 def _is_suite(path: Path) -> bool:
     from osmosis_client.platform.suite_config import looks_like_suite
 
     return looks_like_suite(path)
+
+
+def _config_path(config: str | Path | None) -> str | None:
+    """The config as the published files name it (relative to its project)."""
+    if config is None:
+        return None
+    from osmosis_client.platform.eval_config import load_config
+    from osmosis_local_runner.run.named import config_path
+
+    return config_path(load_config(config))
 
 
 def _project_of(config: str | Path | None) -> Path:

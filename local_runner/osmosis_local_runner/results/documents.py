@@ -14,20 +14,22 @@ the place (exit 2), never a crash further on.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Container, Iterator, Mapping
+from array import array
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.results import rowlines
 from osmosis_local_runner.results.checks import LARGEST as LARGEST
 from osmosis_local_runner.results.checks import is_number as is_number
 from osmosis_local_runner.results.checks import run_problem, whole
 from osmosis_local_runner.results.document import ROWS_MARK
 from osmosis_local_runner.results.labels import label_of
 from osmosis_local_runner.results.records import AttemptRecord, compact, row_facts
+from osmosis_local_runner.results.rowlines import decode_line, load_json, without_messages
 from osmosis_local_runner.results.scoring import passed
 from osmosis_local_runner.results.stats import mean
 
@@ -38,26 +40,6 @@ COUNTS = ("total_rows", "total_runs", "errored_runs", "skipped_runs", "retried_r
           "total_tokens")  # fmt: skip
 #: per-fn statistics the commands read (``pass_at_<k>`` too); other keys are ignored
 STATISTICS = ("mean", "std", "min", "max")
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value - value != 0.0:  # 1e400 parses as inf
-        raise ValueError(f"{text[:20]} is too large for a number")
-    return value
-
-
-def load_json(raw: bytes | str) -> Any:
-    """JSON proper: no ``NaN``/``Infinity``, no float beyond range, not nested beyond the
-    parser (each a ``ValueError``)."""
-    try:
-        return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
 
 
 def head_problem(head: Mapping[str, Any]) -> str | None:
@@ -238,17 +220,24 @@ class ResultsFile:
         return label_of(self.path, self.config)
 
     def raw_rows(
-        self, wanted: Container[int] | None = None, *, transcripts: bool = True
+        self,
+        wanted: Container[int] | None = None,
+        *,
+        transcripts: bool = True,
+        offsets: array[int] | None = None,
     ) -> Iterator[dict[str, Any]]:
         """Each row object as written (``wanted``: only the rows of these indices — in
         our own documents, the others are never parsed; ``transcripts=False``: runs may
-        come without their ``messages``)."""
+        come without their ``messages``; ``offsets``: gets where each row's line starts,
+        for :meth:`rows_from` — left empty for a document not laid out a row per line)."""
         if self._streamable:
             try:
-                yield from self._stream(wanted, transcripts)
+                yield from self._stream(wanted, transcripts, offsets)
                 return
             except _NotStreamable:
                 self._streamable = False
+        if offsets is not None:
+            del offsets[:]
         rows = self._load_whole()["rows"]
         for row in rows:
             if not isinstance(row, dict):
@@ -257,7 +246,10 @@ class ResultsFile:
                 yield row
 
     def _stream(
-        self, wanted: Container[int] | None = None, transcripts: bool = True
+        self,
+        wanted: Container[int] | None = None,
+        transcripts: bool = True,
+        offsets: array[int] | None = None,
     ) -> Iterator[dict[str, Any]]:
         with self.path.open("rb") as handle:
             prefix = b""
@@ -275,7 +267,9 @@ class ResultsFile:
             if rest == b"]":
                 return
             parsed = False  # a row line parsed: the layout is ours
+            position = len(prefix)
             for line in handle:
+                start, position = position, position + len(line)
                 text = line.strip()
                 if text in (b"]", b"}", b""):
                     continue
@@ -285,10 +279,10 @@ class ResultsFile:
                     found = _INDEX.match(text)
                     if found is not None and int(found.group(1)) not in wanted:
                         continue  # a row of ours, not asked for: never parsed
-                if not transcripts:
-                    text = without_messages(text)
+                if not transcripts and rowlines.fast_decoder is None:
+                    text = without_messages(text)  # orjson parses them faster than we cut
                 try:
-                    row = _decode(text)
+                    row = decode_line(text)
                 except ValueError as exc:
                     if parsed or "not a JSON number" in str(exc) or "too large" in str(exc):
                         raise _problem(self.path, f"a row is not valid JSON ({exc})") from None
@@ -299,26 +293,37 @@ class ResultsFile:
                     raise _NotStreamable
                 parsed = True
                 if wanted is None or row.get("row_index") in wanted:
+                    if offsets is not None:
+                        offsets.append(start)
                     yield row
 
     def checked_rows(
-        self, wanted: Container[int] | None = None, *, transcripts: bool = True
-    ) -> Iterator[tuple[int, str, list[dict[str, Any]], dict[str, Any]]]:
+        self,
+        wanted: Container[int] | None = None,
+        *,
+        transcripts: bool = True,
+        offsets: array[int] | None = None,
+    ) -> Iterator[CheckedRow]:
         """Each row as written — (row_index, digest, runs, the row object) — its runs
         checked (what a result command reads of them is sound), no record built."""
-        for raw in self.raw_rows(wanted, transcripts=transcripts):
-            index, digest, runs = raw.get("row_index"), raw.get("row_digest", ""), raw.get("runs")
-            if not isinstance(index, int) or not whole(index) or not isinstance(runs, list):
-                raise _problem(self.path, "a row lacks row_index or runs")
-            if digest is not None and not isinstance(digest, str):
-                raise _problem(self.path, f"row {index}: row_digest must be text")
-            for run in runs:
-                if not isinstance(run, dict):
-                    raise _problem(self.path, f"row {index}: a run is not an object")
-                problem = run_problem(run)
-                if problem is not None:
-                    raise _problem(self.path, f"row {index}: a malformed run ({problem})")
-            yield index, str(digest or ""), runs, raw
+        for raw in self.raw_rows(wanted, transcripts=transcripts, offsets=offsets):
+            yield self._checked(raw)
+
+    def _checked(
+        self, raw: dict[str, Any]
+    ) -> tuple[int, str, list[dict[str, Any]], dict[str, Any]]:
+        index, digest, runs = raw.get("row_index"), raw.get("row_digest", ""), raw.get("runs")
+        if not isinstance(index, int) or not whole(index) or not isinstance(runs, list):
+            raise _problem(self.path, "a row lacks row_index or runs")
+        if digest is not None and not isinstance(digest, str):
+            raise _problem(self.path, f"row {index}: row_digest must be text")
+        for run in runs:
+            if not isinstance(run, dict):
+                raise _problem(self.path, f"row {index}: a run is not an object")
+            problem = run_problem(run)
+            if problem is not None:
+                raise _problem(self.path, f"row {index}: a malformed run ({problem})")
+        return index, str(digest or ""), runs, raw
 
     def rows_at(self, wanted: Container[int], *, transcripts: bool = True) -> Iterator[Row]:
         """The rows of these row indices."""
@@ -329,68 +334,47 @@ class ResultsFile:
     ) -> Iterator[Row]:
         """Each row with its attempts as records (``transcripts=False``: without their
         conversations, which are then never parsed)."""
-        for index, digest, runs, raw in self.checked_rows(wanted, transcripts=transcripts):
-            known = row_facts(raw)
-            facts = compact(known) if known else None  # one string shared by the attempts
-            records = []
-            for run in runs:
+        for checked in self.checked_rows(wanted, transcripts=transcripts):
+            yield self._row(*checked)
+
+    def rows_from(self, offsets: Iterable[int]) -> Iterator[Row]:
+        """The rows whose lines start at these offsets (from ``raw_rows(offsets=…)``):
+        a few rows of a large document without scanning it again."""
+        with self.path.open("rb") as handle:
+            for offset in sorted(set(offsets)):
+                handle.seek(offset)
+                text = handle.readline().strip().removesuffix(b",")
                 try:
-                    record = AttemptRecord.from_json(
-                        {**run, "row_index": index, "row_digest": digest}
-                    )
-                except (KeyError, TypeError, ValueError) as exc:
-                    raise _problem(self.path, f"row {index}: a malformed run ({exc})") from None
-                record.row_facts = facts
-                records.append(record)
-            yield Row(
-                index,
-                str(digest or ""),
-                records,
-                expected=known.get("expected"),
-                metadata=known.get("metadata") or {},
-                user_prompt=known.get("prompt"),
-            )
+                    raw = decode_line(text)
+                except ValueError as exc:
+                    raise _problem(self.path, f"a row is not valid JSON ({exc})") from None
+                if not isinstance(raw, dict):
+                    raise _problem(self.path, "a row is not an object")
+                yield self._row(*self._checked(raw))
+
+    def _row(self, index: int, digest: str, runs: list[dict[str, Any]], raw: dict[str, Any]) -> Row:
+        known = row_facts(raw)
+        facts = compact(known) if known else None  # one string shared by the attempts
+        records = []
+        for run in runs:
+            try:
+                record = AttemptRecord.from_json({**run, "row_index": index, "row_digest": digest})
+            except (KeyError, TypeError, ValueError) as exc:
+                raise _problem(self.path, f"row {index}: a malformed run ({exc})") from None
+            record.row_facts = facts
+            records.append(record)
+        return Row(
+            index,
+            str(digest or ""),
+            records,
+            expected=known.get("expected"),
+            metadata=known.get("metadata") or {},
+            user_prompt=known.get("prompt"),
+        )
 
 
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
-
-
-def _decode(text: bytes) -> Any:
-    """A row line, strictly (:func:`load_json`'s rules); the number check — a Python call
-    per number — only on lines where a number could be out of range."""
-    if b"e3" in text or b"E3" in text or b"e+3" in text or b"E+3" in text:
-        return load_json(text)  # a three-digit exponent: maybe out of range (1e400)
-    try:
-        return _DECODER.decode(text.decode("utf-8"))
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-
-
-#: how our documents separate a row's runs, and where a run's transcript starts (neither
-#: can occur inside a JSON string, where quotes are escaped, nor in compact JSON)
-_RUN_SEPARATOR = b'}, {"run_index":'
-_MESSAGES = b',"messages":['
-
-
-def without_messages(line: bytes) -> bytes:
-    """A row line of ours with each run's ``messages`` cut out, so a command that never
-    reads transcripts never parses them; any other line is returned as it is."""
-    if _MESSAGES not in line:
-        return line
-    parts = line.split(_RUN_SEPARATOR)
-    last = len(parts) - 1
-    kept = []
-    for i, part in enumerate(parts):
-        cut = part.find(_MESSAGES)
-        if cut < 0:
-            kept.append(part)
-        elif i < last and part.endswith(b"]"):
-            kept.append(part[:cut])
-        elif i == last and part.endswith(b"]}]}"):
-            kept.append(part[:cut] + b"}]}")
-        else:
-            return line  # not our layout: parsed whole
-    return _RUN_SEPARATOR.join(kept)
+#: a row as :meth:`ResultsFile.checked_rows` gives it
+CheckedRow = tuple[int, str, list[dict[str, Any]], dict[str, Any]]
 #: the start of a row line as our documents write it
 _INDEX = re.compile(rb'\{"row_index": (\d{1,18}),')
 

@@ -11,6 +11,7 @@ those rows.
 
 from __future__ import annotations
 
+import operator
 import os
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
@@ -52,40 +53,30 @@ class Side:
         self.stats: list[tuple[FnStats, ...]] = []
         self.slices: dict[str, list[str]] = {column: [] for column in self.by}
         shared: dict[object, object] = {}
+        memo: dict[tuple[Any, ...], tuple[FnStats, ...]] = {}
 
         def one(value: object) -> object:
             return shared.setdefault(value, value)
 
         threshold = doc.pass_threshold
-        for index, digest, runs, raw in doc.checked_rows(transcripts=False):
-            scored = [
-                r
-                for r in runs
-                if r.get("model_tag") in (None, "primary") and r.get("skipped") is not True
-            ]
-            self.index.append(index)
-            self.digest.append(digest)
-            row: list[FnStats] = []
-            for fn in self.fns:
-                scores = [float(r["scores"].get(fn, 0.0)) for r in scored]
-                passing = sum(
-                    attempt_passes(r.get("success") is True, False, r.get("fn_errors"),
-                                   r["scores"], fn, threshold)
-                    for r in scored
-                )  # fmt: skip
-                errored = sum(
-                    r.get("success") is not True or fn in (r.get("fn_errors") or ())
-                    for r in scored
-                )
-                stats = (mean(scores) if scores else None, len(scored), passing, errored)
-                row.append(one(stats))  # type: ignore[arg-type]
-            self.stats.append(one(tuple(row)))  # type: ignore[arg-type]
+        index_append, digest_append, stats_append = (
+            self.index.append, self.digest.append, self.stats.append,
+        )  # fmt: skip  # a million rows: each lookup saved counts
+        #: where each row's line starts: the rows a comparison shows are read back by it
+        self.offsets: array[int] | None = array("q")
+        for index, digest, runs, raw in doc.checked_rows(transcripts=False, offsets=self.offsets):
+            index_append(index)
+            digest_append(digest)
+            stats_append(_row_stats(runs, self.fns, threshold, one, memo))
             if self.by or columns:
                 metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None
                 for column in self.by:
                     self.slices[column].append(one(slice_value(metadata, column)))  # type: ignore[arg-type]
                 if columns:
                     self._collect(metadata or {}, columns, one)
+
+        if len(self.offsets) != len(self.index):
+            self.offsets = None  # not laid out a row per line: read back by index
 
     def _collect(self, metadata: dict[str, Any], limit: int, one: Any) -> None:
         """Each column's distinct values, and its value per row while it has few."""
@@ -121,7 +112,69 @@ class Side:
             means={fn: s[0] for fn, s in zip(self.fns, stats, strict=True)},
             passes={fn: (s[1], s[2]) for fn, s in zip(self.fns, stats, strict=True)},
             slices={column: values[position] for column, values in self.slices.items()},
+            offset=None if self.offsets is None else self.offsets[position],
         )
+
+
+def _row_stats(
+    runs: list[dict[str, Any]],
+    fns: tuple[str, ...],
+    threshold: float,
+    one: Any,
+    memo: dict[tuple[Any, ...], tuple[FnStats, ...]],
+) -> tuple[FnStats, ...]:
+    """A row's :data:`FnStats` per eval fn, over its scored attempts (primary, not
+    skipped), shared with every equal row. One plain attempt — n = 1, the usual — is
+    looked up by (success, its scores): a run has few distinct ones."""
+    if len(runs) == 1:
+        get = runs[0].get
+        if get("model_tag") in (None, "primary") and get("skipped") is not True:
+            scores = runs[0]["scores"]
+            key = (get("success") is True, *[scores.get(fn, 0.0) for fn in fns])
+            if get("fn_errors"):
+                key += (tuple(get("fn_errors") or ()),)
+            found = memo.get(key)
+            if found is None:
+                found = memo[key] = _one_attempt(runs[0], fns, threshold, one)
+            return found
+    return one(_many_attempts(runs, fns, threshold, one))  # type: ignore[no-any-return]
+
+
+def _one_attempt(
+    run: dict[str, Any], fns: tuple[str, ...], threshold: float, one: Any
+) -> tuple[FnStats, ...]:
+    ok = run.get("success") is True
+    fn_errors = run.get("fn_errors") or ()
+    scores = run["scores"]
+    return one(tuple([  # type: ignore[no-any-return]
+        one((
+            float(scores.get(fn, 0.0)), 1,
+            int(ok and fn not in fn_errors and scores.get(fn, 0.0) >= threshold),
+            int(not ok or fn in fn_errors),
+        ))
+        for fn in fns
+    ]))  # fmt: skip
+
+
+def _many_attempts(
+    runs: list[dict[str, Any]], fns: tuple[str, ...], threshold: float, one: Any
+) -> tuple[FnStats, ...]:
+    scored = [
+        r for r in runs if r.get("model_tag") in (None, "primary") and r.get("skipped") is not True
+    ]
+    row: list[FnStats] = []
+    for fn in fns:
+        values = [float(r["scores"].get(fn, 0.0)) for r in scored]
+        passing = sum(
+            attempt_passes(r.get("success") is True, False, r.get("fn_errors"), r["scores"], fn,
+                           threshold)
+            for r in scored
+        )  # fmt: skip
+        errored = sum(
+            r.get("success") is not True or fn in (r.get("fn_errors") or ()) for r in scored
+        )
+        row.append(one((mean(values) if values else None, len(scored), passing, errored)))
+    return tuple(row)
 
 
 #: both documents at least this large: B is scanned in a second process beside A
@@ -183,6 +236,7 @@ class RowStats:
     #: column → the row's value, for the columns a comparison is sliced by
     slices: dict[str, str] = field(default_factory=dict)
     expected: str | None = None
+    offset: int | None = None  # where the row's line starts in its document, when known
 
     def majority_passes(self, fn: str) -> bool:
         """A row passes when more than half of its attempts pass."""
@@ -190,14 +244,20 @@ class RowStats:
 
 
 def with_text(doc: ResultsFile, views: Iterable[RowStats]) -> None:
-    """Fill in the prompt, expected answer and answers of these rows (one more pass over
-    the document, parsing only their rows)."""
+    """Fill in the prompt, expected answer and answers of these rows: read back from
+    where their lines start, else in one more pass parsing only their rows."""
     wanted: dict[int, list[RowStats]] = {}
     for view in views:
         wanted.setdefault(view.index, []).append(view)
     if not wanted:
         return
-    for row in doc.rows_at(set(wanted)):
+    offsets = [v.offset for views in wanted.values() for v in views]
+    rows = (
+        doc.rows_from(o for o in offsets if o is not None)
+        if None not in offsets
+        else doc.rows_at(set(wanted))
+    )
+    for row in rows:
         runs = row.scored()
         for view in wanted.get(row.index, []):
             view.prompt = excerpt(row.prompt())
@@ -252,15 +312,20 @@ def pair_sides(a: Side, b: Side) -> tuple[array[int], array[int], int, int]:
     by_digest = any(a.digest) and any(b.digest)
 
     def keys(side: Side) -> list[str]:
+        if by_digest and all(side.digest):
+            return side.digest  # the usual: every row has its digest
         return [
             digest if by_digest and digest else f"#{index}"
             for index, digest in zip(side.index, side.digest, strict=True)
         ]
 
+    keys_a, keys_b = keys(a), keys(b)
+    unique_b = dict(zip(keys_b, range(len(b)), strict=True))
+    if len(unique_b) == len(b) and len(set(keys_a)) == len(a):
+        return _pair_unique(a, b, keys_a, unique_b)
     # B's positions by key, in row order: one int, or a list for a repeated row
     waiting: dict[str, int | list[int]] = {}
-    keys_b = keys(b)
-    for position in sorted(range(len(b)), key=b.index.__getitem__):
+    for position in _row_order(b):
         key = keys_b[position]
         held = waiting.get(key)
         if held is None:
@@ -271,8 +336,7 @@ def pair_sides(a: Side, b: Side) -> tuple[array[int], array[int], int, int]:
             held.append(position)
     taken: dict[str, int] = {}
     pa, pb = array("q"), array("q")
-    keys_a = keys(a)
-    for position in sorted(range(len(a)), key=a.index.__getitem__):
+    for position in _row_order(a):
         key = keys_a[position]
         held = waiting.get(key)
         if held is None:
@@ -284,3 +348,21 @@ def pair_sides(a: Side, b: Side) -> tuple[array[int], array[int], int, int]:
             pb.append(candidates[count])
             taken[key] = count + 1
     return pa, pb, len(a) - len(pa), len(b) - len(pa)
+
+
+def _pair_unique(
+    a: Side, b: Side, keys_a: list[str], positions_b: dict[str, int]
+) -> tuple[array[int], array[int], int, int]:
+    """No repeated row on either side (the usual): pairing is one look-up per row."""
+    found = list(map(positions_b.get, keys_a))
+    paired = [p for p in _row_order(a) if found[p] is not None]
+    pa, pb = array("q", paired), array("q", [found[p] or 0 for p in paired])
+    return pa, pb, len(a) - len(pa), len(b) - len(pa)
+
+
+def _row_order(side: Side) -> Sequence[int]:
+    """A side's positions in row-index order (already so when written in order)."""
+    index = side.index
+    if all(map(operator.le, index, index[1:])):
+        return range(len(index))
+    return sorted(range(len(index)), key=index.__getitem__)

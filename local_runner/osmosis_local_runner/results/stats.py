@@ -115,7 +115,7 @@ def scale_of(values: Sequence[float]) -> float:
     """A power of two bringing the largest magnitude near 1 when values are so large that
     their differences or squares would overflow (else 1.0): statistics are computed on
     ``v / scale`` (exact) and multiplied back."""
-    largest = max((abs(v) for v in values), default=0.0)
+    largest = max(max(values), -min(values)) if values else 0.0  # C loops, not a genexpr
     if largest <= 1e150:
         return 1.0
     return math.ldexp(1.0, math.frexp(largest)[1] - 1)  # |v| / scale < 2

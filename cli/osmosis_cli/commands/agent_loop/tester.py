@@ -103,9 +103,7 @@ def test(ctx: typer.Context, opts: TestOptions) -> None:
         )
     if opts.api_key is not None:
         out.warn("--api-key puts the key in your shell history: prefer --api-key-env NAME")
-    import asyncio
-
-    summary = asyncio.run(_session(out, opts))
+    summary = _until_interrupted(_session(out, opts))
     if summary is None:  # interactive
         return
     if opts.output is not None:
@@ -125,6 +123,38 @@ def test(ctx: typer.Context, opts: TestOptions) -> None:
     )
     if failed:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _until_interrupted(coro: Any) -> Any:
+    """``asyncio.run(coro)``, where Ctrl-C cancels it until the cancellation takes: one
+    can be lost (3.11's ``wait_for`` drops it when its inner call ends at that moment),
+    and the next row's stuck tool would then hold the process for ever. A second Ctrl-C
+    raises ``KeyboardInterrupt`` at once."""
+    import asyncio
+    import contextlib
+    import signal
+
+    async def main() -> Any:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        assert task is not None
+
+        def cancel() -> None:
+            if not task.done():
+                task.cancel()
+                loop.call_later(0.2, cancel)
+
+        def on_sigint() -> None:
+            loop.remove_signal_handler(signal.SIGINT)  # the next one: KeyboardInterrupt
+            cancel()
+
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
+        return await coro
+
+    try:
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        raise KeyboardInterrupt from None
 
 
 async def _session(out: Output, opts: TestOptions) -> CheckSummary | None:

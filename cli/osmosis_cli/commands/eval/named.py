@@ -4,9 +4,10 @@ finished run is never an error — it is shown again. ``-o DIR`` is the director
 live under (default ``.osmosis/evals``); ``-o PATH.json`` keeps the seed form's meaning
 (one results document) and is handled by ``run.py``.
 
-What a named run means — which invocation continues which run, what its published files
-hold — is the runner's (``osmosis_local_runner.run.named``, shared with ``run_eval``);
-this module picks the run from the flags and says what happened."""
+What a named run means — which run a call names, which invocation continues which run,
+what its published files hold — is the runner's (``osmosis_local_runner.run.invocation``
+and ``run.named``, shared with ``run_eval``); this module passes the flags and says what
+happened."""
 
 from __future__ import annotations
 
@@ -18,47 +19,29 @@ if TYPE_CHECKING:
     from osmosis_cli.commands.eval.run import RunOptions
     from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.eval_config import EvalConfig
+    from osmosis_local_runner.run.invocation import Invocation
+    from osmosis_local_runner.run.named import RunFiles
     from osmosis_local_runner.run.rundir import RunDirectory
-    from osmosis_local_runner.run.runner import Runner
 
 def run_named(
     out: Output, opts: RunOptions, config: EvalConfig, echo: dict[str, Any], upload: Any = None
 ) -> None:
-    from osmosis_client.errors import InvalidInputError
-    from osmosis_local_runner.run.named import check_root
-    from osmosis_local_runner.run.rundir import (
-        RunDirectory,
-        check_name,
-        generate_name,
-        latest_unfinished,
-    )
+    from osmosis_local_runner.run.invocation import Invocation, pick_run
+    from osmosis_local_runner.run.named import config_path
 
     root = opts.output or _relative((config.root or Path.cwd()) / ".osmosis" / "evals")
-    check_root(root, config.rollout_dir)
-    if opts.name is not None:
-        run = RunDirectory(root, check_name(opts.name))
-    elif opts.resume:
-        from osmosis_local_runner.run.named import config_path
-
-        found = latest_unfinished(root, config_path(config))
-        if found is None:
-            raise InvalidInputError(
-                f"nothing to resume: no unfinished run of {config.name} under {root}",
-                hint="name the run with --name NAME",
-                code="NOTHING_TO_RESUME",
-            )
-        run = found
-    else:
-        run = RunDirectory(root, generate_name(root))
+    run = pick_run(
+        root, name=opts.name, resume=opts.resume, config_path=config_path(config),
+        label=config.name, rollout_dir=config.rollout_dir,
+    )  # fmt: skip
     if opts.dry_run:
         _dry_run(out, opts, config, echo, run)
         return
-    with run.locked():
-        if opts.fresh:
-            archived = run.archive()
-            if archived is not None:
-                out.info(f"Archived the earlier run to {archived}")
-        _run_locked(out, opts, config, echo, run, upload)
+    with Invocation(
+        run, fresh=opts.fresh, retry_failed=opts.retry_failed, on_note=out.info,
+        on_warning=out.warn,
+    ) as invocation:  # fmt: skip
+        _run_locked(out, opts, config, echo, invocation, upload)
 
 
 def _run_locked(
@@ -66,39 +49,35 @@ def _run_locked(
     opts: RunOptions,
     config: EvalConfig,
     echo: dict[str, Any],
-    run: RunDirectory,
+    invocation: Invocation,
     upload: Any = None,
 ) -> None:
     from osmosis_cli.commands.eval.execute import execute
     from osmosis_cli.commands.eval.options import adopt_saved
-    from osmosis_local_runner.run.named import check_unchanged, open_run
+    from osmosis_local_runner.run.named import Identity, check_unchanged
     from osmosis_local_runner.run.overrides import config_spec
 
-    opening = open_run(run, retry_failed=opts.retry_failed)
-    if opening == "finished":
+    run = invocation.run
+    if invocation.opening == "finished":
         check_unchanged(opts.run_overrides(run.results), run)
         _already_finished(out, opts, run)
         return
-    resume = opening == "continue"
-    if resume:
+    if invocation.resuming:
         adopt_saved(out, opts, run.results)
     flags = opts.run_overrides(
-        run.results, run_dir=run.path, resume=resume, retry_failed=opts.retry_failed, **echo
+        run.results, run_dir=run.path, resume=invocation.resuming,
+        retry_failed=opts.retry_failed, **echo,
+    )  # fmt: skip
+    facts = _Facts(run, config, out, invocation.files(Identity.of(config)), upload)
+    execute(
+        lambda: config_spec(config, flags),
+        out,
+        quiet=opts.quiet,
+        max_error_rate=opts.max_error_rate,
+        junit=opts.junit,
+        prepared=facts.files.prepared,
+        resource=facts.resource,
     )
-    facts = _Facts(run, config, out, resume)
-    facts.upload = upload
-    try:
-        execute(
-            lambda: config_spec(config, flags),
-            out,
-            quiet=opts.quiet,
-            max_error_rate=opts.max_error_rate,
-            junit=opts.junit,
-            prepared=facts.prepared,
-            resource=facts.resource,
-        )
-    finally:
-        facts.finish()
 
 
 def _dry_run(
@@ -143,31 +122,22 @@ def _already_finished(out: Output, opts: RunOptions, run: RunDirectory) -> None:
 
 
 class _Facts:
-    """The runner's published files of one invocation, plus the ``eval.run`` resource
-    the CLI prints (and ``--upload``'s)."""
+    """The ``eval.run`` resource the CLI prints of a named run (and ``--upload``'s)."""
 
-    def __init__(self, run: RunDirectory, config: EvalConfig, out: Output, resume: bool) -> None:
-        from osmosis_local_runner.run.named import Identity, RunFiles
-
+    def __init__(
+        self, run: RunDirectory, config: EvalConfig, out: Output, files: RunFiles, upload: Any
+    ) -> None:
         self.run = run
         self.config = config
         self.out = out
-        self.files = RunFiles(
-            run, Identity.of(config), resume=resume, on_note=out.info, on_warning=out.warn
-        )
-        self.upload: Any = None  # --upload: (run dir, config path) → the upload's resource
-
-    def prepared(self, runner: Runner) -> None:
-        self.files.prepared(runner)
-
-    def finish(self) -> None:
-        self.files.finish()
+        self.files = files
+        self.upload = upload  # --upload: (run dir, config path) → the upload's resource
 
     def resource(self) -> dict[str, Any]:
         """The published ``eval.run`` keys of a run directory (after its projections)."""
         from osmosis_local_runner.run.named import config_path
 
-        self.finish()
+        self.files.finish()
         command = f"osmosis eval run {config_path(self.config) or self.config.name}"
         command += f" --name {self.run.name}"
         resource = {

@@ -63,7 +63,7 @@ def list_runs(ctx: typer.Context, opts: ListOptions) -> None:
     out = current_output()
     members: set[str] | None = None
     if opts.suite is not None:
-        from osmosis_cli.commands.eval.hosted_suite import suite_run_ids
+        from osmosis_client.platform.submission import suite_run_ids
 
         members = suite_run_ids(opts.suite)
     runs, total, offset = _fetch(ctx, opts, members)

@@ -9,12 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from osmosis_cli.commands.eval.platform import (
-    pin_commit,
-    refuse_unconfirmed,
-    run_scope,
-    wait_for_run,
-)
+from osmosis_cli.commands.eval.platform import refuse_unconfirmed, wait_for_run
 from osmosis_cli.commands.eval.render import render_run, run_detail
 from osmosis_cli.commands.eval.secrets import for_submit, scope_label
 from osmosis_cli.context import state
@@ -23,10 +18,8 @@ from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_client import Client
-    from osmosis_client.platform.eval_config import EvalConfig
-    from osmosis_client.platform.git import Pin
-    from osmosis_client.platform.models import CreatedRun, EvalRun
+    from osmosis_client.platform.models import EvalRun
+    from osmosis_client.platform.submission import SubmissionPlan, SubmittedRun
 
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
@@ -87,8 +80,12 @@ class SubmitOptions:
 def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     """Submit a hosted eval run pinned to your pushed commit (a suite: one run per entry)."""
     from osmosis_cli.commands.eval.ci import check_junit_path
-    from osmosis_client.platform.eval_config import load_config
-    from osmosis_client.platform.suite_config import looks_like_suite
+    from osmosis_client.platform.submission import (
+        PinRules,
+        check_scope,
+        plan_submission,
+        submit_planned,
+    )
 
     app_state = state(ctx)
     out = current_output()
@@ -99,59 +96,56 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
             code="USAGE",
         )
     check_junit_path(opts.junit)
-    if looks_like_suite(opts.config_path):
-        from osmosis_cli.commands.eval.hosted_suite import submit_suite
-
-        submit_suite(app_state, out, opts)
-        return
-    config = load_config(opts.config_path)
     refuse_unconfirmed(out, opts)
-    repo, pin = pin_commit(out, opts.config_path, config, opts)
+    rules = PinRules(
+        unattended=opts.yes, allow_dirty=opts.allow_dirty, allow_unpushed=opts.allow_unpushed
+    )
+    plan = plan_submission(opts.config_path, rules)
+    for warning in plan.warnings:
+        out.warn(warning)
     auth = app_state.resolve()
-    git_repo = None if auth.workspace else repo.origin_repo
+    git_repo = None if auth.workspace else plan.repo.origin_repo
     with app_state.client(auth, git_repo=git_repo) as client:
-        where = run_scope(client, auth.workspace, repo.origin_repo)
-        found, stored = for_submit(client, out, config.secrets.required, opts.secrets_file)
-        _summary(out, opts.config_path, where, pin, config)
-        for name in config.secrets.required:
-            out.info(f"  secret {name}: {scope_label(found, stored, name)}")
-        if not out.confirm("Submit this eval run?", yes=opts.yes):
+        where = check_scope(client, plan.repo.origin_repo)
+        found, stored = for_submit(client, out, plan.secret_names, opts.secrets_file)
+        if plan.suite is not None:
+            from osmosis_cli.commands.eval import hosted_suite
+
+            hosted_suite.summary(out, plan, where)
+        else:
+            _summary(out, plan, where)
+            for name in plan.secret_names:
+                out.info(f"  secret {name}: {scope_label(found, stored, name)}")
+        question = f"Submit {len(plan.runs)} eval runs?" if plan.suite else "Submit this eval run?"
+        if not out.confirm(question, yes=opts.yes):
             out.cancelled("eval.submit")
             return
-        created = _create(client, out, config, pin, found.provided)
-        if not opts.waits:
-            _report_created(out, created, pin, auth.workspace, config)
+        submitted = submit_planned(
+            client, plan, secrets=found.provided, on_submitted=lambda s: _submitted(out, s)
+        )
+        if plan.suite is not None:
+            from osmosis_cli.commands.eval import hosted_suite
+
+            hosted_suite.finish(out, plan.suite, submitted, client, opts)
             return
-        final = wait_for_run(client, out, created.name, opts.timeout)
+        if not opts.waits:
+            _report_created(out, submitted[0], auth.workspace)
+            return
+        final = wait_for_run(client, out, submitted[0].run.name, opts.timeout)
     gate(out, final, opts.min_pass_rate, opts.junit)
 
 
-def _create(
-    client: Client, out: Output, config: EvalConfig, pin: Pin, secrets: dict[str, str]
-) -> CreatedRun:
-    import uuid
-
-    from osmosis_client.errors import OsmosisError
-    from osmosis_client.platform.resources.secrets import redacted
-
-    try:
-        created = client.eval_runs.create(
-            config, pin.commit_sha or "", str(uuid.uuid4()), secrets=secrets
-        )
-    except OsmosisError as exc:
-        for value in secrets.values():
-            exc = redacted(exc, value)
-        raise exc from None
-    out.info(f"Submitted {created.name} ({created.id})")
-    if created.platform_url:
-        out.info(f"  {created.platform_url}")
-    return created
+def _submitted(out: Output, submitted: SubmittedRun) -> None:
+    run = submitted.run
+    label = f"{submitted.entry}: " if submitted.entry else ""
+    out.info(f"Submitted {label}{run.name} ({run.id})")
+    if run.platform_url and not submitted.entry:
+        out.info(f"  {run.platform_url}")
 
 
-def _report_created(
-    out: Output, created: CreatedRun, pin: Pin, workspace: str | None, config: EvalConfig
-) -> None:
-    exp = config.experiment
+def _report_created(out: Output, submitted: SubmittedRun, workspace: str | None) -> None:
+    created, pin = submitted.run, submitted.pin
+    exp = submitted.config.experiment
     resource = {
         "id": created.id,
         "name": created.name,
@@ -186,10 +180,11 @@ def _report_created(
         out.print(created.name)
 
 
-def _summary(out: Output, path: Path, where: str, pin: Pin, config: EvalConfig) -> None:
+def _summary(out: Output, plan: SubmissionPlan, where: str) -> None:
+    config, pin = plan.runs[0].config, plan.runs[0].pin
     exp = config.experiment
     out.info(f"Workspace:  {where}")
-    out.info(f"Config:     {path}")
+    out.info(f"Config:     {plan.path}")
     from osmosis_local_runner.run.overrides import describe_rollout, detect_mode
 
     out.info(f"Rollout:    {describe_rollout(config, detect_mode(config))}")

@@ -66,25 +66,15 @@ def upload_run(
 ) -> dict[str, Any]:
     """Check, then import ``run_dir`` (holding its run lock unless the caller does); the
     published ``eval.upload`` resource."""
-    import contextlib
-
     from osmosis_cli.terminal.progress import byte_progress
     from osmosis_client.errors import ConflictError
-    from osmosis_client.platform.run_import import import_run
-    from osmosis_local_runner.run.import_plan import plan_import
-    from osmosis_local_runner.run.rundir import RunDirectory
+    from osmosis_local_runner.run.upload import RunUpload
 
-    lock = (
-        RunDirectory(run_dir.parent, run_dir.name).locked() if locked else contextlib.nullcontext()
-    )
-    with lock:
-        _scrub_log(run_dir)
-        plan = plan_import(run_dir, replace=replace, config_path=config_path)
-        total = sum(f.size for f in plan.files)
+    with RunUpload(run_dir, replace=replace, config_path=config_path, locked=locked) as upload:
         client, _ = app_state.scoped_client()
-        with client, byte_progress(out, total, "uploading") as sent:
+        with client, byte_progress(out, upload.total, "uploading") as sent:
             try:
-                session = import_run(client, plan.body, plan.files, on_bytes=sent)
+                session = upload.send(client, on_bytes=sent)
             except ConflictError as exc:
                 if replace:
                     raise
@@ -93,6 +83,8 @@ def upload_run(
                     f"republish with: osmosis eval upload {given or run_dir.name} --replace"
                 )
                 raise
+        plan = upload.plan
+        assert plan is not None
     return {
         "session_id": session.session_id,
         "local_run_id": plan.body["local_run_id"],
@@ -133,20 +125,3 @@ def after_run(
         "upload": {k: done[k] for k in (*keys, "uploaded_files")},
         "platform_url": done.get("platform_url"),
     }
-
-
-def _scrub_log(run_dir: Path) -> None:
-    """Before ``logs.txt`` leaves the machine: any secret-like value of this environment
-    in it (a key a rollout printed into an error) is replaced, the file kept 0600."""
-    import os
-
-    from osmosis_client._fs import atomic_write
-    from osmosis_local_runner.server.output import Redactor, secret_values
-
-    log = run_dir / "logs.txt"
-    if log.is_symlink() or not log.is_file():
-        return
-    text = log.read_text(encoding="utf-8", errors="replace")
-    clean = Redactor(secret_values(os.environ))(text)
-    if clean != text:
-        atomic_write(log, clean.encode(), mode=0o600)

@@ -1,0 +1,107 @@
+"""Row lines decoded by either decoder — orjson (the ``fast`` extra) or the standard
+library's — with the same strictness and the same answers; and the rows a comparison
+shows read back from where their lines start (no second scan of a large document)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.results import rowlines
+from osmosis_local_runner.results.compare import compare
+from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.results.pairing import Side, with_text
+from tests.results_docs import write
+
+HOSTILE_LINES = {
+    "NaN": b'{"row_index": 1, "runs": [{"scores": {"g": NaN}}]}',
+    "Infinity": b'{"row_index": 1, "runs": [{"duration_ms": Infinity}]}',
+    "1e400": b'{"row_index": 1, "runs": [{"tokens": 1e400}]}',
+    "-1E+309": b'{"row_index": 1, "runs": [{"tokens": -1E+309}]}',
+    "nested": b'{"row_index": 1, "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    "not UTF-8": b'{"row_index": 1, "prompt": "\xff"}',
+    "trailing text": b'{"row_index": 1} {"row_index": 2}',
+}
+
+
+@pytest.fixture(params=["orjson", "stdlib"])
+def decoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    if request.param == "orjson":
+        if rowlines.fast_decoder is None:
+            pytest.skip("orjson is not installed (the fast extra)")
+    else:
+        monkeypatch.setattr(rowlines, "fast_decoder", None)
+    yield request.param
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_LINES))
+def test_either_decoder_refuses_what_json_proper_refuses(decoder: str, case: str) -> None:
+    with pytest.raises(ValueError):
+        rowlines.decode_line(HOSTILE_LINES[case])
+
+
+def test_either_decoder_reads_a_line_the_same(decoder: str) -> None:
+    line = b'{"row_index": 7, "runs": [{"scores": {"g": 0.5, "h": 1}, "answer": "\\u00e9"}]}'
+    assert rowlines.decode_line(line) == json.loads(line)
+
+
+def _per_line(path: Path, rows: int, bad_row: int | None = None) -> Path:
+    """A document of ours (a row per line) with ``bad_row``'s score out of range."""
+    write(path, {i: [float(i % 2)] for i in range(rows)})
+    lines = path.read_bytes().split(b"\n")
+    if bad_row is not None:
+        at = next(i for i, line in enumerate(lines) if line.strip().startswith(
+            b'{"row_index": %d,' % bad_row))  # fmt: skip
+        lines[at] = lines[at].replace(b'"grader":1.0', b'"grader":1e400').replace(
+            b'"grader": 1.0', b'"grader": 1e400')  # fmt: skip
+        assert b"1e400" in lines[at]
+    path.write_bytes(b"\n".join(lines))
+    return path
+
+
+def test_a_bad_row_deep_in_a_document_is_one_clear_error(decoder: str, tmp_path: Path) -> None:
+    path = _per_line(tmp_path / "a.json", 20, bad_row=11)
+    with pytest.raises(InvalidInputError) as caught:
+        list(ResultsFile(path).checked_rows(transcripts=False))
+    assert str(path) in str(caught.value) and "row" in str(caught.value)
+
+
+def test_both_decoders_compare_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = write(tmp_path / "a.json", {i: [float(i % 3 == 0), 1.0] for i in range(60)})
+    b = write(tmp_path / "b.json", {i: [float(i % 2 == 0), 0.0] for i in range(60)})
+    first = compare(a, b).to_json()
+    monkeypatch.setattr(rowlines, "fast_decoder", None)
+    assert compare(a, b).to_json() == first
+
+
+def test_shown_rows_are_read_back_from_their_offsets(tmp_path: Path) -> None:
+    doc = ResultsFile(write(tmp_path / "a.json", {i: [1.0] for i in range(50)}))
+    side = Side(doc, ["grader"])
+    assert side.offsets is not None and len(side.offsets) == 50
+    picked = [side.view(p) for p in (3, 41, 17)]
+    assert all(v.offset is not None for v in picked)
+    back = {row.index: row for row in doc.rows_from(v.offset for v in picked if v.offset)}
+    by_index = {row.index: row for row in doc.rows_at({3, 41, 17})}
+    assert sorted(back) == [3, 17, 41]
+    for index, row in back.items():
+        assert row.prompt() == by_index[index].prompt()
+        assert [r.answer for r in row.runs] == [r.answer for r in by_index[index].runs]
+    with_text(doc, picked)
+    assert picked[0].prompt == "question 3"
+
+
+def test_a_reformatted_document_has_no_offsets_and_still_shows_text(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.json", {i: [1.0] for i in range(5)})
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=4))  # not a row per line
+    doc = ResultsFile(path)
+    side = Side(doc, ["grader"])
+    assert side.offsets is None
+    view = side.view(2)
+    with_text(doc, [view])
+    assert view.offset is None and view.prompt == "question 2"
