@@ -142,7 +142,7 @@ _BY_CODE: dict[str, Hint] = {
     ),
     "JOURNAL_WRITE_FAILED": lambda e, c: f"free space or fix permissions, then {_resume(e, c)}",
     "NOTHING_TO_RESUME": lambda e, c: (
-        "name the run to continue with --name NAME"
+        "name the run to continue with --name NAME (or -o FILE.json, the results it continues)"
         if "runs" in e.data
         else "--resume needs the -o of the run it continues"
     ),
