@@ -141,3 +141,21 @@ def test_journal_lines_reach_the_disk_during_an_instant_run(tmp_path: object) ->
     )
     asyncio.run(Runner(spec).run())
     assert lines_midway[0] > 150  # header + most finished attempts already written
+
+
+def test_collections_are_paced_while_runs_are_in_progress_and_restored_after() -> None:
+    import gc
+
+    from osmosis_local_runner.run.scheduler import RUN_GC_THRESHOLD, paced_collections
+
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    with paced_collections():
+        assert gc.get_threshold()[0] == max(before[0], RUN_GC_THRESHOLD)
+        assert gc.get_freeze_count() > frozen  # what existed before the run is not walked
+        with paced_collections():  # a second run at once (asyncio.gather)
+            pass
+        assert gc.get_threshold()[0] == max(before[0], RUN_GC_THRESHOLD)  # still running
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    with pytest.raises(RuntimeError), paced_collections():
+        raise RuntimeError("a run that failed")
+    assert gc.get_threshold() == before

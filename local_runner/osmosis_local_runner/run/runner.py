@@ -29,7 +29,13 @@ from osmosis_local_runner.run.journal import Journal, forget_finished, journal_p
 from osmosis_local_runner.run.kinds import Outcome, RunEnv
 from osmosis_local_runner.run.models import model_client, run_env
 from osmosis_local_runner.run.recording import record_attempt, results_head
-from osmosis_local_runner.run.scheduler import LoopWatchdog, ReadAhead, WindowStats, run_window
+from osmosis_local_runner.run.scheduler import (
+    LoopWatchdog,
+    ReadAhead,
+    WindowStats,
+    paced_collections,
+    run_window,
+)
 from osmosis_local_runner.run.spec import (
     Progress,
     RunPlan,
@@ -177,7 +183,7 @@ class Runner:
         if spec.deadline is not None:
             deadline = loop.call_later(spec.deadline, self._deadline_passed, spec.deadline)
         try:
-            with guard_exits(), LoopWatchdog.watching(loop):
+            with guard_exits(), LoopWatchdog.watching(loop), paced_collections():
                 await self.kind.start(self._envs[None])
                 for tag, target in prepared.targets.items():
                     self._check_endpoint(clients[tag], target)

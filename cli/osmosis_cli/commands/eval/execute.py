@@ -154,11 +154,7 @@ def _run(
         finally:
             display.stop(runner.progress)
 
-    import gc
-
-    gc.collect()
-    gc.freeze()  # start-up objects never move again: the run's collections stay short
-    return asyncio.run(main())
+    return asyncio.run(main())  # the runner paces garbage collection while it runs
 
 
 def _plan_json(plan: RunPlan) -> dict[str, Any]:
