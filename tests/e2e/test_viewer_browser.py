@@ -91,6 +91,26 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         page.goto(viewer_url.split("?")[0] + "runs/ckpt-300")
         page.wait_for_selector("body[data-ready='1']", timeout=10_000)
         assert page.locator("tr.row").count() == 2
+        # transcript depth: an attempt's model calls, timed, the raw JSON on demand
+        page.locator("tr.row").first.click()
+        calls = page.locator(".transcript details.calls").first
+        calls.locator("summary").first.click()
+        assert re.match(r"1 model call · \d+\.\d{3}s in calls", str(calls.locator("summary").first.text_content()))
+        raw = calls.locator("details.raw")
+        raw.locator("summary").click()
+        answer = raw.locator("pre").nth(1).text_content() or ""
+        assert answer.startswith("answer:") and '"choices"' in answer
+        snap(page, "viewer-model-calls")
+
+        # a suite run appears on the home and opens as its report
+        suite = ["eval", "run", "configs/eval/suite.toml", "--limit", "1", "-q", "-o",
+                 ".osmosis/suites/sweep"]  # fmt: skip
+        assert invoke(*suite).exit_code == 0
+        page.goto(viewer_url.split("?")[0])
+        expect(page.locator("#suites tr")).to_have_count(1)
+        page.click("#suites a")
+        page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+        assert "quickstart-suite" in page.content()
         assert errors == []
     finally:
         context.close()

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -162,5 +163,37 @@ def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Pa
         assert '<meta http-equiv="refresh"' not in finished
         # nothing written beside the run
         assert sorted(p.name for p in live.iterdir()) == ["manifest.json", "results.json.journal.jsonl"]
+
+    served(viewer, check)
+
+
+def test_suite_runs_are_listed_and_open_as_their_report(
+    quickstart_project: Path, invoke: Invoke
+) -> None:
+    run = ["eval", "run", "configs/eval/suite.toml", "--limit", "2", "-q", "-o",
+           ".osmosis/suites/sweep"]  # fmt: skip
+    assert invoke(*run).exit_code == 0
+    outside = quickstart_project / "elsewhere.json"
+    hostile = quickstart_project / ".osmosis" / "suites" / "hostile"
+    hostile.mkdir()
+    first = json.loads((quickstart_project / ".osmosis/suites/sweep/suite.json").read_text())
+    shutil.copy(quickstart_project / first["entries"][0]["output"], outside)
+    first["entries"] = [{**first["entries"][0], "output": str(outside)}]
+    (hostile / "suite.json").write_text(json.dumps(first))  # names a document outside it
+    viewer = Viewer(quickstart_project)
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        assert (await client.get("/api/suites")).status == 403
+        await client.get(f"/?token={viewer.token}")
+        suites = (await (await client.get("/api/suites")).json())["suites"]
+        by_name = {s["name"]: s for s in suites}
+        assert by_name["sweep"]["suite"] == "quickstart-suite"
+        assert by_name["sweep"]["entries"] == 5 and by_name["sweep"]["status"] == "finished"
+        page = await client.get("/suites/sweep")
+        assert page.status == 200 and "quickstart-suite" in await page.text()
+        refused = await client.get("/suites/hostile")
+        assert refused.status == 404 and "outside its directory" in await refused.text()
+        for name in ("sweep%2F..%2F..", "..%2Fevals", "missing"):
+            assert (await client.get(f"/suites/{name}")).status == 404, name
 
     served(viewer, check)

@@ -104,10 +104,34 @@ def _cell(row: Row, doc: ResultsFile, transcripts: bool) -> dict[str, Any]:
                 "ms": r.duration_ms,
                 "tokens": r.tokens,
                 "messages": _messages(r.messages()) if transcripts else None,
+                "calls": _calls(r) if transcripts else None,
             }
             for r in runs
         ],
     }
+
+
+#: the longest raw request or answer of a model call the page keeps (whole in the document)
+MAX_CALL_TEXT = 8_000
+
+
+def _calls(record: AttemptRecord) -> list[dict[str, Any]] | None:
+    """The attempt's model calls (run/calls.py): timing, messages sent, and the raw
+    request parameters and answer as text (cut to :data:`MAX_CALL_TEXT`)."""
+    calls = (record.extra or {}).get("model_calls")
+    if not isinstance(calls, list):
+        return None
+    shown = []
+    for call in calls:
+        if not isinstance(call, dict):
+            continue
+        item = {k: call.get(k) for k in ("at_ms", "duration_ms", "sent", "error")}
+        for key in ("request", "response"):
+            text = call.get(key)
+            if isinstance(text, str):
+                item[key] = text if len(text) <= MAX_CALL_TEXT else text[:MAX_CALL_TEXT] + "…"
+        shown.append(item)
+    return shown
 
 
 def _first_errors(runs: Sequence[AttemptRecord], fns: list[str]) -> dict[str, str]:

@@ -24,6 +24,7 @@ from osmosis_local_runner.results.document import check_results_path, write_docu
 from osmosis_local_runner.results.records import BASELINE, AttemptRecord
 from osmosis_local_runner.results.scoring import passed
 from osmosis_local_runner.results.slices import check_column
+from osmosis_local_runner.run.calls import CallLog
 from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
 from osmosis_local_runner.run.journal import Journal, forget_finished, journal_path, resumable
 from osmosis_local_runner.run.kinds import Outcome, RunEnv
@@ -302,8 +303,12 @@ class Runner:
         # the attempt's session: X-Session-ID on its model calls (sticky routing)
         SESSION_ID.set(f"row{row.index}-run{run_index}{'-' + tag if tag else ''}")
         started = time.perf_counter()
-        outcome = await self._rollout_with_retries(row, run_index, self._envs[tag])
-        record = await self._record(row, run_index, outcome, started)
+        env = self._envs[tag]
+        calls = CallLog(env, started) if self.spec.transcripts else None  # transcript depth
+        outcome = await self._rollout_with_retries(row, run_index, calls.env() if calls else env)
+        if calls is not None and calls.calls:
+            outcome.extra["model_calls"] = calls.entries(outcome.messages)
+        record = await record_attempt(self.spec, self.fn_names, row, run_index, outcome, started)
         record.model_tag = tag
         # the attempt is over: its bookkeeping runs after the other ready callbacks, so
         # when many replies arrive together the next requests leave first
@@ -347,11 +352,6 @@ class Runner:
             )
             retries += 1
             await asyncio.sleep(delay)
-
-    async def _record(
-        self, row: Row, run_index: int, outcome: Outcome, started: float
-    ) -> AttemptRecord:
-        return await record_attempt(self.spec, self.fn_names, row, run_index, outcome, started)
 
     def _keep(self, record: AttemptRecord, *, resumed: bool = False) -> None:
         if resumed:

@@ -40,6 +40,11 @@ tr[data-status=stopped] .status {{ color: #b00020; }}
 </select></h2>
 <svg id="chart" data-testid="chart" width="640" height="160" role="img"
  aria-label="the chosen statistic across the runs shown, oldest first"></svg>
+<section id="suites-section" hidden>
+<h2>Suites</h2>
+<table><thead><tr><th>suite run</th><th>suite</th><th>status</th><th>entries finished</th>
+</tr></thead><tbody id="suites"></tbody></table>
+</section>
 <script>{script}</script>
 </body>
 </html>

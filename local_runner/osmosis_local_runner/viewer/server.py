@@ -29,6 +29,7 @@ from osmosis_local_runner.results.sources import Source, unique_labels
 from osmosis_local_runner.run.rundir import RunDirectory, check_name
 from osmosis_local_runner.viewer.home import home_page
 from osmosis_local_runner.viewer.partial import REFRESH_S, partial_document
+from osmosis_local_runner.viewer.suites import list_suites, suite_sources
 
 #: the cookie a browser keeps once it came with the token (so links need no token)
 COOKIE = "osmosis_view"
@@ -60,6 +61,8 @@ class Viewer:
                 web.get("/api/runs", self._runs_json),
                 web.get("/runs/{name}", self._run),
                 web.get("/compare/{a}/{b}", self._compare),
+                web.get("/api/suites", self._suites_json),
+                web.get("/suites/{name}", self._suite),
             ]
         )
         return app
@@ -92,6 +95,20 @@ class Viewer:
         for run in runs:
             run.pop("path", None)  # the page needs names, never the machine's paths
         return web.Response(text=json.dumps({"runs": runs}), content_type="application/json")
+
+    async def _suites_json(self, request: web.Request) -> web.Response:
+        suites = await asyncio.to_thread(list_suites, self.root)
+        return web.Response(text=json.dumps({"suites": suites}), content_type="application/json")
+
+    async def _suite(self, request: web.Request) -> web.Response:
+        return await asyncio.to_thread(self._suite_page, request.match_info["name"])
+
+    def _suite_page(self, name: str) -> web.Response:
+        try:
+            page, _ = render(suite_sources(self.root, name))
+        except OsmosisError as exc:
+            return web.Response(status=404, text=f"{exc}\n")
+        return web.Response(text=page, content_type="text/html")
 
     async def _run(self, request: web.Request) -> web.Response:
         return await asyncio.to_thread(self._page, [request.match_info["name"]])

@@ -303,7 +303,7 @@
       " · " + attemptStatus(a) + " · " + (scores || "no score") +
       " · " + (a.ms / 1000).toFixed(3) + "s · " + a.tokens + " tokens";
     box.appendChild(el("h4", null, title));
-    if (a.error) box.appendChild(el("div", "err", a.error));
+    if (a.error) box.appendChild(errorLine(a.error));
     if (a.fn_errors) {
       Object.keys(a.fn_errors).forEach(function (k) { box.appendChild(el("div", "err", k + ": " + a.fn_errors[k])); });
     }
@@ -316,7 +316,43 @@
       box.appendChild(el("p", "muted", "answer: " + (a.answer || "(none)") +
         " — the transcript is not in this report (it is in the results document)"));
     }
+    if (a.calls && a.calls.length) box.appendChild(modelCalls(a.calls));
     return box;
+  }
+  // an error's stage is its first words ("workflow: …", "grader timed out …")
+  function errorLine(text) {
+    var line = el("div", "err");
+    var found = /^([A-Za-z][\w .-]{0,40}?)(:| timed out)/.exec(text);
+    if (found) line.appendChild(el("span", "stage", found[1]));
+    line.appendChild(document.createTextNode(text));
+    return line;
+  }
+  // every model call of the attempt: when, how long, what was sent; raw JSON on demand
+  function modelCalls(calls) {
+    var holder = el("details", "calls");
+    var total = calls.reduce(function (t, c) { return t + (c.duration_ms || 0); }, 0);
+    holder.appendChild(el("summary", null, calls.length + " model call" +
+      (calls.length === 1 ? "" : "s") + " · " + (total / 1000).toFixed(3) + "s in calls"));
+    calls.forEach(function (c, i) {
+      var item = el("div", "call-item" + (c.error ? " failed" : ""));
+      item.appendChild(el("span", "call-head", "#" + (i + 1) + " at +" +
+        ((c.at_ms || 0) / 1000).toFixed(3) + "s · took " + ((c.duration_ms || 0) / 1000).toFixed(3) +
+        "s · sent " + c.sent + " message" + (c.sent === 1 ? "" : "s")));
+      if (c.error) item.appendChild(errorLine("model call: " + c.error));
+      var raw = el("details", "raw");
+      raw.appendChild(el("summary", null, "raw JSON"));
+      var request = c.request ? c.request : "{}";
+      var whole = /"messages":/.test(request);  // sent messages kept: not the transcript's start
+      raw.appendChild(el("pre", null, (whole ? "request:\n" : "request (its messages: the first " +
+        c.sent + " of the transcript above):\n") + pretty(request)));
+      if (c.response) raw.appendChild(el("pre", null, "answer:\n" + pretty(c.response)));
+      item.appendChild(raw);
+      holder.appendChild(item);
+    });
+    return holder;
+  }
+  function pretty(text) {
+    try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
   }
   function strip(cell, i, boxes) {
     var holder = el("div", "strip");

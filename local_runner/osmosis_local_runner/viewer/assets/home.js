@@ -130,11 +130,36 @@
       box.appendChild(text);
     });
   }
+  // suite runs: a line each, linking to the suite's page (its entries compared)
+  function drawSuites(suites) {
+    var body = document.getElementById("suites");
+    body.textContent = "";
+    document.getElementById("suites-section").hidden = suites.length === 0;
+    suites.forEach(function (suite) {
+      var tr = el("tr");
+      tr.dataset.name = suite.name;
+      tr.dataset.status = suite.status;
+      var cell = el("td"), link = el("a", suite.name);
+      link.href = "suites/" + encodeURIComponent(suite.name);
+      cell.appendChild(link);
+      tr.appendChild(cell);
+      tr.appendChild(el("td", suite.suite));
+      var status = el("td", suite.status);
+      status.className = "status";
+      tr.appendChild(status);
+      tr.appendChild(el("td", suite.finished + " of " + suite.entries));
+      body.appendChild(tr);
+    });
+  }
   function refresh() {
     fetch("api/runs", { credentials: "same-origin" })
       .then(function (answer) { return answer.ok ? answer.json() : null; })
       .then(function (data) { if (data) { state.runs = data.runs; draw(); } })
       .catch(function () { /* the viewer stopped: keep what is shown */ });
+    fetch("api/suites", { credentials: "same-origin" })
+      .then(function (answer) { return answer.ok ? answer.json() : null; })
+      .then(function (data) { if (data) { drawSuites(data.suites); } })
+      .catch(function () { /* as above */ });
   }
   document.getElementById("stat").addEventListener("change", draw);
   document.getElementById("filter").addEventListener("input", function (event) {
