@@ -82,3 +82,62 @@ def test_the_report_shows_each_attempts_calls(tmp_path: Path) -> None:
     attempt = data["rows"][0]["cells"][0]["attempts"][0]
     assert [c["sent"] for c in attempt["calls"]] == [1, 3]
     assert json.loads(attempt["calls"][0]["response"])["choices"]
+
+
+# ------------------------------------------------------------ a grader's explanation
+
+
+def test_a_score_with_its_explanation_is_kept_and_shown(tmp_path: Path) -> None:
+    from osmosis_client.rewards.rubric import RubricResult
+    from osmosis_local_runner.run.eval_fns import EvalFn
+
+    async def judged(ctx: Any) -> dict[str, Any]:
+        return {"score": 0.5, "explanation": "right number, no working shown"}
+
+    def rubric(solution_str: str, ground_truth: str, extra_info: Any = None) -> RubricResult:
+        return RubricResult(1.0, "matches", raw={}, model="judge", attempts=1)
+
+    fns = [EvalFn("grader", judged, "grader", True), EvalFn("rubric", rubric, "simple", False)]
+    spec = make_spec(tmp_path, TwoTurns(), limit=1, eval_fns=fns)
+    doc = run(spec)
+    attempt = doc["rows"][0]["runs"][0]
+    assert attempt["scores"] == {"grader": 0.5, "rubric": 1.0}
+    assert attempt["explanations"] == {
+        "grader": "right number, no working shown", "rubric": "matches"}  # fmt: skip
+    data = build_data(sources_of([spec.output]))
+    shown = data["rows"][0]["cells"][0]["attempts"][0]["explanations"]
+    assert shown["rubric"] == "matches"
+
+
+def test_a_score_that_is_not_a_number_still_fails_the_grader(tmp_path: Path) -> None:
+    from osmosis_local_runner.run.eval_fns import EvalFn
+
+    async def broken(ctx: Any) -> dict[str, Any]:
+        return {"score": "high", "explanation": "?"}
+
+    doc = run(make_spec(tmp_path, TwoTurns(), limit=1,
+                        eval_fns=[EvalFn("grader", broken, "grader", True)]))  # fmt: skip
+    attempt = doc["rows"][0]["runs"][0]
+    assert attempt["success"] is False and "score must be a number" in attempt["error"]
+    assert "explanations" not in attempt
+
+
+def test_rescoring_keeps_the_new_explanations_only(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from osmosis_local_runner.run.eval_fns import EvalFn
+    from osmosis_local_runner.run.rescore import rescore
+
+    async def judged(ctx: Any) -> dict[str, Any]:
+        return {"score": 0.5, "explanation": "the first judge"}
+
+    spec = make_spec(tmp_path, TwoTurns(), limit=2,
+                     eval_fns=[EvalFn("grader", judged, "grader", True)])  # fmt: skip
+    run(spec)
+    (tmp_path / "plain.py").write_text("def exact(solution_str, ground_truth, extra_info=None):\n"
+                                       "    return 1.0\n")  # fmt: skip
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = rescore(spec.output, ["plain:exact"], tmp_path / "again.json")
+    runs = [r for row in result.document["rows"] for r in row["runs"]]
+    assert all("explanations" not in r and r["scores"] == {"plain:exact": 1.0} for r in runs)
+    assert all(r.get("model_calls") for r in runs)  # the rest of the run is kept

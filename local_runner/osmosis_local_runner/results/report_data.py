@@ -105,10 +105,19 @@ def _cell(row: Row, doc: ResultsFile, transcripts: bool) -> dict[str, Any]:
                 "tokens": r.tokens,
                 "messages": _messages(r.messages()) if transcripts else None,
                 "calls": _calls(r) if transcripts else None,
+                "explanations": _explanations(r),
             }
             for r in runs
         ],
     }
+
+
+def _explanations(record: AttemptRecord) -> dict[str, str] | None:
+    """What each eval fn said besides its score (grading.scored), when it said it."""
+    found = (record.extra or {}).get("explanations")
+    if not isinstance(found, dict):
+        return None
+    return {str(k): str(v)[:MAX_MESSAGE] for k, v in found.items() if isinstance(v, str)} or None
 
 
 #: the longest raw request or answer of a model call the page keeps (whole in the document)

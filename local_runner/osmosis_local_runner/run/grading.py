@@ -24,6 +24,27 @@ class Grades:
     scores: dict[str, float] = field(default_factory=dict)
     fn_errors: dict[str, str] = field(default_factory=dict)
     error: str | None = None  # the grader failed: the attempt errored
+    #: eval fn name → the explanation it gave with its score (see :func:`scored`)
+    explanations: dict[str, str] = field(default_factory=dict)
+
+
+#: the longest explanation kept per eval fn
+MAX_EXPLANATION = 4_000
+
+
+def scored(value: Any) -> tuple[float, str | None]:
+    """A grader's or eval fn's answer: a number, or a score with its explanation — an
+    object with ``score`` and ``explanation`` (``evaluate_rubric(…,
+    return_details=True)``'s RubricResult) or a mapping with those keys."""
+    if isinstance(value, dict) and "score" in value:
+        explanation = value.get("explanation")
+        value = value["score"]
+    elif hasattr(value, "score") and hasattr(value, "explanation"):
+        explanation, value = value.explanation, value.score
+    else:
+        return check_score(value), None
+    text = explanation if isinstance(explanation, str) and explanation else None
+    return check_score(value), text[:MAX_EXPLANATION] if text else None
 
 
 def stage_of(fn: EvalFn) -> str:
@@ -46,9 +67,12 @@ async def grade(
     for fn in eval_fns:
         scoring = _score(fn, messages, row, run_index)
         try:
-            grades.scores[fn.name] = await (
+            score, explanation = await (
                 scoring if timeout is None else with_timeout(scoring, timeout)
             )
+            grades.scores[fn.name] = score
+            if explanation is not None:
+                grades.explanations[fn.name] = explanation
         except TimeoutError:
             grades.scores[fn.name] = 0.0
             problem = f"{stage_of(fn)} timed out after {timeout:g}s"
@@ -64,10 +88,13 @@ async def grade(
                 grades.fn_errors[fn.name] = f"{type(exc).__name__}: {exc}"[:MAX_ERROR_TEXT]
     if grades.error is not None:
         grades.scores = zero_scores(eval_fns)
+        grades.explanations = {}
     return grades
 
 
-async def _score(fn: EvalFn, messages: list[dict[str, Any]], row: Row, run_index: int) -> float:
+async def _score(
+    fn: EvalFn, messages: list[dict[str, Any]], row: Row, run_index: int
+) -> tuple[float, str | None]:
     if fn.mode == "grader":
         ctx = GraderContext(
             messages=messages,
@@ -81,7 +108,7 @@ async def _score(fn: EvalFn, messages: list[dict[str, Any]], row: Row, run_index
             value = ctx.reward
         if value is None:
             raise ValueError("grade() returned no score and did not call ctx.set_reward()")
-        return check_score(value)
+        return scored(value)
     first: Any = last_assistant_content(messages) if fn.mode == "simple" else messages
     args, kwargs = fn.arguments(first, row.ground_truth, dict(row.data))
-    return check_score(await call(fn.fn, *args, is_async=fn.is_async, **kwargs))
+    return scored(await call(fn.fn, *args, is_async=fn.is_async, **kwargs))

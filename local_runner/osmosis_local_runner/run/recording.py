@@ -40,6 +40,8 @@ async def record_attempt(
             spec.eval_fns, outcome.messages, row, run_index, timeout=spec.grader_timeout_s
         )
         scores, fn_errors, error = grades.scores, grades.fn_errors, grades.error
+        if grades.explanations:  # what the grader said besides its score
+            outcome.extra["explanations"] = grades.explanations
     transcript = None
     if spec.transcripts:
         try:

@@ -107,12 +107,16 @@ async def _regrade(
     if not record.success:
         return replace(record, scores={name: 0.0 for name in names}, fn_errors=None)
     grades = await grade(fns, record.messages() or [], row, record.run_index, timeout=timeout)
+    extra = {k: v for k, v in (record.extra or {}).items() if k != "explanations"}
+    if grades.explanations:  # the new grading's, never the old one's
+        extra["explanations"] = grades.explanations
     return replace(
         record,
         scores=grades.scores,
         fn_errors=grades.fn_errors or None,
         success=grades.error is None,
         error=grades.error,
+        extra=extra or None,
     )
 
 

@@ -305,7 +305,12 @@
     box.appendChild(el("h4", null, title));
     if (a.error) box.appendChild(errorLine(a.error));
     if (a.fn_errors) {
-      Object.keys(a.fn_errors).forEach(function (k) { box.appendChild(el("div", "err", k + ": " + a.fn_errors[k])); });
+      Object.keys(a.fn_errors).forEach(function (k) { box.appendChild(errorLine("eval fn " + k + ": " + a.fn_errors[k])); });
+    }
+    if (a.explanations) {  // what a grader said besides its score
+      Object.keys(a.explanations).forEach(function (k) {
+        box.appendChild(el("div", "explanation", k + " says: " + a.explanations[k]));
+      });
     }
     if (a.messages) {  // (rows beyond the transcripts kept have none: said below)
       a.messages.forEach(function (m, j) {
