@@ -12,7 +12,13 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from pydantic import BaseModel
 
-from osmosis_client.platform import dataset_models, models, run_import, sample_models
+from osmosis_client.platform import (
+    dataset_models,
+    model_models,
+    models,
+    run_import,
+    sample_models,
+)
 from osmosis_client.platform.eval_config import parse_config
 from osmosis_client.platform.resources import secrets
 from tests.e2e.platform_double import PlatformDouble
@@ -70,6 +76,12 @@ def test_every_contract_route_is_described() -> None:
         ("/api/cli/eval-runs/imports/{session_id}/uploads", "post"),
         ("/api/cli/eval-runs/imports/{session_id}/uploads/complete", "post"),
         ("/api/cli/eval-runs/imports/{session_id}/finalize", "post"),
+        ("/api/cli/models/base", "get"),
+        ("/api/cli/models/lora", "get"),
+        ("/api/cli/models/base/{name}", "get"),
+        ("/api/cli/models/{name}", "get"),
+        ("/api/cli/models/{name}/deploy", "post"),
+        ("/api/cli/models/{name}/undeploy", "post"),
     }
 
 
@@ -109,6 +121,13 @@ MODEL_SCHEMAS: list[tuple[type[BaseModel], str]] = [
     (run_import.ImportSession, "ImportSession"),
     (run_import.PendingUpload, "PendingUpload"),
     (run_import.PendingUploads, "PendingUploads"),
+    (model_models.BaseModelInfo, "BaseModelInfo"),
+    (model_models.BaseModelDetail, "BaseModelDetail"),
+    (model_models.LoraModel, "LoraModel"),
+    (model_models.LoraModelDetail, "LoraModelDetail"),
+    (model_models.BaseModelPage, "BaseModelPage"),
+    (model_models.LoraModelPage, "LoraModelPage"),
+    (model_models.Deployment, "Deployment"),
 ]
 
 

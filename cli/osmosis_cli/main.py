@@ -123,6 +123,9 @@ eval: Run evals locally or on the platform; compare their results.
 dataset: Validate, upload and manage the platform's datasets.
 [osmosis_cli.commands.secret:register]
 secret: Secrets stored on the platform for your configs' [secrets].
+# Train and serve
+[osmosis_cli.commands.model:register]
+model: Base models, LoRA models and their deployments.
 # Workspace and login
 [osmosis_cli.commands.auth:register]
 login: Log in (device code, or a token on stdin); pick a workspace.

@@ -28,6 +28,7 @@ from osmosis_client.platform.resources._base import Call
 from osmosis_client.platform.resources.auth import AsyncAuth, Auth
 from osmosis_client.platform.resources.datasets import AsyncDatasets, Datasets
 from osmosis_client.platform.resources.eval_runs import AsyncEvalRuns, EvalRuns
+from osmosis_client.platform.resources.models import AsyncModels, Models
 from osmosis_client.platform.resources.rollout_servers import AsyncRolloutServers, RolloutServers
 from osmosis_client.platform.resources.rollouts import AsyncRollouts, Rollouts
 from osmosis_client.platform.resources.secrets import AsyncSecrets, Secrets
@@ -146,6 +147,7 @@ class Client(_BaseClient):
         self.datasets = Datasets(self)
         self.secrets = Secrets(self)
         self.rollout_servers = RolloutServers(self)
+        self.models = Models(self)
 
     def _execute(self, call: Call[T]) -> T:
         response = drive_sync(
@@ -211,6 +213,7 @@ class AsyncClient(_BaseClient):
         self.secrets = AsyncSecrets(self)
         self.rollouts = AsyncRollouts(self)
         self.rollout_servers = AsyncRolloutServers(self)
+        self.models = AsyncModels(self)
 
     async def _execute(self, call: Call[T]) -> T:
         response = await drive_async(

@@ -114,9 +114,11 @@ TERMINAL = {"finished", "failed", "stopped"}
 class PlatformDouble:
     def __init__(self) -> None:
         from tests.e2e.platform_hosted import Hosted
+        from tests.e2e.platform_models import Models
 
         self.state = PlatformState()
         self.hosted = Hosted(self)
+        self.models = Models()
         self.lock = threading.Lock()
         double = self
 
@@ -527,6 +529,8 @@ class PlatformDouble:
         segments = path.split("/")
         if path.startswith("/api/cli/datasets"):
             return self._scope_error(headers) or self.hosted.datasets(method, segments, query, body)
+        if path.startswith("/api/cli/models/"):
+            return self._scope_error(headers) or self.models.route(method, path, query)
         if path == "/api/cli/environment-secrets":
             return self._scope_error(headers) or self.hosted.secrets(method, query, body)
         if path.startswith("/api/cli/eval-runs/imports"):

@@ -141,3 +141,22 @@ def test_rescoring_keeps_the_new_explanations_only(
     runs = [r for row in result.document["rows"] for r in row["runs"]]
     assert all("explanations" not in r and r["scores"] == {"plain:exact": 1.0} for r in runs)
     assert all(r.get("model_calls") for r in runs)  # the rest of the run is kept
+
+
+def test_an_attempts_env_is_the_runs_with_its_calls_recorded() -> None:
+    import dataclasses
+
+    from osmosis_local_runner.run.calls import CallLog
+    from osmosis_local_runner.run.kinds import RunEnv
+
+    async def chat(messages: Any, params: Any) -> Any:
+        raise AssertionError("not called")
+
+    run_env = RunEnv(chat=chat, complete=chat, model="m", base_url="http://x", api_key="k",
+                     sampling={"temperature": 0.1}, workflow_config={}, agent_timeout=3.0)  # fmt: skip
+    log = CallLog(run_env, 0.0)
+    mine = log.env()
+    fields = [f.name for f in dataclasses.fields(RunEnv) if f.name not in ("chat", "complete")]
+    assert all(getattr(mine, f) == getattr(run_env, f) for f in fields)
+    assert mine.chat == log.chat and mine.complete == log.complete
+    assert run_env.chat is chat  # the run's own env is untouched

@@ -1,0 +1,205 @@
+"""``client.models``: base models, LoRA adapters and their inference deployments
+(published-cli-0.3.8-train.md §3).
+
+Better than the published client: ``get`` falls back from the LoRA route to the base
+route on a 404 only (a scope or permission error is said as such, never "not found"),
+and a deploy refused by the workspace's deployment quota names the quota.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+from urllib.parse import quote
+
+from osmosis_client.errors import ConflictError, NotFoundError
+from osmosis_client.platform._transport import RequestOptions
+from osmosis_client.platform.model_models import (
+    BaseModelDetail,
+    BaseModelPage,
+    Deployment,
+    LoraModelDetail,
+    LoraModelPage,
+)
+from osmosis_client.platform.models import parse
+from osmosis_client.platform.resources._base import AsyncResource, Call, SyncResource
+
+PAGE_LIMIT = 50
+#: what a platform says when a deploy would exceed the workspace's quota
+QUOTA_CODES = ("DEPLOYMENT_LIMIT_REACHED",)
+
+ModelDetail = LoraModelDetail | BaseModelDetail
+
+
+def _segment(name: str) -> str:
+    return quote(name, safe="")  # a Hugging Face path's "/" is part of the name
+
+
+def _page_params(limit: int, offset: int) -> dict[str, Any]:
+    return {"limit": min(max(limit, 1), PAGE_LIMIT), "offset": max(offset, 0)}
+
+
+def base_list_call(limit: int, offset: int) -> Call[BaseModelPage]:
+    return Call(
+        RequestOptions("GET", "/api/cli/models/base", params=_page_params(limit, offset),
+                       scope="required"),
+        lambda data: parse(BaseModelPage, data, what="base model list"),
+    )  # fmt: skip
+
+
+def lora_list_call(limit: int, offset: int) -> Call[LoraModelPage]:
+    return Call(
+        RequestOptions("GET", "/api/cli/models/lora", params=_page_params(limit, offset),
+                       scope="required"),
+        lambda data: parse(LoraModelPage, data, what="LoRA model list"),
+    )  # fmt: skip
+
+
+def lora_call(name: str) -> Call[LoraModelDetail]:
+    return Call(
+        RequestOptions("GET", f"/api/cli/models/{_segment(name)}", scope="required"),
+        lambda data: parse(LoraModelDetail, data, what="LoRA model"),
+    )
+
+
+def base_call(name: str) -> Call[BaseModelDetail]:
+    return Call(
+        RequestOptions("GET", f"/api/cli/models/base/{_segment(name)}", scope="required"),
+        lambda data: parse(BaseModelDetail, data, what="base model"),
+    )
+
+
+def deployment_call(name: str, action: str) -> Call[Deployment]:
+    return Call(
+        RequestOptions("POST", f"/api/cli/models/{_segment(name)}/{action}", json={},
+                       scope="required"),
+        lambda data: parse(Deployment, data, what=f"{action} answer"),
+    )  # fmt: skip
+
+
+def _next(page: BaseModelPage | LoraModelPage) -> int | None:
+    return page.next_offset if page.has_more and page.next_offset is not None else None
+
+
+def _not_found(name: str) -> NotFoundError:
+    return NotFoundError(
+        f"model not found: {name}", status_code=404, hint="list the models to see their names"
+    )
+
+
+def _quota(exc: ConflictError, page: LoraModelPage | None) -> ConflictError:
+    """A deploy refused by the quota, saying the quota (from the first LoRA page)."""
+    used, most = (page.active_deployments, page.max_active_deployments) if page else (None, None)
+    if most:
+        exc.message = f"{exc.message} ({used} of {most} inference deployments in use)"
+    exc.data = {**exc.data, "active_deployments": used, "max_active_deployments": most}
+    exc.hint = exc.hint or "undeploy a LoRA model first"
+    return exc
+
+
+def _is_quota(exc: ConflictError) -> bool:
+    return exc.code in QUOTA_CODES or str(exc.body.get("platform_code")) in QUOTA_CODES
+
+
+class Models(SyncResource):
+    def list_base(self, limit: int = PAGE_LIMIT, offset: int = 0) -> BaseModelPage:
+        """One page of base models (at most 50)."""
+        return self._client._execute(base_list_call(limit, offset))
+
+    def list_lora(self, limit: int = PAGE_LIMIT, offset: int = 0) -> LoraModelPage:
+        """One page of LoRA adapters (at most 50), with the deployment quota."""
+        return self._client._execute(lora_list_call(limit, offset))
+
+    def base_pages(self, page_size: int = PAGE_LIMIT) -> Iterator[BaseModelPage]:
+        offset: int | None = 0
+        while offset is not None:
+            page = self.list_base(page_size, offset)
+            yield page
+            offset = _next(page)
+
+    def lora_pages(self, page_size: int = PAGE_LIMIT) -> Iterator[LoraModelPage]:
+        offset: int | None = 0
+        while offset is not None:
+            page = self.list_lora(page_size, offset)
+            yield page
+            offset = _next(page)
+
+    def get(self, name: str) -> ModelDetail:
+        """A LoRA adapter by name, else a base model (by name or Hugging Face path)."""
+        if "/" not in name:
+            try:
+                return self._client._execute(lora_call(name))
+            except NotFoundError:
+                pass
+        try:
+            return self._client._execute(base_call(name))
+        except NotFoundError:
+            raise _not_found(name) from None
+
+    def deploy(self, name: str) -> Deployment:
+        """Serve the LoRA adapter for inference (idempotent)."""
+        try:
+            return self._client._execute(deployment_call(name, "deploy"))
+        except ConflictError as exc:
+            if not _is_quota(exc):
+                raise
+            try:
+                page: LoraModelPage | None = self.list_lora(1)
+            except Exception:  # the quota's numbers are a courtesy
+                page = None
+            raise _quota(exc, page) from None
+
+    def undeploy(self, name: str) -> Deployment:
+        """Stop serving the LoRA adapter (idempotent)."""
+        return self._client._execute(deployment_call(name, "undeploy"))
+
+
+class AsyncModels(AsyncResource):
+    async def list_base(self, limit: int = PAGE_LIMIT, offset: int = 0) -> BaseModelPage:
+        return await self._client._execute(base_list_call(limit, offset))
+
+    async def list_lora(self, limit: int = PAGE_LIMIT, offset: int = 0) -> LoraModelPage:
+        return await self._client._execute(lora_list_call(limit, offset))
+
+    async def base_pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[BaseModelPage]:
+        offset: int | None = 0
+        while offset is not None:
+            page = await self.list_base(page_size, offset)
+            yield page
+            offset = _next(page)
+
+    async def lora_pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[LoraModelPage]:
+        offset: int | None = 0
+        while offset is not None:
+            page = await self.list_lora(page_size, offset)
+            yield page
+            offset = _next(page)
+
+    async def get(self, name: str) -> ModelDetail:
+        if "/" not in name:
+            try:
+                return await self._client._execute(lora_call(name))
+            except NotFoundError:
+                pass
+        try:
+            return await self._client._execute(base_call(name))
+        except NotFoundError:
+            raise _not_found(name) from None
+
+    async def deploy(self, name: str) -> Deployment:
+        try:
+            return await self._client._execute(deployment_call(name, "deploy"))
+        except ConflictError as exc:
+            if not _is_quota(exc):
+                raise
+            try:
+                page: LoraModelPage | None = await self.list_lora(1)
+            except Exception:
+                page = None
+            raise _quota(exc, page) from None
+
+    async def undeploy(self, name: str) -> Deployment:
+        return await self._client._execute(deployment_call(name, "undeploy"))
+
+
+__all__ = ["AsyncModels", "Models"]
