@@ -18,6 +18,7 @@ from osmosis_client.platform import (
     models,
     run_import,
     sample_models,
+    training_models,
 )
 from osmosis_client.platform.eval_config import parse_config
 from osmosis_client.platform.resources import secrets
@@ -82,6 +83,12 @@ def test_every_contract_route_is_described() -> None:
         ("/api/cli/models/{name}", "get"),
         ("/api/cli/models/{name}/deploy", "post"),
         ("/api/cli/models/{name}/undeploy", "post"),
+        ("/api/cli/training-runs", "get"),
+        ("/api/cli/training-runs/{name_or_id}", "get"),
+        ("/api/cli/training-runs/{name_or_id}/checkpoints", "get"),
+        ("/api/cli/training-runs/{name_or_id}/metrics", "get"),
+        ("/api/cli/training-runs/{name_or_id}/logs", "get"),
+        ("/api/cli/training-runs/{name_or_id}/stop", "post"),
     }
 
 
@@ -128,6 +135,13 @@ MODEL_SCHEMAS: list[tuple[type[BaseModel], str]] = [
     (model_models.BaseModelPage, "BaseModelPage"),
     (model_models.LoraModelPage, "LoraModelPage"),
     (model_models.Deployment, "Deployment"),
+    (training_models.Named, "Named"),
+    (training_models.TrainingRun, "TrainingRun"),
+    (training_models.TrainingRunPage, "TrainingRunPage"),
+    (training_models.TrainingRunDetail, "TrainingRunDetail"),
+    (training_models.Checkpoint, "Checkpoint"),
+    (training_models.Checkpoints, "Checkpoints"),
+    (training_models.TrainingMetrics, "TrainingMetrics"),
 ]
 
 

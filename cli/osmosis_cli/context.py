@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -68,6 +68,18 @@ class AppState:
         auth = self.resolve()
         git_repo = None if auth.workspace else origin_repo(Path.cwd())
         return self.client(auth, git_repo=git_repo), auth.workspace
+
+
+def result_scope(workspace: str | None) -> dict[str, Any]:
+    """The published result-scope keys of a platform command's output: the workspace,
+    else the repository's origin (published-cli-0.3.8-train.md §1.1)."""
+    if workspace:
+        return {"workspace": {"name": workspace}}
+    from pathlib import Path
+
+    from osmosis_client.platform.git import origin_repo
+
+    return {"git": {"identity": origin_repo(Path.cwd())}}
 
 
 def state(ctx: typer.Context) -> AppState:

@@ -32,6 +32,7 @@ from osmosis_client.platform.resources.models import AsyncModels, Models
 from osmosis_client.platform.resources.rollout_servers import AsyncRolloutServers, RolloutServers
 from osmosis_client.platform.resources.rollouts import AsyncRollouts, Rollouts
 from osmosis_client.platform.resources.secrets import AsyncSecrets, Secrets
+from osmosis_client.platform.resources.training_runs import AsyncTrainingRuns, TrainingRuns
 from osmosis_client.platform.resources.workspaces import AsyncWorkspaces, Workspaces
 from osmosis_client.platform.settings import resolve_platform_url
 
@@ -148,6 +149,7 @@ class Client(_BaseClient):
         self.secrets = Secrets(self)
         self.rollout_servers = RolloutServers(self)
         self.models = Models(self)
+        self.training_runs = TrainingRuns(self)
 
     def _execute(self, call: Call[T]) -> T:
         response = drive_sync(
@@ -214,6 +216,7 @@ class AsyncClient(_BaseClient):
         self.rollouts = AsyncRollouts(self)
         self.rollout_servers = AsyncRolloutServers(self)
         self.models = AsyncModels(self)
+        self.training_runs = AsyncTrainingRuns(self)
 
     async def _execute(self, call: Call[T]) -> T:
         response = await drive_async(

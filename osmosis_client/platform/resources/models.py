@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
-from urllib.parse import quote
 
 from osmosis_client.errors import ConflictError, NotFoundError
-from osmosis_client.platform._transport import RequestOptions
+from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.model_models import (
     BaseModelDetail,
     BaseModelPage,
@@ -29,10 +28,6 @@ PAGE_LIMIT = 50
 QUOTA_CODES = ("DEPLOYMENT_LIMIT_REACHED",)
 
 ModelDetail = LoraModelDetail | BaseModelDetail
-
-
-def _segment(name: str) -> str:
-    return quote(name, safe="")  # a Hugging Face path's "/" is part of the name
 
 
 def _page_params(limit: int, offset: int) -> dict[str, Any]:
@@ -57,21 +52,21 @@ def lora_list_call(limit: int, offset: int) -> Call[LoraModelPage]:
 
 def lora_call(name: str) -> Call[LoraModelDetail]:
     return Call(
-        RequestOptions("GET", f"/api/cli/models/{_segment(name)}", scope="required"),
+        RequestOptions("GET", f"/api/cli/models/{encode_segment(name)}", scope="required"),
         lambda data: parse(LoraModelDetail, data, what="LoRA model"),
     )
 
 
 def base_call(name: str) -> Call[BaseModelDetail]:
     return Call(
-        RequestOptions("GET", f"/api/cli/models/base/{_segment(name)}", scope="required"),
+        RequestOptions("GET", f"/api/cli/models/base/{encode_segment(name)}", scope="required"),
         lambda data: parse(BaseModelDetail, data, what="base model"),
     )
 
 
 def deployment_call(name: str, action: str) -> Call[Deployment]:
     return Call(
-        RequestOptions("POST", f"/api/cli/models/{_segment(name)}/{action}", json={},
+        RequestOptions("POST", f"/api/cli/models/{encode_segment(name)}/{action}", json={},
                        scope="required"),
         lambda data: parse(Deployment, data, what=f"{action} answer"),
     )  # fmt: skip

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from osmosis_cli.context import state
+from osmosis_cli.context import result_scope, state
 from osmosis_cli.terminal.declare import Command, Group
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
@@ -64,7 +64,7 @@ def list_(
                 yield page
 
         lora = collect(lora_pages(), lambda p: p.models, every=all_) if kind != "base" else None
-    list_models(out, base, lora, first[0] if first else None, scope(workspace))
+    list_models(out, base, lora, first[0] if first else None, result_scope(workspace))
 
 
 @app.command("info", cls=Command)
@@ -83,7 +83,7 @@ def info(
     client, workspace = state(ctx).scoped_client()
     with client:
         found = client.models.get(model)
-    show_model(out, found, scope(workspace))
+    show_model(out, found, result_scope(workspace))
 
 
 @app.command("deploy", cls=Command)
@@ -109,37 +109,19 @@ def undeploy(
 
 
 def _deployment(ctx: typer.Context, name: str, yes: bool, action: str) -> None:
-    from osmosis_cli.terminal.output import ConfirmationRequired
-
     out = current_output()
     question = f"{action.capitalize()} LoRA model {name!r}?"
-    if not yes and not out.interactive:
-        raise ConfirmationRequired(
-            f"{action} needs confirmation but stdin is not a terminal",
-            hint="pass --yes to confirm in scripts",
-        )
-    if not out.confirm(question, yes=yes):
+    if not out.confirm(question, yes=yes):  # no terminal and no --yes: refused, never hangs
         out.cancelled(f"model.{action}")
         return
     client, workspace = state(ctx).scoped_client()
     with client:
         done = client.models.deploy(name) if action == "deploy" else client.models.undeploy(name)
     message = f"LoRA model {action}ed: {name}"
-    resource = {**done.model_dump(mode="json"), **scope(workspace)}
+    resource = {**done.model_dump(mode="json"), **result_scope(workspace)}
     steps = [{"action": "model_info", "name": name}]
     if not out.operation_result(
         f"model.{action}", resource=resource, message=message, next_steps=steps
     ):
         out.info(message)
         out.info(f"Check status with: osmosis model info {name}")
-
-
-def scope(workspace: str | None) -> dict[str, Any]:
-    """The published result-scope keys: the workspace, else the repository's origin."""
-    if workspace:
-        return {"workspace": {"name": workspace}}
-    from pathlib import Path
-
-    from osmosis_client.platform.git import origin_repo
-
-    return {"git": {"identity": origin_repo(Path.cwd())}}

@@ -1,0 +1,141 @@
+"""``osmosis train list / logs / stop``: the workspace's training runs
+(published-cli-0.3.8-train.md §2), with the published flags, envelopes and plain rows;
+``stop`` of a run that does not exist is ``NOT_FOUND`` and says the run's state after.
+(``train info`` and ``train submit`` are still to come: issue 37.)"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from osmosis_cli.context import result_scope, state
+from osmosis_cli.terminal.declare import Command, Group
+from osmosis_cli.terminal.errors import current_output, handle_errors
+
+if TYPE_CHECKING:
+    from osmosis_client.platform.training_models import TrainingRun
+
+app = typer.Typer(cls=Group, help="Training runs on the platform.", no_args_is_help=True)
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+DASH = "–"
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="train")
+
+
+def item(run: TrainingRun) -> dict[str, Any]:
+    """A run as the published list prints it (nulls of the optional keys left out)."""
+    found: dict[str, Any] = {
+        "id": run.id, "name": run.name, "status": run.status,
+        "model_id": run.model.id if run.model else None, "model_name": run.model_name,
+        "dataset_id": run.dataset.id if run.dataset else None, "dataset_name": run.dataset_name,
+        "rollout_id": run.rollout.id if run.rollout else None, "rollout_name": run.rollout_name,
+        "creator_name": run.creator_name, "creator_email": run.creator_email,
+        "created_at": run.created_at, "started_at": run.started_at,
+        "completed_at": run.completed_at,
+    }  # fmt: skip
+    for key in ("platform_url", "current_step", "total_steps", "reward"):
+        if getattr(run, key) is not None:
+            found[key] = getattr(run, key)
+    summary: dict[str, Any] = {}
+    if run.reward is not None:
+        summary["reward"] = run.reward
+    if run.total_steps:
+        done = min(max(run.current_step or 0, 0), run.total_steps)
+        summary["progress"] = {"completed": done, "total": run.total_steps, "unit": "steps"}
+    found["summary"] = summary
+    return found
+
+
+def row(run: TrainingRun) -> list[str]:
+    return [
+        run.name or "(unnamed)",
+        f"[{run.status or 'unknown'}]",
+        run.model_name or DASH,
+        run.rollout_name or DASH,
+        DASH if run.reward is None else f"{run.reward:.2f}",
+        run.created_at or DASH,
+        run.creator_name or DASH,
+    ]
+
+
+@app.command("list", cls=Command)
+@handle_errors
+def list_(
+    ctx: typer.Context,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every page.")] = False,
+) -> None:
+    """The workspace's training runs, newest first."""
+    from osmosis_cli.terminal.pages import collect
+    from osmosis_client.errors import InvalidInputError
+
+    if all_ and limit is not None:
+        raise InvalidInputError("--all and --limit are mutually exclusive.", code="VALIDATION")
+    out = current_output()
+    client, workspace = state(ctx).scoped_client()
+    with client:
+        found = collect(
+            client.training_runs.pages(limit or 50), lambda p: p.training_runs, every=all_
+        )
+    rows = [row(r) for r in found.items]
+    if out.list_result([item(r) for r in found.items], rows=rows, **found.paging(),
+                       extra=result_scope(workspace)):  # fmt: skip
+        return
+    if not rows:
+        out.info("No training runs yet: submit one with `osmosis train submit CONFIG`.")
+        return
+    head = ["Name", "Status", "Base Model", "Rollout", "Reward", "Submitted", "Submitted By"]
+    out.table(head, rows, keep=("Name",))
+    out.info("Use osmosis train info <name> for details.")
+
+
+@app.command("logs", cls=Command)
+@handle_errors
+def logs(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A training run's name or id.")],
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=200, metavar="N", help="Entries (1-200).")
+    ] = 50,
+    cursor: Annotated[
+        str | None, typer.Option("--cursor", metavar="C", help="An older page's cursor.")
+    ] = None,
+) -> None:
+    """One page of a training run's logs (the newest first; --cursor for older ones)."""
+    from osmosis_cli.terminal.log_lines import show_page
+
+    out = current_output()
+    client, _ = state(ctx).scoped_client()
+    with client:
+        page = client.training_runs.logs(name, limit, cursor)
+    show_page(out, page, "No log entries yet.",
+              older=f"osmosis train logs {name} --cursor {{cursor}}")  # fmt: skip
+
+
+@app.command("stop", cls=Command)
+@handle_errors
+def stop(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A training run's name or id.")],
+    yes: YesOpt = False,
+) -> None:
+    """Stop a queued, pending or running training run."""
+    out = current_output()
+    if not out.confirm(f'Stop training run "{name}"?', yes=yes):
+        out.cancelled("train.stop")
+        return
+    client, workspace = state(ctx).scoped_client()
+    with client:
+        after = client.training_runs.stop(name).training_run
+    message = f'Training run "{name}" stopped.'
+    resource = {"name": name, "status": after.status, **result_scope(workspace)}
+    if not out.operation_result("train.stop", resource=resource, message=message):
+        out.info(f"{message} It is {after.status}.")
+
+
+__all__ = ["register"]

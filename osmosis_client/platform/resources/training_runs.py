@@ -1,0 +1,145 @@
+"""``client.training_runs``: the workspace's training runs — list, detail, checkpoints,
+metrics, logs, stop (published-cli-0.3.8-train.md §2). A training script can follow its
+run and fetch its checkpoints with the same client it submits with.
+
+Better than the published client: ``stop`` of a run that does not exist is
+``NOT_FOUND`` (it looks the run up first), and it returns the run's state afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from osmosis_client.platform._transport import RequestOptions, encode_segment
+from osmosis_client.platform.models import LogPage, parse
+from osmosis_client.platform.resources._base import AsyncResource, Call, SyncResource
+from osmosis_client.platform.training_models import (
+    Checkpoints,
+    TrainingMetrics,
+    TrainingRunDetail,
+    TrainingRunPage,
+)
+
+PAGE_LIMIT = 50
+LOG_PAGE_LIMIT = 200
+ROUTE = "/api/cli/training-runs"
+
+
+def list_call(limit: int, offset: int) -> Call[TrainingRunPage]:
+    params = {"limit": min(max(limit, 1), PAGE_LIMIT), "offset": max(offset, 0)}
+    return Call(
+        RequestOptions("GET", ROUTE, params=params, scope="required"),
+        lambda data: parse(TrainingRunPage, data, what="training run list"),
+    )
+
+
+def get_call(name: str) -> Call[TrainingRunDetail]:
+    return Call(
+        RequestOptions("GET", f"{ROUTE}/{encode_segment(name)}", scope="required"),
+        lambda data: parse(TrainingRunDetail, data, what="training run"),
+    )
+
+
+def checkpoints_call(name: str) -> Call[Checkpoints]:
+    return Call(
+        RequestOptions("GET", f"{ROUTE}/{encode_segment(name)}/checkpoints", scope="required"),
+        lambda data: parse(Checkpoints, data, what="checkpoint list"),
+    )
+
+
+def metrics_call(run_id: str) -> Call[TrainingMetrics]:
+    return Call(
+        RequestOptions("GET", f"{ROUTE}/{encode_segment(run_id)}/metrics", scope="required"),
+        lambda data: parse(TrainingMetrics, data, what="training metrics"),
+    )
+
+
+def logs_call(name: str, limit: int, cursor: str | None) -> Call[LogPage]:
+    params: dict[str, Any] = {"limit": min(max(limit, 1), LOG_PAGE_LIMIT), "direction": "older"}
+    if cursor:
+        params["cursor"] = cursor
+    return Call(
+        RequestOptions("GET", f"{ROUTE}/{encode_segment(name)}/logs", params=params,
+                       scope="required"),
+        lambda data: parse(LogPage, data, what="training run logs"),
+    )  # fmt: skip
+
+
+def stop_call(name: str) -> Call[Any]:
+    return Call(
+        RequestOptions("POST", f"{ROUTE}/{encode_segment(name)}/stop", json={}, scope="required"),
+        lambda data: data,  # its answer says nothing the run's state does not
+    )
+
+
+def _next(page: TrainingRunPage) -> int | None:
+    return page.next_offset if page.has_more and page.next_offset is not None else None
+
+
+class TrainingRuns(SyncResource):
+    def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> TrainingRunPage:
+        """One page of training runs, newest first (at most 50)."""
+        return self._client._execute(list_call(limit, offset))
+
+    def pages(self, page_size: int = PAGE_LIMIT) -> Iterator[TrainingRunPage]:
+        offset: int | None = 0
+        while offset is not None:
+            page = self.list(page_size, offset)
+            yield page
+            offset = _next(page)
+
+    def get(self, name_or_id: str) -> TrainingRunDetail:
+        """The run, what it trains on, its config, branch and commit."""
+        return self._client._execute(get_call(name_or_id))
+
+    def checkpoints(self, name_or_id: str) -> Checkpoints:
+        """The run's saved checkpoints (each a LoRA model once uploaded)."""
+        return self._client._execute(checkpoints_call(name_or_id))
+
+    def metrics(self, run_id: str) -> TrainingMetrics:
+        """The run's metric series and their summaries (by the run's **id**)."""
+        return self._client._execute(metrics_call(run_id))
+
+    def logs(self, name_or_id: str, limit: int = 50, cursor: str | None = None) -> LogPage:
+        """One page of logs, the newest first (``next_cursor`` reads older ones)."""
+        return self._client._execute(logs_call(name_or_id, limit, cursor))
+
+    def stop(self, name_or_id: str) -> TrainingRunDetail:
+        """Stop a queued, pending or running run; returns its state afterwards
+        (``NOT_FOUND`` for a run that does not exist; 409 once it has ended)."""
+        self.get(name_or_id)
+        self._client._execute(stop_call(name_or_id))
+        return self.get(name_or_id)
+
+
+class AsyncTrainingRuns(AsyncResource):
+    async def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> TrainingRunPage:
+        return await self._client._execute(list_call(limit, offset))
+
+    async def pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[TrainingRunPage]:
+        offset: int | None = 0
+        while offset is not None:
+            page = await self.list(page_size, offset)
+            yield page
+            offset = _next(page)
+
+    async def get(self, name_or_id: str) -> TrainingRunDetail:
+        return await self._client._execute(get_call(name_or_id))
+
+    async def checkpoints(self, name_or_id: str) -> Checkpoints:
+        return await self._client._execute(checkpoints_call(name_or_id))
+
+    async def metrics(self, run_id: str) -> TrainingMetrics:
+        return await self._client._execute(metrics_call(run_id))
+
+    async def logs(self, name_or_id: str, limit: int = 50, cursor: str | None = None) -> LogPage:
+        return await self._client._execute(logs_call(name_or_id, limit, cursor))
+
+    async def stop(self, name_or_id: str) -> TrainingRunDetail:
+        await self.get(name_or_id)
+        await self._client._execute(stop_call(name_or_id))
+        return await self.get(name_or_id)
+
+
+__all__ = ["AsyncTrainingRuns", "TrainingRuns"]

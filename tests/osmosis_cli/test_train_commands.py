@@ -1,0 +1,143 @@
+"""``client.training_runs`` and ``osmosis train list / logs / stop`` (issue 37): every
+route on respx, sync and async; the published list item, plain row and stop operation;
+``stop`` of a missing run is ``NOT_FOUND`` before anything is sent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+import respx
+
+from osmosis_client import AsyncClient, Client
+from osmosis_client.errors import ConflictError, NotFoundError
+from tests.conftest import PLATFORM
+from tests.osmosis_cli.conftest import Invoke
+
+RUN = {"id": "tr_a4d2c", "name": "qwen-multiply-002", "status": "running",
+       "model": {"id": "bm_1", "model_name": "Qwen/Qwen3.6-35B-A3B"},
+       "dataset": {"id": "ds_1", "file_name": "multiply"},
+       "rollout": {"id": "ro_1", "name": "multiply-local-openai"},
+       "created_at": "2026-11-27T04:05:00Z", "creator_name": "Dev Example",
+       "current_step": 55, "total_steps": 40, "reward": 0.41}  # fmt: skip
+DETAIL = {"training_run": {**RUN, "examples_processed_count": 1280},
+          "model": {"id": "bm_1", "name": "Qwen/Qwen3.6-35B-A3B"}, "config": {"lr": 1e-5},
+          "entrypoint": "main.py", "branch": "main"}  # fmt: skip
+METRICS = {"status": "running",
+           "overview": {"duration_ms": 7_140_000, "latest_step": 39, "total_steps": 40,
+                        "metric_summaries": [{"key": "rollout/raw_reward", "title": "Reward",
+                                              "initial": 0.1, "latest": 0.41, "delta": 0.31}]},
+           "metrics": [{"metric_key": "rollout/raw_reward", "title": "Reward",
+                        "data_points": [{"step": 1, "value": 0.1, "timestamp": 1764065269655}]}]}  # fmt: skip
+LOGS = {"logs": [{"timestamp": "2026-11-25T10:45:49Z", "level": "info", "step": "train",
+                  "message": "step 39/40 done"}], "next_cursor": "c2"}  # fmt: skip
+
+
+def page(items: list[dict[str, Any]], more: bool = False) -> dict[str, Any]:
+    return {"training_runs": items, "total_count": len(items) + (1 if more else 0),
+            "has_more": more, "next_offset": len(items) if more else None}  # fmt: skip
+
+
+@pytest.fixture
+def platform(monkeypatch: pytest.MonkeyPatch) -> respx.MockRouter:
+    monkeypatch.setenv("OSMOSIS_TOKEN", "t")
+    monkeypatch.setenv("OSMOSIS_WORKSPACE", "acme")
+    with respx.mock(base_url=PLATFORM, assert_all_called=False) as router:
+        router.get("/api/cli/training-runs", params={"offset": "0"}).respond(
+            200, json=page([RUN], more=True))
+        router.get("/api/cli/training-runs", params={"offset": "1"}).respond(
+            200, json=page([{**RUN, "id": "tr_2", "name": "older", "reward": None}]))
+        router.get("/api/cli/training-runs/qwen-multiply-002").respond(200, json=DETAIL)
+        router.get("/api/cli/training-runs/qwen-multiply-002/checkpoints").respond(
+            200, json={"checkpoints": [{"id": "ck_1", "checkpoint_step": 20,
+                                        "checkpoint_name": "qwen-multiply-002-step-20",
+                                        "status": "uploaded"}]})  # fmt: skip
+        router.get("/api/cli/training-runs/tr_a4d2c/metrics").respond(200, json=METRICS)
+        router.get("/api/cli/training-runs/qwen-multiply-002/logs").respond(200, json=LOGS)
+        router.get("/api/cli/training-runs/ghost").respond(404, json={"error": "not found"})
+        yield router
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_every_training_route(platform: respx.MockRouter, face: str) -> None:
+    def calls(c: Any) -> list[Any]:
+        return [list(c.training_runs.pages(1)), c.training_runs.get("qwen-multiply-002"),
+                c.training_runs.checkpoints("qwen-multiply-002"),
+                c.training_runs.metrics("tr_a4d2c"), c.training_runs.logs("qwen-multiply-002")]
+
+    async def acalls(c: Any) -> list[Any]:
+        pages = [p async for p in c.training_runs.pages(1)]
+        return [pages, await c.training_runs.get("qwen-multiply-002"),
+                await c.training_runs.checkpoints("qwen-multiply-002"),
+                await c.training_runs.metrics("tr_a4d2c"),
+                await c.training_runs.logs("qwen-multiply-002")]  # fmt: skip
+
+    options = {"base_url": PLATFORM, "token": "t", "workspace": "acme", "max_retries": 0}
+    if face == "sync":
+        with Client(**options) as client:
+            pages, detail, checkpoints, metrics, logs = calls(client)
+    else:
+        async def go() -> list[Any]:
+            async with AsyncClient(**options) as client:
+                return await acalls(client)
+
+        pages, detail, checkpoints, metrics, logs = asyncio.run(go())
+    assert [r.name for p in pages for r in p.training_runs] == ["qwen-multiply-002", "older"]
+    assert detail.training_run.examples_processed_count == 1280 and detail.config == {"lr": 1e-5}
+    assert checkpoints.checkpoints[0].checkpoint_step == 20
+    assert metrics.overview.metric_summaries[0].latest == 0.41
+    assert logs.next_cursor == "c2" and logs.logs[0].message == "step 39/40 done"
+    limits = {r.request.url.params["limit"] for r in platform.calls
+              if r.request.url.path == "/api/cli/training-runs"}  # fmt: skip
+    assert limits == {"1"}
+
+
+def test_stop_looks_the_run_up_first_and_says_its_state(platform: respx.MockRouter) -> None:
+    stop = platform.post("/api/cli/training-runs/qwen-multiply-002/stop").respond(200, json={})
+    ghost = platform.post("/api/cli/training-runs/ghost/stop").respond(200, json={})
+    with Client(base_url=PLATFORM, token="t", workspace="acme", max_retries=0) as client:
+        after = client.training_runs.stop("qwen-multiply-002")
+        with pytest.raises(NotFoundError):
+            client.training_runs.stop("ghost")
+        platform.post("/api/cli/training-runs/done/stop").respond(409, json={"error": "ended"})
+        platform.get("/api/cli/training-runs/done").respond(200, json=DETAIL)
+        with pytest.raises(ConflictError):
+            client.training_runs.stop("done")
+    assert after.training_run.status == "running" and stop.called
+    assert json.loads(stop.calls.last.request.content) == {}
+    assert not ghost.called  # a run that does not exist: nothing sent
+
+
+def test_train_list_json_item_and_plain_row(invoke: Invoke, platform: respx.MockRouter) -> None:
+    items = invoke("--json", "train", "list", "--limit", "1").items()
+    first = items[0]
+    assert first["model_name"] == "Qwen/Qwen3.6-35B-A3B" and first["dataset_name"] == "multiply"
+    assert first["summary"] == {"reward": 0.41,
+                                "progress": {"completed": 40, "total": 40, "unit": "steps"}}  # fmt: skip
+    every = invoke("--json", "train", "list", "--all")
+    assert [i["name"] for i in every.items()] == ["qwen-multiply-002", "older"]
+    assert "reward" not in every.items()[1]  # null optional keys are left out
+    plain = invoke("--plain", "train", "list", "--limit", "1")
+    assert plain.stdout.splitlines()[0] == (
+        "qwen-multiply-002\t[running]\tQwen/Qwen3.6-35B-A3B\tmultiply-local-openai\t0.41\t"
+        "2026-11-27T04:05:00Z\tDev Example"
+    )
+    both = invoke("train", "list", "--all", "--limit", "2")
+    assert both.exit_code == 2 and "mutually exclusive" in both.stderr
+
+
+def test_train_logs_and_stop(invoke: Invoke, platform: respx.MockRouter) -> None:
+    logs = invoke("--json", "train", "logs", "qwen-multiply-002", "--limit", "1")
+    document = json.loads(logs.stdout)
+    assert document["items"][0]["message"] == "step 39/40 done"
+    assert document["next_cursor"] == "c2"
+    stop = platform.post("/api/cli/training-runs/qwen-multiply-002/stop").respond(200, json={})
+    asked = invoke("train", "stop", "qwen-multiply-002")  # no terminal, no --yes
+    assert asked.exit_code == 2 and not stop.called
+    done = invoke("--json", "train", "stop", "qwen-multiply-002", "-y")
+    assert done.exit_code == 0, done.stderr
+    assert done.resource()["name"] == "qwen-multiply-002"
+    missing = invoke("train", "stop", "ghost", "--yes")
+    assert missing.exit_code != 0 and "not found" in missing.stderr.lower()
