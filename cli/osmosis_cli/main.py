@@ -125,7 +125,7 @@ dataset: Validate, upload and manage the platform's datasets.
 secret: Secrets stored on the platform for your configs' [secrets].
 # Train and serve
 [osmosis_cli.commands.train:register]
-train: Training runs on the platform: list, logs, stop.
+train: Training runs on the platform: list, info, logs, stop.
 [osmosis_cli.commands.model:register]
 model: Base models, LoRA models and their deployments.
 # Workspace and login

@@ -141,3 +141,77 @@ def test_train_logs_and_stop(invoke: Invoke, platform: respx.MockRouter) -> None
     assert done.resource()["name"] == "qwen-multiply-002"
     missing = invoke("train", "stop", "ghost", "--yes")
     assert missing.exit_code != 0 and "not found" in missing.stderr.lower()
+
+
+# ------------------------------------------------------------------ train info
+
+
+def test_info_json_has_checkpoints_and_the_metrics_export(
+    invoke: Invoke, platform: respx.MockRouter, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    data = invoke("--json", "train", "info", "qwen-multiply-002").data()
+    assert data["training_run"]["examples_processed_count"] == 1280
+    assert data["checkpoints"][0]["checkpoint_name"] == "qwen-multiply-002-step-20"
+    assert data["in_progress"] is True and data["metrics_available"] is True
+    export = data["metrics"]
+    assert export["summary"] == {"training_reward": {"initial": 0.1, "latest": 0.41,
+                                                     "delta": 0.31}}  # fmt: skip
+    assert export["metrics"][0]["data"][0]["timestamp"] == "2025-11-25T10:07:49.655000+00:00"
+    assert data["output_path"] is None and not (tmp_path / ".osmosis").exists()  # --json: no file
+
+
+def test_info_saves_metrics_with_o_expanding_home_and_never_clobbers(
+    invoke: Invoke, platform: respx.MockRouter, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    first = invoke("--json", "train", "info", "qwen-multiply-002", "-o", "~/out/m.csv")
+    assert first.exit_code == 0, first.stderr
+    saved = tmp_path / "home" / "out" / "m.json"
+    assert first.data()["output_path"] == str(saved)
+    assert json.loads(saved.read_text())["training_run"]["rows_processed"] == 1280
+    again = invoke("train", "info", "qwen-multiply-002", "-o", "~/out/m.json")
+    assert again.exit_code == 2 and "already exists" in again.stderr and "--overwrite" in again.stderr
+    replaced = invoke("--json", "train", "info", "qwen-multiply-002", "-o", "~/out/m.json",
+                      "--overwrite")  # fmt: skip
+    assert replaced.exit_code == 0
+    into_dir = invoke("--json", "train", "info", "qwen-multiply-002", "-o", "outdir/")
+    assert into_dir.data()["output_path"].endswith("outdir/qwen-multiply-002_tr_a4d2c.json")
+
+
+def test_info_for_people_refreshes_the_default_file_and_prints_lines(
+    invoke: Invoke, platform: respx.MockRouter, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):  # the default file is refreshed in place
+        result = invoke("train", "info", "qwen-multiply-002")
+        assert result.exit_code == 0, result.stderr
+    assert (tmp_path / ".osmosis" / "metrics" / "qwen-multiply-002_tr_a4d2c.json").is_file()
+    plain = invoke("--plain", "train", "info", "qwen-multiply-002").stdout.splitlines()
+    assert "Status: Running" in plain and "Progress: 40 / 40 steps" in plain
+    assert "Config: lr=1e-05" in plain and "Duration: 1h 59m" in plain
+    assert "Checkpoint: qwen-multiply-002-step-20 step 20 [uploaded]" in plain
+
+
+def test_info_of_a_pending_run_asks_nothing_more(
+    invoke: Invoke, platform: respx.MockRouter
+) -> None:
+    pending = {**DETAIL, "training_run": {**DETAIL["training_run"], "status": "queued"}}
+    platform.get("/api/cli/training-runs/waiting").respond(200, json=pending)
+    checkpoints = platform.get("/api/cli/training-runs/waiting/checkpoints").respond(200, json={})
+    data = invoke("--json", "train", "info", "waiting").data()
+    assert data["metrics_error"].startswith("Metrics are not yet available")
+    assert not checkpoints.called and data["in_progress"] is False
+
+
+def test_metrics_that_cannot_be_read_are_said_and_checkpoints_errors_ignored(
+    invoke: Invoke, platform: respx.MockRouter
+) -> None:
+    platform.get("/api/cli/training-runs/qwen-multiply-002/checkpoints").respond(500)
+    platform.get("/api/cli/training-runs/tr_a4d2c/metrics").respond(
+        500, json={"error": "metrics store unavailable"})  # fmt: skip
+    result = invoke("--json", "train", "info", "qwen-multiply-002")
+    assert result.exit_code == 0, result.stderr
+    data = result.data()
+    assert data["checkpoints"] == [] and "metrics store unavailable" in data["metrics_error"]

@@ -1,7 +1,7 @@
-"""``osmosis train list / logs / stop``: the workspace's training runs
+"""``osmosis train list / info / logs / stop``: the workspace's training runs
 (published-cli-0.3.8-train.md §2), with the published flags, envelopes and plain rows;
 ``stop`` of a run that does not exist is ``NOT_FOUND`` and says the run's state after.
-(``train info`` and ``train submit`` are still to come: issue 37.)"""
+(``train submit`` is still to come: issue 37.)"""
 
 from __future__ import annotations
 
@@ -92,6 +92,39 @@ def list_(
     head = ["Name", "Status", "Base Model", "Rollout", "Reward", "Submitted", "Submitted By"]
     out.table(head, rows, keep=("Name",))
     out.info("Use osmosis train info <name> for details.")
+
+
+@app.command("info", cls=Command)
+@handle_errors
+def info(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A training run's name or id.")],
+    output: Annotated[
+        str | None,
+        typer.Option("-o", "--output", metavar="PATH", help="Save the metrics here (.json)."),
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace the file -o names.")
+    ] = False,
+) -> None:
+    """A training run: progress, config, checkpoints and metrics (saved as JSON under
+    .osmosis/metrics/, or to -o PATH)."""
+    from pathlib import Path
+
+    from osmosis_cli.commands.train.info import fetch, show
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_client.workspace import find_root
+
+    out = current_output()
+    client, workspace = state(ctx).scoped_client()
+    with client:
+        found = fetch(client, name)
+    try:
+        root = find_root(Path.cwd())
+    except InvalidInputError:
+        root = Path.cwd()
+    show(out, found, output=output, overwrite=overwrite, scope=result_scope(workspace),
+         root=root)  # fmt: skip
 
 
 @app.command("logs", cls=Command)
