@@ -57,7 +57,7 @@ def show(
     scope: dict[str, Any],
     root: Path,
 ) -> None:
-    from osmosis_cli.commands.train import item
+    from osmosis_cli.commands.train.items import item
     from osmosis_client.platform.training_export import export_metrics, metrics_path, save_metrics
     from osmosis_client.platform.training_models import PENDING, TERMINAL
 
