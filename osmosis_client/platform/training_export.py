@@ -102,7 +102,7 @@ def save_metrics(document: dict[str, Any], path: Path, *, overwrite: bool) -> Pa
     if (path.exists() or path.is_symlink()) and not overwrite:
         raise InvalidInputError(
             f"{path} already exists",
-            hint="replace it with overwrite (the CLI: --overwrite), or choose another path",
+            hint="replace it (overwrite=True), or choose another path",
             code="FILE_EXISTS",
         )
     path.parent.mkdir(parents=True, exist_ok=True)
