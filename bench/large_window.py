@@ -29,7 +29,20 @@ def rss_mb() -> float:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
 
 
+#: whole runs measured; the page shows the median one (this 2-core machine's noise moves a
+#: single run's steady rate by about ±1 %, the size of the target's margin)
+TRIALS = int(os.environ.get("BENCH_WINDOW_TRIALS", 3))
+
+
 def measure() -> dict[str, Any]:
+    """``TRIALS`` runs; the median by steady rate, with every run's ratio beside it."""
+    runs = sorted((measure_once() for _ in range(TRIALS)), key=lambda r: r["steady"])
+    median = dict(runs[len(runs) // 2])
+    median["trial_ratios"] = [r["steady"] / r["ideal"] for r in runs]
+    return median
+
+
+def measure_once() -> dict[str, Any]:
     from bench.run_benchmarks import Stub, make_dataset
     from osmosis_client.llm.providers import resolve_target
     from osmosis_client.rollout import AgentWorkflow
@@ -98,7 +111,7 @@ every request after {w["latency_s"]:g} s. The ideal is batch_size / latency.
 | what | attempts/s | ratio | target |
 |---|---:|---:|---|
 | ideal: batch_size / latency | {w["ideal"]:.0f} | 1.00 | |
-| osmosis local runner (steady state) | {w["steady"]:.0f} | {w["steady"] / w["ideal"]:.4f} | >= 0.99 ({"met" if w["steady"] / w["ideal"] >= 0.99 else "not met"}) |
+| osmosis local runner (steady state; the median of {len(w.get("trial_ratios", [0]))} runs) | {w["steady"]:.0f} | {w["steady"] / w["ideal"]:.4f} | >= 0.99 ({"met" if w["steady"] / w["ideal"] >= 0.99 else "not met"}) |
 | osmosis local runner, end to end (first connections, last wave included) | {w["end_to_end"]:.0f} | {w["end_to_end"] / w["ideal"]:.2f} | |
 
 Memory over the run: {w["rss_after_2_waves_mb"]:.0f} MB after two waves, {w["rss_at_end_mb"]:.0f} MB at
@@ -106,8 +119,8 @@ the end — {w["rss_growth_kb_per_attempt"]:.2f} KB per attempt, which is the at
 (scores, answer, transcript as compact text; what the results document is written from).
 Nothing else grows with the window: attempts are pulled lazily, connections are kept alive
 and capped at batch_size, and every in-flight attempt holds only its own request.
-The steady rate sits within about 1 % of the ideal (this run: {1 - w["steady"] / w["ideal"]:.1%}
-short; runs of this bench on this 2-core machine vary by about ±0.5 %): each 2 s wave of
+The steady rate sits within about 1 % of the ideal (the median run: {1 - w["steady"] / w["ideal"]:.1%}
+short; the runs, lowest first: {", ".join(f"{r:.4f}" for r in w.get("trial_ratios", []))}): each 2 s wave of
 1,024 answers is received, graded and journaled while the next wave's requests leave,
 beside the stub on the same cores. What closed most of the gap: while a run is in
 progress the runner paces Python's cyclic garbage collector (young collections every
