@@ -231,21 +231,14 @@ def agent_loop_rate(url: str, data: Path, out: Path, batch: int = CONCURRENCY) -
     return (last - first) / (marks[last] - marks[first])
 
 
-#: runs a command and prints its peak RSS (KB) as RUSAGE_CHILDREN sees it. Why a middle
-#: process: Linux keeps the high-water mark of the memory a process replaced at exec, and
-#: a child spawned (vfork) from this large benchmark process would report ours
-PEAK_OF_CHILD = (
-    "import resource, subprocess, sys\n"
-    "done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-    "sys.exit(done.returncode)"
-)
-
-
 def rss_of(code: str) -> float:
-    """Peak RSS (MB) of a fresh interpreter running ``code``."""
+    """Peak RSS (MB) of a fresh interpreter running ``code``, measured through scale.py's
+    small middle process: Linux keeps the high-water mark of the memory a process replaced
+    at exec, so a child spawned (vfork) from this large process would report ours."""
+    from bench.scale import WRAPPER
+
     out = subprocess.run(
-        [sys.executable, "-c", PEAK_OF_CHILD, sys.executable, "-c", code],
+        [sys.executable, "-c", WRAPPER, sys.executable, "-c", code],
         cwd=ROOT,
         capture_output=True,
         text=True,
