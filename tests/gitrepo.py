@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 CONFIG = """\
@@ -43,6 +44,7 @@ def make_project(
     origin: str | None = "bare",
     push: bool = True,
     config: str = CONFIG,
+    files: Mapping[str, str] | None = None,
 ) -> Path:
     """A project with rollouts/demo/main.py and configs/eval/demo.toml, committed.
 
@@ -54,6 +56,9 @@ def make_project(
     (project / "rollouts" / "demo" / "main.py").write_text("# rollout\n")
     (project / "configs" / "eval").mkdir(parents=True)
     (project / "configs" / "eval" / "demo.toml").write_text(config)
+    for name, text in (files or {}).items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
     git(project, "init", "-q", "-b", "main")
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "init")

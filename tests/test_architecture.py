@@ -147,6 +147,8 @@ DOORS: dict[str, set[str]] = {
     "osmosis_cli.direct": {"osmosis_cli.context"},
     "osmosis_cli.bundled": set(),
     "osmosis_cli.user_code": {"sdk", "runner", "osmosis_cli.terminal"},
+    # the values of a config's [secrets], for every command that submits or runs one
+    "osmosis_cli.secret_values": {"sdk", "osmosis_cli.terminal"},
     "osmosis_cli.commands": {
         "sdk",
         "runner",
@@ -154,6 +156,7 @@ DOORS: dict[str, set[str]] = {
         "osmosis_cli.context",
         "osmosis_cli.user_code",
         "osmosis_cli.bundled",
+        "osmosis_cli.secret_values",
     },
     "osmosis_cli.__main__": {"osmosis_cli.main"},
     "osmosis_cli.main": {

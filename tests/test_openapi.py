@@ -84,6 +84,7 @@ def test_every_contract_route_is_described() -> None:
         ("/api/cli/models/{name}/deploy", "post"),
         ("/api/cli/models/{name}/undeploy", "post"),
         ("/api/cli/training-runs", "get"),
+        ("/api/cli/training-runs", "post"),
         ("/api/cli/training-runs/{name_or_id}", "get"),
         ("/api/cli/training-runs/{name_or_id}/checkpoints", "get"),
         ("/api/cli/training-runs/{name_or_id}/metrics", "get"),
@@ -234,6 +235,25 @@ def test_submit_payloads_match_the_create_schema(tmp_path: Path) -> None:
     check(config.to_submit_payload("b" * 40), "EvalRunCreate")
     bare = parse_config(text.split("[evaluation]")[0], path=Path("c.toml"), root=tmp_path)
     check(bare.to_submit_payload("b" * 40), "EvalRunCreate")
+
+
+def test_training_payloads_match_the_submit_schema(tmp_path: Path) -> None:
+    from osmosis_client.platform.training_config import parse_training_config
+
+    (tmp_path / "rollouts" / "demo").mkdir(parents=True)
+    (tmp_path / "rollouts" / "demo" / "main.py").write_text("")
+    text = (
+        '[experiment]\nrollout = "demo"\nentrypoint = "main.py"\nmodel_path = "m"\n'
+        'dataset = "d"\n[training]\nlr = 1e-5\ntotal_epochs = 2\n[sampling]\n'
+        "rollout_top_p = 1\n[checkpoints]\neval_interval = 10\n[env]\nMODE = \"x\"\n"
+        '[secrets]\nrequired = ["KEY"]\n[advanced]\nfoo = 1\n'
+    )
+    config = parse_training_config(text, path=Path("c.toml"), root=tmp_path)
+    check(config.to_submit_payload("b" * 40), "TrainingSubmit")
+    bare = parse_training_config(text.split("[training]")[0], path=Path("c.toml"), root=tmp_path)
+    assert bare.to_submit_payload(None) == {"experiment_config": {
+        "rollout": "demo", "entrypoint": "main.py", "model_path": "m", "dataset": "d"}}
+    check(bare.to_submit_payload(None), "TrainingSubmit")
 
 
 def test_double_answers_of_the_hosted_workflow_match_the_schemas(double: PlatformDouble) -> None:

@@ -43,7 +43,6 @@ Outcome = httpx.Response | httpx.TransportError | None
 Plan = Generator[Step, Outcome, httpx.Response]
 
 
-
 MAX_SEGMENT = 256  # a run name, id or workspace in a URL path
 
 

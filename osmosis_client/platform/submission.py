@@ -28,6 +28,7 @@ from osmosis_client.errors import InvalidInputError, OsmosisError, WorkspaceRequ
 if TYPE_CHECKING:
     from osmosis_client.platform._client import Client
     from osmosis_client.platform.eval_config import EvalConfig
+    from osmosis_client.platform.eval_model import Experiment
     from osmosis_client.platform.git import Pin, RepoState
     from osmosis_client.platform.models import CreatedRun
 
@@ -159,13 +160,25 @@ def plan_submission(path: str | Path, rules: PinRules | None = None) -> Submissi
 
 
 def _pin(repo: RepoState, config: EvalConfig, rules: PinRules) -> tuple[Pin, list[str]]:
+    return pin_source(repo, config.experiment, config.rollout_dir, rules)
+
+
+def pin_source(
+    repo: RepoState, experiment: Experiment, rollout_dir: Path, rules: PinRules
+) -> tuple[Pin, list[str]]:
+    """What a source-backed run (eval or training) pins, by the rules: raises a refusal,
+    returns the pin and its warnings."""
     from osmosis_client.platform.git import plan_pin
 
-    exp = config.experiment
-    rollout = config.rollout_dir.resolve()
+    rollout = rollout_dir.resolve()
     with contextlib.suppress(ValueError):
         rollout = rollout.relative_to(repo.root.resolve())
-    pin = plan_pin(repo, commit_sha=exp.commit_sha, branch=exp.branch, rollout=rollout.as_posix())
+    pin = plan_pin(
+        repo,
+        commit_sha=experiment.commit_sha,
+        branch=experiment.branch,
+        rollout=rollout.as_posix(),
+    )
     refusal, warnings = pin_problems(pin, rules)
     if refusal is not None:
         raise refusal
@@ -327,6 +340,7 @@ __all__ = [
     "SubmittedRun",
     "check_scope",
     "pin_problems",
+    "pin_source",
     "plan_submission",
     "submit_eval",
     "submit_planned",

@@ -46,6 +46,7 @@ from typing import Any
 from osmosis_client._toml import locate
 from osmosis_client.errors import ConfigError, Problem
 from osmosis_client.platform import eval_config as single
+from osmosis_client.platform.config_check import Collector, suggest
 from osmosis_client.platform.suite_expand import (
     ENTRY_KEYS,
     EVALUATION_KEYS,
@@ -111,7 +112,7 @@ def _entry_data(entry: SuiteEntry, suite_tables: Mapping[str, Any]) -> dict[str,
     return data
 
 
-class _EntryCollector(single._Collector):
+class _EntryCollector(Collector):
     """Maps a problem in an entry's sections back to where that setting was written."""
 
     def __init__(self, problems: Problems, entry: SuiteEntry) -> None:
@@ -185,7 +186,7 @@ def parse_suite(text: str, data: Mapping[str, Any], *, path: Path, root: Path) -
         if key in ("experiment", "evaluation", "local"):
             problems.add((key,), "a suite sets defaults as top-level keys, not in this table")
         elif key not in allowed:
-            problems.add((key,), f"unknown key{single._suggest(key, allowed)}")
+            problems.add((key,), f"unknown key{suggest(key, allowed)}")
     for key in ("eval", "ablation"):
         if key in data and not isinstance(data[key], list):
             problems.add((key,), f"must be [[{key}]] tables")
@@ -196,9 +197,7 @@ def parse_suite(text: str, data: Mapping[str, Any], *, path: Path, root: Path) -
                 continue
             for key in block:
                 if key not in ENTRY_KEYS and not (block_name == "ablation" and key == "sweep"):
-                    problems.add(
-                        (block_name, index, key), f"unknown key{single._suggest(key, ENTRY_KEYS)}"
-                    )
+                    problems.add((block_name, index, key), f"unknown key{suggest(key, ENTRY_KEYS)}")
     entries = expand(data, positions, problems)
     name_entries(entries)
     if not entries and not problems.list:
@@ -243,4 +242,4 @@ def load_suite(path: str | Path, *, root: Path | None = None) -> Suite:
     except tomlkit.exceptions.TOMLKitError:
         single.parse_config(text, path=path, root=root)  # reports the syntax error, located
         raise
-    return parse_suite(text, data, path=path, root=root or single._find_root(path))
+    return parse_suite(text, data, path=path, root=root or single.find_root(path))

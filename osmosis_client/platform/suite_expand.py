@@ -14,6 +14,7 @@ from typing import Any
 
 from osmosis_client.errors import Problem
 from osmosis_client.platform import eval_config as single
+from osmosis_client.platform.config_check import suggest
 
 EXPERIMENT_KEYS = ("rollout", "entrypoint", "model_path", "dataset", "branch", "commit_sha")
 EVALUATION_KEYS = (
@@ -244,7 +245,7 @@ def _sweep_axes(
             continue
         where = ("ablation", index, "sweep", key)
         if key not in ENTRY_KEYS or key in ("name",):
-            problems.add(where, f"cannot be swept{single._suggest(key, ENTRY_KEYS)}")
+            problems.add(where, f"cannot be swept{suggest(key, ENTRY_KEYS)}")
         elif key in block:
             problems.add(where, f"{key} is both fixed and swept")
         elif _check_values(values, where, problems):

@@ -3,7 +3,7 @@ the client executes it. Sync and async resources differ only in ``await``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -31,3 +31,15 @@ class SyncResource:
 class AsyncResource:
     def __init__(self, client: AsyncClient) -> None:
         self._client = client
+
+
+def with_secrets(payload: dict[str, Any], secrets: Mapping[str, str] | None) -> dict[str, Any]:
+    """A submit body with run-scoped secret values in ``secrets.provided`` (they override
+    stored secrets of the same names), each of them also in ``secrets.required``."""
+    if secrets:
+        section = dict(payload.get("secrets") or {})
+        required = list(section.get("required", []))
+        section["required"] = required + [n for n in secrets if n not in required]
+        section["provided"] = dict(secrets)
+        payload["secrets"] = section
+    return payload

@@ -21,7 +21,12 @@ from osmosis_client.platform.models import (
     LogPage,
     RunMetrics,
 )
-from osmosis_client.platform.resources._base import AsyncResource, Call, SyncResource
+from osmosis_client.platform.resources._base import (
+    AsyncResource,
+    Call,
+    SyncResource,
+    with_secrets,
+)
 from osmosis_client.platform.resources.eval_calls import (
     PAGE_LIMIT,
     create_call,
@@ -84,13 +89,7 @@ def _payload(
     secrets: Mapping[str, str] | None = None,
 ) -> Mapping[str, Any]:
     payload = dict(config) if isinstance(config, Mapping) else config.to_submit_payload(commit_sha)
-    if secrets:  # run-scoped values: they override stored secrets of the same names
-        section = dict(payload.get("secrets") or {})
-        required = list(section.get("required", []))
-        section["required"] = required + [n for n in secrets if n not in required]
-        section["provided"] = dict(secrets)
-        payload["secrets"] = section
-    return payload
+    return with_secrets(payload, secrets)
 
 
 def wait_plan(

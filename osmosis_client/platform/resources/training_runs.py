@@ -1,6 +1,9 @@
-"""``client.training_runs``: the workspace's training runs — list, detail, checkpoints,
-metrics, logs, stop (published-cli-0.3.8-train.md §2). A training script can follow its
-run and fetch its checkpoints with the same client it submits with.
+"""``client.training_runs``: the workspace's training runs — submit, list, detail,
+checkpoints, metrics, logs, stop (published-cli-0.3.8-train.md §2). A training script
+can submit, follow its run and fetch its checkpoints with one client.
+
+``submit`` sends a validated config (or a payload) as it is; pinning, the workspace
+check and secrets are :mod:`osmosis_client.platform.training_submission`'s.
 
 Better than the published client: ``stop`` of a run that does not exist is
 ``NOT_FOUND`` (it looks the run up first), and it returns the run's state afterwards.
@@ -8,12 +11,18 @@ Better than the published client: ``stop`` of a run that does not exist is
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+import uuid
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from osmosis_client.platform._transport import RequestOptions, encode_segment
-from osmosis_client.platform.models import LogPage, parse
-from osmosis_client.platform.resources._base import AsyncResource, Call, SyncResource
+from osmosis_client.platform.models import CreatedRun, LogPage, parse
+from osmosis_client.platform.resources._base import (
+    AsyncResource,
+    Call,
+    SyncResource,
+    with_secrets,
+)
 from osmosis_client.platform.training_models import (
     Checkpoints,
     TrainingMetrics,
@@ -21,9 +30,31 @@ from osmosis_client.platform.training_models import (
     TrainingRunPage,
 )
 
+if TYPE_CHECKING:
+    from osmosis_client.platform.training_config import TrainingConfig
+
 PAGE_LIMIT = 50
 LOG_PAGE_LIMIT = 200
 ROUTE = "/api/cli/training-runs"
+
+
+def submit_payload(
+    config: TrainingConfig | Mapping[str, Any],
+    commit_sha: str | None,
+    secrets: Mapping[str, str] | None,
+) -> dict[str, Any]:
+    """The body: the config's (or the mapping as given) with run-scoped secret values
+    in ``secrets.provided`` — each of them also listed in ``secrets.required``."""
+    payload = dict(config) if isinstance(config, Mapping) else config.to_submit_payload(commit_sha)
+    return with_secrets(payload, secrets)
+
+
+def submit_call(payload: Mapping[str, Any], idempotency_key: str) -> Call[CreatedRun]:
+    return Call(
+        RequestOptions("POST", ROUTE, json=dict(payload), scope="required",
+                       idempotency_key=idempotency_key, ambiguous="run"),
+        lambda data: parse(CreatedRun, data, what="created training run"),
+    )  # fmt: skip
 
 
 def list_call(limit: int, offset: int) -> Call[TrainingRunPage]:
@@ -78,6 +109,20 @@ def _next(page: TrainingRunPage) -> int | None:
 
 
 class TrainingRuns(SyncResource):
+    def submit(
+        self,
+        config: TrainingConfig | Mapping[str, Any],
+        commit_sha: str | None = None,
+        idempotency_key: str | None = None,
+        *,
+        secrets: Mapping[str, str] | None = None,
+    ) -> CreatedRun:
+        """Create a training run from a validated config (pinned to ``commit_sha``, else
+        its branch) or a ready payload; retries reuse one Idempotency-Key. ``secrets``:
+        values for this run only, overriding stored secrets of the same names."""
+        key = idempotency_key or str(uuid.uuid4())
+        return self._client._execute(submit_call(submit_payload(config, commit_sha, secrets), key))
+
     def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> TrainingRunPage:
         """One page of training runs, newest first (at most 50)."""
         return self._client._execute(list_call(limit, offset))
@@ -114,6 +159,18 @@ class TrainingRuns(SyncResource):
 
 
 class AsyncTrainingRuns(AsyncResource):
+    async def submit(
+        self,
+        config: TrainingConfig | Mapping[str, Any],
+        commit_sha: str | None = None,
+        idempotency_key: str | None = None,
+        *,
+        secrets: Mapping[str, str] | None = None,
+    ) -> CreatedRun:
+        key = idempotency_key or str(uuid.uuid4())
+        payload = submit_payload(config, commit_sha, secrets)
+        return await self._client._execute(submit_call(payload, key))
+
     async def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> TrainingRunPage:
         return await self._client._execute(list_call(limit, offset))
 

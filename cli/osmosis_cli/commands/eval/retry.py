@@ -67,7 +67,7 @@ def retry(
 
 def _needed_secrets(out: Any, exc: Any, secrets_file: str | None) -> dict[str, str]:
     """The values a retry needs, or ``exc`` again when the platform asked for none."""
-    from osmosis_cli.commands.eval.secrets import require_local, resolve
+    from osmosis_cli.secret_values import require_local, resolve
 
     body = exc.body if isinstance(getattr(exc, "body", None), dict) else {}
     local = body.get("local_run")

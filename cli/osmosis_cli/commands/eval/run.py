@@ -271,7 +271,7 @@ def _run_suite(out: Output, opts: RunOptions, echo: dict[str, Any]) -> None:
 
 def _run_config(out: Output, opts: RunOptions, echo: dict[str, Any], upload: Any = None) -> None:
     from osmosis_cli.commands.eval.named import run_named
-    from osmosis_cli.commands.eval.secrets import load_secrets
+    from osmosis_cli.secret_values import load_secrets
     from osmosis_client.platform.eval_config import load_config
     from osmosis_local_runner.run.overrides import config_spec
 

@@ -11,8 +11,8 @@ import typer
 
 from osmosis_cli.commands.eval.platform import refuse_unconfirmed, wait_for_run
 from osmosis_cli.commands.eval.render import render_run, run_detail
-from osmosis_cli.commands.eval.secrets import for_submit, scope_label
 from osmosis_cli.context import state
+from osmosis_cli.secret_values import for_submit, scope_label
 from osmosis_cli.terminal.errors import EvaluationNotPassed, current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 

@@ -1,7 +1,7 @@
-"""``osmosis train list / info / logs / stop``: the workspace's training runs
+"""``osmosis train submit / list / info / logs / stop``: the workspace's training runs
 (published-cli-0.3.8-train.md §2), with the published flags, envelopes and plain rows;
 ``stop`` of a run that does not exist is ``NOT_FOUND`` and says the run's state after.
-(``train submit`` is still to come: issue 37.)"""
+``submit`` lives in submit.py."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from typing import Annotated
 
 import typer
 
+from osmosis_cli.commands.train import submit as submit_command
 from osmosis_cli.commands.train.items import item, row
 from osmosis_cli.context import result_scope, state
-from osmosis_cli.terminal.declare import Command, Group
+from osmosis_cli.terminal.declare import Command, Group, options_command
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 app = typer.Typer(cls=Group, help="Training runs on the platform.", no_args_is_help=True)
@@ -20,6 +21,11 @@ YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confir
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="train")
+
+
+app.command("submit", cls=Command)(
+    options_command(submit_command.SubmitOptions, submit_command.submit)
+)
 
 
 @app.command("list", cls=Command)

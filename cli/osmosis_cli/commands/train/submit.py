@@ -1,0 +1,149 @@
+"""``osmosis train submit CONFIG``: a training run pinned to the pushed commit, with the
+published flags and envelope (published-cli-0.3.8-train.md §2.6). What a submit pins,
+checks and sends is ``osmosis_client.platform.training_submission``'s; this asks and
+renders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from osmosis_cli.context import result_scope, state
+from osmosis_cli.secret_values import for_submit, scope_label
+from osmosis_cli.terminal.errors import current_output, handle_errors
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
+    from osmosis_client.platform.training_submission import SubmittedTraining, TrainingPlan
+
+
+@dataclass(kw_only=True)
+class SubmitOptions:
+    config_path: Annotated[
+        Path, typer.Argument(metavar="CONFIG", help="configs/training/NAME.toml")
+    ]
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False
+    secrets_file: Annotated[
+        str | None,
+        typer.Option(
+            "--secrets-file",
+            metavar="FILE",
+            help="NAME=value lines ('-': stdin) for [secrets]; they override stored secrets.",
+        ),
+    ] = None
+    allow_dirty: Annotated[
+        bool, typer.Option("--allow-dirty", help="Submit even with uncommitted rollout changes.")
+    ] = False
+    allow_unpushed: Annotated[
+        bool, typer.Option("--allow-unpushed", help="Submit a HEAD no remote branch contains.")
+    ] = False
+
+
+@handle_errors
+def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
+    """Submit a training run pinned to your pushed commit (the rollout is never imported)."""
+    from osmosis_client.platform.submission import PinRules, check_scope
+    from osmosis_client.platform.training_submission import (
+        plan_training,
+        submit_planned_training,
+    )
+
+    app_state = state(ctx)
+    out = current_output()
+    if not opts.yes and not out.interactive:
+        out.confirm("Submit this training run?", yes=False)  # refuses: exit 2, nothing sent
+    rules = PinRules(
+        unattended=opts.yes, allow_dirty=opts.allow_dirty, allow_unpushed=opts.allow_unpushed
+    )
+    plan = plan_training(opts.config_path, rules)
+    for warning in plan.warnings:
+        out.warn(warning)
+    auth = app_state.resolve()
+    git_repo = None if auth.workspace else plan.repo.origin_repo
+    with app_state.client(auth, git_repo=git_repo) as client:
+        where = check_scope(client, plan.repo.origin_repo)
+        found, stored = for_submit(client, out, plan.secret_names, opts.secrets_file)
+        _summary(out, plan, where)
+        for name in plan.secret_names:
+            out.info(f"  secret {name}: {scope_label(found, stored, name)}")
+        if not out.confirm("Submit this training run?", yes=opts.yes):
+            out.cancelled("train.submit")
+            return
+        submitted = submit_planned_training(client, plan, secrets=found.provided)
+    _report(out, submitted, plan, auth.workspace)
+
+
+def _summary(out: Output, plan: TrainingPlan, where: str) -> None:
+    exp, pin = plan.config.experiment, plan.pin
+    out.info(f"Workspace:  {where}")
+    out.info(f"Config:     {plan.path}")
+    out.info(f"Rollout:    rollouts/{exp.rollout}/{exp.entrypoint}")
+    out.info(f"Model:      {exp.model_path}")
+    out.info(f"Dataset:    {exp.dataset}")
+    out.info(f"Commit:     {pin.commit_sha or f'branch {pin.branch}'}")
+    if plan.config.env:
+        out.info(f"Env vars:   {', '.join(sorted(plan.config.env))}")
+
+
+def _report(
+    out: Output, submitted: SubmittedTraining, plan: TrainingPlan, workspace: str | None
+) -> None:
+    created, pin, exp = submitted.run, submitted.pin, submitted.config.experiment
+    resource = {
+        "id": created.id,
+        "name": created.name,
+        "status": created.status,
+        "model_name": exp.model_path,
+        "dataset_name": exp.dataset,
+        "created_at": created.created_at,
+        "url": created.platform_url,
+        "commit_sha": pin.commit_sha,
+        **_scope(plan, workspace),
+        "config": {
+            "rollout": exp.rollout,
+            "entrypoint": exp.entrypoint,
+            "model": exp.model_path,
+            "dataset": exp.dataset,
+            "branch": pin.branch,
+            "commit_sha": pin.commit_sha,
+        },
+    }
+    steps = [{"action": "train_info", "name": created.name}, {"action": "train_list"}]
+    if created.platform_url:
+        steps.append({"action": "open_url", "url": created.platform_url})
+    message = f"Training run submitted: {created.name}"
+    if out.operation_result("train.submit", resource=resource, message=message, next_steps=steps):
+        if out.json_mode:
+            return
+    else:
+        out.print(message)
+    out.print(f"Status: {created.status}")
+    out.print(f"Rollout: {exp.rollout}")
+    out.print(f"Model: {exp.model_path}")
+    out.print(f"Dataset: {exp.dataset}")
+    if created.platform_url:
+        out.print(f"View: {created.platform_url}")
+    else:
+        out.print(f"Check status with: osmosis train info {created.name}")
+
+
+def _scope(plan: TrainingPlan, workspace: str | None) -> dict[str, object]:
+    """The published scope keys: a source submit carries the Git keys always, and the
+    workspace too when one was named (published-cli-0.3.8-train.md §2.6)."""
+    keys: dict[str, object] = {
+        "git": {"identity": plan.repo.origin_repo, "remote_url": _shown(plan.repo.origin_url)},
+        "workspace_directory": str(plan.repo.root),
+    }
+    if workspace:
+        keys.update(result_scope(workspace))
+    return keys
+
+
+def _shown(url: str | None) -> str | None:
+    """The origin as it may be printed: a token in its userinfo never is."""
+    from osmosis_client._redact import redact_url
+
+    return redact_url(url) if url and "://" in url else url

@@ -1,0 +1,182 @@
+"""What every config reader shares: the TOML parsed with its syntax error located, and
+problems collected as ``FILE:LINE:COL: key: message`` so one run reports them all.
+
+Eval configs, suites, training configs and benchmark configs each check their own
+rules with these; nothing here knows a schema.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from osmosis_client._toml import locate, locate_keys
+from osmosis_client.errors import ConfigError, Problem
+
+
+class Collector:
+    """Problems of one file. ``numbered``: keys keep array indexes (``agents.0.model``)
+    and are located in arrays of tables; otherwise indexes are dropped."""
+
+    def __init__(
+        self,
+        file: str,
+        positions: Mapping[tuple[Any, ...], tuple[int, int]],
+        *,
+        numbered: bool = False,
+    ) -> None:
+        self.file = file
+        self.positions = positions
+        self.numbered = numbered
+        self.problems: list[Problem] = []
+
+    @classmethod
+    def for_text(cls, file: str, text: str, *, numbered: bool = False) -> Collector:
+        return cls(file, locate(text) if numbered else locate_keys(text), numbered=numbered)
+
+    def add(self, path: Iterable[str | int], message: str) -> None:
+        given = tuple(path)
+        keys = given if self.numbered else tuple(str(p) for p in given if not isinstance(p, int))
+        line = col = None
+        for n in range(len(keys), 0, -1):
+            if keys[:n] in self.positions:
+                line, col = self.positions[keys[:n]]
+                break
+        else:  # a table only written as [name.sub]: where its first sub-table starts
+            below = [at for key, at in self.positions.items() if key[: len(keys)] == keys]
+            if keys and below:
+                line, col = min(below)
+        self.problems.append(Problem(self.file, line, col, ".".join(map(str, keys)), message))
+
+    def raise_if_any(self, *, error: str | None = None) -> None:
+        """A ConfigError listing every problem found (nothing when there is none).
+        ``error``: the published CLI's ``details.error`` ("Invalid training config"),
+        sent with its ``issues`` list for scripts that read them."""
+        if not self.problems:
+            return
+        count = len(self.problems)
+        data = None
+        if error is not None:
+            issues = [{"key": p.key, "message": p.message, "line": p.line} for p in self.problems]
+            data = {"error": error, "issues": issues}
+        raise ConfigError(
+            f"{self.file} has {count} problem{'s' if count > 1 else ''}",
+            self.problems,
+            hint="fix the keys listed below",
+            data=data,
+        )
+
+
+def suggest(word: str, options: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for a near miss, else nothing."""
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def pydantic_message(err: Mapping[str, Any], *, with_input: bool = False) -> str:
+    """A pydantic error in the words a config's author reads; ``with_input``: a type
+    error also says what was written (``must be a number, got 'fast'``)."""
+    message = _message(err)
+    shown = err["type"] not in ("missing", "extra_forbidden", "value_error")
+    if with_input and shown and "input" in err and not isinstance(err["input"], dict | list):
+        message += f", got {err['input']!r}"
+    return message
+
+
+def _message(err: Mapping[str, Any]) -> str:
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    fixed = {
+        "missing": "is required",
+        "int_type": "must be an integer",
+        "int_parsing": "must be an integer",
+        "int_from_float": "must be an integer",
+        "float_type": "must be a number",
+        "float_parsing": "must be a number",
+        "string_type": "must be a string",
+        "bool_type": "must be true or false",
+        "list_type": "must be an array",
+        "dict_type": "must be a table",
+        "model_type": "must be a table",
+        "string_too_short": "must not be empty",
+        "extra_forbidden": "unknown key",
+        "finite_number": "must be a finite number",
+    }
+    if kind in fixed:
+        return fixed[kind]
+    if kind == "greater_than_equal":
+        return f"must be >= {ctx.get('ge')}"
+    if kind == "greater_than":
+        return f"must be > {ctx.get('gt')}"
+    if kind == "less_than_equal":
+        return f"must be <= {ctx.get('le')}"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected')}"
+    if kind == "too_long":
+        return f"must have at most {ctx.get('max_length')} items"
+    if kind == "too_short":
+        return f"must have at least {ctx.get('min_length')} item(s)"
+    if kind == "union_tag_invalid":
+        return f"type must be one of {ctx.get('expected_tags')}"
+    if kind == "union_tag_not_found":
+        return f"needs a {ctx.get('discriminator')} key"
+    return str(err["msg"]).removeprefix("Value error, ")
+
+
+def _last_mention(text: str, message: str) -> tuple[int | None, int | None]:
+    """Where a key named in a tomlkit message (e.g. a duplicate) last appears."""
+    match = re.search(r'"([^"]+)"', message)
+    if not match:
+        return None, None
+    key = match.group(1).split(".")[-1]
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
+    found: tuple[int | None, int | None] = (None, None)
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            found = (lineno, len(line) - len(line.lstrip()) + 1)
+    return found
+
+
+def parse_toml(text: str, shown: str) -> dict[str, Any]:
+    """The document as plain Python values; a syntax error is a located ConfigError."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError, TOMLKitError
+
+    try:
+        document = tomlkit.parse(text)
+    except TOMLKitError as exc:
+        message = str(exc).split(" at line ")[0]
+        line: int | None
+        col: int | None
+        if isinstance(exc, ParseError):
+            line, col = exc.line, exc.col + 1
+        else:
+            line, col = _last_mention(text, message)
+        problem = Problem(shown, line, col, "", f"invalid TOML: {message}")
+        raise ConfigError(
+            f"{shown} is not valid TOML", [problem], hint="fix the syntax at the position shown"
+        ) from None
+    data: dict[str, Any] = document.unwrap()
+    return data
+
+
+def read_config_text(path: Path) -> str:
+    """A config file's text; a missing, unreadable or non-UTF-8 file is a ConfigError."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"config file {path} does not exist", hint="check the path", code="CONFIG_NOT_FOUND"
+        ) from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path} is a directory, not a config file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+
+
+__all__ = ["Collector", "parse_toml", "pydantic_message", "read_config_text", "suggest"]

@@ -1,0 +1,256 @@
+"""Training configs (``configs/training/*.toml``, published-cli-0.3.8-train.md §2.7):
+load, validate every key **and value**, report all problems at ``FILE:LINE:COL``.
+
+The published CLI checks key names only, so ``lr = "fast"`` or ``total_epochs = -3``
+reach the platform; here each hyperparameter has a type and a range, and a bad value
+is refused before any request. No defaults are added: a key left out is not sent, and
+the platform decides. Nothing here touches the network or imports the rollout.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
+
+from osmosis_client.platform.config_check import (
+    Collector,
+    parse_toml,
+    pydantic_message,
+    read_config_text,
+    suggest,
+)
+from osmosis_client.platform.eval_config import check_experiment, find_root
+from osmosis_client.platform.eval_model import ENV_NAME, SECRET_NAME, Experiment, Secrets
+
+Count = Annotated[StrictInt, Field(ge=1)]
+
+
+def number(
+    *, gt: float | None = None, ge: float | None = None, le: float | None = None
+) -> Callable[[Any], int | float]:
+    """A check of a finite int or float (never a bool or a string) within the bounds:
+    one error per value, where a strict ``int | float`` union reports one per member."""
+
+    def check(value: Any) -> int | float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"must be a number, got {value!r}")
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        for bound, ok, word in ((gt, value > (gt or 0), ">"), (ge, value >= (ge or 0), ">=")):
+            if bound is not None and not ok:
+                raise ValueError(f"must be {word} {bound:g}, got {value!r}")
+        if le is not None and value > le:
+            raise ValueError(f"must be <= {le:g}, got {value!r}")
+        return value
+
+    return check
+
+
+Positive = Annotated[int | float, PlainValidator(number(gt=0))]
+Temperature = Annotated[int | float, PlainValidator(number(ge=0))]
+TopP = Annotated[int | float, PlainValidator(number(gt=0, le=1))]
+#: names the platform sets in a training run's environment (the template lists them)
+PLATFORM_ENV = frozenset(
+    {
+        "GITHUB_CLONE_URL",
+        "GITHUB_TOKEN",
+        "ENTRYPOINT_SCRIPT",
+        "REPOSITORY_PATH",
+        "TRAINING_RUN_ID",
+        "ROLLOUT_NAME",
+        "ROLLOUT_PORT",
+    }
+)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Training(_Section):
+    lr: Positive | None = None
+    total_epochs: Count | None = None
+    n_samples_per_prompt: Count | None = None
+    rollout_batch_size: Count | None = None
+    max_prompt_length: Count | None = None
+    max_response_length: Count | None = None
+    agent_workflow_timeout_s: Positive | None = None
+    grader_timeout_s: Positive | None = None
+
+
+class Sampling(_Section):
+    rollout_temperature: Temperature | None = None
+    rollout_top_p: TopP | None = None
+
+
+class Checkpoints(_Section):
+    eval_interval: Count | None = None
+    checkpoint_save_freq: Count | None = None
+
+
+SECTIONS: dict[str, type[BaseModel]] = {
+    "experiment": Experiment,
+    "training": Training,
+    "sampling": Sampling,
+    "checkpoints": Checkpoints,
+    "secrets": Secrets,
+}
+FREE_SECTIONS = ("advanced", "env")
+TOP_KEYS = [*SECTIONS, *FREE_SECTIONS]
+#: the payload key of each section sent as it is written
+PAYLOAD_KEYS = {
+    "training": "training_config",
+    "sampling": "sampling_config",
+    "checkpoints": "checkpoints_config",
+}
+
+
+class TrainingConfig(BaseModel):
+    """A validated training config. ``path`` and ``root`` say where it came from."""
+
+    model_config = ConfigDict(frozen=True, protected_namespaces=())
+
+    experiment: Experiment
+    training: Training = Field(default_factory=Training)
+    sampling: Sampling = Field(default_factory=Sampling)
+    checkpoints: Checkpoints = Field(default_factory=Checkpoints)
+    advanced: dict[str, Any] = Field(default_factory=dict)
+    env: dict[str, StrictStr] = Field(default_factory=dict)
+    secrets: Secrets = Field(default_factory=Secrets)
+    path: Path | None = Field(default=None, exclude=True)
+    root: Path | None = Field(default=None, exclude=True)
+
+    @property
+    def rollout_dir(self) -> Path:
+        return (self.root or Path.cwd()) / "rollouts" / self.experiment.rollout
+
+    def to_submit_payload(self, commit_sha: str | None) -> dict[str, Any]:
+        """The ``POST /api/cli/training-runs`` body (§2.9): keys left out of the file are
+        not sent, empty sections are omitted; ``commit_sha`` (else the config's branch)
+        says which source the platform runs."""
+        exp = self.experiment
+        experiment: dict[str, Any] = {
+            "rollout": exp.rollout,
+            "entrypoint": exp.entrypoint,
+            "model_path": exp.model_path,
+            "dataset": exp.dataset,
+        }
+        if commit_sha:
+            experiment["commit_sha"] = commit_sha
+        elif exp.branch:
+            experiment["branch"] = exp.branch
+        payload: dict[str, Any] = {"experiment_config": experiment}
+        for section, key in PAYLOAD_KEYS.items():
+            model: BaseModel = getattr(self, section)
+            values = model.model_dump(include=model.model_fields_set)
+            if values:
+                payload[key] = values
+        if self.advanced:
+            payload["advanced_config"] = dict(self.advanced)
+        if self.env:
+            payload["env_config"] = dict(self.env)
+        if self.secrets.required:
+            payload["secrets"] = {"required": list(self.secrets.required)}
+        return payload
+
+
+def _check_structure(data: Mapping[str, Any], out: Collector) -> None:
+    for key, value in data.items():
+        if key not in TOP_KEYS:
+            hint = suggest(key, TOP_KEYS)
+            if key == "rollout":  # the template's commented [rollout.env]/[rollout.secrets]
+                hint = " (put env vars in [env] and secret names in [secrets].required)"
+            out.add([key], f"Unrecognized section{hint}")
+        elif not isinstance(value, dict):
+            out.add([key], "must be a table")
+    if "experiment" not in data:
+        out.add(["experiment"], "the [experiment] section is required")
+
+
+def _check_types(data: Mapping[str, Any], out: Collector) -> None:
+    for section, model in SECTIONS.items():
+        value = data.get(section)
+        if not isinstance(value, dict):
+            continue
+        try:
+            model.model_validate(value)
+        except ValidationError as exc:
+            for err in exc.errors():
+                message = pydantic_message(err, with_input=True)
+                if err["type"] == "extra_forbidden":
+                    message = "Unrecognized key" + suggest(
+                        str(err["loc"][-1]), list(model.model_fields)
+                    )
+                out.add([section, *err["loc"]], message)
+    env = data.get("env")
+    for key, item in env.items() if isinstance(env, dict) else ():
+        if not isinstance(item, str):
+            out.add(["env", key], f"must be a string, got {item!r}")
+
+
+def _check_env_and_secrets(data: Mapping[str, Any], out: Collector) -> None:
+    env = data.get("env")
+    env_keys = set(env) if isinstance(env, dict) else set()
+    for key in sorted(env_keys):
+        if not ENV_NAME.match(key):
+            out.add(["env", key], "must match ^[A-Z_][A-Z0-9_]*$ (upper-case letters, digits, _)")
+        elif key.startswith("_OSMOSIS_"):
+            out.add(["env", key], "names starting with _OSMOSIS_ are reserved by the platform")
+        elif key in PLATFORM_ENV:
+            out.add(["env", key], "is set by the platform in a training run; choose another name")
+    secrets = data.get("secrets")
+    required = secrets.get("required") if isinstance(secrets, dict) else None
+    seen: set[str] = set()
+    for name in required if isinstance(required, list) else ():
+        if not isinstance(name, str):
+            continue
+        if not SECRET_NAME.match(name):
+            out.add(["secrets", "required"], f"{name!r} must match ^[A-Z][A-Z0-9_]*$")
+        elif name in seen:
+            out.add(["secrets", "required"], f"{name!r} is listed twice")
+        elif name in env_keys:
+            out.add(["secrets", "required"], f"{name!r} is also set in [env]; keep one")
+        seen.add(name)
+
+
+def parse_training_config(text: str, *, path: Path, root: Path | None = None) -> TrainingConfig:
+    """Validate TOML ``text``; raise :class:`ConfigError` listing every problem."""
+    shown = str(path)
+    data = parse_toml(text, shown)
+    root = root or find_root(path)
+    out = Collector.for_text(shown, text)
+    _check_structure(data, out)
+    _check_types(data, out)
+    if isinstance(data.get("experiment"), dict):
+        check_experiment(data["experiment"], root, out)
+    _check_env_and_secrets(data, out)
+    out.raise_if_any(error="Invalid training config")
+    return TrainingConfig.model_validate({**data, "path": path, "root": root})
+
+
+def load_training_config(path: str | Path, *, root: Path | None = None) -> TrainingConfig:
+    """Read and validate a training config file."""
+    path = Path(path)
+    return parse_training_config(read_config_text(path), path=path, root=root)
+
+
+__all__ = [
+    "Checkpoints",
+    "Sampling",
+    "Training",
+    "TrainingConfig",
+    "load_training_config",
+    "parse_training_config",
+]
