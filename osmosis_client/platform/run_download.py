@@ -21,50 +21,90 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
 from osmosis_client._fs import file_sha256
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.platform.fetch import fetch_file
-from osmosis_client.platform.models import EvalRun
 from osmosis_client.platform.presigned import Progress
 from osmosis_client.platform.resources.eval_calls import DOWNLOAD_URL_BATCH
-from osmosis_client.platform.sample_models import SampleFile, SamplesManifest
+from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, SampleURL
 
 if TYPE_CHECKING:
     from osmosis_client.platform._client import Client
+    from osmosis_client.platform.models import EvalRun
 
 TYPES = ("metrics", "trajectories", "artifacts", "logs")
 DEFAULT_TYPES = ("metrics", "trajectories")
 WORKERS = 8
 ROWS = re.compile(r"\d+(-\d+)?(,\d+(-\d+)?)*")
-_RESERVED = re.compile(r"artifacts/[^/]+/manifest\.json")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_WINDOWS = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
 
 
 class RunNotReady(InvalidInputError):
     code = "RUN_NOT_READY"
 
 
-def parse_types(value: str | None) -> list[str]:
+class HostedRun(Protocol):
+    """What the engine reads of a run (an eval run, a benchmark run)."""
+
+    @property
+    def id(self) -> Any: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def status(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class OutputKind:
+    """One kind of run's outputs: its types, where each file goes, how URLs are asked
+    for. ``EVAL_OUTPUTS`` here; benchmark runs' in ``benchmark_download``."""
+
+    key: str  # the report's run key: eval_run, benchmark_run
+    types: tuple[str, ...]
+    default_types: tuple[str, ...]
+    category: Callable[[str], str | None]
+    urls: Callable[[Client, str, list[SampleFile]], list[SampleURL]]
+    #: manifest entries that are the platform's own bookkeeping, never outputs
+    reserved: re.Pattern[str] | None = None
+
+
+def safe_name(name: str, run_id: str | None = None) -> str:
+    """A run name as a directory name (the published rule): other characters become
+    ``_``; when that changed it, or it has upper case or is reserved on Windows, the run's
+    id is appended so two names never share a directory."""
+    safe = _UNSAFE.sub("_", name).strip("_") or "run"
+    if run_id and (safe != name or name != name.lower() or safe.lower() in _WINDOWS):
+        safe = f"{safe}--{_UNSAFE.sub('_', run_id)}"
+    return safe[:255]
+
+
+def parse_types(value: str | None, kind: OutputKind | None = None) -> list[str]:
     """``metrics,trajectories`` (case-insensitive) → the types; ``all`` → every type."""
-    given = [t.strip().lower() for t in (value or ",".join(DEFAULT_TYPES)).split(",")]
-    given = [t for t in given if t]
+    kind = kind or EVAL_OUTPUTS
+    given = [t.strip().lower() for t in (value or ",".join(kind.default_types)).split(",")]
+    if any(not t for t in given):
+        raise InvalidInputError(
+            "--type must be a comma-separated list of output types.", code="VALIDATION"
+        )
     if "all" in given:
         if len(given) > 1:
             raise InvalidInputError(
                 "--type all cannot be combined with other output types.", code="VALIDATION"
             )
-        return list(TYPES)
-    unknown = [t for t in given if t not in TYPES]
-    if unknown or not given:
+        return list(kind.types)
+    unknown = [t for t in given if t not in kind.types]
+    if unknown:
         raise InvalidInputError(
-            f"Unknown --type value(s): {', '.join(unknown) or '(none)'}. "
-            "Choose from: metrics, trajectories, artifacts, logs, all.",
+            f"Unknown --type value(s): {', '.join(unknown)}. "
+            f"Choose from: {', '.join(kind.types)}, all.",
             code="VALIDATION",
         )
-    return [t for t in TYPES if t in given]
+    return [t for t in kind.types if t in given]
 
 
 def check_rows(value: str | None) -> str | None:
@@ -79,7 +119,7 @@ def check_rows(value: str | None) -> str | None:
 
 
 def category(path: str) -> str | None:
-    """The type a manifest path belongs to (None: not a place we write)."""
+    """The type an eval run's manifest path belongs to (None: not a place we write)."""
     if path == "metrics.json":
         return "metrics"
     if path == "logs.txt":
@@ -114,13 +154,28 @@ class Planned:
     category: str
 
 
+def _eval_urls(client: Client, run_id: str, files: list[SampleFile]) -> list[SampleURL]:
+    return client.eval_runs.download_urls(run_id, files)
+
+
+EVAL_OUTPUTS = OutputKind(
+    "eval_run",
+    TYPES,
+    DEFAULT_TYPES,
+    category,
+    _eval_urls,
+    re.compile(r"artifacts/[^/]+/manifest\.json"),
+)
+
+
 @dataclass
 class DownloadPlan:
-    run: EvalRun
+    run: HostedRun
     root: Path
     types: list[str]
     rows: str | None
     manifest: SamplesManifest
+    kind: OutputKind = EVAL_OUTPUTS
     pending: list[Planned] = field(default_factory=list)
     skipped: list[Planned] = field(default_factory=list)
     rejected: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
@@ -149,8 +204,8 @@ class DownloadReport:
             entry = breakdown.setdefault(item.category, {"files": 0, "bytes": 0})
             entry["files"] += 1
             entry["bytes"] += item.file.size
-        return {
-            "eval_run": {"id": plan.run.id, "name": plan.run.name},
+        document = {
+            plan.kind.key: {"id": plan.run.id, "name": plan.run.name},
             "status": plan.run.status,
             "selected_types": plan.types,
             "files_downloaded": len(self.downloaded),
@@ -162,8 +217,10 @@ class DownloadReport:
             "breakdown": breakdown,
             "manifest_totals": plan.manifest.totals,
             "output_path": str(plan.root),
-            "rows": plan.rows,
         }
+        if plan.kind is EVAL_OUTPUTS:
+            document["rows"] = plan.rows
+        return document
 
 
 def plan_download(
@@ -183,11 +240,18 @@ def plan_download(
         raise RunNotReady("Outputs are not yet available for pending evaluation runs.")
     manifest = client.eval_runs.samples_manifest(run.id, list(types), check_rows(rows))
     plan = DownloadPlan(run, Path(root), list(types), rows, manifest)
+    return sort_manifest(plan, overwrite=overwrite)
+
+
+def sort_manifest(plan: DownloadPlan, *, overwrite: bool = False) -> DownloadPlan:
+    """Each manifest file checked and put in pending, skipped (already here, same size
+    and hash) or rejected (unsafe, or not a place this kind of run's outputs go)."""
     seen: set[str] = set()
-    for item in manifest.files:
-        if _RESERVED.fullmatch(item.path):
-            continue  # the platform's per-attempt index, not an output
-        kind = category(item.path)
+    reserved = plan.kind.reserved
+    for item in plan.manifest.files:
+        if reserved is not None and reserved.fullmatch(item.path):
+            continue  # the platform's own index, not an output
+        kind = plan.kind.category(item.path)
         problem = path_problem(item.path, plan.root)
         if problem is None and item.path in seen:
             problem = "listed twice"
@@ -244,10 +308,8 @@ def run_download(
     try:
         for start in range(0, len(plan.pending), DOWNLOAD_URL_BATCH):
             batch = plan.pending[start : start + DOWNLOAD_URL_BATCH]
-            urls = {
-                u.path: u.url
-                for u in client.eval_runs.download_urls(plan.run.id, [b.file for b in batch])
-            }
+            files = [b.file for b in batch]
+            urls = {u.path: u.url for u in plan.kind.urls(client, str(plan.run.id), files)}
             with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
                 futures = [
                     pool.submit(_one, client, getter, plan, item, urls, count, sleep)
@@ -279,7 +341,7 @@ def _one(
         return "the platform sent no download URL for it"
 
     def renew() -> str:
-        fresh = client.eval_runs.download_urls(plan.run.id, [item.file])
+        fresh = plan.kind.urls(client, str(plan.run.id), [item.file])
         return fresh[0].url if fresh else url
 
     try:

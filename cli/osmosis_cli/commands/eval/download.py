@@ -4,7 +4,6 @@ document made from them, so ``eval compare / report / rescore`` take a hosted ru
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -22,18 +21,6 @@ if TYPE_CHECKING:
     from osmosis_client.platform.run_download import DownloadReport
 
 CONFIRM_BYTES = 100 * 1024 * 1024
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-_RESERVED = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(1, 10)}
-
-
-def safe_name(name: str, run_id: str | None = None) -> str:
-    """A run name as a directory name (the published rule): other characters become
-    ``_``; when that changed it, or it has upper case or is reserved on Windows, the run's
-    id is appended so two names never share a directory."""
-    safe = _UNSAFE.sub("_", name).strip("_") or "run"
-    if run_id and (safe != name or name != name.lower() or safe.lower() in _RESERVED):
-        safe = f"{safe}--{_UNSAFE.sub('_', run_id)}"
-    return safe[:255]
 
 
 def runs_root() -> Path:
@@ -120,7 +107,7 @@ def fetch_run(
 ) -> DownloadReport | None:
     """Plan, confirm (over 100 MiB), fetch; None when declined."""
     from osmosis_cli.terminal.progress import byte_progress
-    from osmosis_client.platform.run_download import plan_download, run_download
+    from osmosis_client.platform.run_download import plan_download, run_download, safe_name
 
     run = client.eval_runs.get(name)
     root = output.expanduser() if output is not None else runs_root() / safe_name(run.name, run.id)
@@ -175,6 +162,7 @@ def hosted_results(app_state: AppState, out: Output, name: str) -> Path:
     """The results document of a hosted run, downloading its outputs when they are not
     here yet (what `eval compare / report / rescore` call for a run name)."""
     from osmosis_client.errors import NotFoundError
+    from osmosis_client.platform.run_download import safe_name
 
     client, _ = app_state.scoped_client()
     with client:
