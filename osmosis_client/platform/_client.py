@@ -26,6 +26,8 @@ from osmosis_client.platform._answers import Body, decode_json
 from osmosis_client.platform._transport import DEFAULT_TIMEOUT, Transport
 from osmosis_client.platform.resources._base import Call
 from osmosis_client.platform.resources.auth import AsyncAuth, Auth
+from osmosis_client.platform.resources.benchmark_runs import AsyncBenchmarkRuns, BenchmarkRuns
+from osmosis_client.platform.resources.benchmarks import AsyncBenchmarks, Benchmarks
 from osmosis_client.platform.resources.datasets import AsyncDatasets, Datasets
 from osmosis_client.platform.resources.eval_runs import AsyncEvalRuns, EvalRuns
 from osmosis_client.platform.resources.models import AsyncModels, Models
@@ -150,6 +152,8 @@ class Client(_BaseClient):
         self.rollout_servers = RolloutServers(self)
         self.models = Models(self)
         self.training_runs = TrainingRuns(self)
+        self.benchmarks = Benchmarks(self)
+        self.benchmark_runs = BenchmarkRuns(self)
 
     def _execute(self, call: Call[T]) -> T:
         response = drive_sync(
@@ -217,6 +221,8 @@ class AsyncClient(_BaseClient):
         self.rollout_servers = AsyncRolloutServers(self)
         self.models = AsyncModels(self)
         self.training_runs = AsyncTrainingRuns(self)
+        self.benchmarks = AsyncBenchmarks(self)
+        self.benchmark_runs = AsyncBenchmarkRuns(self)
 
     async def _execute(self, call: Call[T]) -> T:
         response = await drive_async(

@@ -113,6 +113,8 @@ def _message(err: Mapping[str, Any]) -> str:
         return f"must be > {ctx.get('gt')}"
     if kind == "less_than_equal":
         return f"must be <= {ctx.get('le')}"
+    if kind == "string_pattern_mismatch" and ctx.get("pattern") == r"\S":
+        return "must not be blank"
     if kind == "literal_error":
         return f"must be one of {ctx.get('expected')}"
     if kind == "too_long":
