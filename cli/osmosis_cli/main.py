@@ -125,9 +125,11 @@ dataset: Validate, upload and manage the platform's datasets.
 secret: Secrets stored on the platform for your configs' [secrets].
 # Train and serve
 [osmosis_cli.commands.train:register]
-train: Training runs on the platform: list, info, logs, stop.
+train: Training runs on the platform: submit, list, info, logs, stop.
 [osmosis_cli.commands.model:register]
 model: Base models, LoRA models and their deployments.
+[osmosis_cli.commands.benchmark:register]
+benchmark: Benchmarks and benchmark runs: list, info, submit, runs, download.
 # Workspace and login
 [osmosis_cli.commands.auth:register]
 login: Log in (device code, or a token on stdin); pick a workspace.

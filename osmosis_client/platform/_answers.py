@@ -62,6 +62,8 @@ AMBIGUOUS_HINTS = {
     "run": "the run may have been created — list your runs before resubmitting",
     "dataset": "the dataset may have been registered — list your datasets before uploading again",
     "retry": "the retry may have started — check the run's status first",
+    "training_run": "the training run may have been created — list them before resubmitting",
+    "benchmark_run": "the benchmark run may have been created — list them before resubmitting",
 }
 
 

@@ -199,7 +199,20 @@ MAYBE_DONE = {
     "run": MAYBE_CREATED,
     "dataset": "the dataset may have been registered — check `osmosis dataset list` (the next "
     "upload aborts an unfinished one this machine left)",
+    "training_run": "the training run may have been created — check `osmosis train list` "
+    "before resubmitting",
+    "benchmark_run": "the benchmark run may have been created — check `osmosis benchmark runs "
+    "list` before resubmitting",
 }
+
+
+def _store_secrets(exc: OsmosisError, command: str) -> str:
+    names = exc.data.get("missing") or ["NAME"]
+    commands = " / ".join(f"`osmosis secret set {n}`" for n in names)
+    return f"store them first: {commands} (personal by default; --scope workspace shares them)"
+
+
+_BY_CODE["SECRETS_NOT_STORED"] = _store_secrets
 
 
 def hint_for(exc: OsmosisError, command: str = "osmosis") -> str | None:

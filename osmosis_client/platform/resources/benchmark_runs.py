@@ -45,7 +45,7 @@ NO_OUTPUTS_ROUTE = (
 def submit_call(payload: Mapping[str, Any], idempotency_key: str) -> Call[CreatedBenchmarkRun]:
     return Call(
         RequestOptions("POST", ROUTE, json=dict(payload), scope="required",
-                       idempotency_key=idempotency_key, ambiguous="run"),
+                       idempotency_key=idempotency_key, ambiguous="benchmark_run"),
         lambda data: parse(CreatedBenchmarkRun, data, what="created benchmark run"),
     )  # fmt: skip
 

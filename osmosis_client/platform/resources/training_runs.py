@@ -52,7 +52,7 @@ def submit_payload(
 def submit_call(payload: Mapping[str, Any], idempotency_key: str) -> Call[CreatedRun]:
     return Call(
         RequestOptions("POST", ROUTE, json=dict(payload), scope="required",
-                       idempotency_key=idempotency_key, ambiguous="run"),
+                       idempotency_key=idempotency_key, ambiguous="training_run"),
         lambda data: parse(CreatedRun, data, what="created training run"),
     )  # fmt: skip
 

@@ -130,10 +130,14 @@ def fetch_run(
 
 def _make_results(out: Output, report: DownloadReport) -> None:
     """``results.json`` beside the downloaded files (what the results commands read)."""
+    from pydantic import BaseModel
+
     from osmosis_local_runner.run.hosted_results import write_hosted_results
 
     try:
-        write_hosted_results(report.plan.root, report.plan.run.model_dump(mode="json"))
+        run = report.plan.run
+        data = run.model_dump(mode="json") if isinstance(run, BaseModel) else {}
+        write_hosted_results(report.plan.root, data)
     except InvalidInputError as exc:
         out.warn(f"no results document: {exc.message}", code="NO_RESULTS_DOCUMENT")
 

@@ -1,0 +1,132 @@
+"""``osmosis benchmark list / info / submit`` and ``benchmark runs …``: the benchmark
+catalog and runs of it (published-cli-0.3.8-train.md §4), with the published flags,
+``--json`` envelopes and plain rows. The run commands live in runs.py, submit in
+submit.py, what is shown in render.py."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from osmosis_cli.commands.benchmark import runs
+from osmosis_cli.commands.benchmark import submit as submit_command
+from osmosis_cli.commands.benchmark.render import RUN_KEYS
+from osmosis_cli.context import result_scope, state
+from osmosis_cli.terminal.declare import Command, Group, options_command
+from osmosis_cli.terminal.errors import current_output, handle_errors
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
+    from osmosis_client.platform.benchmark_models import BenchmarkDetail
+
+app = typer.Typer(cls=Group, help="Benchmarks and benchmark runs on the platform.",
+                  no_args_is_help=True)  # fmt: skip
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
+]
+AllOpt = Annotated[bool, typer.Option("--all", help="Every page.")]
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="benchmark")
+
+
+app.add_typer(runs.app, name="runs")
+app.command("submit", cls=Command)(
+    options_command(submit_command.SubmitOptions, submit_command.submit)
+)
+
+
+def _exclusive(all_: bool, limit: int | None) -> None:
+    from osmosis_client.errors import InvalidInputError
+
+    if all_ and limit is not None:
+        raise InvalidInputError("--all and --limit are mutually exclusive.", code="VALIDATION")
+
+
+@app.command("list", cls=Command)
+@handle_errors
+def list_(ctx: typer.Context, limit: LimitOpt = None, all_: AllOpt = False) -> None:
+    """The benchmarks this workspace can run, with their last run."""
+    from osmosis_cli.commands.benchmark.render import benchmark_item, benchmark_row
+    from osmosis_cli.terminal.pages import collect
+
+    _exclusive(all_, limit)
+    out = current_output()
+    client, workspace = state(ctx).scoped_client()
+    with client:
+        found = collect(client.benchmarks.pages(limit or 50), lambda p: p.benchmarks, every=all_)
+    rows = [benchmark_row(b) for b in found.items]
+    items = [benchmark_item(b) for b in found.items]
+    if out.list_result(items, rows=rows, **found.paging(), extra=result_scope(workspace)):
+        return
+    if not rows:
+        out.info("No benchmarks are available to this workspace.")
+        return
+    out.table(["Name", "Key", "Last Run", "Tasks"], rows, keep=("Name", "Key"))
+    out.info("Use osmosis benchmark info <key> for its leaderboard, runs, task sets, and tasks.")
+    for bench in found.items:
+        if bench.sync_status in ("pending", "syncing"):
+            out.info(f"{bench.name} is still syncing its task list ({bench.synced_task_count} "
+                     f"of {bench.task_count} tasks); submit once it is ready.")  # fmt: skip
+        elif bench.sync_status == "failed":
+            out.info(f"{bench.name} is not runnable: {bench.sync_error or 'its sync failed'}.")
+
+
+@app.command("info", cls=Command)
+@handle_errors
+def info(
+    ctx: typer.Context,
+    key: Annotated[str, typer.Argument(metavar="KEY", help="A benchmark's key (or name).")],
+    limit: LimitOpt = None,
+    all_: AllOpt = False,
+) -> None:
+    """A benchmark: tasks, task sets, harness and judge needs, leaderboard, its runs."""
+    from osmosis_cli.commands.benchmark.render import (
+        benchmark_item,
+        benchmark_lines,
+        run_item,
+    )
+    from osmosis_cli.terminal.pages import collect
+
+    _exclusive(all_, limit)
+    out = current_output()
+    client, workspace = state(ctx).scoped_client()
+    with client:
+        detail = client.benchmarks.get(key)
+        bench = detail.benchmark
+        pages = client.benchmark_runs.pages(limit or 50, benchmark=str(bench.id))
+        found = collect(pages, lambda p: p.benchmark_runs, every=all_)
+    item = {k: v for k, v in benchmark_item(bench).items() if k not in RUN_KEYS}
+    info_keys = ("runner_family", "supports_harness", "requires_harness", "default_harness",
+                 "requires_judge_model", "requires_judge_api_key", "judge_model_default",
+                 "pass_threshold", "categories", "tasks", "unavailable_tasks")  # fmt: skip
+    data = {
+        "benchmark": {**item, **{k: bench.model_dump(mode="json")[k] for k in info_keys}},
+        "leaderboard": detail.leaderboard,
+        "runs": [run_item(r) for r in found.items],
+        "runs_total_count": found.total_count,
+        **result_scope(workspace),
+    }
+    lines = benchmark_lines(detail, found.items, found.total_count or len(found.items))
+    if out.detail_result(data, lines=lines):
+        return
+    for line in lines:
+        out.print(line)
+    _info_hints(out, detail)
+
+
+def _info_hints(out: Output, detail: BenchmarkDetail) -> None:
+    bench = detail.benchmark
+    recommended = next((s for s in bench.task_sets if s.recommended), None)
+    if recommended is not None:
+        out.info(f'For {bench.name}, we recommend [tasks] task_set = "{recommended.name}" '
+                 f"({recommended.task_count} tasks).")  # fmt: skip
+    out.info(f"Omit [tasks] to select all {bench.task_count:,} tasks.")
+    out.info("Use task_names or categories under [tasks] for a custom subset.")
+    out.info(f"Use osmosis --json benchmark info {bench.key} to inspect the full task list.")
+    out.info("Use osmosis benchmark runs info <run-name> for a run's details.")
+
+
+__all__ = ["register"]

@@ -1,0 +1,215 @@
+"""``osmosis benchmark runs list / info / logs / stop / download`` (published-cli-0.3.8-
+train.md §4.4-4.8). Better than published: ``stop`` reports the state the platform
+answers (0.3.8 prints "stopped" without asking), and ``download`` is ``eval download``'s
+engine — verified, resumable, never writing through a symlink or outside the run's
+directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from osmosis_cli.context import result_scope, state
+from osmosis_cli.terminal.declare import Command, Group
+from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.sizes import size_text
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
+    from osmosis_client.platform.run_download import DownloadReport
+
+app = typer.Typer(cls=Group, help="Runs of benchmarks.", no_args_is_help=True)
+NameArg = Annotated[str, typer.Argument(metavar="NAME", help="A benchmark run's name or id.")]
+CONFIRM_BYTES = 100 * 1024 * 1024
+
+
+@app.command("list", cls=Command)
+@handle_errors
+def list_(
+    ctx: typer.Context,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every page.")] = False,
+) -> None:
+    """The workspace's benchmark runs, newest first."""
+    from osmosis_cli.commands.benchmark.render import run_item, run_row
+    from osmosis_cli.terminal.pages import collect
+    from osmosis_client.errors import InvalidInputError
+
+    if all_ and limit is not None:
+        raise InvalidInputError("--all and --limit are mutually exclusive.", code="VALIDATION")
+    out = current_output()
+    client, workspace = state(ctx).scoped_client()
+    with client:
+        pages = client.benchmark_runs.pages(limit or 50)
+        found = collect(pages, lambda p: p.benchmark_runs, every=all_)
+    rows = [run_row(r) for r in found.items]
+    items = [run_item(r) for r in found.items]
+    if out.list_result(items, rows=rows, **found.paging(), extra=result_scope(workspace)):
+        return
+    if not rows:
+        out.info("No benchmark runs yet: submit one with `osmosis benchmark submit CONFIG`.")
+        return
+    head = ["Name", "Status", "Results", "Benchmark", "Agents", "Best Pass@1", "Submitted", "By"]
+    out.table(head, rows, keep=("Name",))
+    out.info("Use osmosis benchmark runs info <name> for details.")
+
+
+@app.command("info", cls=Command)
+@handle_errors
+def info(ctx: typer.Context, name: NameArg) -> None:
+    """A benchmark run: progress, configuration, agents and their results."""
+    from osmosis_cli.commands.benchmark.render import run_detail_data, run_lines
+
+    out = current_output()
+    client, workspace = state(ctx).scoped_client()
+    with client:
+        detail = client.benchmark_runs.get(name)
+    lines = run_lines(detail)
+    if out.detail_result({**run_detail_data(detail), **result_scope(workspace)}, lines=lines):
+        return
+    for line in lines:
+        out.print(line)
+    run = detail.benchmark_run
+    if run.platform_url:
+        out.info(f"View: {run.platform_url}")
+    if run.status == "failed":
+        out.info(f"See logs with: osmosis benchmark runs logs {run.name}")
+    if not run.terminal:
+        out.info(f"Stop with: osmosis benchmark runs stop {run.name}")
+    out.info(f"Download outputs with: osmosis benchmark runs download {run.name}")
+
+
+@app.command("logs", cls=Command)
+@handle_errors
+def logs(
+    ctx: typer.Context,
+    name: NameArg,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=200, metavar="N", help="Entries (1-200).")
+    ] = 50,
+    cursor: Annotated[
+        str | None, typer.Option("--cursor", metavar="C", help="An older page's cursor.")
+    ] = None,
+) -> None:
+    """One page of a benchmark run's logs (the newest first; --cursor for older ones)."""
+    from osmosis_cli.terminal.log_lines import show_page
+
+    out = current_output()
+    client, _ = state(ctx).scoped_client()
+    with client:
+        page = client.benchmark_runs.logs(name, limit, cursor)
+    show_page(out, page, "No log entries yet.",
+              older=f"osmosis benchmark runs logs {name} --cursor {{cursor}}")  # fmt: skip
+
+
+@app.command("stop", cls=Command)
+@handle_errors
+def stop(
+    ctx: typer.Context,
+    name: NameArg,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Stop a benchmark run (looked up first; says the state the platform reports)."""
+    out = current_output()
+    client, workspace = state(ctx).scoped_client()
+    with client:
+        run = client.benchmark_runs.get(name).benchmark_run  # NOT_FOUND before any question
+        if not out.confirm(f'Stop benchmark run "{run.name}"?', yes=yes):
+            out.cancelled("benchmark.stop")
+            return
+        after = client.benchmark_runs.stop(str(run.id)).benchmark_run
+    message = f'Benchmark run "{run.name}" stopped.'
+    if after.status != "stopped":
+        message = f'Benchmark run "{run.name}": stop requested; it is {after.status}.'
+    resource = {"name": run.name, "id": run.id, "status": after.status, **result_scope(workspace)}
+    if not out.operation_result("benchmark.stop", resource=resource, message=message):
+        out.info(message)
+
+
+@app.command("download", cls=Command)
+@handle_errors
+def download(
+    ctx: typer.Context,
+    name: NameArg,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", metavar="DIR", help="Default .osmosis/benchmarks/NAME."),
+    ] = None,
+    types: Annotated[
+        str,
+        typer.Option("--type", metavar="T[,T…]", help="summary, results, artifacts, logs, all."),
+    ] = "summary,results",
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Fetch every file again, replacing what is there.")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (over 100 MiB).")] = False,
+) -> None:
+    """Download a benchmark run's outputs (summary.csv and results.csv; artifacts and logs
+    with --type). A re-run fetches only what is missing or cut short."""
+    from osmosis_cli.terminal.progress import byte_progress
+    from osmosis_client.platform.benchmark_download import (
+        BENCHMARK_OUTPUTS,
+        plan_benchmark_download,
+    )
+    from osmosis_client.platform.run_download import parse_types, run_download
+
+    out = current_output()
+    selected = parse_types(types, BENCHMARK_OUTPUTS)
+    client, workspace = state(ctx).scoped_client()
+    with client:
+        run = client.benchmark_runs.get(name).benchmark_run
+        root = output.expanduser() if output is not None else _default_root(run.name, run.id)
+        plan = plan_benchmark_download(client, run, root, types=selected, overwrite=overwrite)
+        if plan.pending_bytes > CONFIRM_BYTES:
+            out.info(f"Download plan: {len(plan.pending)} files, "
+                     f"{size_text(plan.pending_bytes)} → {root}")  # fmt: skip
+            if not out.confirm("Download these benchmark outputs?", yes=yes):
+                out.cancelled("benchmark.download")
+                return
+        root.mkdir(parents=True, exist_ok=True)
+        with byte_progress(out, plan.pending_bytes, "downloading") as got:
+            report = run_download(client, plan, on_bytes=got)
+    _result(out, report, result_scope(workspace))
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def _default_root(name: str | None, run_id: object) -> Path:
+    """``.osmosis/benchmarks/<safe name>`` at the top of the workspace (else the cwd)."""
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_client.platform.benchmark_download import OUTPUT_DIR
+    from osmosis_client.platform.run_download import safe_name
+    from osmosis_client.workspace import find_root
+
+    try:
+        top = find_root(Path.cwd())
+    except InvalidInputError:
+        top = Path.cwd()
+    return top / OUTPUT_DIR / safe_name(name or str(run_id), str(run_id))
+
+
+def _result(out: Output, report: DownloadReport, scope: dict[str, object]) -> None:
+    count = len(report.downloaded)
+    message = (f"Downloaded {count} file{'s' * (count != 1)} "
+               f"({size_text(report.bytes_downloaded)}) to {report.plan.root}")  # fmt: skip
+    if report.plan.skipped:
+        message += f" ({len(report.plan.skipped)} already up to date)"
+    if report.failed:
+        message += f" ({len(report.failed)} failed; re-run to retry)"
+    resource = {**report.to_json(), **scope}
+    if out.operation_result(
+        "benchmark.download", status=report.status, resource=resource, message=message
+    ):
+        if out.json_mode:
+            return
+    else:
+        out.info(message)
+    for path, problem in report.failed:
+        out.print(f"Failed: {path} — {problem}")
+
+
+__all__ = ["app"]

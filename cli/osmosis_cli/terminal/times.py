@@ -1,0 +1,52 @@
+"""Platform timestamps as people read them: ``2026-11-26 2:07 PM UTC`` and ``2h ago``
+(the published CLI's forms)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+DASH = "–"
+
+
+def parse_time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        found = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return found if found.tzinfo else found.replace(tzinfo=timezone.utc)
+
+
+def when(value: str | None) -> str:
+    """``2026-11-26 2:07 PM UTC`` (unparseable text as it is, nothing as a dash)."""
+    found = parse_time(value)
+    if found is None:
+        return value or DASH
+    found = found.astimezone(timezone.utc)
+    hour = found.hour % 12 or 12
+    return f"{found:%Y-%m-%d} {hour}:{found:%M} {'AM' if found.hour < 12 else 'PM'} UTC"
+
+
+def ago(value: str | None, now: datetime | None = None) -> str:
+    """``just now``, ``5m ago``, ``2h ago``, ``3d ago`` (a date past a month)."""
+    found = parse_time(value)
+    if found is None:
+        return value or DASH
+    seconds = ((now or datetime.now(timezone.utc)) - found).total_seconds()
+    for size, unit in ((86400 * 30, ""), (86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{found:%Y-%m-%d}" if not unit else f"{int(seconds // size)}{unit} ago"
+    return "just now"
+
+
+def duration(seconds: float | None) -> str:
+    """``59m 30s``, ``2h 5m``, ``12s``."""
+    if seconds is None or seconds < 0:
+        return DASH
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes}m"
+    return f"{minutes}m {secs}s" if minutes else f"{secs}s"
