@@ -13,6 +13,7 @@ from openapi_spec_validator import validate
 from pydantic import BaseModel
 
 from osmosis_client.platform import (
+    benchmark_models,
     dataset_models,
     model_models,
     models,
@@ -85,6 +86,15 @@ def test_every_contract_route_is_described() -> None:
         ("/api/cli/models/{name}/undeploy", "post"),
         ("/api/cli/training-runs", "get"),
         ("/api/cli/training-runs", "post"),
+        ("/api/cli/benchmarks", "get"),
+        ("/api/cli/benchmarks/{key}", "get"),
+        ("/api/cli/benchmark-runs", "get"),
+        ("/api/cli/benchmark-runs", "post"),
+        ("/api/cli/benchmark-runs/{name_or_id}", "get"),
+        ("/api/cli/benchmark-runs/{name_or_id}/logs", "get"),
+        ("/api/cli/benchmark-runs/{name_or_id}/stop", "post"),
+        ("/api/cli/benchmark-runs/{name_or_id}/outputs/manifest", "get"),
+        ("/api/cli/benchmark-runs/{name_or_id}/outputs/download-urls", "post"),
         ("/api/cli/training-runs/{name_or_id}", "get"),
         ("/api/cli/training-runs/{name_or_id}/checkpoints", "get"),
         ("/api/cli/training-runs/{name_or_id}/metrics", "get"),
@@ -143,6 +153,15 @@ MODEL_SCHEMAS: list[tuple[type[BaseModel], str]] = [
     (training_models.Checkpoint, "Checkpoint"),
     (training_models.Checkpoints, "Checkpoints"),
     (training_models.TrainingMetrics, "TrainingMetrics"),
+    (benchmark_models.TaskSet, "TaskSet"),
+    (benchmark_models.Benchmark, "Benchmark"),
+    (benchmark_models.BenchmarkPage, "BenchmarkPage"),
+    (benchmark_models.BenchmarkInfo, "BenchmarkInfo"),
+    (benchmark_models.BenchmarkDetail, "BenchmarkDetail"),
+    (benchmark_models.BenchmarkRun, "BenchmarkRun"),
+    (benchmark_models.BenchmarkRunPage, "BenchmarkRunPage"),
+    (benchmark_models.BenchmarkRunDetail, "BenchmarkRunDetail"),
+    (benchmark_models.CreatedBenchmarkRun, "CreatedBenchmarkRun"),
 ]
 
 
@@ -235,6 +254,19 @@ def test_submit_payloads_match_the_create_schema(tmp_path: Path) -> None:
     check(config.to_submit_payload("b" * 40), "EvalRunCreate")
     bare = parse_config(text.split("[evaluation]")[0], path=Path("c.toml"), root=tmp_path)
     check(bare.to_submit_payload("b" * 40), "EvalRunCreate")
+
+
+def test_benchmark_payloads_match_the_submit_schema() -> None:
+    from osmosis_client.platform.benchmark_config import parse_benchmark_config
+
+    text = (
+        '[experiment]\nbenchmark = "tb"\n[tasks]\ntask_set = "parity"\n[execution]\n'
+        'attempts_per_task = 2\njudge_api_key_secret = "J"\n[verifier]\nrequired = ["V"]\n'
+        '[secrets]\nrequired = ["S"]\n[env]\nMODE = "x"\n[[agents]]\nharness = "codex"\n'
+        '[agents.model]\ntype = "hosted"\nbase_model = "b"\nlora_model_name = "l"\n'
+    )
+    config = parse_benchmark_config(text, path=Path("b.toml"))
+    check(config.to_submit_payload(), "BenchmarkSubmit")
 
 
 def test_training_payloads_match_the_submit_schema(tmp_path: Path) -> None:
