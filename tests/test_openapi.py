@@ -357,3 +357,44 @@ def test_double_answers_of_the_hosted_workflow_match_the_schemas(double: Platfor
         double.route("POST", f"/api/cli/eval-runs/imports/{sid}/finalize", AUTH, {})[1],
         "ImportSession",
     )
+
+
+def test_double_answers_of_training_and_benchmarks_match_the_schemas(
+    double: PlatformDouble,
+) -> None:
+    double.training.pending_s = double.training.running_s = 0.0
+    double.benchmarks.pending_s = double.benchmarks.running_s = 0.0
+    body = {"experiment_config": {"rollout": "r", "entrypoint": "m.py", "model_path": "m",
+                                  "dataset": "d"}, "training_config": {"lr": 1e-5}}  # fmt: skip
+    check(body, "TrainingSubmit")
+    status, created = double.route("POST", "/api/cli/training-runs", AUTH, body)
+    assert status == 201
+    check(created, "CreatedRun")
+    name, run_id = created["name"], created["id"]
+    check(double.route("GET", "/api/cli/training-runs", AUTH, None)[1], "TrainingRunPage")
+    check(double.route("GET", f"/api/cli/training-runs/{name}", AUTH, None)[1], "TrainingRunDetail")
+    check(double.route("GET", f"/api/cli/training-runs/{name}/checkpoints", AUTH, None)[1],
+          "Checkpoints")  # fmt: skip
+    check(double.route("GET", f"/api/cli/training-runs/{run_id}/metrics", AUTH, None)[1],
+          "TrainingMetrics")  # fmt: skip
+    check(double.route("GET", "/api/cli/benchmarks", AUTH, None)[1], "BenchmarkPage")
+    check(double.route("GET", "/api/cli/benchmarks/terminal-bench-2-1", AUTH, None)[1],
+          "BenchmarkDetail")  # fmt: skip
+    submit = {"experiment_config": {"benchmark": "terminal-bench-2-1"},
+              "agents": [{"env": {}, "model": {"type": "hosted", "base_model": "b",
+                                               "lora_model_name": "l"}}]}  # fmt: skip
+    check(submit, "BenchmarkSubmit")
+    status, run = double.route("POST", "/api/cli/benchmark-runs", AUTH, submit)
+    assert status == 201
+    check(run, "CreatedBenchmarkRun")
+    check(double.route("GET", "/api/cli/benchmark-runs", AUTH, None)[1], "BenchmarkRunPage")
+    check(double.route("GET", f"/api/cli/benchmark-runs/{run['name']}", AUTH, None)[1],
+          "BenchmarkRunDetail")  # fmt: skip
+    manifest = double.route(
+        "GET", f"/api/cli/benchmark-runs/{run['id']}/outputs/manifest?types=summary,results",
+        AUTH, None)[1]  # fmt: skip
+    check(manifest, "SamplesManifest")
+    urls = double.route("POST", f"/api/cli/benchmark-runs/{run['id']}/outputs/download-urls",
+                        AUTH, {"items": [{"path": f["path"]} for f in manifest["files"]]})[1]  # fmt: skip
+    # sent under the alternate keys 0.3.8 accepts (items, presignedUrl): the SDK reads them
+    assert len(sample_models.SampleURLs.model_validate(urls).urls) == len(manifest["files"])

@@ -251,6 +251,12 @@ class PlatformDouble:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        from tests.e2e.platform_benchmarks import Benchmarks
+        from tests.e2e.platform_hosted import Stored
+        from tests.e2e.platform_training import Training
+
+        self.training = Training(self.url)
+        self.benchmarks = Benchmarks(self.hosted.state.storage, Stored, self.url)
 
     # ----------------------------------------------------------------- control
 
@@ -531,6 +537,15 @@ class PlatformDouble:
             return self._scope_error(headers) or self.hosted.datasets(method, segments, query, body)
         if path.startswith("/api/cli/models/"):
             return self._scope_error(headers) or self.models.route(method, path, query)
+        key = headers.get("Idempotency-Key")
+        if path.startswith("/api/cli/training-runs"):
+            return self._scope_error(headers) or self.training.route(method, path, query, body, key)
+        if path.startswith("/api/cli/benchmarks"):
+            return self._scope_error(headers) or self.benchmarks.catalog(method, path)
+        if path.startswith("/api/cli/benchmark-runs"):
+            return self._scope_error(headers) or self.benchmarks.route(
+                method, path, query, body, key
+            )
         if path == "/api/cli/environment-secrets":
             return self._scope_error(headers) or self.hosted.secrets(method, query, body)
         if path.startswith("/api/cli/eval-runs/imports"):
