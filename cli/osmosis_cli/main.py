@@ -129,7 +129,7 @@ train: Training runs on the platform: submit, list, info, logs, stop.
 [osmosis_cli.commands.model:register]
 model: Base models, LoRA models and their deployments.
 [osmosis_cli.commands.benchmark:register]
-benchmark: Benchmarks and benchmark runs: list, info, submit, runs, download.
+benchmark: Benchmarks and their runs: list, info, submit, stop, download.
 # Workspace and login
 [osmosis_cli.commands.auth:register]
 login: Log in (device code, or a token on stdin); pick a workspace.

@@ -16,6 +16,8 @@ import pytest
 import respx
 
 from osmosis_client import AsyncClient, Client
+from osmosis_client.errors import NotFoundError
+from osmosis_client.platform.sample_models import SampleFile
 from tests.conftest import PLATFORM
 from tests.osmosis_cli.conftest import Invoke
 
@@ -211,3 +213,46 @@ def test_download_types_are_checked_before_any_request(
     result = invoke("benchmark", "runs", "download", "tb21-run-001", "--type", types)
     assert result.exit_code == 2 and message in result.stderr
     assert not platform.calls
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_submit_stop_and_urls_routes(platform: respx.MockRouter, face: str) -> None:
+    created = {"id": "br_2", "name": "tb21-run-002", "status": "pending", "workflow_id": "w",
+               "task_count": 89, "created_at": "2026-11-27T10:00:00Z"}  # fmt: skip
+    submit = platform.post("/api/cli/benchmark-runs").respond(201, json=created)
+    stop = platform.post("/api/cli/benchmark-runs/br_1/stop").respond(200, json={})
+    platform.get("/api/cli/benchmark-runs/nope/outputs/manifest").respond(404, json={})
+    payload = {"experiment_config": {"benchmark": "terminal-bench-2-1"}, "agents": []}
+    files = [SampleFile(path="summary.csv", size=1, token="t1")]
+    options = {"base_url": PLATFORM, "token": "t", "workspace": "acme", "max_retries": 0}
+
+    def calls(c: Any) -> list[Any]:
+        runs = c.benchmark_runs
+        with pytest.raises(NotFoundError, match="output route was not found"):
+            runs.outputs_manifest("nope", ["summary"])
+        return [runs.submit(payload, "k1", secrets={"S": "v"}), runs.stop("tb21-run-001"),
+                runs.download_urls("br_1", files)]  # fmt: skip
+
+    async def acalls(c: Any) -> list[Any]:
+        runs = c.benchmark_runs
+        with pytest.raises(NotFoundError, match="output route was not found"):
+            await runs.outputs_manifest("nope", ["summary"])
+        return [await runs.submit(payload, "k1", secrets={"S": "v"}),
+                await runs.stop("tb21-run-001"), await runs.download_urls("br_1", files)]  # fmt: skip
+
+    if face == "sync":
+        with Client(**options) as client:
+            made, after, urls = calls(client)
+    else:
+
+        async def go() -> list[Any]:
+            async with AsyncClient(**options) as client:
+                return await acalls(client)
+
+        made, after, urls = asyncio.run(go())
+    assert made.workflow_id == "w" and after.benchmark_run.status == "finished"
+    assert urls[0].url == f"{PLATFORM}/storage/summary.csv"
+    sent = json.loads(submit.calls.last.request.content)
+    assert sent["secrets"] == {"required": ["S"], "provided": {"S": "v"}}
+    assert submit.calls.last.request.headers["Idempotency-Key"] == "k1"
+    assert stop.call_count == 1 and json.loads(stop.calls.last.request.content) == {}
