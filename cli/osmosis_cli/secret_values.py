@@ -19,13 +19,26 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+import typer
 
 from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
+
+
+#: ``--secrets-file FILE``: the option of every command that submits a config's [secrets]
+SecretsFileOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--secrets-file",
+        metavar="FILE",
+        help="NAME=value lines ('-': stdin) for [secrets]; they override stored secrets.",
+    ),
+]
 
 
 @dataclass

@@ -40,6 +40,21 @@ class Experiment(_Section):
     commit_sha: StrictStr | None = None
     branch: StrictStr | None = None
 
+    def to_payload(self, commit_sha: str | None) -> dict[str, Any]:
+        """``experiment_config`` of a submit (eval or training): what runs, pinned to
+        ``commit_sha`` — else the config's branch, else the platform's choice."""
+        experiment: dict[str, Any] = {
+            "rollout": self.rollout,
+            "entrypoint": self.entrypoint,
+            "model_path": self.model_path,
+            "dataset": self.dataset,
+        }
+        if commit_sha:
+            experiment["commit_sha"] = commit_sha
+        elif self.branch:
+            experiment["branch"] = self.branch
+        return experiment
+
 
 class Evaluation(_Section):
     limit: Annotated[StrictInt, Field(ge=1)] | None = None
@@ -101,18 +116,7 @@ class EvalConfig(_Section):
 
     def to_submit_payload(self, commit_sha: str | None) -> dict[str, Any]:
         """The ``POST /api/cli/eval-runs`` body: unset keys and empty sections omitted."""
-        exp = self.experiment
-        experiment: dict[str, Any] = {
-            "rollout": exp.rollout,
-            "entrypoint": exp.entrypoint,
-            "model_path": exp.model_path,
-            "dataset": exp.dataset,
-        }
-        if commit_sha:
-            experiment["commit_sha"] = commit_sha
-        elif exp.branch:
-            experiment["branch"] = exp.branch
-        payload: dict[str, Any] = {"experiment_config": experiment}
+        payload: dict[str, Any] = {"experiment_config": self.experiment.to_payload(commit_sha)}
         evaluation = self.evaluation.model_dump(include=self.evaluation.model_fields_set)
         if evaluation:
             payload["evaluation_config"] = evaluation

@@ -140,18 +140,7 @@ class TrainingConfig(BaseModel):
         """The ``POST /api/cli/training-runs`` body (§2.9): keys left out of the file are
         not sent, empty sections are omitted; ``commit_sha`` (else the config's branch)
         says which source the platform runs."""
-        exp = self.experiment
-        experiment: dict[str, Any] = {
-            "rollout": exp.rollout,
-            "entrypoint": exp.entrypoint,
-            "model_path": exp.model_path,
-            "dataset": exp.dataset,
-        }
-        if commit_sha:
-            experiment["commit_sha"] = commit_sha
-        elif exp.branch:
-            experiment["branch"] = exp.branch
-        payload: dict[str, Any] = {"experiment_config": experiment}
+        payload: dict[str, Any] = {"experiment_config": self.experiment.to_payload(commit_sha)}
         for section, key in PAYLOAD_KEYS.items():
             model: BaseModel = getattr(self, section)
             values = model.model_dump(include=model.model_fields_set)

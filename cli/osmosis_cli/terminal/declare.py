@@ -195,3 +195,7 @@ def options_command(options: type[Any], run: Callable[[Any, Any], Any]) -> Calla
 
 def _metadata(annotation: Any) -> tuple[Any, ...]:
     return tuple(getattr(annotation, "__metadata__", ()))
+
+
+#: ``-y/--yes``: answer yes to the one confirmation a command asks (every command that asks)
+YesOpt = Annotated[bool, Option("--yes", "-y", help="Do not ask for confirmation.")]

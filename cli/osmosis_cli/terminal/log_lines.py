@@ -4,13 +4,23 @@ JSON object per entry and line."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+from typer import Option
 
 from osmosis_client._redact import safe_json, safe_text
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.models import LogEntry, LogPage
+
+#: the options of every one-page log command (the platform's pages hold 1-200 entries)
+LogLimitOpt = Annotated[
+    int, Option("--limit", min=1, max=200, metavar="N", help="Entries (1-200).")
+]
+CursorOpt = Annotated[
+    str | None, Option("--cursor", metavar="C", help="An older page's cursor (next_cursor).")
+]
 
 
 def show_entries(out: Output, entries: list[LogEntry]) -> None:

@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from osmosis_client.platform._transport import RequestOptions
+from osmosis_client.platform._transport import RequestOptions, encode_segment
+from osmosis_client.platform.models import LogPage, parse
 
 if TYPE_CHECKING:
     from osmosis_client.platform._client import AsyncClient, Client
@@ -43,3 +44,21 @@ def with_secrets(payload: dict[str, Any], secrets: Mapping[str, str] | None) -> 
         section["provided"] = dict(secrets)
         payload["secrets"] = section
     return payload
+
+
+#: the platform's most log entries per page
+LOG_PAGE_LIMIT = 200
+
+
+def log_page_call(route: str, name_or_id: str, limit: int, cursor: str | None,
+                  what: str) -> Call[LogPage]:  # fmt: skip
+    """``GET {route}/{name}/logs``: one page, the newest first (``direction=older``;
+    ``cursor`` from the previous page reads older ones). Every log route is this one."""
+    params: dict[str, Any] = {"limit": min(max(limit, 1), LOG_PAGE_LIMIT), "direction": "older"}
+    if cursor:
+        params["cursor"] = cursor
+    return Call(
+        RequestOptions("GET", f"{route}/{encode_segment(name_or_id)}/logs", params=params,
+                       scope="required"),
+        lambda data: parse(LogPage, data, what=what),
+    )  # fmt: skip

@@ -25,6 +25,7 @@ from osmosis_client.platform.resources._base import (
     AsyncResource,
     Call,
     SyncResource,
+    log_page_call,
     with_secrets,
 )
 from osmosis_client.platform.resources.eval_calls import DOWNLOAD_URL_BATCH
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from osmosis_client.platform.benchmark_config import BenchmarkConfig
 
 PAGE_LIMIT = 50
-LOG_PAGE_LIMIT = 200
 ROUTE = "/api/cli/benchmark-runs"
 NO_OUTPUTS_ROUTE = (
     "Benchmark run output route was not found. The run may have been deleted or the "
@@ -68,14 +68,7 @@ def get_call(name: str) -> Call[BenchmarkRunDetail]:
 
 
 def logs_call(name: str, limit: int, cursor: str | None) -> Call[LogPage]:
-    params: dict[str, Any] = {"limit": min(max(limit, 1), LOG_PAGE_LIMIT), "direction": "older"}
-    if cursor:
-        params["cursor"] = cursor
-    return Call(
-        RequestOptions("GET", f"{ROUTE}/{encode_segment(name)}/logs", params=params,
-                       scope="required"),
-        lambda data: parse(LogPage, data, what="benchmark run logs"),
-    )  # fmt: skip
+    return log_page_call(ROUTE, name, limit, cursor, "benchmark run logs")
 
 
 def stop_call(run_id: str) -> Call[Any]:

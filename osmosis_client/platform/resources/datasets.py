@@ -10,10 +10,9 @@ from typing import Any
 from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.dataset_models import Dataset, DatasetDownload, DatasetPage
 from osmosis_client.platform.models import LogPage, parse
-from osmosis_client.platform.resources._base import AsyncResource, Call, SyncResource
+from osmosis_client.platform.resources._base import AsyncResource, Call, SyncResource, log_page_call
 
 PAGE_LIMIT = 50
-LOG_PAGE_LIMIT = 200
 COMPLETE_TIMEOUT = 120.0  # with parts: the platform assembles them before answering
 
 Parts = Sequence[tuple[int, str]]  # (part number, ETag)
@@ -90,14 +89,7 @@ def download_call(name_or_id: str) -> Call[DatasetDownload]:
 
 
 def logs_call(name_or_id: str, limit: int, cursor: str | None) -> Call[LogPage]:
-    params: dict[str, Any] = {"limit": min(max(limit, 1), LOG_PAGE_LIMIT), "direction": "older"}
-    if cursor:
-        params["cursor"] = cursor
-    path = f"/api/cli/datasets/{encode_segment(name_or_id)}/logs"
-    return Call(
-        RequestOptions("GET", path, params=params, scope="required"),
-        lambda data: parse(LogPage, data, what="dataset logs"),
-    )
+    return log_page_call("/api/cli/datasets", name_or_id, limit, cursor, "dataset logs")
 
 
 def _next(page: DatasetPage) -> int | None:

@@ -17,7 +17,7 @@ from osmosis_client.platform.models import (
     parse,
     run_from_detail,
 )
-from osmosis_client.platform.resources._base import Call
+from osmosis_client.platform.resources._base import Call, log_page_call
 from osmosis_client.platform.sample_models import (
     RetriedRun,
     SampleFile,
@@ -27,7 +27,6 @@ from osmosis_client.platform.sample_models import (
 )
 
 PAGE_LIMIT = 50
-LOG_PAGE_LIMIT = 200  # the platform's maximum per page
 DOWNLOAD_URL_BATCH = 500
 
 
@@ -92,21 +91,7 @@ def stop_call(name_or_id: str) -> Call[None]:
 
 
 def logs_call(name_or_id: str, limit: int, cursor: str | None) -> Call[LogPage]:
-    params: dict[str, Any] = {
-        "limit": min(max(limit, 1), LOG_PAGE_LIMIT),
-        "direction": "older",
-    }
-    if cursor:
-        params["cursor"] = cursor
-    return Call(
-        RequestOptions(
-            "GET",
-            f"/api/cli/eval-runs/{encode_segment(name_or_id)}/logs",
-            params=params,
-            scope="required",
-        ),
-        lambda data: parse(LogPage, data, what="run logs"),
-    )
+    return log_page_call("/api/cli/eval-runs", name_or_id, limit, cursor, "run logs")
 
 
 def manifest_call(run_id: str, types: Sequence[str], rows: str | None) -> Call[SamplesManifest]:

@@ -21,6 +21,7 @@ from osmosis_client.platform.resources._base import (
     AsyncResource,
     Call,
     SyncResource,
+    log_page_call,
     with_secrets,
 )
 from osmosis_client.platform.training_models import (
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from osmosis_client.platform.training_config import TrainingConfig
 
 PAGE_LIMIT = 50
-LOG_PAGE_LIMIT = 200
 ROUTE = "/api/cli/training-runs"
 
 
@@ -87,14 +87,7 @@ def metrics_call(run_id: str) -> Call[TrainingMetrics]:
 
 
 def logs_call(name: str, limit: int, cursor: str | None) -> Call[LogPage]:
-    params: dict[str, Any] = {"limit": min(max(limit, 1), LOG_PAGE_LIMIT), "direction": "older"}
-    if cursor:
-        params["cursor"] = cursor
-    return Call(
-        RequestOptions("GET", f"{ROUTE}/{encode_segment(name)}/logs", params=params,
-                       scope="required"),
-        lambda data: parse(LogPage, data, what="training run logs"),
-    )  # fmt: skip
+    return log_page_call(ROUTE, name, limit, cursor, "training run logs")
 
 
 def stop_call(name: str) -> Call[Any]:

@@ -14,6 +14,7 @@ import typer
 from osmosis_cli.context import result_scope, state
 from osmosis_cli.terminal.declare import Command, Group
 from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
 from osmosis_cli.terminal.sizes import size_text
 
 if TYPE_CHECKING:
@@ -88,12 +89,8 @@ def info(ctx: typer.Context, name: NameArg) -> None:
 def logs(
     ctx: typer.Context,
     name: NameArg,
-    limit: Annotated[
-        int, typer.Option("--limit", min=1, max=200, metavar="N", help="Entries (1-200).")
-    ] = 50,
-    cursor: Annotated[
-        str | None, typer.Option("--cursor", metavar="C", help="An older page's cursor.")
-    ] = None,
+    limit: LogLimitOpt = 50,
+    cursor: CursorOpt = None,
 ) -> None:
     """One page of a benchmark run's logs (the newest first; --cursor for older ones)."""
     from osmosis_cli.terminal.log_lines import show_page

@@ -11,6 +11,7 @@ import typer
 from osmosis_cli.commands.eval.platform import scoped_client, wait_for_run
 from osmosis_cli.commands.eval.render import num, pct, render_run, run_detail, run_item, when
 from osmosis_cli.context import state
+from osmosis_cli.terminal.declare import YesOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
     from osmosis_client import Client
     from osmosis_client.platform.models import EvalRun
 
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
 
 @dataclass(kw_only=True)

@@ -12,7 +12,8 @@ import typer
 from osmosis_cli.commands.eval.platform import refuse_unconfirmed, wait_for_run
 from osmosis_cli.commands.eval.render import render_run, run_detail
 from osmosis_cli.context import state
-from osmosis_cli.secret_values import for_submit, scope_label
+from osmosis_cli.secret_values import SecretsFileOpt, for_submit, scope_label
+from osmosis_cli.terminal.declare import YesOpt
 from osmosis_cli.terminal.errors import EvaluationNotPassed, current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -20,8 +21,6 @@ if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.models import EvalRun
     from osmosis_client.platform.submission import SubmissionPlan, SubmittedRun
-
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
 
 @dataclass(kw_only=True)
@@ -62,14 +61,7 @@ class SubmitOptions:
             help="With --wait: JUnit XML with one test case per run (its verdict).",
         ),
     ] = None
-    secrets_file: Annotated[
-        str | None,
-        typer.Option(
-            "--secrets-file",
-            metavar="FILE",
-            help="NAME=value lines ('-': stdin) for [secrets]; they override stored secrets.",
-        ),
-    ] = None
+    secrets_file: SecretsFileOpt = None
 
     @property
     def waits(self) -> bool:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli.context import result_scope, state
-from osmosis_cli.terminal.declare import Command, Group
+from osmosis_cli.terminal.declare import Command, Group, YesOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 app = typer.Typer(cls=Group, help="Base models, LoRA models and their deployments.",
                   no_args_is_help=True)  # fmt: skip
 TYPES = ("all", "base", "lora")
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
 
 def register(root: typer.Typer) -> None:

@@ -12,11 +12,11 @@ import typer
 from osmosis_cli.commands.train import submit as submit_command
 from osmosis_cli.commands.train.items import item, row
 from osmosis_cli.context import result_scope, state
-from osmosis_cli.terminal.declare import Command, Group, options_command
+from osmosis_cli.terminal.declare import Command, Group, YesOpt, options_command
 from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
 
 app = typer.Typer(cls=Group, help="Training runs on the platform.", no_args_is_help=True)
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
 
 def register(root: typer.Typer) -> None:
@@ -99,12 +99,8 @@ def info(
 def logs(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="A training run's name or id.")],
-    limit: Annotated[
-        int, typer.Option("--limit", min=1, max=200, metavar="N", help="Entries (1-200).")
-    ] = 50,
-    cursor: Annotated[
-        str | None, typer.Option("--cursor", metavar="C", help="An older page's cursor.")
-    ] = None,
+    limit: LogLimitOpt = 50,
+    cursor: CursorOpt = None,
 ) -> None:
     """One page of a training run's logs (the newest first; --cursor for older ones)."""
     from osmosis_cli.terminal.log_lines import show_page

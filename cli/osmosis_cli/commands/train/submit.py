@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from osmosis_cli.context import result_scope, state
-from osmosis_cli.secret_values import for_submit, scope_label
+from osmosis_cli.secret_values import SecretsFileOpt, for_submit, scope_label
+from osmosis_cli.terminal.declare import YesOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -25,15 +26,8 @@ class SubmitOptions:
     config_path: Annotated[
         Path, typer.Argument(metavar="CONFIG", help="configs/training/NAME.toml")
     ]
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False
-    secrets_file: Annotated[
-        str | None,
-        typer.Option(
-            "--secrets-file",
-            metavar="FILE",
-            help="NAME=value lines ('-': stdin) for [secrets]; they override stored secrets.",
-        ),
-    ] = None
+    yes: YesOpt = False
+    secrets_file: SecretsFileOpt = None
     allow_dirty: Annotated[
         bool, typer.Option("--allow-dirty", help="Submit even with uncommitted rollout changes.")
     ] = False
