@@ -256,3 +256,21 @@ def test_submit_stop_and_urls_routes(platform: respx.MockRouter, face: str) -> N
     assert sent["secrets"] == {"required": ["S"], "provided": {"S": "v"}}
     assert submit.calls.last.request.headers["Idempotency-Key"] == "k1"
     assert stop.call_count == 1 and json.loads(stop.calls.last.request.content) == {}
+
+
+def test_a_symlink_planted_in_the_run_directory_is_never_written_through(
+    invoke: Invoke, platform: respx.MockRouter, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / ".osmosis" / "benchmarks" / "tb21-run-001"
+    root.mkdir(parents=True)
+    (root / "artifacts").symlink_to(outside)
+    (root / ".results.csv.partial").symlink_to(outside / "appended.csv")
+    result = invoke("benchmark", "runs", "download", "tb21-run-001", "--type", "all", "--json")
+    assert result.exit_code == 1
+    failed = {f["path"]: f["error"] for f in result.json()["resource"]["files_failed"]}
+    assert "leaves the run directory" in failed["artifacts/a/1/out.txt"]
+    assert list(outside.iterdir()) == []  # nothing appended or written outside
+    assert (root / "results.csv").read_bytes() == FILES["results.csv"]
+    assert not (root / ".results.csv.partial").exists()
