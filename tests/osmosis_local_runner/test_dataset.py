@@ -124,3 +124,26 @@ def test_sample_is_seeded_ten_percent_at_least_one() -> None:
     assert count_selected(1000, a) == 100
     assert count_selected(5, select_rows(5, None, sample=True, seed=0)) == 1
     assert count_selected(9, select_rows(9, None, sample=False, seed=0)) == 9
+
+
+@pytest.mark.parametrize(("value", "depth"), [
+    ({}, 1), ({"user_prompt": "q", "n": 3, "ok": True, "x": None}, 1),
+    ({"a": {"b": [1, {"c": 2}]}}, 4), ([[[]]], 3), ("text", 0),
+])  # fmt: skip
+def test_nesting_counts_lists_and_objects(value: object, depth: int) -> None:
+    from osmosis_local_runner.run.dataset import nesting
+
+    assert nesting(value) == depth
+
+
+def test_a_row_nested_too_deep_is_refused_and_a_flat_one_kept() -> None:
+    from osmosis_local_runner.run.dataset import MAX_NESTING, TOO_DEEP, check_row
+
+    deep: dict[str, object] = {"user_prompt": "q"}
+    inner: dict[str, object] = deep
+    for _ in range(MAX_NESTING):
+        inner["x"] = {}
+        inner = inner["x"]  # type: ignore[assignment]
+    with pytest.raises(ValueError, match=TOO_DEEP):
+        check_row(deep)
+    assert check_row({"user_prompt": "q", "ground_truth": 4})[2] == "4"

@@ -110,6 +110,8 @@ def _metadata_column(value: Any) -> dict[str, Any]:
 
 def nesting(value: Any, limit: int = MAX_NESTING) -> int:
     """How deeply lists and objects nest in ``value`` (counting stops past ``limit``)."""
+    if isinstance(value, dict) and not any(isinstance(v, dict | list) for v in value.values()):
+        return 1  # the usual row: columns of text and numbers, nothing to walk
     deepest = 0
     stack = [(value, 1)]
     while stack:
