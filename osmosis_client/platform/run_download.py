@@ -131,6 +131,22 @@ def category(path: str) -> str | None:
     return None
 
 
+def check_default_root(top: Path, root: Path) -> None:
+    """A default download directory (``.osmosis/…/<run>`` under ``top``) is made of our own
+    folders: a symlink planted on the way — ``.osmosis`` committed as a link to somewhere
+    else, say — is refused before anything is written through it."""
+    current = top
+    for part in root.relative_to(top).parts:
+        current = current / part
+        if current.is_symlink():
+            raise InvalidInputError(
+                f"{current} is a symbolic link: downloads never write through one",
+                hint="remove the link, or download to another directory",
+                code="SYMLINK_REFUSED",
+                data={"path": str(current)},
+            )
+
+
 def path_problem(path: str, root: Path) -> str | None:
     """Why a manifest path must not be written under ``root`` (None: it is safe)."""
     if not path or "\\" in path or path.startswith("/") or "\x00" in path:

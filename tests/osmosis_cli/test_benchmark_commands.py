@@ -274,3 +274,20 @@ def test_a_symlink_planted_in_the_run_directory_is_never_written_through(
     assert list(outside.iterdir()) == []  # nothing appended or written outside
     assert (root / "results.csv").read_bytes() == FILES["results.csv"]
     assert not (root / ".results.csv.partial").exists()
+
+
+@pytest.mark.parametrize("planted", [".osmosis", ".osmosis/benchmarks",
+                                     ".osmosis/benchmarks/tb21-run-001"])  # fmt: skip
+def test_a_default_root_through_a_planted_symlink_is_refused(
+    invoke: Invoke, platform: respx.MockRouter, tmp_path: Path, planted: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    link = tmp_path / planted
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside)
+    result = invoke("benchmark", "runs", "download", "tb21-run-001")
+    assert result.exit_code == 2
+    assert "is a symbolic link: downloads never write through one" in result.stderr
+    assert "-o DIR" in result.stderr
+    assert list(outside.iterdir()) == []

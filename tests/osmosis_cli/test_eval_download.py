@@ -302,3 +302,17 @@ def test_a_local_runs_retry_names_the_command_that_retries_it(
         "osmosis eval run configs/eval/qa.toml --name calm-fox-2 --retry-failed --upload"
         in result.stderr
     )
+
+
+def test_a_planted_osmosis_symlink_is_never_written_through(
+    invoke: Invoke, workspace: Path, router: respx.MockRouter
+) -> None:
+    storage = Storage(router, FILES)
+    outside = workspace / "elsewhere"
+    outside.mkdir()
+    (workspace / ".osmosis").symlink_to(outside)  # committed as a link to somewhere else
+    result = invoke("eval", "download", "brave-otter-7")
+    assert result.exit_code == 2 and "is a symbolic link" in result.stderr
+    assert list(outside.iterdir()) == [] and storage.fetched == []
+    given = invoke("eval", "download", "brave-otter-7", "-o", str(workspace / "mine"))
+    assert given.exit_code == 0  # a directory the user names is theirs

@@ -213,6 +213,7 @@ def _store_secrets(exc: OsmosisError, command: str) -> str:
 
 
 _BY_CODE["SECRETS_NOT_STORED"] = _store_secrets
+_BY_CODE["SYMLINK_REFUSED"] = lambda e, c: "remove the link, or download elsewhere with -o DIR"
 
 
 def hint_for(exc: OsmosisError, command: str = "osmosis") -> str | None:

@@ -179,14 +179,16 @@ def _default_root(name: str | None, run_id: object) -> Path:
     """``.osmosis/benchmarks/<safe name>`` at the top of the workspace (else the cwd)."""
     from osmosis_client.errors import InvalidInputError
     from osmosis_client.platform.benchmark_download import OUTPUT_DIR
-    from osmosis_client.platform.run_download import safe_name
+    from osmosis_client.platform.run_download import check_default_root, safe_name
     from osmosis_client.workspace import find_root
 
     try:
         top = find_root(Path.cwd())
     except InvalidInputError:
         top = Path.cwd()
-    return top / OUTPUT_DIR / safe_name(name or str(run_id), str(run_id))
+    root = top / OUTPUT_DIR / safe_name(name or str(run_id), str(run_id))
+    check_default_root(top, root)
+    return root
 
 
 def _result(out: Output, report: DownloadReport, scope: dict[str, object]) -> None:

@@ -107,10 +107,19 @@ def fetch_run(
 ) -> DownloadReport | None:
     """Plan, confirm (over 100 MiB), fetch; None when declined."""
     from osmosis_cli.terminal.progress import byte_progress
-    from osmosis_client.platform.run_download import plan_download, run_download, safe_name
+    from osmosis_client.platform.run_download import (
+        check_default_root,
+        plan_download,
+        run_download,
+        safe_name,
+    )
 
     run = client.eval_runs.get(name)
-    root = output.expanduser() if output is not None else runs_root() / safe_name(run.name, run.id)
+    if output is not None:
+        root = output.expanduser()
+    else:
+        root = runs_root() / safe_name(run.name, run.id)
+        check_default_root(root.parents[2], root)  # .osmosis/evals/<run>: our own folders
     _check_not_local(root)
     plan = plan_download(client, run, root, types=types, rows=rows, overwrite=overwrite)
     if plan.pending_bytes > CONFIRM_BYTES:
@@ -166,7 +175,7 @@ def hosted_results(app_state: AppState, out: Output, name: str) -> Path:
     """The results document of a hosted run, downloading its outputs when they are not
     here yet (what `eval compare / report / rescore` call for a run name)."""
     from osmosis_client.errors import NotFoundError
-    from osmosis_client.platform.run_download import safe_name
+    from osmosis_client.platform.run_download import check_default_root, safe_name
 
     client, _ = app_state.scoped_client()
     with client:
@@ -179,6 +188,7 @@ def hosted_results(app_state: AppState, out: Output, name: str) -> Path:
                 code="NOT_RESULTS",
             ) from None
         root = runs_root() / safe_name(run.name, run.id)
+        check_default_root(root.parents[2], root)
         document = root / "results.json"
         if not (run.is_terminal and document.is_file()):
             out.info(f"fetching {run.name}'s samples into {root}")
