@@ -43,8 +43,12 @@ async def read_body(response: aiohttp.ClientResponse, limit: int) -> bytes:
     reading (a connection dying mid-body) propagate as aiohttp raises them.
     """
     declared = response.content_length
-    if declared is not None and declared > limit and not response.headers.get("Content-Encoding"):
-        raise BodyTooLarge(limit)
+    if declared is not None and not response.headers.get("Content-Encoding"):
+        if declared > limit:
+            raise BodyTooLarge(limit)
+        # the usual answer: its length known and nothing to inflate, so it is read in one
+        # go (aiohttp stops at the declared length; a cut-short body still raises)
+        return await response.read()
     parts: list[bytes] = []
     size = 0
     async for piece in response.content.iter_chunked(READ_PIECE):

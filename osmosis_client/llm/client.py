@@ -11,6 +11,7 @@ per call, ``Retry-After`` honoured — and never other 4xx. Keys are sent only a
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import time
@@ -199,14 +200,14 @@ class ModelClient:
 class _Call:
     """One logical call: tries across replicas, and what each outcome means."""
 
-    def __init__(self, client: ModelClient, payload: dict[str, Any]) -> None:
-        import aiohttp
+    __slots__ = ("client", "errors", "last", "payload", "session")
 
+    def __init__(self, client: ModelClient, payload: dict[str, Any]) -> None:
         self.client = client
         self.payload = payload
         self.session = client._session_or_new()
         #: what one try may raise: aiohttp's errors (protocol ones included) and the socket's
-        self.errors = (aiohttp.ClientError, asyncio.TimeoutError, OSError)
+        self.errors = _try_errors()
         self.last: Route = client._routes.all[0]
 
     async def send_to(self, route: Route) -> Answer:
@@ -254,6 +255,13 @@ class _Call:
         return Failure(
             answers.status_error(status, raw, route), status=status, retry_after=retry_after
         )
+
+
+@functools.cache
+def _try_errors() -> tuple[type[BaseException], ...]:
+    import aiohttp  # imported on the first call, not with the module
+
+    return (aiohttp.ClientError, asyncio.TimeoutError, OSError)
 
 
 def _status_label(outcome: Any) -> str:
