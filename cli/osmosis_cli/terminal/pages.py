@@ -5,9 +5,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Annotated, Any, Generic, Protocol, TypeVar
+
+from typer import Option
 
 T = TypeVar("T")
+
+#: ``--limit N`` and ``--all`` of the platform's list commands (pages of at most 50)
+PageLimitOpt = Annotated[
+    int | None, Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
+]
+AllOpt = Annotated[bool, Option("--all", help="Every page.")]
+
+
+def check_paging(every: bool, limit: int | None) -> None:
+    """``--all`` with ``--limit`` is refused, as the published CLI refuses it."""
+    if every and limit is not None:
+        from osmosis_client.errors import InvalidInputError
+
+        raise InvalidInputError("--all and --limit are mutually exclusive.", code="VALIDATION")
 
 
 class Page(Protocol):

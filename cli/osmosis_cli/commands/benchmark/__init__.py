@@ -15,6 +15,7 @@ from osmosis_cli.commands.benchmark.render import RUN_KEYS
 from osmosis_cli.context import result_scope, state
 from osmosis_cli.terminal.declare import Command, Group, options_command
 from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
@@ -22,10 +23,6 @@ if TYPE_CHECKING:
 
 app = typer.Typer(cls=Group, help="Benchmarks and benchmark runs on the platform.",
                   no_args_is_help=True)  # fmt: skip
-LimitOpt = Annotated[
-    int | None, typer.Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
-]
-AllOpt = Annotated[bool, typer.Option("--all", help="Every page.")]
 
 
 def register(root: typer.Typer) -> None:
@@ -38,21 +35,14 @@ app.command("submit", cls=Command)(
 )
 
 
-def _exclusive(all_: bool, limit: int | None) -> None:
-    from osmosis_client.errors import InvalidInputError
-
-    if all_ and limit is not None:
-        raise InvalidInputError("--all and --limit are mutually exclusive.", code="VALIDATION")
-
-
 @app.command("list", cls=Command)
 @handle_errors
-def list_(ctx: typer.Context, limit: LimitOpt = None, all_: AllOpt = False) -> None:
+def list_(ctx: typer.Context, limit: PageLimitOpt = None, all_: AllOpt = False) -> None:
     """The benchmarks this workspace can run, with their last run."""
     from osmosis_cli.commands.benchmark.render import benchmark_item, benchmark_row
-    from osmosis_cli.terminal.pages import collect
+    from osmosis_cli.terminal.pages import check_paging, collect
 
-    _exclusive(all_, limit)
+    check_paging(all_, limit)
     out = current_output()
     client, workspace = state(ctx).scoped_client()
     with client:
@@ -79,7 +69,7 @@ def list_(ctx: typer.Context, limit: LimitOpt = None, all_: AllOpt = False) -> N
 def info(
     ctx: typer.Context,
     key: Annotated[str, typer.Argument(metavar="KEY", help="A benchmark's key (or name).")],
-    limit: LimitOpt = None,
+    limit: PageLimitOpt = None,
     all_: AllOpt = False,
 ) -> None:
     """A benchmark: tasks, task sets, harness and judge needs, leaderboard, its runs."""
@@ -88,9 +78,9 @@ def info(
         benchmark_lines,
         run_item,
     )
-    from osmosis_cli.terminal.pages import collect
+    from osmosis_cli.terminal.pages import check_paging, collect
 
-    _exclusive(all_, limit)
+    check_paging(all_, limit)
     out = current_output()
     client, workspace = state(ctx).scoped_client()
     with client:

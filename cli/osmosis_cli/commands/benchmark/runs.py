@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from osmosis_cli.context import result_scope, state
-from osmosis_cli.terminal.declare import Command, Group
+from osmosis_cli.terminal.declare import Command, Group, YesOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
+from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt
 from osmosis_cli.terminal.sizes import size_text
 
 if TYPE_CHECKING:
@@ -30,18 +31,14 @@ CONFIRM_BYTES = 100 * 1024 * 1024
 @handle_errors
 def list_(
     ctx: typer.Context,
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
-    ] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Every page.")] = False,
+    limit: PageLimitOpt = None,
+    all_: AllOpt = False,
 ) -> None:
     """The workspace's benchmark runs, newest first."""
     from osmosis_cli.commands.benchmark.render import run_item, run_row
-    from osmosis_cli.terminal.pages import collect
-    from osmosis_client.errors import InvalidInputError
+    from osmosis_cli.terminal.pages import check_paging, collect
 
-    if all_ and limit is not None:
-        raise InvalidInputError("--all and --limit are mutually exclusive.", code="VALIDATION")
+    check_paging(all_, limit)
     out = current_output()
     client, workspace = state(ctx).scoped_client()
     with client:
@@ -108,7 +105,7 @@ def logs(
 def stop(
     ctx: typer.Context,
     name: NameArg,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    yes: YesOpt = False,
 ) -> None:
     """Stop a benchmark run (looked up first; says the state the platform reports)."""
     out = current_output()

@@ -40,13 +40,12 @@ def list_(
 ) -> None:
     """The workspace's base models and LoRA models (with their deployments)."""
     from osmosis_cli.commands.model.render import list_models
-    from osmosis_cli.terminal.pages import collect
+    from osmosis_cli.terminal.pages import check_paging, collect
     from osmosis_client.errors import InvalidInputError
 
     if kind not in TYPES:
         raise InvalidInputError("Type must be 'all', 'base', or 'lora'.", code="VALIDATION")
-    if all_ and limit is not None:
-        raise InvalidInputError("--all and --limit are mutually exclusive.", code="VALIDATION")
+    check_paging(all_, limit)
     out = current_output()
     client, workspace = state(ctx).scoped_client()
     size = limit or 50

@@ -15,6 +15,7 @@ from osmosis_cli.context import result_scope, state
 from osmosis_cli.terminal.declare import Command, Group, YesOpt, options_command
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
+from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt
 
 app = typer.Typer(cls=Group, help="Training runs on the platform.", no_args_is_help=True)
 
@@ -32,17 +33,13 @@ app.command("submit", cls=Command)(
 @handle_errors
 def list_(
     ctx: typer.Context,
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
-    ] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Every page.")] = False,
+    limit: PageLimitOpt = None,
+    all_: AllOpt = False,
 ) -> None:
     """The workspace's training runs, newest first."""
-    from osmosis_cli.terminal.pages import collect
-    from osmosis_client.errors import InvalidInputError
+    from osmosis_cli.terminal.pages import check_paging, collect
 
-    if all_ and limit is not None:
-        raise InvalidInputError("--all and --limit are mutually exclusive.", code="VALIDATION")
+    check_paging(all_, limit)
     out = current_output()
     client, workspace = state(ctx).scoped_client()
     with client:
