@@ -291,3 +291,22 @@ def test_a_default_root_through_a_planted_symlink_is_refused(
     assert "is a symbolic link: downloads never write through one" in result.stderr
     assert "-o DIR" in result.stderr
     assert list(outside.iterdir()) == []
+
+
+def test_people_get_tables_lines_and_hints(invoke: Invoke, platform: respx.MockRouter) -> None:
+    listed = invoke("benchmark", "list")
+    assert listed.exit_code == 0, listed.stderr
+    assert "terminal-bench-2-1" in listed.stdout
+    assert "SWE-bench Verified is still syncing its task list (120 of 500 tasks)" in listed.stderr
+    shown = invoke("benchmark", "info", "terminal-bench-2-1")
+    assert shown.exit_code == 0 and "Leaderboard:" in shown.stdout
+    assert 'we recommend [tasks] task_set = "parity" (20 tasks)' in shown.stderr
+    runs = invoke("benchmark", "runs", "list")
+    assert runs.exit_code == 0 and "tb21-run-001" in runs.stdout
+    run = invoke("benchmark", "runs", "info", "tb21-run-001")
+    assert run.exit_code == 0 and "Configuration:" in run.stdout
+    assert "Download outputs with: osmosis benchmark runs download tb21-run-001" in run.stderr
+    logs = invoke("benchmark", "runs", "logs", "tb21-run-001")
+    assert logs.exit_code == 0 and "task a passed" in logs.stdout
+    for result in (listed, shown, runs, run, logs):
+        assert "Traceback" not in result.stderr

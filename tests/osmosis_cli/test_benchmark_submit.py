@@ -181,3 +181,15 @@ def test_hle_without_parity_is_warned_and_the_sdk_submits_in_one_call(
         config.write_text(CONFIG.replace("attempts_per_task = 2", "attempts_per_task = 0"))
         with pytest.raises(InvalidInputError, match="problem"):
             submit_benchmark(client, config)
+
+
+def test_people_see_the_summary_then_the_run(
+    invoke: Invoke, config: Path, platform: respx.MockRouter
+) -> None:
+    platform.post("/api/cli/benchmark-runs").respond(201, json=CREATED)
+    result = invoke("benchmark", "submit", str(config), "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert "Benchmark:  Terminal-Bench 2.1 (terminal-bench-2-1)" in result.stderr
+    assert "Agent 1:    codex → openai/gpt-5.2" in result.stderr
+    assert "Attempts per task: 2 · max concurrent attempts: 4" in result.stderr
+    assert "Benchmark run submitted: tb21-run-009" in result.stdout

@@ -232,3 +232,15 @@ def test_submit_route_sync_and_async(face: str) -> None:
     assert request.headers["Idempotency-Key"] == "k1"
     assert request.headers["X-Osmosis-Workspace"] == "acme"
     assert json.loads(request.content) == payload
+
+
+def test_people_see_the_summary_then_the_run(
+    invoke: Invoke, project: Path, api: respx.MockRouter
+) -> None:
+    api.post("/api/cli/training-runs").respond(201, json=CREATED)
+    result = invoke("train", "submit", CONFIG, "--yes")
+    assert result.exit_code == 0, result.stderr
+    assert "Rollout:    rollouts/demo/main.py" in result.stderr
+    assert "secret OPENAI_API_KEY: workspace" in result.stderr
+    assert "Training run submitted: multiply-001" in result.stdout
+    assert "View: https://platform.test/training/tr_1" in result.stdout
