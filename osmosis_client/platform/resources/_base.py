@@ -3,9 +3,9 @@ the client executes it. Sync and async resources differ only in ``await``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.models import LogPage, parse
@@ -22,6 +22,54 @@ class Call(Generic[T]):
 
     options: RequestOptions
     parse: Callable[[Any], T]
+
+
+class Paged(Protocol):
+    """A page of a platform list: whether more follow, and where."""
+
+    @property
+    def has_more(self) -> bool: ...
+    @property
+    def next_offset(self) -> int | None: ...
+
+
+P = TypeVar("P", bound=Paged)
+#: the platform's most items per page of a list
+PAGE_LIMIT = 50
+
+
+def page_params(limit: int, offset: int) -> dict[str, Any]:
+    """``limit`` (clamped to 1..50) and ``offset`` (never negative) of one page."""
+    return {"limit": min(max(limit, 1), PAGE_LIMIT), "offset": max(offset, 0)}
+
+
+def next_offset(page: Paged) -> int | None:
+    """Where the next page starts, or ``None`` when this was the last one."""
+    if page.has_more and page.next_offset is not None:
+        return page.next_offset
+    return None
+
+
+def walk_pages(
+    fetch: Callable[[int], P], following: Callable[[P], int | None] = next_offset
+) -> Iterator[P]:
+    """Every page, ``fetch(offset)`` after ``fetch(offset)`` until the last one."""
+    offset: int | None = 0
+    while offset is not None:
+        page = fetch(offset)
+        yield page
+        offset = following(page)
+
+
+async def awalk_pages(
+    fetch: Callable[[int], Awaitable[P]], following: Callable[[P], int | None] = next_offset
+) -> AsyncIterator[P]:
+    """:func:`walk_pages` for an async client."""
+    offset: int | None = 0
+    while offset is not None:
+        page = await fetch(offset)
+        yield page
+        offset = following(page)
 
 
 class SyncResource:

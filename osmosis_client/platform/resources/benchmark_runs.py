@@ -22,10 +22,14 @@ from osmosis_client.platform.benchmark_models import (
 )
 from osmosis_client.platform.models import LogPage, parse
 from osmosis_client.platform.resources._base import (
+    PAGE_LIMIT,
     AsyncResource,
     Call,
     SyncResource,
+    awalk_pages,
     log_page_call,
+    page_params,
+    walk_pages,
     with_secrets,
 )
 from osmosis_client.platform.resources.eval_calls import DOWNLOAD_URL_BATCH
@@ -34,7 +38,6 @@ from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, S
 if TYPE_CHECKING:
     from osmosis_client.platform.benchmark_config import BenchmarkConfig
 
-PAGE_LIMIT = 50
 ROUTE = "/api/cli/benchmark-runs"
 NO_OUTPUTS_ROUTE = (
     "Benchmark run output route was not found. The run may have been deleted or the "
@@ -51,7 +54,7 @@ def submit_call(payload: Mapping[str, Any], idempotency_key: str) -> Call[Create
 
 
 def list_call(limit: int, offset: int, benchmark: str | None) -> Call[BenchmarkRunPage]:
-    params: dict[str, Any] = {"limit": min(max(limit, 1), PAGE_LIMIT), "offset": max(offset, 0)}
+    params = page_params(limit, offset)
     if benchmark:
         params["benchmark"] = benchmark
     return Call(
@@ -110,10 +113,6 @@ def _outputs_gone(exc: NotFoundError) -> NotFoundError:
     return exc
 
 
-def _next(page: BenchmarkRunPage) -> int | None:
-    return page.next_offset if page.has_more and page.next_offset is not None else None
-
-
 class BenchmarkRuns(SyncResource):
     def submit(
         self,
@@ -137,11 +136,7 @@ class BenchmarkRuns(SyncResource):
     def pages(
         self, page_size: int = PAGE_LIMIT, benchmark: str | None = None
     ) -> Iterator[BenchmarkRunPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = self.list(page_size, offset, benchmark)
-            yield page
-            offset = _next(page)
+        return walk_pages(lambda offset: self.list(page_size, offset, benchmark))
 
     def get(self, name_or_id: str) -> BenchmarkRunDetail:
         """The run with its configuration, agents, progress, totals and metrics."""
@@ -188,14 +183,10 @@ class AsyncBenchmarkRuns(AsyncResource):
     ) -> BenchmarkRunPage:
         return await self._client._execute(list_call(limit, offset, benchmark))
 
-    async def pages(
+    def pages(
         self, page_size: int = PAGE_LIMIT, benchmark: str | None = None
     ) -> AsyncIterator[BenchmarkRunPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = await self.list(page_size, offset, benchmark)
-            yield page
-            offset = _next(page)
+        return awalk_pages(lambda offset: self.list(page_size, offset, benchmark))
 
     async def get(self, name_or_id: str) -> BenchmarkRunDetail:
         return await self._client._execute(get_call(name_or_id))

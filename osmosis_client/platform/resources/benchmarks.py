@@ -9,14 +9,21 @@ from collections.abc import AsyncIterator, Iterator
 from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.benchmark_models import BenchmarkDetail, BenchmarkPage
 from osmosis_client.platform.models import parse
-from osmosis_client.platform.resources._base import AsyncResource, Call, SyncResource
+from osmosis_client.platform.resources._base import (
+    PAGE_LIMIT,
+    AsyncResource,
+    Call,
+    SyncResource,
+    awalk_pages,
+    page_params,
+    walk_pages,
+)
 
-PAGE_LIMIT = 50
 ROUTE = "/api/cli/benchmarks"
 
 
 def list_call(limit: int, offset: int) -> Call[BenchmarkPage]:
-    params = {"limit": min(max(limit, 1), PAGE_LIMIT), "offset": max(offset, 0)}
+    params = page_params(limit, offset)
     return Call(
         RequestOptions("GET", ROUTE, params=params, scope="required"),
         lambda data: parse(BenchmarkPage, data, what="benchmark list"),
@@ -30,21 +37,13 @@ def get_call(key: str) -> Call[BenchmarkDetail]:
     )
 
 
-def _next(page: BenchmarkPage) -> int | None:
-    return page.next_offset if page.has_more and page.next_offset is not None else None
-
-
 class Benchmarks(SyncResource):
     def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> BenchmarkPage:
         """One page of the catalog (at most 50)."""
         return self._client._execute(list_call(limit, offset))
 
     def pages(self, page_size: int = PAGE_LIMIT) -> Iterator[BenchmarkPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = self.list(page_size, offset)
-            yield page
-            offset = _next(page)
+        return walk_pages(lambda offset: self.list(page_size, offset))
 
     def get(self, key: str) -> BenchmarkDetail:
         """A benchmark by key, id or name: its tasks, task sets, what a run needs
@@ -56,12 +55,8 @@ class AsyncBenchmarks(AsyncResource):
     async def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> BenchmarkPage:
         return await self._client._execute(list_call(limit, offset))
 
-    async def pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[BenchmarkPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = await self.list(page_size, offset)
-            yield page
-            offset = _next(page)
+    def pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[BenchmarkPage]:
+        return awalk_pages(lambda offset: self.list(page_size, offset))
 
     async def get(self, key: str) -> BenchmarkDetail:
         return await self._client._execute(get_call(key))

@@ -10,7 +10,14 @@ from typing import Any
 from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.dataset_models import Dataset, DatasetDownload, DatasetPage
 from osmosis_client.platform.models import LogPage, parse
-from osmosis_client.platform.resources._base import AsyncResource, Call, SyncResource, log_page_call
+from osmosis_client.platform.resources._base import (
+    AsyncResource,
+    Call,
+    SyncResource,
+    awalk_pages,
+    log_page_call,
+    walk_pages,
+)
 
 PAGE_LIMIT = 50
 COMPLETE_TIMEOUT = 120.0  # with parts: the platform assembles them before answering
@@ -92,20 +99,12 @@ def logs_call(name_or_id: str, limit: int, cursor: str | None) -> Call[LogPage]:
     return log_page_call("/api/cli/datasets", name_or_id, limit, cursor, "dataset logs")
 
 
-def _next(page: DatasetPage) -> int | None:
-    return page.next_offset if page.has_more and page.next_offset is not None else None
-
-
 class Datasets(SyncResource):
     def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> DatasetPage:
         return self._client._execute(list_call(limit, offset))
 
     def pages(self, page_size: int = PAGE_LIMIT) -> Iterator[DatasetPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = self.list(page_size, offset)
-            yield page
-            offset = _next(page)
+        return walk_pages(lambda offset: self.list(page_size, offset))
 
     def get(self, name_or_id: str) -> Dataset:
         return self._client._execute(get_call(name_or_id))
@@ -134,12 +133,8 @@ class AsyncDatasets(AsyncResource):
     async def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> DatasetPage:
         return await self._client._execute(list_call(limit, offset))
 
-    async def pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[DatasetPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = await self.list(page_size, offset)
-            yield page
-            offset = _next(page)
+    def pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[DatasetPage]:
+        return awalk_pages(lambda offset: self.list(page_size, offset))
 
     async def get(self, name_or_id: str) -> Dataset:
         return await self._client._execute(get_call(name_or_id))

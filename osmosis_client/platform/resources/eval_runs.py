@@ -25,6 +25,8 @@ from osmosis_client.platform.resources._base import (
     AsyncResource,
     Call,
     SyncResource,
+    awalk_pages,
+    walk_pages,
     with_secrets,
 )
 from osmosis_client.platform.resources.eval_calls import (
@@ -74,13 +76,6 @@ class WaitTimeout(OsmosisError):
             data={"run": run.name},
         )
         self.run = run
-
-
-def next_offset(page: EvalRunPage) -> int | None:
-    """Where the next page starts, or ``None`` when this was the last one."""
-    if page.has_more and page.next_offset is not None:
-        return page.next_offset
-    return None
 
 
 def _payload(
@@ -150,11 +145,7 @@ class EvalRuns(SyncResource):
         self, status: str | None = None, page_size: int = PAGE_LIMIT
     ) -> Iterator[EvalRunPage]:
         """Pages of runs, newest first, following ``next_offset`` until the last one."""
-        offset: int | None = 0
-        while offset is not None:
-            page = self.list(page_size, offset, status)
-            yield page
-            offset = next_offset(page)
+        return walk_pages(lambda offset: self.list(page_size, offset, status))
 
     def iter_all(self, status: str | None = None) -> Iterator[EvalRun]:
         """Every run, page by page."""
@@ -246,14 +237,10 @@ class AsyncEvalRuns(AsyncResource):
     ) -> EvalRunPage:
         return await self._client._execute(list_call(limit, offset, status))
 
-    async def pages(
+    def pages(
         self, status: str | None = None, page_size: int = PAGE_LIMIT
     ) -> AsyncIterator[EvalRunPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = await self.list(page_size, offset, status)
-            yield page
-            offset = next_offset(page)
+        return awalk_pages(lambda offset: self.list(page_size, offset, status))
 
     async def iter_all(self, status: str | None = None) -> AsyncIterator[EvalRun]:
         async for page in self.pages(status):

@@ -9,7 +9,6 @@ and a deploy refused by the workspace's deployment quota names the quota.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
 
 from osmosis_client.errors import ConflictError, NotFoundError
 from osmosis_client.platform._transport import RequestOptions, encode_segment
@@ -21,22 +20,25 @@ from osmosis_client.platform.model_models import (
     LoraModelPage,
 )
 from osmosis_client.platform.models import parse
-from osmosis_client.platform.resources._base import AsyncResource, Call, SyncResource
+from osmosis_client.platform.resources._base import (
+    PAGE_LIMIT,
+    AsyncResource,
+    Call,
+    SyncResource,
+    awalk_pages,
+    page_params,
+    walk_pages,
+)
 
-PAGE_LIMIT = 50
 #: what a platform says when a deploy would exceed the workspace's quota
 QUOTA_CODES = ("DEPLOYMENT_LIMIT_REACHED",)
 
 ModelDetail = LoraModelDetail | BaseModelDetail
 
 
-def _page_params(limit: int, offset: int) -> dict[str, Any]:
-    return {"limit": min(max(limit, 1), PAGE_LIMIT), "offset": max(offset, 0)}
-
-
 def base_list_call(limit: int, offset: int) -> Call[BaseModelPage]:
     return Call(
-        RequestOptions("GET", "/api/cli/models/base", params=_page_params(limit, offset),
+        RequestOptions("GET", "/api/cli/models/base", params=page_params(limit, offset),
                        scope="required"),
         lambda data: parse(BaseModelPage, data, what="base model list"),
     )  # fmt: skip
@@ -44,7 +46,7 @@ def base_list_call(limit: int, offset: int) -> Call[BaseModelPage]:
 
 def lora_list_call(limit: int, offset: int) -> Call[LoraModelPage]:
     return Call(
-        RequestOptions("GET", "/api/cli/models/lora", params=_page_params(limit, offset),
+        RequestOptions("GET", "/api/cli/models/lora", params=page_params(limit, offset),
                        scope="required"),
         lambda data: parse(LoraModelPage, data, what="LoRA model list"),
     )  # fmt: skip
@@ -70,10 +72,6 @@ def deployment_call(name: str, action: str) -> Call[Deployment]:
                        scope="required"),
         lambda data: parse(Deployment, data, what=f"{action} answer"),
     )  # fmt: skip
-
-
-def _next(page: BaseModelPage | LoraModelPage) -> int | None:
-    return page.next_offset if page.has_more and page.next_offset is not None else None
 
 
 def _not_found(name: str) -> NotFoundError:
@@ -106,18 +104,10 @@ class Models(SyncResource):
         return self._client._execute(lora_list_call(limit, offset))
 
     def base_pages(self, page_size: int = PAGE_LIMIT) -> Iterator[BaseModelPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = self.list_base(page_size, offset)
-            yield page
-            offset = _next(page)
+        return walk_pages(lambda offset: self.list_base(page_size, offset))
 
     def lora_pages(self, page_size: int = PAGE_LIMIT) -> Iterator[LoraModelPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = self.list_lora(page_size, offset)
-            yield page
-            offset = _next(page)
+        return walk_pages(lambda offset: self.list_lora(page_size, offset))
 
     def get(self, name: str) -> ModelDetail:
         """A LoRA adapter by name, else a base model (by name or Hugging Face path)."""
@@ -156,19 +146,11 @@ class AsyncModels(AsyncResource):
     async def list_lora(self, limit: int = PAGE_LIMIT, offset: int = 0) -> LoraModelPage:
         return await self._client._execute(lora_list_call(limit, offset))
 
-    async def base_pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[BaseModelPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = await self.list_base(page_size, offset)
-            yield page
-            offset = _next(page)
+    def base_pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[BaseModelPage]:
+        return awalk_pages(lambda offset: self.list_base(page_size, offset))
 
-    async def lora_pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[LoraModelPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = await self.list_lora(page_size, offset)
-            yield page
-            offset = _next(page)
+    def lora_pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[LoraModelPage]:
+        return awalk_pages(lambda offset: self.list_lora(page_size, offset))
 
     async def get(self, name: str) -> ModelDetail:
         if "/" not in name:

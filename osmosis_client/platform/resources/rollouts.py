@@ -8,7 +8,13 @@ from typing import Any
 
 from osmosis_client.platform._transport import RequestOptions
 from osmosis_client.platform.models import RolloutPage, parse
-from osmosis_client.platform.resources._base import AsyncResource, Call, SyncResource
+from osmosis_client.platform.resources._base import (
+    AsyncResource,
+    Call,
+    SyncResource,
+    awalk_pages,
+    walk_pages,
+)
 
 PAGE_LIMIT = 50
 
@@ -23,10 +29,6 @@ def list_call(limit: int, offset: int, branch: str | None) -> Call[RolloutPage]:
     )
 
 
-def _next(page: RolloutPage) -> int | None:
-    return page.next_offset if page.has_more and page.next_offset is not None else None
-
-
 class Rollouts(SyncResource):
     def list(
         self, limit: int = PAGE_LIMIT, offset: int = 0, branch: str | None = None
@@ -38,11 +40,7 @@ class Rollouts(SyncResource):
         self, branch: str | None = None, page_size: int = PAGE_LIMIT
     ) -> Iterator[RolloutPage]:
         """Pages, following ``next_offset`` until the last one."""
-        offset: int | None = 0
-        while offset is not None:
-            page = self.list(page_size, offset, branch)
-            yield page
-            offset = _next(page)
+        return walk_pages(lambda offset: self.list(page_size, offset, branch))
 
 
 class AsyncRollouts(AsyncResource):
@@ -51,11 +49,7 @@ class AsyncRollouts(AsyncResource):
     ) -> RolloutPage:
         return await self._client._execute(list_call(limit, offset, branch))
 
-    async def pages(
+    def pages(
         self, branch: str | None = None, page_size: int = PAGE_LIMIT
     ) -> AsyncIterator[RolloutPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = await self.list(page_size, offset, branch)
-            yield page
-            offset = _next(page)
+        return awalk_pages(lambda offset: self.list(page_size, offset, branch))

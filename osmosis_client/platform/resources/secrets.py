@@ -16,7 +16,13 @@ from pydantic import field_validator
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.platform._transport import RequestOptions
 from osmosis_client.platform.models import Id, WireModel, parse
-from osmosis_client.platform.resources._base import AsyncResource, Call, SyncResource
+from osmosis_client.platform.resources._base import (
+    AsyncResource,
+    Call,
+    SyncResource,
+    awalk_pages,
+    walk_pages,
+)
 
 PAGE_LIMIT = 50
 NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -139,11 +145,7 @@ class Secrets(SyncResource):
         return self._client._execute(list_call(scope, limit, offset))
 
     def pages(self, scope: ListScope = "all", page_size: int = PAGE_LIMIT) -> Iterator[SecretPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = self.list(scope, page_size, offset)
-            yield page
-            offset = _next(page)
+        return walk_pages(lambda offset: self.list(scope, page_size, offset), _next)
 
     def all(self, scope: ListScope = "all") -> builtins.list[Secret]:
         return [s for page in self.pages(scope) for s in page.environment_secrets]
@@ -165,14 +167,10 @@ class AsyncSecrets(AsyncResource):
     ) -> SecretPage:
         return await self._client._execute(list_call(scope, limit, offset))
 
-    async def pages(
+    def pages(
         self, scope: ListScope = "all", page_size: int = PAGE_LIMIT
     ) -> AsyncIterator[SecretPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = await self.list(scope, page_size, offset)
-            yield page
-            offset = _next(page)
+        return awalk_pages(lambda offset: self.list(scope, page_size, offset), _next)
 
     async def all(self, scope: ListScope = "all") -> builtins.list[Secret]:
         return [s async for page in self.pages(scope) for s in page.environment_secrets]

@@ -18,10 +18,14 @@ from typing import TYPE_CHECKING, Any
 from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.models import CreatedRun, LogPage, parse
 from osmosis_client.platform.resources._base import (
+    PAGE_LIMIT,
     AsyncResource,
     Call,
     SyncResource,
+    awalk_pages,
     log_page_call,
+    page_params,
+    walk_pages,
     with_secrets,
 )
 from osmosis_client.platform.training_models import (
@@ -34,7 +38,6 @@ from osmosis_client.platform.training_models import (
 if TYPE_CHECKING:
     from osmosis_client.platform.training_config import TrainingConfig
 
-PAGE_LIMIT = 50
 ROUTE = "/api/cli/training-runs"
 
 
@@ -58,7 +61,7 @@ def submit_call(payload: Mapping[str, Any], idempotency_key: str) -> Call[Create
 
 
 def list_call(limit: int, offset: int) -> Call[TrainingRunPage]:
-    params = {"limit": min(max(limit, 1), PAGE_LIMIT), "offset": max(offset, 0)}
+    params = page_params(limit, offset)
     return Call(
         RequestOptions("GET", ROUTE, params=params, scope="required"),
         lambda data: parse(TrainingRunPage, data, what="training run list"),
@@ -97,10 +100,6 @@ def stop_call(name: str) -> Call[Any]:
     )
 
 
-def _next(page: TrainingRunPage) -> int | None:
-    return page.next_offset if page.has_more and page.next_offset is not None else None
-
-
 class TrainingRuns(SyncResource):
     def submit(
         self,
@@ -121,11 +120,7 @@ class TrainingRuns(SyncResource):
         return self._client._execute(list_call(limit, offset))
 
     def pages(self, page_size: int = PAGE_LIMIT) -> Iterator[TrainingRunPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = self.list(page_size, offset)
-            yield page
-            offset = _next(page)
+        return walk_pages(lambda offset: self.list(page_size, offset))
 
     def get(self, name_or_id: str) -> TrainingRunDetail:
         """The run, what it trains on, its config, branch and commit."""
@@ -167,12 +162,8 @@ class AsyncTrainingRuns(AsyncResource):
     async def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> TrainingRunPage:
         return await self._client._execute(list_call(limit, offset))
 
-    async def pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[TrainingRunPage]:
-        offset: int | None = 0
-        while offset is not None:
-            page = await self.list(page_size, offset)
-            yield page
-            offset = _next(page)
+    def pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[TrainingRunPage]:
+        return awalk_pages(lambda offset: self.list(page_size, offset))
 
     async def get(self, name_or_id: str) -> TrainingRunDetail:
         return await self._client._execute(get_call(name_or_id))
