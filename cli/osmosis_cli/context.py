@@ -12,6 +12,7 @@ import typer
 if TYPE_CHECKING:
     from osmosis_client import Client
     from osmosis_client.platform.credentials import CredentialStore, ResolvedAuth
+    from osmosis_client.platform.git import RepoState
 
 #: how the CLI sleeps between retries and polls (tests replace it)
 SLEEP: Callable[[float], None] = time.sleep
@@ -58,15 +59,21 @@ class AppState:
             sleep=lambda s: SLEEP(s),
         )
 
-    def scoped_client(self) -> tuple[Client, str | None]:
-        """An authenticated client scoped by the selected workspace, else by the current
-        directory's git origin; and that workspace's name (None: scoped by origin)."""
-        from pathlib import Path
-
-        from osmosis_client.platform.git import origin_repo
-
+    def scoped_client(self, repo: RepoState | None = None) -> tuple[Client, str | None]:
+        """An authenticated client scoped by the selected workspace, else by the git
+        origin — ``repo``'s (a submit's repository), else the current directory's; and
+        that workspace's name (None: scoped by origin)."""
         auth = self.resolve()
-        git_repo = None if auth.workspace else origin_repo(Path.cwd())
+        git_repo = None
+        if not auth.workspace:
+            if repo is not None:
+                git_repo = repo.origin_repo
+            else:
+                from pathlib import Path
+
+                from osmosis_client.platform.git import origin_repo
+
+                git_repo = origin_repo(Path.cwd())
         return self.client(auth, git_repo=git_repo), auth.workspace
 
 

@@ -79,7 +79,6 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
         submit_planned,
     )
 
-    app_state = state(ctx)
     out = current_output()
     if opts.junit is not None and not opts.waits:
         raise InvalidInputError(
@@ -95,9 +94,8 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     plan = plan_submission(opts.config_path, rules)
     for warning in plan.warnings:
         out.warn(warning)
-    auth = app_state.resolve()
-    git_repo = None if auth.workspace else plan.repo.origin_repo
-    with app_state.client(auth, git_repo=git_repo) as client:
+    client, workspace = state(ctx).scoped_client(plan.repo)
+    with client:
         where = check_scope(client, plan.repo.origin_repo)
         found, stored = for_submit(client, out, plan.secret_names, opts.secrets_file)
         if plan.suite is not None:
@@ -121,7 +119,7 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
             hosted_suite.finish(out, plan.suite, submitted, client, opts)
             return
         if not opts.waits:
-            _report_created(out, submitted[0], auth.workspace)
+            _report_created(out, submitted[0], workspace)
             return
         final = wait_for_run(client, out, submitted[0].run.name, opts.timeout)
     gate(out, final, opts.min_pass_rate, opts.junit)

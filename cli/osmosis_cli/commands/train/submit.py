@@ -45,7 +45,6 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
         submit_planned_training,
     )
 
-    app_state = state(ctx)
     out = current_output()
     if not opts.yes and not out.interactive:
         out.confirm("Submit this training run?", yes=False)  # refuses: exit 2, nothing sent
@@ -55,9 +54,8 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     plan = plan_training(opts.config_path, rules)
     for warning in plan.warnings:
         out.warn(warning)
-    auth = app_state.resolve()
-    git_repo = None if auth.workspace else plan.repo.origin_repo
-    with app_state.client(auth, git_repo=git_repo) as client:
+    client, workspace = state(ctx).scoped_client(plan.repo)
+    with client:
         where = check_scope(client, plan.repo.origin_repo)
         found, stored = for_submit(client, out, plan.secret_names, opts.secrets_file)
         _summary(out, plan, where)
@@ -67,7 +65,7 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
             out.cancelled("train.submit")
             return
         submitted = submit_planned_training(client, plan, secrets=found.provided)
-    _report(out, submitted, plan, auth.workspace)
+    _report(out, submitted, plan, workspace)
 
 
 def _summary(out: Output, plan: TrainingPlan, where: str) -> None:
