@@ -6,10 +6,10 @@ once). Imports nothing of ours."""
 from __future__ import annotations
 
 import hashlib
-import time
-import uuid
 from typing import Any
 from urllib.parse import unquote
+
+from tests.e2e.platform_clocked import ClockedRuns
 
 BENCH = {"id": "bm_tb", "name": "Terminal-Bench 2.1", "source_type": "registry",
          "source_ref": "terminal-bench-2-1", "task_count": 2, "category_count": 1,
@@ -30,21 +30,11 @@ def outputs(run_id: str) -> dict[str, bytes]:
             f"artifacts/{run_id}/1/trace.txt": b"trace"}  # fmt: skip
 
 
-class Benchmarks:
+class Benchmarks(ClockedRuns):
     def __init__(self, storage: dict[str, Any], stored: type, url: str,
                  pending_s: float = 0.2, running_s: float = 0.4) -> None:  # fmt: skip
+        super().__init__(pending_s, running_s)
         self.storage, self.stored, self.url = storage, stored, url
-        self.pending_s, self.running_s = pending_s, running_s
-        self.runs: dict[str, dict[str, Any]] = {}
-        self.keys: dict[str, str] = {}
-
-    def _status(self, run: dict[str, Any]) -> str:
-        if run.get("stopped"):
-            return "stopped"
-        age = time.monotonic() - run["created"]
-        if age < self.pending_s:
-            return "pending"
-        return "running" if age < self.pending_s + self.running_s else "finished"
 
     def _run(self, run: dict[str, Any]) -> dict[str, Any]:
         status = self._status(run)
@@ -59,16 +49,7 @@ class Benchmarks:
         if not isinstance(body, dict) or body.get("experiment_config", {}).get("benchmark") not in (
             "terminal-bench-2-1", "Terminal-Bench 2.1", "bm_tb"):
             return 404, {"code": "NOT_FOUND", "message": "Benchmark not found"}
-        if key and key in self.keys:
-            run = self.runs[self.keys[key]]
-            return 200, self._created(run)
-        run_id = f"br_{uuid.uuid4().hex[:8]}"
-        run = {"id": run_id, "name": f"tb21-run-{len(self.runs) + 1:03d}", "body": body,
-               "created": time.monotonic()}  # fmt: skip
-        self.runs[run_id] = run
-        if key:
-            self.keys[key] = run_id
-        return 201, self._created(run)
+        return self._create("br", f"tb21-run-{len(self.runs) + 1:03d}", body, key)
 
     def _created(self, run: dict[str, Any]) -> dict[str, Any]:
         return {"id": run["id"], "name": run["name"], "status": self._status(run),
@@ -95,7 +76,7 @@ class Benchmarks:
             runs = [self._run(r) for r in reversed(self.runs.values())]
             return 200, {"benchmark_runs": runs, "total_count": len(runs), "has_more": False,
                          "next_offset": None}  # fmt: skip
-        run = next((r for r in self.runs.values() if parts[0] in (r["id"], r["name"])), None)
+        run = self._find(parts[0])
         if run is None:
             return 404, {"code": "NOT_FOUND", "message": "Benchmark run not found"}
         tail, status = parts[1:], self._status(run)
@@ -107,10 +88,7 @@ class Benchmarks:
             return 200, {"logs": [{"timestamp": "2026-11-27T10:00:01Z", "level": "info",
                                    "message": f"status {status}"}], "next_cursor": None}  # fmt: skip
         if method == "POST" and tail == ["stop"] and parts[0] == run["id"]:
-            if status in ("finished", "stopped"):
-                return 409, {"code": "CONFLICT", "message": f"run is already {status}"}
-            run["stopped"] = True
-            return 200, {}
+            return self._stop(run, {})
         if tail[:1] == ["outputs"] and parts[0] == run["id"]:
             return self._outputs(run, method, tail[1:], query, body)
         return 404, {"code": "NOT_FOUND", "message": f"no route {method} {path}"}

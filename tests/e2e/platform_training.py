@@ -5,27 +5,18 @@ id, logs, stop (409 once ended). Imports nothing of ours."""
 
 from __future__ import annotations
 
-import time
-import uuid
 from typing import Any
 from urllib.parse import unquote
+
+from tests.e2e.platform_clocked import ClockedRuns
 
 NUMBERS = ("lr", "total_epochs", "n_samples_per_prompt", "rollout_batch_size")
 
 
-class Training:
+class Training(ClockedRuns):
     def __init__(self, url: str, pending_s: float = 0.2, running_s: float = 0.6) -> None:
-        self.url, self.pending_s, self.running_s = url, pending_s, running_s
-        self.runs: dict[str, dict[str, Any]] = {}
-        self.keys: dict[str, str] = {}
-
-    def _status(self, run: dict[str, Any]) -> str:
-        if run.get("stopped"):
-            return "stopped"
-        age = time.monotonic() - run["created"]
-        if age < self.pending_s:
-            return "pending"
-        return "running" if age < self.pending_s + self.running_s else "finished"
+        super().__init__(pending_s, running_s)
+        self.url = url
 
     def _core(self, run: dict[str, Any]) -> dict[str, Any]:
         status = self._status(run)
@@ -48,14 +39,7 @@ class Training:
                   if k in NUMBERS and (isinstance(v, bool) or not isinstance(v, int | float))]  # fmt: skip
         if issues:
             return 400, {"code": "VALIDATION", "message": "Invalid training config", "issues": issues}
-        if key and key in self.keys:
-            return 200, self._created(self.runs[self.keys[key]])
-        run_id = f"tr_{uuid.uuid4().hex[:10]}"
-        name = f"{exp['rollout']}-{len(self.runs) + 1:03d}"
-        self.runs[run_id] = {"id": run_id, "name": name, "body": body, "created": time.monotonic()}
-        if key:
-            self.keys[key] = run_id
-        return 201, self._created(self.runs[run_id])
+        return self._create("tr", f"{exp['rollout']}-{len(self.runs) + 1:03d}", body, key)
 
     def _created(self, run: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in self._core(run).items()
@@ -81,7 +65,7 @@ class Training:
             runs = [self._core(r) for r in reversed(self.runs.values())]
             return 200, {"training_runs": runs, "total_count": len(runs), "has_more": False,
                          "next_offset": None}  # fmt: skip
-        run = next((r for r in self.runs.values() if parts[0] in (r["id"], r["name"])), None)
+        run = self._find(parts[0])
         if run is None:
             return 404, {"code": "NOT_FOUND", "message": "Training run not found"}
         tail, status = parts[1:], self._status(run)
@@ -103,8 +87,5 @@ class Training:
                                    "step": "train", "message": f"status {status}"}],
                          "next_cursor": None}  # fmt: skip
         if method == "POST" and tail == ["stop"]:
-            if status in ("finished", "stopped"):
-                return 409, {"code": "CONFLICT", "message": f"run is already {status}"}
-            run["stopped"] = True
-            return 200, {"ok": True}
+            return self._stop(run, {"ok": True})
         return 404, {"code": "NOT_FOUND", "message": f"no route {method} {path}"}
