@@ -78,8 +78,9 @@ def plan_training(path: str | Path, rules: PinRules | None = None) -> TrainingPl
     from osmosis_client.platform.training_config import load_training_config
 
     path = Path(path)
-    check_location(path, find_root(path))
-    config = load_training_config(path)
+    root = find_root(path)
+    check_location(path, root)
+    config = load_training_config(path, root=root)
     repo = inspect_repo(path.resolve().parent)
     pin, warnings = pin_source(repo, config.experiment, config.rollout_dir, rules or PinRules())
     return TrainingPlan(path, repo, config, pin, tuple(warnings))

@@ -92,8 +92,9 @@ def info(
     info_keys = ("runner_family", "supports_harness", "requires_harness", "default_harness",
                  "requires_judge_model", "requires_judge_api_key", "judge_model_default",
                  "pass_threshold", "categories", "tasks", "unavailable_tasks")  # fmt: skip
+    dumped = bench.model_dump(mode="json", include=set(info_keys))
     data = {
-        "benchmark": {**item, **{k: bench.model_dump(mode="json")[k] for k in info_keys}},
+        "benchmark": {**item, **{k: dumped[k] for k in info_keys}},
         "leaderboard": detail.leaderboard,
         "runs": [run_item(r) for r in found.items],
         "runs_total_count": found.total_count,
