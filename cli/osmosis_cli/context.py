@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -69,12 +70,22 @@ class AppState:
             if repo is not None:
                 git_repo = repo.origin_repo
             else:
-                from pathlib import Path
-
                 from osmosis_client.platform.git import origin_repo
 
                 git_repo = origin_repo(Path.cwd())
         return self.client(auth, git_repo=git_repo), auth.workspace
+
+
+def workspace_top() -> Path:
+    """The top of the workspace holding the current directory (else the directory
+    itself): where ``.osmosis/`` — downloads, metrics — goes."""
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_client.workspace import find_root
+
+    try:
+        return find_root(Path.cwd())
+    except InvalidInputError:
+        return Path.cwd()
 
 
 def result_scope(workspace: str | None) -> dict[str, Any]:
@@ -82,8 +93,6 @@ def result_scope(workspace: str | None) -> dict[str, Any]:
     else the repository's origin (published-cli-0.3.8-train.md §1.1)."""
     if workspace:
         return {"workspace": {"name": workspace}}
-    from pathlib import Path
-
     from osmosis_client.platform.git import origin_repo
 
     return {"git": {"identity": origin_repo(Path.cwd())}}

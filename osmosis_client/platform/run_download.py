@@ -131,10 +131,15 @@ def category(path: str) -> str | None:
     return None
 
 
-def check_default_root(top: Path, root: Path) -> None:
-    """A default download directory (``.osmosis/…/<run>`` under ``top``) is made of our own
+#: where a hosted eval run's outputs go by default, under the workspace's top
+EVAL_OUTPUT_DIR = Path(".osmosis") / "evals"
+
+
+def default_root(top: Path, folder: Path, name: str, run_id: str) -> Path:
+    """A run's default download directory, ``top/folder/<safe name>``, made of our own
     folders: a symlink planted on the way — ``.osmosis`` committed as a link to somewhere
     else, say — is refused before anything is written through it."""
+    root = top / folder / safe_name(name, run_id)
     current = top
     for part in root.relative_to(top).parts:
         current = current / part
@@ -145,6 +150,7 @@ def check_default_root(top: Path, root: Path) -> None:
                 code="SYMLINK_REFUSED",
                 data={"path": str(current)},
             )
+    return root
 
 
 def path_problem(path: str, root: Path) -> str | None:

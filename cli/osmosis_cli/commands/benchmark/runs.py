@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from osmosis_cli.context import result_scope, state
+from osmosis_cli.context import result_scope, state, workspace_top
 from osmosis_cli.terminal.declare import Command, Group, YesOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
@@ -147,16 +147,20 @@ def download(
     from osmosis_cli.terminal.progress import byte_progress
     from osmosis_client.platform.benchmark_download import (
         BENCHMARK_OUTPUTS,
+        OUTPUT_DIR,
         plan_benchmark_download,
     )
-    from osmosis_client.platform.run_download import parse_types, run_download
+    from osmosis_client.platform.run_download import default_root, parse_types, run_download
 
     out = current_output()
     selected = parse_types(types, BENCHMARK_OUTPUTS)
     client, workspace = state(ctx).scoped_client()
     with client:
         run = client.benchmark_runs.get(name).benchmark_run
-        root = output.expanduser() if output is not None else _default_root(run.name, run.id)
+        if output is not None:
+            root = output.expanduser()
+        else:
+            root = default_root(workspace_top(), OUTPUT_DIR, run.name or str(run.id), str(run.id))
         plan = plan_benchmark_download(client, run, root, types=selected, overwrite=overwrite)
         if plan.pending_bytes > CONFIRM_BYTES:
             out.info(f"Download plan: {len(plan.pending)} files, "
@@ -170,22 +174,6 @@ def download(
     _result(out, report, result_scope(workspace))
     if report.failed:
         raise typer.Exit(1)
-
-
-def _default_root(name: str | None, run_id: object) -> Path:
-    """``.osmosis/benchmarks/<safe name>`` at the top of the workspace (else the cwd)."""
-    from osmosis_client.errors import InvalidInputError
-    from osmosis_client.platform.benchmark_download import OUTPUT_DIR
-    from osmosis_client.platform.run_download import check_default_root, safe_name
-    from osmosis_client.workspace import find_root
-
-    try:
-        top = find_root(Path.cwd())
-    except InvalidInputError:
-        top = Path.cwd()
-    root = top / OUTPUT_DIR / safe_name(name or str(run_id), str(run_id))
-    check_default_root(top, root)
-    return root
 
 
 def _result(out: Output, report: DownloadReport, scope: dict[str, object]) -> None:

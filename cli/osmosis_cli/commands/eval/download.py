@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from osmosis_cli.context import state
+from osmosis_cli.context import state, workspace_top
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.sizes import size_text
 from osmosis_client.errors import InvalidInputError
@@ -25,13 +25,9 @@ CONFIRM_BYTES = 100 * 1024 * 1024
 
 def runs_root() -> Path:
     """``.osmosis/evals`` at the top of the checkout holding the cwd (else the cwd)."""
-    from osmosis_client.workspace import find_root
+    from osmosis_client.platform.run_download import EVAL_OUTPUT_DIR
 
-    try:
-        top = find_root(Path.cwd())
-    except InvalidInputError:
-        top = Path.cwd()
-    return top / ".osmosis" / "evals"
+    return workspace_top() / EVAL_OUTPUT_DIR
 
 
 def _check_not_local(root: Path) -> None:
@@ -108,18 +104,17 @@ def fetch_run(
     """Plan, confirm (over 100 MiB), fetch; None when declined."""
     from osmosis_cli.terminal.progress import byte_progress
     from osmosis_client.platform.run_download import (
-        check_default_root,
+        EVAL_OUTPUT_DIR,
+        default_root,
         plan_download,
         run_download,
-        safe_name,
     )
 
     run = client.eval_runs.get(name)
     if output is not None:
         root = output.expanduser()
     else:
-        root = runs_root() / safe_name(run.name, run.id)
-        check_default_root(root.parents[2], root)  # .osmosis/evals/<run>: our own folders
+        root = default_root(workspace_top(), EVAL_OUTPUT_DIR, run.name, run.id)
     _check_not_local(root)
     plan = plan_download(client, run, root, types=types, rows=rows, overwrite=overwrite)
     if plan.pending_bytes > CONFIRM_BYTES:
@@ -175,7 +170,7 @@ def hosted_results(app_state: AppState, out: Output, name: str) -> Path:
     """The results document of a hosted run, downloading its outputs when they are not
     here yet (what `eval compare / report / rescore` call for a run name)."""
     from osmosis_client.errors import NotFoundError
-    from osmosis_client.platform.run_download import check_default_root, safe_name
+    from osmosis_client.platform.run_download import EVAL_OUTPUT_DIR, default_root
 
     client, _ = app_state.scoped_client()
     with client:
@@ -187,8 +182,7 @@ def hosted_results(app_state: AppState, out: Output, name: str) -> Path:
                 hint="give a results document, a run directory, or a hosted run's name",
                 code="NOT_RESULTS",
             ) from None
-        root = runs_root() / safe_name(run.name, run.id)
-        check_default_root(root.parents[2], root)
+        root = default_root(workspace_top(), EVAL_OUTPUT_DIR, run.name, run.id)
         document = root / "results.json"
         if not (run.is_terminal and document.is_file()):
             out.info(f"fetching {run.name}'s samples into {root}")

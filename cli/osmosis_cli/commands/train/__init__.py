@@ -11,7 +11,7 @@ import typer
 
 from osmosis_cli.commands.train import submit as submit_command
 from osmosis_cli.commands.train.items import item, row
-from osmosis_cli.context import result_scope, state
+from osmosis_cli.context import result_scope, state, workspace_top
 from osmosis_cli.terminal.declare import Command, Group, YesOpt, options_command
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
@@ -73,22 +73,14 @@ def info(
 ) -> None:
     """A training run: progress, config, checkpoints and metrics (saved as JSON under
     .osmosis/metrics/, or to -o PATH)."""
-    from pathlib import Path
-
     from osmosis_cli.commands.train.info import fetch, show
-    from osmosis_client.errors import InvalidInputError
-    from osmosis_client.workspace import find_root
 
     out = current_output()
     client, workspace = state(ctx).scoped_client()
     with client:
         found = fetch(client, name)
-    try:
-        root = find_root(Path.cwd())
-    except InvalidInputError:
-        root = Path.cwd()
     show(out, found, output=output, overwrite=overwrite, scope=result_scope(workspace),
-         root=root)  # fmt: skip
+         root=workspace_top())  # fmt: skip
 
 
 @app.command("logs", cls=Command)
