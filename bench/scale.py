@@ -80,13 +80,6 @@ def timed(command: list[str]) -> dict[str, float]:
     return {"s": elapsed, "rss_mb": int(done.stdout.split()[-1]) / 1024}
 
 
-#: the CLI as it runs without the fast extra: ``import orjson`` fails
-NO_ORJSON = (
-    "import sys\nsys.modules['orjson'] = None\nsys.argv[0] = 'osmosis'\n"
-    "from osmosis_cli.main import main\nmain()"
-)
-
-
 def measure() -> dict[str, Any]:
     osmosis = str(Path(sys.executable).parent / "osmosis")
     with tempfile.TemporaryDirectory(prefix="osmosis-bench-scale-") as tmp:
@@ -102,14 +95,11 @@ def measure() -> dict[str, Any]:
                              "\n        line = line.strip().rstrip(b',')\n        if line.startswith"
                              "(b'{\"row_index'): orjson.loads(line)", str(a), str(b)])  # fmt: skip
         compare = timed([osmosis, "eval", "compare", str(a), str(b), "--json"])
-        # the same command where the fast extra is not installed: orjson made unimportable
-        stdlib = timed([sys.executable, "-c", NO_ORJSON, "eval", "compare", str(a), str(b),
-                        "--json"])  # fmt: skip
         report = timed([osmosis, "eval", "report", str(a), str(b), "-o", f"{tmp}/r.html"])
         html_mb = Path(f"{tmp}/r.html").stat().st_size / 1e6
         doc_mb = a.stat().st_size / 1e6
     return {"rows": ROWS, "doc_mb": doc_mb, "read": reading, "read_orjson": read_orjson,
-            "compare": compare, "compare_stdlib": stdlib, "report": report,
+            "compare": compare, "report": report,
             "report_html_mb": html_mb}  # fmt: skip
 
 

@@ -111,15 +111,12 @@ def venv_rows(t: dict[str, float]) -> str:
 
 def scale_section(s: dict[str, Any]) -> str:
     read, compare, report = s["read"], s["compare"], s["report"]
-    fast_read, stdlib = s.get("read_orjson"), s.get("compare_stdlib")
+    fast_read = s.get("read_orjson")
     extra = ""
-    if fast_read and stdlib:
+    if fast_read:
         extra = (
             f"| reading both documents with orjson | {fast_read['s']:.1f} s | "
             f"{fast_read['s'] / read['s']:.2f} | {fast_read['rss_mb']:.0f} MB | |\n"
-            f"| `eval compare` without the `fast` extra (the stdlib's decoder) | "
-            f"{stdlib['s']:.1f} s | {stdlib['s'] / read['s']:.1f} | {stdlib['rss_mb']:.0f} MB | "
-            f"(the fallback) |\n"
         )
     return f"""## Results commands at a million rows
 
@@ -127,8 +124,7 @@ def scale_section(s: dict[str, Any]) -> str:
 three-message transcript per attempt, a metadata column), each command in its own process;
 peak memory is the process tree's. The baseline reads both documents' lines with
 `json.loads` and nothing else. `eval compare` and `compare_runs()` are one code path; the
-figure is the CLI's with the `fast` extra installed (orjson, `pip install
-'osmosis-client[fast]'`), and without it.
+figure is the CLI's.
 
 | what | time | ratio to reading | peak RSS | target |
 |---|---:|---:|---:|---|
@@ -138,14 +134,14 @@ figure is the CLI's with the `fast` extra installed (orjson, `pip install
 
 What made compare fit (from 19–21 s): decoding row lines is most of a scan, and orjson
 does it in a quarter of the standard library's time (with the same strictness: no NaN or
-Infinity, no number beyond a double, bounded nesting — tests run both decoders); with
-orjson the transcripts are parsed rather than cut out (cheaper than the cut). A row of the
-usual shape (one attempt) takes a short path to its statistics; rows pair by one dictionary
-look-up each when neither side repeats a row; and the rows a comparison shows are read back
+Infinity, no number beyond a double, bounded nesting — tests hold it to the standard
+library's strict loader); the transcripts are parsed rather than cut out (cheaper than
+the cut). A row of the usual shape (one attempt) takes a short path to its statistics;
+rows pair by one dictionary look-up each when neither side repeats a row; and the rows a comparison shows are read back
 from where their lines start (recorded during the scan) instead of a third and fourth pass
 over both documents. The two documents are still scanned at once (B in a second process).
-Without the extra, compare keeps the standard library's decoder and its figure above.
-Before: 73 s and 2.6 GB (the issue's figures).
+orjson is a dependency since issue 33 (it was the optional `fast` extra). Before: 73 s
+and 2.6 GB (the issue's figures).
 
 The report reads the documents three times (statistics, the listed rows, the slices) and
 never holds a transcript it does not list: 5,000 rows and 1,000 transcripts at most, every

@@ -3,9 +3,9 @@
 A real peer sends an answer in pieces: small TCP segments with pauses, chunked
 transfer-encoding, gzip. ``read_body`` reads until the end of the body (never
 "what happens to be buffered"), decompressed, with a cap: an answer over the cap
-is one clear error, not a truncated document. ``loads`` is ``json.loads`` that
-turns a nesting too deep for the parser (``[`` × 100,000 → ``RecursionError``)
-into the ``ValueError`` every caller already handles.
+is one clear error, not a truncated document. ``loads`` is ``json.loads`` (by orjson
+where both agree) that turns a nesting too deep for the parser (``[`` × 100,000 →
+``RecursionError``) into the ``ValueError`` every caller already handles.
 
 Used by every aiohttp client of the package (model endpoints, rollout servers,
 the 0.2 trainer callbacks); the platform transport (httpx) collects its bodies
@@ -14,8 +14,9 @@ the same way in ``platform/_transport.Body``.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
+
+from osmosis_client import _json
 
 if TYPE_CHECKING:
     import aiohttp
@@ -60,9 +61,9 @@ async def read_body(response: aiohttp.ClientResponse, limit: int) -> bytes:
 
 
 def loads(raw: bytes | str) -> Any:
-    """``json.loads``; a document nested too deeply raises ``ValueError`` like any
-    other malformed one."""
+    """``json.loads`` (by orjson where both agree: osmosis_client._json); a document
+    nested too deeply raises ``ValueError`` like any other malformed one."""
     try:
-        return json.loads(raw)
+        return _json.loads(raw)
     except RecursionError:
         raise ValueError("the JSON is nested too deeply") from None

@@ -94,6 +94,7 @@ def room(module: str) -> str:
 DOORS: dict[str, set[str]] = {
     # the SDK: base modules, then llm → (nothing), platform → llm, rewards → llm
     "osmosis_client._fs": set(),
+    "osmosis_client._json": set(),
     "osmosis_client._plan": set(),
     "osmosis_client._process": set(),
     "osmosis_client._threads": set(),
@@ -107,7 +108,7 @@ DOORS: dict[str, set[str]] = {
     "osmosis_client.workspace": {"osmosis_client.errors"},
     "osmosis_client._toml": set(),
     "osmosis_client._version": set(),
-    "osmosis_client._wire": set(),
+    "osmosis_client._wire": {"osmosis_client._json"},
     "osmosis_client.errors": set(),
     "osmosis_client.llm": {"base"},
     "osmosis_client.platform": {"base", "osmosis_client.llm"},

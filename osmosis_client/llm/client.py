@@ -210,13 +210,6 @@ class _Call:
         self.errors = _try_errors()
         self.last: Route = client._routes.all[0]
 
-    async def send_to(self, route: Route) -> Answer:
-        body = route.request(self.payload)
-        async with self.session.post(  # a redirect is an answer: the key never follows it
-            route.url, data=body, headers=route.headers(), proxy=route.proxy, allow_redirects=False
-        ) as response:
-            return await answers.read_answer(response, route)
-
     async def send(self, _: Any) -> Answer:
         """One try: the next healthy replica; a replica that fails with a connection
         error or a 5xx is rested and the request goes to another at once."""
@@ -225,8 +218,15 @@ class _Call:
         for position, route in enumerate(candidates):
             self.last = route
             others = position < len(candidates) - 1
-            try:
-                outcome = await self.send_to(route)
+            try:  # the request in place (not a coroutine of its own: one per call saved)
+                async with self.session.post(  # a redirect is an answer: the key never follows
+                    route.url,
+                    data=route.request(self.payload),
+                    headers=route.headers(),
+                    proxy=route.proxy,
+                    allow_redirects=False,
+                ) as response:
+                    outcome = await answers.read_answer(response, route)
             except self.errors:
                 route.rest(now())
                 if others:

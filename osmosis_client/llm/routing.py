@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from osmosis_client import _json
 from osmosis_client._redact import redact_url
 from osmosis_client._wire import loads
 from osmosis_client.llm import anthropic
@@ -63,7 +64,7 @@ class Route:
         body = {**payload, "model": self.replica.model}
         if self.anthropic:
             body = anthropic.to_messages_request(body)
-        return json.dumps(body).encode()
+        return _json.dumps(body)
 
     def answer(self, status: int, raw: bytes) -> bytes:
         if not self.anthropic or status >= 300:

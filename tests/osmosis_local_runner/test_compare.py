@@ -165,23 +165,6 @@ def test_broken_documents_are_named_not_tracebacks(
 # ------------------------------------------------------------------ at scale (issue 25)
 
 
-def test_a_row_line_of_ours_loses_only_its_transcripts() -> None:
-    from osmosis_local_runner.results.documents import without_messages
-
-    line = (
-        b'{"row_index": 3, "row_digest": "d3", "runs": [{"run_index":0,"success":true,'
-        b'"scores":{"g":1.0},"answer":"x","messages":[{"role":"user","content":"a ]}, '
-        b'{\\"run_index\\": 9"}]}, {"run_index":1,"success":false,"scores":{"g":0.0},'
-        b'"messages":[]}]}'
-    )
-    stripped = json.loads(without_messages(line))
-    assert [r["run_index"] for r in stripped["runs"]] == [0, 1]
-    assert all("messages" not in r for r in stripped["runs"])
-    assert stripped["runs"][0]["answer"] == "x"
-    other = b'{"row_index": 3, "runs": [{"messages": [], "run_index": 0}]}'  # not our layout
-    assert without_messages(other) == other
-
-
 def test_rows_at_reads_only_the_rows_asked_for(tmp_path: Path) -> None:
     doc = ResultsFile(write(tmp_path / "a.json", {i: [1.0] for i in range(50)}))
     assert [row.index for row in doc.rows_at({3, 41})] == [3, 41]

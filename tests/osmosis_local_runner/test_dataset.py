@@ -147,3 +147,30 @@ def test_a_row_nested_too_deep_is_refused_and_a_flat_one_kept() -> None:
     with pytest.raises(ValueError, match=TOO_DEEP):
         check_row(deep)
     assert check_row({"user_prompt": "q", "ground_truth": 4})[2] == "4"
+
+
+def _digest_as_written_before(data: dict[str, object]) -> str:
+    """The digest as every earlier version computed it (a journal written by one resumes
+    under another only if the digests of unchanged rows are the same)."""
+    import hashlib
+
+    raw = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.blake2b(raw.encode(), digest_size=10).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        ROWS[0],
+        ROWS[1],
+        {"user_prompt": "é ü \u2028 \x1f \"q\" \\", "id": 2**63 - 1, "ok": True, "n": None},
+        {"user_prompt": "big", "id": 123456789012345678901234567890},  # beyond 64 bits
+        {"user_prompt": "floats", "score": 1e-05, "x": 1e16, "y": 0.1},  # float text differs
+        {"user_prompt": "nested", "meta": {"b": [1, {"c": 2.5}], "a": None}},
+        {"user_prompt": "keys", "b": 1, "a": 2, "é": 3, "A": 4},
+    ],
+)
+def test_row_digests_are_what_earlier_versions_computed(row: dict[str, object]) -> None:
+    from osmosis_local_runner.run.dataset import row_digest
+
+    assert row_digest(row) == _digest_as_written_before(row)

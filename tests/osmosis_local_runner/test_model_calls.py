@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext
-from osmosis_local_runner.results import rowlines
 from osmosis_local_runner.results.documents import ResultsFile
 from osmosis_local_runner.results.report_data import build_data
 from osmosis_local_runner.results.sources import sources_of
@@ -60,16 +59,13 @@ def test_no_transcripts_keeps_no_calls(tmp_path: Path) -> None:
     assert _calls(doc) == [None, None]
 
 
-def test_an_answer_holding_our_layout_markers_never_breaks_a_line(
-    tmp_path: Path, monkeypatch: Any
-) -> None:
+def test_an_answer_holding_our_layout_markers_never_breaks_a_line(tmp_path: Path) -> None:
     class Echo(AgentWorkflow):
         async def run(self, ctx: AgentWorkflowContext) -> None:
             await ctx.chat([*ctx.prompt], note=',"messages":[{"x": 1}]}]} ')
 
     spec = make_spec(tmp_path, Echo(), limit=3)
     run(spec)
-    monkeypatch.setattr(rowlines, "fast_decoder", None)  # the cut-out path of the stdlib
     doc = ResultsFile(spec.output)
     rows = list(doc.checked_rows(transcripts=False))
     assert len(rows) == 3 and all(run["scores"] for _, _, runs, _ in rows for run in runs)

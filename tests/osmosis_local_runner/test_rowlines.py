@@ -1,18 +1,16 @@
-"""Row lines decoded by either decoder — orjson (the ``fast`` extra) or the standard
-library's — with the same strictness and the same answers; and the rows a comparison
-shows read back from where their lines start (no second scan of a large document)."""
+"""Row lines decoded by orjson with the strictness of the standard library's strict
+loader (``load_json``) and the same answers; and the rows a comparison shows read back
+from where their lines start (no second scan of a large document)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results import rowlines
-from osmosis_local_runner.results.compare import compare
 from osmosis_local_runner.results.documents import ResultsFile
 from osmosis_local_runner.results.pairing import Side, with_text
 from tests.results_docs import write
@@ -28,25 +26,17 @@ HOSTILE_LINES = {
 }
 
 
-@pytest.fixture(params=["orjson", "stdlib"])
-def decoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    if request.param == "orjson":
-        if rowlines.fast_decoder is None:
-            pytest.skip("orjson is not installed (the fast extra)")
-    else:
-        monkeypatch.setattr(rowlines, "fast_decoder", None)
-    yield request.param
-
-
 @pytest.mark.parametrize("case", sorted(HOSTILE_LINES))
-def test_either_decoder_refuses_what_json_proper_refuses(decoder: str, case: str) -> None:
+def test_a_line_is_refused_where_json_proper_refuses_it(case: str) -> None:
     with pytest.raises(ValueError):
         rowlines.decode_line(HOSTILE_LINES[case])
+    with pytest.raises(ValueError):  # the strict loader whole documents are read with
+        rowlines.load_json(HOSTILE_LINES[case])
 
 
-def test_either_decoder_reads_a_line_the_same(decoder: str) -> None:
+def test_a_line_reads_as_the_standard_library_reads_it() -> None:
     line = b'{"row_index": 7, "runs": [{"scores": {"g": 0.5, "h": 1}, "answer": "\\u00e9"}]}'
-    assert rowlines.decode_line(line) == json.loads(line)
+    assert rowlines.decode_line(line) == json.loads(line) == rowlines.load_json(line)
 
 
 def _per_line(path: Path, rows: int, bad_row: int | None = None) -> Path:
@@ -63,21 +53,11 @@ def _per_line(path: Path, rows: int, bad_row: int | None = None) -> Path:
     return path
 
 
-def test_a_bad_row_deep_in_a_document_is_one_clear_error(decoder: str, tmp_path: Path) -> None:
+def test_a_bad_row_deep_in_a_document_is_one_clear_error(tmp_path: Path) -> None:
     path = _per_line(tmp_path / "a.json", 20, bad_row=11)
     with pytest.raises(InvalidInputError) as caught:
         list(ResultsFile(path).checked_rows(transcripts=False))
     assert str(path) in str(caught.value) and "row" in str(caught.value)
-
-
-def test_both_decoders_compare_alike(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    a = write(tmp_path / "a.json", {i: [float(i % 3 == 0), 1.0] for i in range(60)})
-    b = write(tmp_path / "b.json", {i: [float(i % 2 == 0), 0.0] for i in range(60)})
-    first = compare(a, b).to_json()
-    monkeypatch.setattr(rowlines, "fast_decoder", None)
-    assert compare(a, b).to_json() == first
 
 
 def test_shown_rows_are_read_back_from_their_offsets(tmp_path: Path) -> None:

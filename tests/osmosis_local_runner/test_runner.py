@@ -198,6 +198,28 @@ def test_errors_in_user_code_are_isolated(tmp_path: Path) -> None:
     assert doc["summary"]["status"] == "finished"
 
 
+def test_a_nan_in_a_conversation_is_written_as_null_and_the_attempt_kept(
+    tmp_path: Path,
+) -> None:
+    """JSON has no NaN: a tool result holding one is written as null (strict JSON), and
+    the attempt is graded as any other rather than failed for its transcript."""
+
+    class WithNaN(AgentWorkflow):
+        def run(self, ctx: AgentWorkflowContext) -> Any:
+            return [
+                {"role": "tool", "content": "measured", "data": {"value": float("nan")}},
+                {"role": "assistant", "content": str(2 * ctx.metadata["i"])},
+            ]
+
+    spec = make_spec(tmp_path, WithNaN(), limit=2, batch_size=2)
+    doc = run(spec)
+    text = spec.output.read_text()
+    json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in the document"))
+    first = doc["rows"][0]["runs"][0]
+    assert first["success"] is True and first["error"] is None
+    assert first["messages"][0]["data"] == {"value": None}
+
+
 def test_eval_fns_simple_and_full_modes(tmp_path: Path) -> None:
     seen: dict[str, Any] = {}
 

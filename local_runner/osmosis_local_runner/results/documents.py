@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results import rowlines
 from osmosis_local_runner.results.checks import LARGEST as LARGEST
 from osmosis_local_runner.results.checks import is_number as is_number
 from osmosis_local_runner.results.checks import run_problem, whole
 from osmosis_local_runner.results.document import ROWS_MARK
 from osmosis_local_runner.results.labels import label_of
 from osmosis_local_runner.results.records import AttemptRecord, compact, row_facts
-from osmosis_local_runner.results.rowlines import decode_line, load_json, without_messages
+from osmosis_local_runner.results.rowlines import decode_line, load_json
 from osmosis_local_runner.results.scoring import passed
 from osmosis_local_runner.results.stats import mean
 
@@ -228,11 +227,12 @@ class ResultsFile:
     ) -> Iterator[dict[str, Any]]:
         """Each row object as written (``wanted``: only the rows of these indices — in
         our own documents, the others are never parsed; ``transcripts=False``: runs may
-        come without their ``messages``; ``offsets``: gets where each row's line starts,
+        come without their ``messages`` — a hint: orjson parses them faster than they could
+        be cut out, so they come along; ``offsets``: gets where each row's line starts,
         for :meth:`rows_from` — left empty for a document not laid out a row per line)."""
         if self._streamable:
             try:
-                yield from self._stream(wanted, transcripts, offsets)
+                yield from self._stream(wanted, offsets)
                 return
             except _NotStreamable:
                 self._streamable = False
@@ -248,7 +248,6 @@ class ResultsFile:
     def _stream(
         self,
         wanted: Container[int] | None = None,
-        transcripts: bool = True,
         offsets: array[int] | None = None,
     ) -> Iterator[dict[str, Any]]:
         with self.path.open("rb") as handle:
@@ -279,8 +278,6 @@ class ResultsFile:
                     found = _INDEX.match(text)
                     if found is not None and int(found.group(1)) not in wanted:
                         continue  # a row of ours, not asked for: never parsed
-                if not transcripts and rowlines.fast_decoder is None:
-                    text = without_messages(text)  # orjson parses them faster than we cut
                 try:
                     row = decode_line(text)
                 except ValueError as exc:

@@ -4,20 +4,23 @@ per run (scores, error, answer, transcript…), and the strict JSON both are wri
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from osmosis_client import _json
 
 #: the run's own model in the document of a --baseline-model run (0.2's tag; None in memory)
 PRIMARY = "primary"
 #: the attempts of --baseline-model
 BASELINE = "baseline"
-_ENCODE = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False).encode
 
 
 def compact(value: Any) -> str:
-    """Compact, strict JSON text."""
-    return _ENCODE(value)
+    """Compact JSON text (osmosis_client._json: a non-finite float is written as null;
+    what JSON cannot hold raises ``TypeError`` / ``ValueError``)."""
+    return _json.compact(value)
 
 
 @dataclass(slots=True)
@@ -181,6 +184,8 @@ def _plain(value: Any) -> Any:
     """``value`` if strict JSON holds it, else its text (a timestamp, NaN, bytes…)."""
     if value is None or isinstance(value, str | bool | int):
         return value  # the common columns: nothing to check
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
     try:
         compact(value)
     except (TypeError, ValueError, RecursionError):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from osmosis_client import _json
 from osmosis_client._fs import file_sha256
 from osmosis_client.errors import ConfigError, InvalidInputError, Problem
 from osmosis_local_runner.results.records import facts_text
@@ -74,8 +75,13 @@ class DatasetInfo:
 
 def row_digest(data: Mapping[str, Any]) -> str:
     """A short hash of the row's content (key order and whitespace do not matter)."""
-    raw = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.blake2b(raw.encode(), digest_size=10).hexdigest()
+    raw = _json.sorted_dumps(data) if isinstance(data, dict) else None  # the usual flat row
+    if raw is None:
+        text = json.dumps(
+            data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+        )
+        raw = text.encode()
+    return hashlib.blake2b(raw, digest_size=10).hexdigest()
 
 
 #: rows nesting deeper than this are refused: they only break things later (encoders,
@@ -200,7 +206,7 @@ class Dataset:
                 if not raw.strip():
                     continue
                 try:
-                    yield lineno, json.loads(raw.decode("utf-8"))  # str: no encoding sniffing
+                    yield lineno, _json.loads(raw.decode("utf-8"))  # str: no encoding sniffing
                 except (ValueError, UnicodeDecodeError) as exc:
                     yield lineno, ValueError(f"invalid JSON: {_short(exc)}")
                 except RecursionError:

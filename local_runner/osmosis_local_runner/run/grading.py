@@ -15,7 +15,7 @@ from typing import Any
 from osmosis_client.rollout import GraderContext, check_score, last_assistant_content
 from osmosis_local_runner.run.dataset import Row
 from osmosis_local_runner.run.eval_fns import EvalFn
-from osmosis_local_runner.run.scheduler import with_timeout
+from osmosis_local_runner.run.scheduler import deadline
 from osmosis_local_runner.run.user_code import MAX_ERROR_TEXT, call, error_text
 
 
@@ -67,9 +67,11 @@ async def grade(
     for fn in eval_fns:
         scoring = _score(fn, messages, row, run_index)
         try:
-            score, explanation = await (
-                scoring if timeout is None else with_timeout(scoring, timeout)
-            )
+            if timeout is None:
+                score, explanation = await scoring
+            else:
+                with deadline(timeout):  # in place: no coroutine wrapped around the call
+                    score, explanation = await scoring
             grades.scores[fn.name] = score
             if explanation is not None:
                 grades.explanations[fn.name] = explanation

@@ -246,7 +246,7 @@ class Runner:
             run_window(
                 ReadAhead(self._attempts(Dataset(spec.dataset), selected), size),
                 size,
-                self._execute,
+                self._attempt if spec.slots is None else self._execute,
                 self._stop,
                 stats,
             )
@@ -291,11 +291,8 @@ class Runner:
     # ------------------------------------------------------------ attempts
 
     async def _execute(self, item: Item) -> None:
-        slots = self.spec.slots  # a suite's cap shared by its entries in flight
-        if slots is None:
-            await self._attempt(item)
-            return
-        async with slots:
+        assert self.spec.slots is not None  # a suite's cap shared by its entries in flight
+        async with self.spec.slots:
             await self._attempt(item)
 
     async def _attempt(self, item: Item) -> None:

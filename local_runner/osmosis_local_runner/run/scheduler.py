@@ -244,13 +244,23 @@ _deadlines: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Deadlines] = (
 )
 
 
+#: the last loop's Deadlines: a run asks from one loop thousands of times a second, and a
+#: weak dictionary's look-up (a new weak reference each time) was a third of the cost. (It
+#: keeps that one loop alive after it closed, until another loop asks.)
+_last: Deadlines | None = None
+
+
 def deadline(seconds: float) -> _Limit:
     """``with deadline(s): await …`` — ``TimeoutError`` once ``s`` seconds have passed."""
+    global _last
     loop = asyncio.get_running_loop()
-    owner = _deadlines.get(loop)
-    if owner is None:
-        owner = _deadlines[loop] = Deadlines(loop)
-    return owner.limit(seconds)
+    owner = _last
+    if owner is None or owner._loop is not loop:
+        owner = _deadlines.get(loop)
+        if owner is None:
+            owner = _deadlines[loop] = Deadlines(loop)
+        _last = owner
+    return _Limit(owner, seconds)
 
 
 async def with_timeout(awaitable: Awaitable[Any], seconds: float) -> Any:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from osmosis_client._threads import in_daemon_thread
-from osmosis_local_runner.run.scheduler import LoopBlocked, with_timeout
+from osmosis_local_runner.run.scheduler import LoopBlocked, deadline
 
 MAX_ERROR_TEXT = 1000
 
@@ -100,7 +100,8 @@ async def call_with_timeout(
     """:func:`call` under a deadline; ``TimeoutError`` when it passes."""
     if timeout is None:
         return await call(fn, *args, is_async=is_async, **kwargs)
-    return await with_timeout(call(fn, *args, is_async=is_async, **kwargs), timeout)
+    with deadline(timeout):  # in place: no coroutine wrapped around the call
+        return await call(fn, *args, is_async=is_async, **kwargs)
 
 
 _real_exit = os._exit
