@@ -202,7 +202,12 @@ instant stub and was removed (docs/models.md, issue 33): it spun for ever on a n
 chunk size, inflated a gzip bomb whole, ignored proxies and replayed POSTs — and at a
 realistic 200 ms per call it bought nothing (the latency-bound table below). At zero
 latency the bare loop is bound by its own CPU, and the runner adds its own work on top of
-the same client: the next section shows where that goes.
+the same client: the next section shows where that goes. What took the runner from 0.39
+to the figure above (issue 33): JSON — encoding requests, records and journal lines,
+decoding answers and dataset rows — had been the largest share of that work, and is now
+orjson's (a maintained library; `osmosis_client/_json.py` keeps the standard library's
+verdicts where the two differ); deadlines are entered in place rather than through a
+wrapping coroutine, and a model call runs one coroutine fewer.
 
 Peers on this kind of work (from the issue): osmosis-ai 0.3.8 ~7.8 rollouts/s,
 Inspect ~30, verifiers ~42.
