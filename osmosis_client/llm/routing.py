@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import contextvars
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -75,7 +74,7 @@ class Route:
             return raw
         if not isinstance(data, dict):
             return raw
-        return json.dumps(anthropic.from_messages_response(data, self.replica.model)).encode()
+        return _json.dumps(anthropic.from_messages_response(data, self.replica.model))
 
     def rest(self, now: float) -> None:
         self.resting_until = now + REST_SECONDS

@@ -16,11 +16,9 @@ PRIMARY = "primary"
 #: the attempts of --baseline-model
 BASELINE = "baseline"
 
-
-def compact(value: Any) -> str:
-    """Compact JSON text (osmosis_client._json: a non-finite float is written as null;
-    what JSON cannot hold raises ``TypeError`` / ``ValueError``)."""
-    return _json.compact(value)
+#: compact JSON text, as records, journal lines and documents are written (a non-finite
+#: float is written as null; what JSON cannot hold raises ``TypeError`` / ``ValueError``)
+compact = _json.compact
 
 
 @dataclass(slots=True)
