@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from osmosis_local_runner.run.scheduler import Deadlines, ReadAhead, deadline, with_timeout
+from osmosis_local_runner.run.scheduler import Deadlines, ReadAhead, deadline
 
 
 async def _fast() -> str:
@@ -30,7 +30,8 @@ def test_a_deadline_that_passes_raises_timeout_inside_the_block() -> None:
 
 def test_a_block_that_finishes_in_time_is_untouched() -> None:
     async def main() -> str:
-        result = await with_timeout(_fast(), 5)
+        with deadline(5):
+            result = await _fast()
         await asyncio.sleep(Deadlines.TICK * 2)  # the checker runs and finds it done
         return result
 

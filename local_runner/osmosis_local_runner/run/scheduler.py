@@ -263,12 +263,6 @@ def deadline(seconds: float) -> _Limit:
     return _Limit(owner, seconds)
 
 
-async def with_timeout(awaitable: Awaitable[Any], seconds: float) -> Any:
-    """Await with a deadline; raises ``TimeoutError``."""
-    with deadline(seconds):
-        return await awaitable
-
-
 class LoopBlocked(Exception):
     """Raised inside code that blocked the event loop past its attempt's timeout."""
 
