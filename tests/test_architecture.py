@@ -106,6 +106,7 @@ DOORS: dict[str, set[str]] = {
     "osmosis_client._tls": {"osmosis_client.errors"},
     "osmosis_client.envfile": {"osmosis_client.errors"},
     "osmosis_client.workspace": {"osmosis_client.errors"},
+    "osmosis_client.layout": set(),  # where .osmosis/ keeps what we write, named once
     "osmosis_client._toml": set(),
     "osmosis_client._version": set(),
     "osmosis_client._wire": {"osmosis_client._json"},
@@ -172,7 +173,7 @@ BASE = {
     m
     for m in MODULES
     if m.count(".") == 1 and m.startswith("osmosis_client.") and m.split(".")[1][0] == "_"
-} | {"osmosis_client.errors", "osmosis_client"}
+} | {"osmosis_client.errors", "osmosis_client", "osmosis_client.layout"}
 
 
 def allowed(source: str, target: str) -> bool:
@@ -305,14 +306,22 @@ def test_no_function_over_60_lines(package: str) -> None:
 #: what only the libraries do — a CLI module naming one of these holds run or submission
 #: policy (which run a name means, what its files hold, what a submit pins or sends)
 POLICY = {
-    "osmosis_local_runner.run.named": {"open_run", "RunFiles"},
+    "osmosis_local_runner.run.named": {"open_run", "RunFiles", "Identity"},
     "osmosis_local_runner.run.rundir": {"generate_name", "latest_unfinished", "check_name"},
+    # a run is sequenced by run.session alone (issue 43): never its parts
+    "osmosis_local_runner.run.invocation": {"Invocation", "pick_run"},
+    "osmosis_local_runner.run.runner": {"Runner"},
+    "osmosis_local_runner.run.overrides": {"Overrides", "config_spec", "seed_spec", "seed_run_spec"},
+    "osmosis_local_runner.run.journal": {"saved_settings", "read_journal", "Journal"},
+    # what a setting's fate is (kept, secret, adopted, compared) is run.settings' alone
+    "osmosis_local_runner.run.settings": {"FATE", "KEPT", "SECRET", "ONCE", "upgraded"},
     "osmosis_local_runner.run.import_plan": {"plan_import"},
     "osmosis_client.platform.git": {"plan_pin", "inspect_repo"},
     "osmosis_client.platform.run_import": {"import_run"},
 }
-#: calls on the platform client that create or import: only the SDK's submission does
-POLICY_CALLS = {"create", "import_run", "locked", "archive"}
+#: calls on the platform client that create or import: only the SDK's submission does;
+#: a run's persistence (kept(), adopt(), changes_from()) is the settings object's own
+POLICY_CALLS = {"create", "import_run", "locked", "archive", "kept", "adopt", "changes_from"}
 
 
 def _runtime_names(tree: ast.AST) -> Iterator[tuple[str, str]]:

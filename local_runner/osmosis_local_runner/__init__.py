@@ -2,7 +2,7 @@
 
 As a library (docs/python-api.md)::
 
-    from osmosis_local_runner import run_eval, arun_eval, load_run, compare_runs
+    from osmosis_local_runner import run_eval, arun_eval, run_suite, load_run, compare_runs
 
 The names are imported on first use: ``import osmosis_local_runner`` stays cheap.
 """
@@ -23,9 +23,11 @@ if TYPE_CHECKING:
         SuiteResult,
         Summary,
         arun_eval,
+        arun_suite,
         compare_runs,
         load_run,
         run_eval,
+        run_suite,
     )
 
 __all__ = [
@@ -38,9 +40,11 @@ __all__ = [
     "SuiteResult",
     "Summary",
     "arun_eval",
+    "arun_suite",
     "compare_runs",
     "load_run",
     "run_eval",
+    "run_suite",
 ]
 
 

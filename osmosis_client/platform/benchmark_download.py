@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from osmosis_client.layout import BENCHMARKS
 from osmosis_client.platform.run_download import (
     DownloadPlan,
     OutputKind,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 TYPES = ("summary", "results", "artifacts", "logs")
 DEFAULT_TYPES = ("summary", "results")
 #: where a benchmark run's outputs go by default (under the workspace, else the cwd)
-OUTPUT_DIR = Path(".osmosis") / "benchmarks"
+OUTPUT_DIR = BENCHMARKS
 _FILES = {"summary.csv": "summary", "results.csv": "results", "logs.txt": "logs"}
 
 

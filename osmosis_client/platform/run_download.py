@@ -27,6 +27,7 @@ import httpx
 
 from osmosis_client._fs import file_sha256
 from osmosis_client.errors import InvalidInputError, OsmosisError
+from osmosis_client.layout import EVALS
 from osmosis_client.platform.fetch import fetch_file
 from osmosis_client.platform.presigned import Progress
 from osmosis_client.platform.resources.eval_calls import DOWNLOAD_URL_BATCH
@@ -132,7 +133,7 @@ def category(path: str) -> str | None:
 
 
 #: where a hosted eval run's outputs go by default, under the workspace's top
-EVAL_OUTPUT_DIR = Path(".osmosis") / "evals"
+EVAL_OUTPUT_DIR = EVALS
 
 
 def default_root(top: Path, folder: Path, name: str, run_id: str) -> Path:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from osmosis_client.errors import InvalidInputError, OsmosisError, WorkspaceRequiredError
+from osmosis_client.layout import HOSTED_SUITES
 
 if TYPE_CHECKING:
     from osmosis_client.platform._client import Client
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from osmosis_client.platform.models import CreatedRun
 
 #: where a suite's hosted runs are recorded (relative to where it was submitted from)
-HOSTED_RECORDS = Path(".osmosis") / "suites" / "hosted"
+HOSTED_RECORDS = HOSTED_SUITES
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
+from osmosis_client.layout import METRICS
 from osmosis_client.platform.training_models import TrainingMetrics, TrainingRunDetail
 
 #: the platform's metric keys → the names the export uses (others pass through)
@@ -27,7 +28,7 @@ KEY_MAP = {
     "rollout/total_lengths": "total_length",
     "rollout/truncated_ratio": "truncation_ratio",
 }
-METRICS_DIR = Path(".osmosis") / "metrics"
+METRICS_DIR = METRICS
 
 
 def _iso(epoch_ms: float) -> str:

@@ -10,18 +10,17 @@ import contextlib
 import json
 import os
 import re
-import select
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.child_output import Child
 from tests.e2e.trainer_double import Trainer, get, init_body, post
 
 pytestmark = pytest.mark.slow
@@ -56,25 +55,11 @@ def trainer() -> Iterator[Trainer]:
 @contextlib.contextmanager
 def serving(command: list[str], cwd: Path, env: dict[str, str]) -> Iterator[str]:
     """The server's URL while it runs; stopped by SIGINT after (it must exit 0)."""
-    proc = subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stderr is not None
-        deadline = time.monotonic() + 30
-        url = None
-        while url is None:
-            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
-            if select.select([proc.stderr], [], [], 0.2)[0]:
-                line = proc.stderr.readline()
-                found = RUNNING.search(line)
-                if found:
-                    url = f"http://127.0.0.1:{found.group(1)}"
-        yield url
-        proc.send_signal(signal.SIGINT)  # uvicorn's lifespan shutdown runs
-        assert proc.wait(20) == 0
-    finally:
-        proc.kill()
+    with Child(command, cwd=cwd, env=env) as child:
+        found = child.err.wait_for(RUNNING, 30)  # bounded; the output so far if it fails
+        yield f"http://127.0.0.1:{found.group(1)}"
+        child.proc.send_signal(signal.SIGINT)  # uvicorn's lifespan shutdown runs
+        assert child.proc.wait(20) == 0, child.output()
 
 
 def one_rollout(url: str, trainer: Trainer, rollout_id: str) -> dict[str, object]:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.child_output import leftover
 from tests.e2e.conftest import osmosis_command
 from tests.gitrepo import git
 from tests.published_sdk import (
@@ -215,7 +216,7 @@ def test_kill_9_then_resume_loses_nothing_and_leaves_no_server(
     try:
         deadline = time.monotonic() + 90
         while not journal.exists() or len(journal.read_text().splitlines()) < 4:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert proc.poll() is None, leftover(proc)
             assert time.monotonic() < deadline, "the run never got going"
             time.sleep(0.05)
         assert server_pids(str(workspace / "rollouts" / "calculator"))

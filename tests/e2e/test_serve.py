@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.child_output import Child
 from tests.e2e.conftest import osmosis_command
 from tests.e2e.platform_double import PlatformDouble
 from tests.e2e.trainer_double import Trainer, get, init_body, post
@@ -34,16 +34,20 @@ SERVING = re.compile(
 
 @dataclass
 class Served:
-    proc: subprocess.Popen[str]
+    child: Child
     url: str
-    stdout_first: str
-    stderr_lines: list[str]
+
+    @property
+    def proc(self) -> subprocess.Popen[str]:
+        return self.child.proc
 
     def stop(self) -> tuple[int, str, str]:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
-        out, err = self.proc.communicate(timeout=60)
-        return self.proc.returncode, self.stdout_first + out, "".join(self.stderr_lines) + err
+        self.proc.wait(60)
+        self.child.out.wait_closed(10)
+        self.child.err.wait_closed(10)
+        return self.proc.returncode, self.child.out.text(), self.child.err.text()
 
 
 def start(
@@ -55,33 +59,18 @@ def start(
     env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
     env["OSMOSIS_CONFIG_DIR"] = str(workdir / "cfg")
     env.update(env_extra or {})
-    proc = subprocess.Popen(
+    child = Child(
         [*osmosis_command(), "serve", "-p", "0", *(["-H", host] if host else []), *args],
         cwd=workdir,
         env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
         bufsize=1,
     )
-    assert proc.stderr is not None and proc.stdout is not None
-    lines: list[str] = []
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stderr], [], [], 0.2)
-        if ready:
-            line = proc.stderr.readline()
-            lines.append(line)
-            match = SERVING.search(line)
-            if match:
-                first = ""
-                if select.select([proc.stdout], [], [], 0.2)[0]:
-                    first = proc.stdout.readline()
-                return Served(proc, f"http://127.0.0.1:{match['port']}", first, lines)
-        if proc.poll() is not None:
-            break
-    proc.kill()
-    raise AssertionError("serve did not start: " + "".join(lines) + proc.stderr.read())
+    try:
+        match = child.err.wait_for(SERVING, 20)
+    except AssertionError:
+        child.__exit__()
+        raise
+    return Served(child, f"http://127.0.0.1:{match['port']}")
 
 
 @pytest.fixture
@@ -207,8 +196,7 @@ def test_api_key_auth_and_validation_bodies(workdir: Path, trainer: Trainer) -> 
 def test_generated_key_is_printed_once(workdir: Path, trainer: Trainer) -> None:
     served = start(workdir, "-m", "server:agent_loop", "--skip-register")
     try:
-        match = re.search(r"(osm_rollout_[A-Za-z0-9_-]+)", served.stdout_first)
-        assert match, served.stdout_first
+        match = served.child.out.wait_for(r"(osm_rollout_[A-Za-z0-9_-]+)", 10)
         key = match.group(1)
         status, _ = post(
             f"{served.url}/v1/rollout/init",
@@ -327,14 +315,14 @@ def test_local_and_api_key_conflict(workdir: Path) -> None:
 def test_local_serves_on_loopback_by_default_and_warns_on_a_wider_bind(workdir: Path) -> None:
     served = start(workdir, "-m", "server:agent_loop", "--local", host=None)
     try:
-        line = "".join(served.stderr_lines)
+        line = served.child.err.text()
         assert SERVING.search(line)["host"] == "127.0.0.1"  # type: ignore[index]
         assert "no API key" not in line
     finally:
         served.stop()
     wide = start(workdir, "-m", "server:agent_loop", "--local", host="0.0.0.0")
     try:
-        shown = "".join(wide.stderr_lines)
+        shown = wide.child.err.text()
         assert "serving on 0.0.0.0 with no API key: anyone who can reach this port" in shown
     finally:
         wide.stop()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.child_output import leftover
 from tests.server_workspace import RELAXED_CLI, server_pids, server_workspace
 
 pytestmark = [
@@ -46,7 +47,7 @@ def journal_lines(root: Path) -> list[str]:
 def kill_when(root: Path, proc: subprocess.Popen[str], lines: int) -> None:
     deadline = time.monotonic() + 30
     while len(journal_lines(root)) < lines:
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert proc.poll() is None, leftover(proc)
         assert time.monotonic() < deadline
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)

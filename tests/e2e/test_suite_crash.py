@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.child_output import leftover
 from tests.e2e.conftest import osmosis_command
 
 pytestmark = pytest.mark.slow
@@ -50,7 +51,7 @@ def test_sigkill_mid_entry_then_resume(tmp_path: Path) -> None:
     deadline = time.monotonic() + 60
     second: Path | None = None
     while True:
-        assert proc.poll() is None, proc.communicate()[1]
+        assert proc.poll() is None, leftover(proc)
         assert time.monotonic() < deadline, "the suite never reached its second entry"
         journals = sorted(suites.glob("*/*.journal.jsonl")) if suites.exists() else []
         done = [j for j in journals if j.name.startswith("exact.")]

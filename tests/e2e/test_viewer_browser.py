@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.child_output import Child
 from tests.e2e.conftest import osmosis_command
 from tests.e2e.test_report_browser import browser, expect, invoke, project
 
@@ -26,23 +26,9 @@ RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculato
 def viewer_url(project: Path) -> Iterator[str]:
     for name in ("ckpt-100", "ckpt-200"):
         assert invoke(*RUN, "--name", name, "--limit", "3").exit_code == 0
-    process = subprocess.Popen(
-        [*osmosis_command(), "eval", "view", "--no-browser"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        for _ in range(20):  # bounded: the URL is on its first lines
-            if found := re.search(r"http://\S+\?token=\S+", process.stderr.readline()):
-                yield found.group(0)
-                break
-        else:
-            pytest.fail("eval view printed no URL")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with Child([*osmosis_command(), "eval", "view", "--no-browser"]) as child:
+        yield child.err.wait_for(r"http://\S+\?token=\S+", 30).group(0)
+        child.proc.terminate()
 
 
 def snap(page: Any, name: str) -> None:

@@ -64,7 +64,9 @@ def test_the_parsing_alone_with_a_recording_run() -> None:
     assert result.exit_code == 0, result.output
     (opts,) = seen
     assert (opts.config_path, opts.name, opts.rows_spec, opts.n) == (Path("x.toml"), "a", "1,3-4", 2)
-    assert opts.run_overrides(Path("out.json")).batch_size == 7  # --max-in-flight is the window
+    settings = opts.run_settings()
+    assert settings.batch_size == 7  # --max-in-flight is the window
+    assert settings.rows == frozenset({1, 3, 4}) and settings.n == 2
 
 
 def test_eval_list_called_directly_with_a_workspace(

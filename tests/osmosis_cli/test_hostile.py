@@ -120,13 +120,13 @@ def test_02_our_own_results_document_may_be_replaced(invoke: Invoke, project: Pa
 
 
 def test_03_default_names_never_collide(monkeypatch: pytest.MonkeyPatch, project: Path) -> None:
-    from osmosis_cli.commands.eval import execute as eval_local
+    from osmosis_local_runner.run.session import unnamed_results
 
     monkeypatch.setattr("secrets.token_hex", lambda n: "abcd")
-    first = eval_local.default_results_path("quickstart")
+    first = unnamed_results("quickstart")
     first.parent.mkdir(parents=True)
     first.write_text("{}")
-    second = eval_local.default_results_path("quickstart")
+    second = unnamed_results("quickstart")
     assert second != first and not second.exists()
 
 

@@ -35,7 +35,7 @@ def test_resume_with_only_the_path_runs_with_the_original_flags(
     interrupted(project / "int.json", keep=5)
     result = invoke(*RUN, "--resume", "-o", "int.json")
     assert result.exit_code == 0, result.stderr
-    assert "Resuming with the run's own settings: --limit 6, --n 2, --model mock/calculator" in (
+    assert "Resuming with the run's own settings: --model mock/calculator, --limit 6, --n 2" in (
         result.stderr
     )
     doc = json.loads((project / "int.json").read_text())
@@ -72,17 +72,17 @@ def test_header_values_are_never_kept_and_must_be_given_again(
     assert invoke(*RUN, *flags).exit_code == 0
     interrupted(project / "h.json", keep=1)
     header = json.loads(journal_path(project / "h.json").read_text().splitlines()[0])
-    assert header["settings"]["withheld"] == ["--header X-Gateway-Key"]
+    assert header["settings"]["withheld"] == ["headers:X-Gateway-Key"]
     assert secret not in journal_path(project / "h.json").read_text()
     refused = invoke(*RUN, "--resume", "-o", "h.json")
-    assert refused.exit_code == 2 and "--header X-Gateway-Key" in refused.stderr
+    assert refused.exit_code == 2 and "the header X-Gateway-Key" in refused.stderr
     again = invoke(*RUN, "--resume", "-o", "h.json", "--header", f"X-Gateway-Key: {secret}")
     assert again.exit_code == 0, again.stderr
 
 
 @pytest.mark.parametrize(
     ("setting", "damaged"),
-    [("batch_size", "abc"), ("batch_size", [3]), ("sampling_args_json", 5), ("limit", 2.5)],
+    [("batch_size", "abc"), ("batch_size", [3]), ("sampling_args", 5), ("limit", 2.5)],
 )
 def test_a_damaged_journal_setting_is_exit_2_naming_it(
     invoke: Invoke, project: Path, setting: str, damaged: object
@@ -99,3 +99,27 @@ def test_a_damaged_journal_setting_is_exit_2_naming_it(
     assert result.exit_code == 2, result.stderr
     assert f"damaged setting {setting}" in result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+
+
+def test_a_journal_kept_by_the_previous_version_resumes_with_its_settings(
+    invoke: Invoke, project: Path
+) -> None:
+    """Journals written before the settings had one object kept the CLI's option names
+    (``sampling_args_json``, ``no_transcripts``, ``rows_spec``, ``--header NAME``)."""
+    assert invoke(*RUN, "--limit", "6", "-o", "old.json").exit_code == 0
+    interrupted(project / "old.json", keep=1)
+    path = journal_path(project / "old.json")
+    head, *rest = path.read_text().splitlines(keepends=True)
+    header = json.loads(head)
+    header["settings"] = {
+        "limit": 6, "sampling_args_json": '{"top_p": 0.5}', "no_transcripts": True,
+        "rows_spec": "0-5", "max_in_flight": 3, "withheld": ["--header X-Key"],
+    }  # fmt: skip
+    path.write_text(json.dumps(header) + "\n" + "".join(rest))
+    refused = invoke(*RUN, "--resume", "-o", "old.json")
+    assert refused.exit_code == 2 and "the header X-Key" in refused.stderr
+    result = invoke(*RUN, "--resume", "-o", "old.json", "--header", "X-Key: v")
+    said = next(x for x in result.stderr.splitlines() if x.startswith("Resuming with"))
+    for shown in ("--sampling-args {'top_p': 0.5}", "--no-transcripts", "--rows 0-5",
+                  "--max-in-flight 3"):  # fmt: skip
+        assert shown in said, said

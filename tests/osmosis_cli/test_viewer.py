@@ -7,9 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,6 +18,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from osmosis_local_runner.viewer.server import COOKIE, Viewer
+from tests.child_output import Child
 from tests.osmosis_cli.conftest import Invoke
 
 RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculator", "-q"]
@@ -104,35 +103,21 @@ def test_no_request_reads_outside_the_runs_root(project: Path, tmp_path: Path) -
 
 
 def test_eval_view_serves_on_loopback_and_prints_its_url(project: Path) -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "osmosis_cli", "eval", "view", "--no-browser"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        url = None
-        for _ in range(20):  # bounded: the URL comes on its first lines
-            line = process.stderr.readline()
-            if found := re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line):
-                url = found.group(0)
-                break
-        assert url is not None
+    with Child([sys.executable, "-m", "osmosis_cli", "eval", "view", "--no-browser"]) as child:
+        url = child.err.wait_for(r"http://127\.0\.0\.1:\d+/\?token=\S+", 30).group(0)
         with httpx.Client(timeout=10) as client:
             base = url.split("?")[0]
             assert client.get(base + "api/runs").status_code == 403
             assert client.get(url, follow_redirects=True).status_code == 200
             runs = client.get(base + "api/runs").json()["runs"]
             assert {r["name"] for r in runs} == {"first", "second"}
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+        child.proc.terminate()
 
 
 def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Path) -> None:
     """A running run (or one killed before it wrote its document): its page is built from
-    the journal's finished attempts, says it is running, and reloads itself."""
+    the journal's finished attempts; while an invocation holds the run it says running
+    and reloads itself, else it says stopped (issue 43)."""
     from osmosis_local_runner.results.records import AttemptRecord
     from osmosis_local_runner.run.journal import JOURNAL_VERSION
 
@@ -151,10 +136,17 @@ def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Pa
     viewer = Viewer(project)
 
     async def check(client: TestClient[Any, Any]) -> None:
+        from osmosis_local_runner.run.rundir import RunDirectory
+
         await client.get(f"/?token={viewer.token}")
-        answer = await client.get("/runs/live")
-        assert answer.status == 200
-        page = await answer.text()
+        killed = await (await client.get("/runs/live")).text()
+        assert '<meta http-equiv="refresh"' not in killed and "mock/live" in killed
+        data = json.loads(killed.split('id="data">', 1)[1].split("</script>")[0])
+        assert data["runs"][0]["summary"]["status"] == "stopped"
+        with RunDirectory(live.parent, "live").locked():  # an invocation runs it now
+            answer = await client.get("/runs/live")
+            assert answer.status == 200
+            page = await answer.text()
         assert '<meta http-equiv="refresh"' in page and "mock/live" in page
         data = json.loads(page.split('id="data">', 1)[1].split("</script>")[0])
         assert data["runs"][0]["summary"]["status"] == "running"

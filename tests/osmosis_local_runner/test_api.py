@@ -25,6 +25,7 @@ from osmosis_local_runner import (
     compare_runs,
     load_run,
     run_eval,
+    run_suite,
 )
 
 CONFIG = "configs/eval/quickstart.toml"
@@ -219,7 +220,10 @@ def test_a_suite_runs_every_entry_and_reads_back(project: Path) -> None:
         'model_path = "mock/calculator"\ndataset = "arithmetic"\nlimit = 4\n\n'
         "[[ablation]]\n[ablation.sweep]\nn = [1, 2]\n"
     )
-    result = run_eval("configs/eval/sweep.toml", parallel=2)
+    with pytest.raises(InvalidInputError) as refused:  # typed: run_eval gives an EvalResult
+        run_eval("configs/eval/sweep.toml")
+    assert refused.value.code == "USAGE" and "run_suite" in (refused.value.hint or "")
+    result = run_suite("configs/eval/sweep.toml", parallel=2)
     assert isinstance(result, SuiteResult) and result.status == "finished"
     assert result.path.parent == project / ".osmosis" / "suites"
     runs = sorted(entry.summary.total_runs for entry in result.entries.values())

@@ -17,6 +17,24 @@ LOGIN = "run `osmosis login`, or set OSMOSIS_TOKEN"
 SWITCH = "`osmosis workspace switch NAME`"
 
 
+def _resume_mismatch(error: OsmosisError, command: str) -> str | None:
+    """What a continued run needs again (a withheld key or header, a damaged setting),
+    else how to start it over."""
+    data = error.data or {}
+    withheld = data.get("withheld")
+    if isinstance(withheld, list):
+        flags = [
+            f'--header "{n[8:]}: …"' if n.startswith("headers:") else "--" + n.replace("_", "-")
+            for n in map(str, withheld)
+        ]
+        return "give them again: " + " ".join(flags)
+    if isinstance(setting := data.get("setting"), str):
+        return f"give --{setting.replace('_', '-')} again, or start the run over with --fresh"
+    if command.endswith("eval run"):
+        return "start it over with --fresh (the run is archived), or use another --name"
+    return error.hint
+
+
 def _not_authenticated(exc: OsmosisError, command: str) -> str:
     if command.endswith((" eval list", " eval info")):  # the local runs need no login
         return "log in (`osmosis login`), or see this project's local runs: add --local"
@@ -156,11 +174,7 @@ _BY_CODE: dict[str, Hint] = {
         f"{e.hint} (--{str(e.data.get('setting', 'batch_size')).replace('_', '-')})"
     ),
     "DEADLINE": _resume,
-    "RESUME_MISMATCH": lambda e, c: (
-        "start it over with --fresh (the run is archived), or use another --name"
-        if c.endswith("eval run")
-        else e.hint
-    ),
+    "RESUME_MISMATCH": lambda e, c: _resume_mismatch(e, c),
     "MISSING_SECRET": lambda e, c: f"{e.hint}; or pass --secrets-file FILE",
     "SCAFFOLD_MISSING": lambda e, c: "create them with `osmosis doctor --fix`",
     "RUN_LOCKED": lambda e, c: "wait for it to finish, or use another --name",

@@ -4,21 +4,22 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError, OsmosisError
-from osmosis_local_runner.api.results import RUNS, EvalResult
+from osmosis_local_runner.api.results import RUNS
+from osmosis_local_runner.results.documents import ResultsFile
 from osmosis_local_runner.run.journal import journal_path
-from osmosis_local_runner.run.rundir import LOCKS, RunDirectory, check_name, read_json
+from osmosis_local_runner.run.rundir import RunDirectory, check_name, read_json
 
 
 @dataclass(frozen=True)
 class RunInfo:
-    """One run at a glance (the list's columns)."""
+    """One run at a glance (the list's columns). A stopped run (interrupted, or killed
+    before it wrote its document) says how far it got — ``attempts`` of
+    ``total_attempts``, the ``mean`` so far — and ``config_path`` + ``name`` continue it."""
 
     name: str
     status: str  # running | finished | stopped
@@ -30,6 +31,8 @@ class RunInfo:
     started: str | None
     duration_ms: float | None
     path: str
+    total_attempts: int | None = None  # the rows chosen × n (from the manifest)
+    config_path: str | None = None  # the eval config it ran, relative to the project
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,50 +69,79 @@ def run_info(name: str, root: Path | None = None) -> RunInfo:
 def _info(run: RunDirectory) -> RunInfo | None:
     manifest = read_json(run.manifest_path) or {}
     inputs = manifest.get("inputs") if isinstance(manifest.get("inputs"), dict) else {}
-    model = inputs.get("model_path") if isinstance(inputs, dict) else None
-    started = manifest.get("created_at")
-    if run.results.is_file():
-        with contextlib.suppress(OsmosisError, ValueError, OSError):
-            result = EvalResult(run.results, run.name)
-            summary = result.summary
-            fn = next(iter(summary.eval_fns.values()), None)
-            return RunInfo(
-                run.name, "running" if _locked(run) else summary.status,
-                str(result.config.get("model") or model or "") or None,
-                summary.total_rows, summary.total_runs,
-                fn.mean if fn else None, fn.pass_at_k.get(1) if fn else None,
-                started if isinstance(started, str) else None, summary.duration_ms,
-                str(run.path),
-            )  # fmt: skip
-    journal = journal_path(run.results)
-    if not journal.is_file() and not manifest:
+    provenance = manifest.get("provenance") if isinstance(manifest.get("provenance"), dict) else {}
+    assert isinstance(inputs, dict) and isinstance(provenance, dict)
+    facts = _Facts(
+        model=_text(inputs.get("model_path")),
+        started=_text(manifest.get("created_at")),
+        total=_total(inputs),
+        config=_text(provenance.get("config_path")),
+    )
+    head = _document_head(run)
+    if head is None:
+        from osmosis_local_runner.run.partial import journal_results
+
+        found = journal_results(run.results, "stopped")
+        if found is None and not journal_path(run.results).is_file() and not manifest:
+            return None
+        head = found[0] if found is not None else {"config": {}, "summary": {}}
+    return _from_head(run, head, facts)
+
+
+@dataclass(frozen=True)
+class _Facts:
+    model: str | None
+    started: str | None
+    total: int | None
+    config: str | None
+
+
+def _document_head(run: RunDirectory) -> dict[str, Any] | None:
+    if not run.results.is_file():
         return None
-    attempts = _journaled(journal)
+    with contextlib.suppress(OsmosisError, ValueError, OSError):
+        document = ResultsFile(run.results)  # checked: a hostile document is skipped
+        return {"config": dict(document.config), "summary": dict(document.summary)}
+    return None
+
+
+def _from_head(run: RunDirectory, head: dict[str, Any], facts: _Facts) -> RunInfo:
+    summary, config = head.get("summary") or {}, head.get("config") or {}
+    fns = summary.get("eval_fns") or {}
+    first: dict[str, Any] = next(iter(fns.values()), {}) if isinstance(fns, dict) else {}
+    status = "running" if run.held() else str(summary.get("status") or "stopped")
     return RunInfo(
-        run.name, "running" if _locked(run) else "stopped",
-        model if isinstance(model, str) else None, None, attempts, None, None,
-        started if isinstance(started, str) else None, None, str(run.path),
+        run.name, status, _text(config.get("model")) or facts.model,
+        _int(summary.get("total_rows")), _int(summary.get("total_runs")),
+        _number(first.get("mean")), _number(first.get("pass_at_1")), facts.started,
+        _number(summary.get("total_duration_ms")), str(run.path),
+        total_attempts=facts.total, config_path=facts.config,
     )  # fmt: skip
 
 
-def _journaled(journal: Path) -> int | None:
+def _total(inputs: dict[str, Any]) -> int | None:
+    """The attempts a run set out to make: its chosen rows × n."""
+    from osmosis_local_runner.run.settings import parse_rows
+
+    rows = (inputs.get("dataset") or {}).get("selected_source_rows")
+    n = inputs.get("n")
+    if not isinstance(rows, str) or not isinstance(n, int):
+        return None
     try:
-        with journal.open("rb") as handle:
-            return max(0, sum(1 for _ in handle) - 1)  # the header line, then attempts
-    except OSError:
+        return len(parse_rows(rows)) * n if rows else 0
+    except OsmosisError:
         return None
 
 
-def _locked(run: RunDirectory) -> bool:
-    """An invocation holds the run's lock: it is running now."""
-    try:
-        fd = os.open(run.root / LOCKS / f"{run.name}.lock", os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError
+from osmosis_client.layout import EVALS
 from osmosis_local_runner.results.documents import ResultsFile, Row, pass_at_key
 from osmosis_local_runner.results.records import AttemptRecord
 from osmosis_local_runner.results.scoring import counted_mean, pass_at_k
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     import pandas
 
 #: where named runs live, under the project (the CLI's ``--name`` and ``name=``)
-RUNS = Path(".osmosis") / "evals"
+RUNS = EVALS
 
 
 @dataclass(frozen=True)
@@ -124,9 +125,11 @@ class EvalResult:
     """A run's results document, typed: ``name``, ``path``, ``status``, ``summary``,
     ``rows()`` (streamed), ``to_dict()`` (the whole document), ``to_pandas()``."""
 
-    def __init__(self, path: Path, name: str | None = None) -> None:
+    def __init__(self, path: Path, name: str | None = None, *, source: Path | None = None) -> None:
         self.path = Path(path)
-        self._file = ResultsFile(self.path)  # checked: a hostile document is one clear error
+        #: the document read (``path`` itself, or what an unfinished run's journal holds)
+        self._source = source or self.path
+        self._file = ResultsFile(self._source)  # checked: a hostile document is one clear error
         self.name = name or _name_of(self.path)
 
     def __repr__(self) -> str:
@@ -178,7 +181,7 @@ class EvalResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The whole results document (as ``eval run --json`` and seed runs write it)."""
-        return dict(json.loads(self.path.read_bytes()))
+        return dict(json.loads(self._source.read_bytes()))
 
     def to_pandas(self) -> pandas.DataFrame:
         """One row per attempt (needs pandas: ``pip install 'osmosis-client[pandas]'``)."""
@@ -234,9 +237,47 @@ def run_path(ref: str | Path, *, root: Path | None = None) -> Path:
 
 
 def load_run(ref: str | Path, *, root: Path | None = None) -> EvalResult:
-    """A run, by name (``.osmosis/evals/NAME``), run directory or results file."""
-    path = run_path(ref, root=root)
-    return EvalResult(path)
+    """A run, by name (``.osmosis/evals/NAME``), run directory or results file. A run
+    that has not written its document — running now, interrupted, killed — opens as what
+    its journal holds (status ``running`` or ``stopped``)."""
+    try:
+        return EvalResult(run_path(ref, root=root))
+    except InvalidInputError:
+        found = _unfinished(ref, root)
+        if found is None:
+            raise
+        return found
+
+
+def _unfinished(ref: str | Path, root: Path | None) -> EvalResult | None:
+    """An unfinished run's results so far, as a document in a temporary directory that
+    lives as long as the result (nothing is written beside the run)."""
+    import tempfile
+    import weakref
+
+    from osmosis_local_runner.results.document import write_document
+    from osmosis_local_runner.run.partial import journal_results
+    from osmosis_local_runner.run.rundir import RunDirectory, check_name
+
+    given = Path(ref)
+    if given.is_dir():
+        run = RunDirectory(given.parent, given.name)
+    else:
+        try:
+            run = RunDirectory((root or Path.cwd()) / RUNS, check_name(str(ref)))
+        except InvalidInputError:
+            return None  # not a run's name: the refusal of the reference stands
+    if run.results.exists():
+        return None  # its document stands, whatever is wrong with it
+    found = journal_results(run.results, "running" if run.held() else "stopped")
+    if found is None:
+        return None
+    scratch = tempfile.TemporaryDirectory(prefix="osmosis-run-")
+    source = Path(scratch.name) / "results.json"
+    write_document(source, *found)
+    result = EvalResult(run.results, run.name, source=source)
+    weakref.finalize(result, scratch.cleanup)
+    return result
 
 
 __all__ = ["Attempt", "EvalResult", "FnSummary", "RowResult", "Summary", "load_run", "run_path"]

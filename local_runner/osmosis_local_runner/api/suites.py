@@ -1,18 +1,23 @@
-"""Suites from Python: ``run_eval("configs/eval/suite.toml")`` runs every entry, as
-``osmosis eval run SUITE.toml`` does (same runner, same ``.osmosis/suites/`` layout), and
-returns a :class:`SuiteResult`: each entry's :class:`EvalResult` by name."""
+"""Suites from Python: ``run_suite("configs/eval/suite.toml")`` runs every entry, as
+``osmosis eval run SUITE.toml`` does (same runner, same ``.osmosis/suites/`` layout, the
+directory chosen by the same ``suite_directory``), and returns a :class:`SuiteResult`:
+each entry's :class:`EvalResult` by name."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from pathlib import Path
 from typing import Any
 
+from typing_extensions import Unpack
+
 from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.api.blocking import run_blocking
+from osmosis_local_runner.api.keywords import SuiteKeywords, settings_of
 from osmosis_local_runner.api.results import EvalResult
-from osmosis_local_runner.api.spec import overrides
+from osmosis_local_runner.run.session import interruptible
+from osmosis_local_runner.run.suite_settings import suite_flags
 
 logger = logging.getLogger("osmosis_local_runner")
 
@@ -39,43 +44,35 @@ class SuiteResult:
         return dict(self.document)
 
 
-async def arun_suite(
-    path: Path,
-    *,
-    output: str | Path | None,
-    root: str | Path | None,
-    resume: bool,
-    parallel: int,
-    options: dict[str, Any],
-) -> SuiteResult:
+def run_suite(config: str | Path, **options: Unpack[SuiteKeywords]) -> SuiteResult:
+    """Run every entry of a suite config and return the :class:`SuiteResult` (keywords:
+    :func:`arun_suite`); interrupted, it stops as :func:`run_eval` does."""
+    return run_blocking(lambda: arun_suite(config, **options))
+
+
+async def arun_suite(config: str | Path, **options: Unpack[SuiteKeywords]) -> SuiteResult:
+    """Every entry of a suite, as ``osmosis eval run SUITE.toml`` runs them: ``parallel``
+    entries at once; the settings override every entry's; ``resume=True`` continues the
+    latest unfinished run of the same file and settings (``output``: its directory)."""
     from osmosis_client.platform.suite_config import load_suite
-    from osmosis_local_runner.run.suite import SUITES_DIR, SuiteRunner, default_directory
+    from osmosis_local_runner.run.suite import SuiteRunner
+    from osmosis_local_runner.run.suite_settings import suite_directory
 
-    if options.keys() & {"workflow", "module", "agent_loop", "mcp", "eval_fns", "dataset"}:
-        raise InvalidInputError("a suite names its own rollouts and datasets", code="USAGE")
-    suite = load_suite(path)
-    flags = overrides(Path("results.json"), options, resume=resume)
-    base = Path(root) if root is not None else Path.cwd()
-    directory = Path(output) if output is not None else base / default_directory(suite)
-    if resume and output is None:
-        from osmosis_local_runner.run.suite import find_incomplete
-
-        found = find_incomplete(suite, flags, base / SUITES_DIR)
-        if found is None:
-            raise InvalidInputError(
-                f"nothing to resume: no unfinished run of suite {suite.name} with these settings",
-                hint="give the suite run's directory as output=",
-                code="NOTHING_TO_RESUME",
-            )
-        directory = found
-    runner = SuiteRunner(
-        suite, flags, directory=directory, parallel=parallel, resume=resume, on_note=logger.info
-    )
+    settings = settings_of(options, ("output", "root", "resume", "parallel"))
+    if settings.dataset is not None:
+        raise InvalidInputError("a suite names its own datasets", code="USAGE")
+    suite = load_suite(Path(config))
+    flags = suite_flags(settings)
+    output, root = options.get("output"), options.get("root")
+    resume = bool(options.get("resume"))
+    directory = suite_directory(
+        suite, flags, output=Path(output) if output is not None else None,
+        root=Path(root) if root is not None else Path.cwd(), resume=resume,
+        on_note=logger.info,
+    )  # fmt: skip
+    runner = SuiteRunner(suite, flags, directory=directory, parallel=options.get("parallel") or 1,
+                         resume=resume, on_note=logger.info)  # fmt: skip
     runner.prepare()
-    try:
-        await runner.run()
-    except asyncio.CancelledError:
-        runner.interrupt()
-        raise
+    await interruptible(runner.run(), runner.interrupt)
     document = json.loads((directory / "suite.json").read_text())
-    return SuiteResult(directory, document)
+    return SuiteResult(directory.absolute(), document)

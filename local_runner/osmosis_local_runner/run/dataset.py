@@ -364,16 +364,9 @@ def select_rows(
 
 def compact_rows(rows: Iterator[int] | Container[int], total: int) -> str:
     """Selected source rows as ``0-3`` or ``0,2,5-9`` (the published manifest's form)."""
-    chosen = sorted(i for i in range(total) if i in rows)
-    parts: list[str] = []
-    i = 0
-    while i < len(chosen):
-        j = i
-        while j + 1 < len(chosen) and chosen[j + 1] == chosen[j] + 1:
-            j += 1
-        parts.append(str(chosen[i]) if i == j else f"{chosen[i]}-{chosen[j]}")
-        i = j + 1
-    return ",".join(parts)
+    from osmosis_local_runner.run.settings import rows_text
+
+    return rows_text(i for i in range(total) if i in rows)
 
 
 def count_selected(total: int, selected: Container[int]) -> int:

@@ -23,12 +23,9 @@ from osmosis_local_runner.run.rundir import RunDirectory, utc_now
 
 if TYPE_CHECKING:
     from osmosis_client.platform.eval_config import EvalConfig
-    from osmosis_local_runner.run.overrides import Overrides
     from osmosis_local_runner.run.runner import Runner
 
 Note = Callable[[str], None]
-#: the settings a finished run named again may not change (Overrides names)
-ADOPTED = ("n", "limit", "seed", "pass_threshold", "rows")
 Opening = Literal["new", "continue", "finished"]
 
 
@@ -38,7 +35,6 @@ class Identity:
     program running an in-process workflow)."""
 
     dataset: str
-    model: str
     rollout: str
     entrypoint: str = ""
     rollout_dir: Path | None = None
@@ -54,7 +50,6 @@ class Identity:
         exp = config.experiment
         return cls(
             dataset=exp.dataset,
-            model=exp.model_path,
             rollout=exp.rollout,
             entrypoint=exp.entrypoint,
             rollout_dir=config.rollout_dir,
@@ -112,29 +107,6 @@ def open_run(run: RunDirectory, *, retry_failed: bool = False) -> Opening:
     return "new" if state == "absent" else "continue"
 
 
-def check_unchanged(flags: Overrides, run: RunDirectory) -> None:
-    """A finished run named again with settings that would make it another run: refused
-    (showing its results as if they answered the new settings would mislead)."""
-    from osmosis_local_runner.run.journal import journal_path, read_journal
-    from osmosis_local_runner.run.spec import rows_text
-
-    recorded = read_journal(journal_path(run.results)).fingerprint
-    given = {name: getattr(flags, name) for name in ADOPTED if getattr(flags, name) is not None}
-    if "rows" in given:
-        given["rows"] = rows_text(given["rows"])
-    if flags.model is not None:
-        given["model"] = flags.model
-    changed = [
-        f"{k}: {recorded.get(k)!r} → {v!r}" for k, v in given.items() if recorded.get(k) != v
-    ]
-    if changed:
-        raise InvalidInputError(
-            f"run {run.name!r} is complete with other settings (" + "; ".join(changed) + ")",
-            hint="start it over (the run is archived), or use another name",
-            code="RESUME_MISMATCH",
-        )
-
-
 class RunFiles:
     """The published files around one invocation of a named run."""
 
@@ -161,6 +133,7 @@ class RunFiles:
         self.total_rows = 0
         self.n = 1
         self.threshold = 1.0
+        self.model = ""  # the model that ran (a given model, else the config's)
 
     def prepared(self, runner: Runner) -> None:
         """The rows are chosen: the manifest, and the run marked running."""
@@ -176,7 +149,10 @@ class RunFiles:
             runner.spec.pass_threshold,
         )
         self.started_at = utc_now()
-        write_manifest(self.run, self.local_run_id, self._inputs(runner, info), self._provenance())
+        plan = runner.prepare()
+        self.model = plan.model_path
+        provenance = {**self._provenance(), **_as_run(runner.spec, plan)}
+        write_manifest(self.run, self.local_run_id, self._inputs(runner, info), provenance)
         write_running(self.run.path, self._facts("running", None, 0))
 
     def finish(self) -> None:
@@ -238,7 +214,7 @@ class RunFiles:
             run_name=self.run.name,
             local_run_id=self.local_run_id,
             dataset_name=who.dataset,
-            model_name=who.model,
+            model_name=self.model,
             rollout_name=who.rollout,
             started_at=self.started_at,
             completed_at=completed,
@@ -256,7 +232,7 @@ class RunFiles:
 
         who, spec = self.identity, runner.spec
         return ManifestInputs(
-            model_path=who.model,
+            model_path=self.model,
             dataset_sha256=info.fingerprint,
             selected_source_rows=compact_rows(set(self.selection), info.total_rows),
             n=spec.n,
@@ -287,3 +263,14 @@ class RunFiles:
             found.update(git_head=state.head_sha, git_branch=state.branch)
             found["git_dirty"] = bool(state.dirty_files)
         return found
+
+
+def _as_run(spec: Any, plan: Any) -> dict[str, Any]:
+    """What ran, beside where it came from: the endpoint (no credentials), the sampling
+    parameters sent, and the settings given (as the journal keeps them: no secret)."""
+    found: dict[str, Any] = {"endpoint": plan.endpoint}
+    if spec.sampling:
+        found["sampling"] = dict(spec.sampling)
+    if spec.settings:
+        found["settings"] = dict(spec.settings)
+    return found

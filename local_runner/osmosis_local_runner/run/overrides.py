@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from osmosis_client.layout import Layout
 from osmosis_client.llm.endpoints import Registry
 from osmosis_client.llm.providers import ModelSpec
 from osmosis_client.platform.eval_config import EvalConfig
@@ -32,73 +33,31 @@ from osmosis_local_runner.run.journal import run_dir
 from osmosis_local_runner.run.kinds import RolloutKind
 from osmosis_local_runner.run.kinds.agent_loop import AgentLoopRollout
 from osmosis_local_runner.run.kinds.native import NativeRollout
+from osmosis_local_runner.run.settings import RunSettings
 from osmosis_local_runner.run.spec import RunSpec
 from osmosis_local_runner.server.detect import Detection, detect
 from osmosis_local_runner.server.ports import Ports
 
 
-@dataclass
-class Overrides:
-    """Flags of ``eval run`` / the seed form; ``None`` means "not given"."""
+@dataclass(kw_only=True)
+class Overrides(RunSettings):
+    """The settings of one invocation and where it goes: what the rest of this module
+    turns into a :class:`RunSpec` (one precedence: given settings over the TOML over
+    built-in defaults)."""
 
     output: Path
-    limit: int | None = None
-    n: int | None = None
-    batch_size: int | None = None
-    pass_threshold: float | None = None
-    dataset: Path | None = None
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    seed: int | None = None
-    resume: bool = False
-    rows: frozenset[int] | None = None  # --rows: source row indices (wins over limit)
-    retry_failed: bool = False  # --retry-failed: resume, re-running errored/skipped attempts
     #: the run's directory (.osmosis/evals/NAME/); None: beside the results file
     run_dir: Path | None = None
-    # where server mode listens: --listener-port, --advertise-url, --rollout-port
-    listener_port: int | None = None
-    advertise_url: str | None = None
-    rollout_port: int | None = None
-    # the seed form's flags (the published `osmosis eval -m` had them)
-    offset: int = 0
-    max_turns: int | None = None
-    temperature: float | None = None
-    max_tokens: int | None = None
-    api_key: str | None = None
-    baseline_model: str | None = None
-    baseline_base_url: str | None = None
-    baseline_api_key_env: str | None = None
-    baseline_api_key: str | None = None
-    debug_dir: Path | None = None
-    # server mode (published-SDK rollout servers)
-    rollout_mode: str | None = None
-    rollout_python: Path | None = None
-    max_retries: int | None = None
-    deadline: float | None = None
-    transcripts: bool = True  # False: --no-transcripts (smaller documents; no rescore)
-    # model routing and request shaping
-    endpoints: Path | None = None  # --endpoints: the registry file
-    headers: list[str] = field(default_factory=list)  # --header "Name: Value"
-    sampling_args: dict[str, Any] = field(default_factory=dict)  # --sampling-args JSON
-    #: a PEM bundle of certificates to trust besides the usual roots (--ca-bundle)
-    ca_bundle: Path | None = None
+    resume: bool = False
+    retry_failed: bool = False  # resume, re-running errored/skipped attempts
     #: a live echo of the rollout server's output (-v)
     server_echo: Callable[[str], None] | None = None
-    #: a dataset column every statistic is also broken down by (--by)
-    by: str | None = None
-    #: the flags as given, kept in the journal so ``--resume`` need not repeat them
-    settings: dict[str, Any] = field(default_factory=dict)
+    #: what else the journal keeps to resume with only a name: the seed form's source
+    source: dict[str, Any] = field(default_factory=dict)
 
-    def sampling(self) -> dict[str, Any]:
-        """The sampling flags given (and only those): ``--sampling-args``, then the
-        ``--temperature`` / ``--max-tokens`` shortcuts over it."""
-        params: dict[str, Any] = dict(self.sampling_args)
-        if self.temperature is not None:
-            params["temperature"] = self.temperature
-        if self.max_tokens is not None:
-            params["max_tokens"] = self.max_tokens
-        return params
+    def journal_settings(self) -> dict[str, Any]:
+        """What the run's journal keeps (never a secret: :meth:`RunSettings.kept`)."""
+        return {**self.kept(), **self.source}
 
 
 def dataset_of(config: EvalConfig, given: Path | None) -> Path:
@@ -141,7 +100,7 @@ def server_rollout(config: EvalConfig, flags: Overrides, detection: Detection) -
         headline=describe_rollout(config, detection),
         run_dir=flags.run_dir or run_dir(flags.output),
         results_dir=flags.output.parent,
-        registry=root / ".osmosis" / "servers",
+        registry=Layout(root).servers,
         env=config.env,
         secret_names=tuple(config.secrets.required),
         python=python,
@@ -200,6 +159,7 @@ def config_spec(
             flags.model or exp.model_path,
             base_url=flags.base_url or local.base_url,
             api_key_env=flags.api_key_env or local.api_key_env,
+        api_key=SecretStr(flags.api_key) if flags.api_key else None,
             registry=registry_of(config, flags.endpoints),
             endpoint_id=None if flags.model else local.endpoint_id,
             headers=run_headers([dict(local.headers)], [*local.header, *flags.headers]),
@@ -232,7 +192,7 @@ def config_spec(
         ca_bundle=flags.ca_bundle,
         inputs=_inputs(config),
         slice_by=flags.by or local.slice_by,
-        settings=flags.settings,
+        settings=flags.journal_settings(),
     )
 
 
@@ -352,5 +312,5 @@ def seed_run_spec(
         baseline=baseline,
         fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
         slice_by=flags.by,
-        settings=flags.settings,
+        settings=flags.journal_settings(),
     )

@@ -104,6 +104,8 @@ def results_head(
         config["offset"] = spec.offset
     if spec.slice_by:
         config["slice_by"] = spec.slice_by
+    if spec.sampling:  # what was sent with every model call, as sent
+        config["sampling"] = dict(spec.sampling)
     if BASELINE in models:
         config["baseline_model"] = models[BASELINE]
     return document_head(

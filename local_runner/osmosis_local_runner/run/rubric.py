@@ -223,7 +223,9 @@ def default_result_path(rubric_id: str | None) -> Path:
     """``.osmosis/rubrics/<rubric>-<UTC timestamp>-<random>.json`` (beside eval results)."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     name = f"{rubric_id or 'rubric'}-{stamp}-{secrets.token_hex(2)}.json"
-    return Path(".osmosis") / "rubrics" / name
+    from osmosis_client.layout import RUBRICS
+
+    return RUBRICS / name
 
 
 def resolve_output(output: Path | None, rubric_id: str | None) -> Path:

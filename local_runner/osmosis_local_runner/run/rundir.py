@@ -133,6 +133,20 @@ class RunDirectory:
         finally:
             os.close(fd)
 
+    def held(self) -> bool:
+        """Whether an invocation holds the run's lock now (it is running)."""
+        try:
+            fd = open_nofollow(self.root / LOCKS / f"{self.name}.lock", os.O_RDONLY)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
     def archive(self) -> Path | None:
         """``--fresh``: set the run aside as ``NAME.archive-<UTC>[-N]`` (never deleted)."""
         if not self.path.exists():

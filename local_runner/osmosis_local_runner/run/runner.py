@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from osmosis_client._redact import redact_url
 from osmosis_client.errors import OsmosisError
 from osmosis_client.llm.client import SESSION_ID, ModelClient
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
@@ -74,9 +75,9 @@ class Runner:
         self.spec = spec
         self.on_progress = on_progress
         self.on_note = on_note
-        self.progress = Progress()
         self.kind = spec.rollout_kind()
         self.fn_names = [fn.name for fn in spec.eval_fns] or ["grader"]
+        self.progress = Progress(fns=self.fn_names)
         self.tags: list[Tag] = [None] if spec.baseline is None else [None, BASELINE]
         self._client = model_client
         self._records: dict[int, list[AttemptRecord]] = {}
@@ -130,6 +131,8 @@ class Runner:
             model=targets[None].describe(),
             output=spec.output,
             baseline=targets[BASELINE].describe() if BASELINE in targets else None,
+            model_path=targets[None].model_path,
+            endpoint=_endpoint(targets[None]),
         )
         self._prepared = _Prepared(plan, info, selected, targets, current)
         return self._prepared
@@ -384,10 +387,10 @@ def _endpoint_level(exc: OsmosisError) -> bool:
     )
 
 
+def _endpoint(target: ModelTarget) -> str | None:
+    """Where a model is called, never with credentials."""
+    return redact_url(target.base_url) if target.base_url else None
+
+
 def _resolve(model: ModelTarget | ModelSpec) -> ModelTarget:
     return model.resolve() if isinstance(model, ModelSpec) else model
-
-
-async def run(spec: RunSpec, *, on_progress: Callable[[Progress], None] | None = None) -> RunResult:
-    """Run one evaluation; see :class:`RunSpec`."""
-    return await Runner(spec, on_progress=on_progress).run()

@@ -23,6 +23,7 @@ from osmosis_local_runner.run.eval_fns import EvalFn
 from osmosis_local_runner.run.kinds import RolloutKind
 from osmosis_local_runner.run.kinds.native import NativeRollout
 from osmosis_local_runner.run.scheduler import WindowStats
+from osmosis_local_runner.run.settings import rows_text
 
 if TYPE_CHECKING:
     from osmosis_local_runner.results.records import AttemptRecord
@@ -98,6 +99,7 @@ class Progress:
     started_at: float = field(default_factory=time.monotonic)
     window: int = 1  # attempts in flight at once: no rate (nor ETA) before the first wave
     retried: int = 0  # attempts run again after a transient failure
+    fns: list[str] = field(default_factory=list)  # the eval fns, in order
     _calls_retried_before: int = field(default_factory=lambda: _calls_retried())
 
     @property
@@ -161,6 +163,8 @@ class RunPlan:
     model: str
     output: Path
     baseline: str | None = None
+    model_path: str = ""  # the model that runs, as named (a given one, else the config's)
+    endpoint: str | None = None  # where it is called (no credentials)
 
 
 class RunResult:
@@ -262,10 +266,3 @@ def fingerprint(
         **extra,
         **spec.fingerprint_extra,
     }
-
-
-def rows_text(rows: frozenset[int]) -> str:
-    """``--rows`` as the fingerprint records it (``0-3,7``)."""
-    from osmosis_local_runner.run.dataset import compact_rows
-
-    return compact_rows(rows, max(rows, default=-1) + 1)

@@ -137,7 +137,7 @@ class Viewer:
         found: Path | None = None
         state = run.state() if inside else "absent"
         if state == "unfinished":  # running, or killed before it wrote its document
-            found = partial_document(run.results, scratch / f"{name}.json")
+            found = partial_document(run, scratch / f"{name}.json")
         elif state == "finished":
             found = run.results
         if found is None:

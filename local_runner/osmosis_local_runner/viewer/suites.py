@@ -16,7 +16,7 @@ from typing import Any
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.sources import SUITE_DOCUMENT, Source, sources_of
 from osmosis_local_runner.run.rundir import check_name
-from osmosis_local_runner.run.suite import SUITES_DIR
+from osmosis_local_runner.run.suite_settings import SUITES_DIR
 
 
 def list_suites(root: Path) -> list[dict[str, Any]]:

@@ -71,7 +71,7 @@ def rows_command(out: Output, indices: list[int]) -> str | None:
             skip = "=" not in arg and name not in ("--resume", "--retry-failed", "--fresh")
             continue
         kept.append(arg)
-    from osmosis_local_runner.run.spec import rows_text
+    from osmosis_local_runner.run.settings import rows_text
 
     return command_line(kept, [], f"--rows={rows_text(frozenset(indices))}")
 

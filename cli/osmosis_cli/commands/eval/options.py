@@ -5,15 +5,14 @@ once as typed objects: parsing and behaviour test apart, and a flag is one field
 from __future__ import annotations
 
 import json
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import typer
 
 if TYPE_CHECKING:
-    from osmosis_cli.terminal.output import Output
-    from osmosis_local_runner.run.overrides import Overrides
+    from osmosis_local_runner.run.settings import RunSettings
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
 LimitOpt = Annotated[
@@ -234,143 +233,68 @@ class LocalRunOptions:
     by: ByOpt = None
     quiet: QuietOpt = False
 
-    def overrides(self, output: Path, **more: Any) -> Overrides:
-        """The runner's flags: every field ``Overrides`` shares by name, the few renamed
-        ones (``--header``, ``--sampling-args``, ``--no-transcripts``), then ``more``."""
-        from osmosis_local_runner.run.overrides import Overrides
+    #: this face's names of run settings (option → RunSettings field)
+    RENAMED: ClassVar[dict[str, str]] = {
+        "header": "headers",
+        "sampling_args_json": "sampling_args",
+        "no_transcripts": "transcripts",
+    }
+    #: options that are not settings of the run: where it goes, which run, what runs,
+    #: how it is shown (tests/osmosis_local_runner/test_settings.py holds both lists)
+    PRESENTATION: ClassVar[frozenset[str]] = frozenset(
+        {"output", "resume", "quiet", "junit", "max_error_rate"}
+    )
 
-        shared = {f.name for f in fields(Overrides)} & {f.name for f in fields(self)}
-        values: dict[str, Any] = {name: getattr(self, name) for name in shared}
+    def run_settings(self) -> RunSettings:
+        """The run's settings: every field :class:`RunSettings` has by name, and those
+        this face names otherwise (``RENAMED``)."""
+        from osmosis_local_runner.run.settings import RunSettings
+
+        names = {f.name for f in fields(RunSettings)} & {f.name for f in fields(self)}
+        values: dict[str, Any] = {name: getattr(self, name) for name in names}
         values.update(
-            output=output,
             headers=list(self.header or []),
             sampling_args=sampling_args(self.sampling_args_json),
             transcripts=not self.no_transcripts,
-            settings=self.given(),
         )
-        values.update(more)
-        return Overrides(**values)
+        values.update(self.renamed_settings())
+        return RunSettings(**{k: v for k, v in values.items() if v is not None})
 
-    def given(self) -> dict[str, Any]:
-        """The flags given (not at their defaults) that make the run what it is, as its
-        journal keeps them for ``--resume``: never a key, a header's value, a URL's
-        password, where the run goes or how it is shown. What was given but cannot be
-        kept is named under ``withheld`` (``--header NAME``, ``--base-url``)."""
-        from osmosis_client._redact import redact_url
+    def renamed_settings(self) -> dict[str, Any]:
+        """A form's own renamed options, as settings (none here)."""
+        return {}
 
-        kept: dict[str, Any] = {}
-        withheld: list[str] = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in NOT_KEPT or value is None or value == _default(f):
+    @classmethod
+    def flag(cls, name: str) -> str:
+        """A run setting as this face's flag (``headers`` → ``--header``)."""
+        option = {v: k for k, v in cls.RENAMED.items()}.get(name, name)
+        return _FLAGS.get(option, "--" + option.replace("_", "-"))
+
+    @classmethod
+    def adopted_line(cls, adopted: list[tuple[str, Any]]) -> str | None:
+        """``Resuming with the run's own settings: --limit 40, --model X`` (what a
+        continued run took from its journal), or None."""
+        if not adopted:
+            return None
+        from osmosis_local_runner.run.settings import rows_text
+
+        shown = []
+        for name, value in adopted:
+            if name == "transcripts":
+                shown.append("--no-transcripts" if not value else "--transcripts")
                 continue
-            if isinstance(value, str) and redact_url(value) != value:
-                withheld.append(_flag(f.name))  # a URL with a password in it
-                continue
-            if isinstance(value, list | tuple):
-                value = [str(v) if isinstance(v, Path) else v for v in value]
-            kept[f.name] = str(value) if isinstance(value, Path) else value
-        withheld += sorted({f"--header {name}" for name in _header_names(self.header)})
-        if withheld:
-            kept["withheld"] = withheld
-        return kept
-
-    def adopt(self, saved: dict[str, Any]) -> list[str]:
-        """A resumed run: every flag not given again takes the value its run was started
-        with (a flag given wins, and the journal's fingerprint judges whether it changes
-        the run). Returns the flags taken, as ``--name value``."""
-        import typing
-
-        from osmosis_cli.commands.eval.saved import checked
-
-        hints = typing.get_type_hints(type(self), include_extras=True)
-        plain = typing.get_type_hints(type(self))
-        taken = []
-        for f in fields(self):
-            if f.name in NOT_KEPT or f.name not in saved or getattr(self, f.name) != _default(f):
-                continue
-            value = checked(f.name, plain[f.name], saved[f.name], _holds_paths(hints[f.name]))
-            setattr(self, f.name, value)
-            taken.append(f"{_flag(f.name)} {_shown(value)}")
-        given = {_flag(f.name) for f in fields(self) if getattr(self, f.name) != _default(f)}
-        given |= {f"--header {name}" for name in _header_names(self.header)}
-        missing = [flag for flag in saved.get("withheld") or () if flag not in given]
-        if missing:
-            from osmosis_client.errors import InvalidInputError
-
-            raise InvalidInputError(
-                f"the run was started with {', '.join(missing)}, whose values are never kept "
-                "(they may hold keys)",
-                hint="give them again",
-                code="RESUME_MISMATCH",
-            )
-        return taken
+            if name == "rows":
+                value = rows_text(value)
+            if isinstance(value, list):
+                value = " ".join(str(v) for v in value)
+            shown.append(f"{cls.flag(name)} {value}")
+        return "Resuming with the run's own settings: " + ", ".join(shown)
 
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
-def _header_names(headers: list[str] | None) -> set[str]:
-    return {h.split(":", 1)[0].strip() for h in headers or ()}
-
-
-#: never kept for --resume: where the run goes and how it is resumed, keys (never
-#: written anywhere), headers (their values may be keys), this invocation's own budget
-#: (--deadline) and how the run is shown
-NOT_KEPT = frozenset(
-    {
-        "output",
-        "resume",
-        "retry_failed",
-        "api_key",
-        "baseline_api_key",
-        "header",
-        "quiet",
-        "junit",
-        "name",
-        "fresh",
-        "dry_run",
-        "yes",
-        "upload",
-        "stray",
-        "config_path",
-        "parallel",
-        "abbreviated_summary",
-        "debug",
-        "log_samples",
-        "secrets_file",
-        "deadline",
-    }
-)
-
-
-def _default(f: Any) -> Any:
-    if f.default is not MISSING:
-        return f.default
-    return f.default_factory() if f.default_factory is not MISSING else None
-
-
-def _holds_paths(hint: Any) -> bool:
-    """Whether a field's type holds ``Path`` (``Annotated[Path | None, …]``, lists of…)."""
-    import typing
-
-    if hint is Path:
-        return True
-    return any(_holds_paths(arg) for arg in typing.get_args(hint))
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value)
-    return str(value)
-
-
-def adopt_saved(out: Output, opts: LocalRunOptions, results: Path) -> None:
-    """``--resume`` / ``--retry-failed``: the flags not given again are the run's own,
-    from its journal (said once, so nobody wonders what ran)."""
-    from osmosis_local_runner.run.journal import saved_settings
-
-    taken = opts.adopt(saved_settings(results))
-    if taken:
-        out.info("Resuming with the run's own settings: " + ", ".join(taken))
+#: options whose flag is not their name with dashes
+_FLAGS = {
+    "sampling_args_json": "--sampling-args",
+    "rows_spec": "--rows",
+    "eval_fns": "--eval-fn",
+    "module": "-m",
+}

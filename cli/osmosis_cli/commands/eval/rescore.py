@@ -52,7 +52,7 @@ def rescore(
 ) -> None:
     """Re-grade a run's saved transcripts with new or fixed eval fns: no model calls, the
     same statistics, a new results document recording where it came from."""
-    from osmosis_cli.commands.eval.execute import report_result
+    from osmosis_cli.commands.eval.outcome import report_result
     from osmosis_cli.user_code import prepare_user_imports
     from osmosis_client.errors import InvalidInputError
     from osmosis_local_runner.run.rescore import rescore as run_rescore

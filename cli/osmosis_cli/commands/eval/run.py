@@ -19,13 +19,12 @@ from osmosis_cli.commands.eval.options import (
     LocalRunOptions,
     RolloutModeOpt,
     RolloutPythonOpt,
-    adopt_saved,
 )
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.output import Output
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.run.overrides import Overrides
+    from osmosis_local_runner.run.session import RunRequest, Uploader
 
 
 @dataclass(kw_only=True)
@@ -158,15 +157,36 @@ class RunOptions(LocalRunOptions):
         bool, typer.Option("--abbreviated-summary", help="A suite: a compact comparison table.")
     ] = False
 
-    def run_overrides(self, output: Path, **more: Any) -> Overrides:
-        """The runner's flags with this form's own: --rows, --max-in-flight, the ports."""
-        from osmosis_cli.commands.eval.rowspec import parse_row_spec
+    RENAMED: ClassVar[dict[str, str]] = {
+        **LocalRunOptions.RENAMED,
+        "rows_spec": "rows",
+        "max_in_flight": "batch_size",
+    }
+    PRESENTATION: ClassVar[frozenset[str]] = LocalRunOptions.PRESENTATION | {
+        "config_path", "name", "fresh", "retry_failed", "dry_run", "upload", "yes",
+        "log_samples", "debug", "parallel", "abbreviated_summary", "secrets_file",
+    }  # fmt: skip
 
+    def renamed_settings(self) -> dict[str, Any]:
+        """``--rows`` and ``--max-in-flight`` (the published name of ``--batch-size``)."""
+        from osmosis_local_runner.run.settings import parse_rows
+
+        found: dict[str, Any] = {}
         if self.max_in_flight is not None:
-            more.setdefault("batch_size", self.max_in_flight)
+            found["batch_size"] = self.max_in_flight
         if self.rows_spec is not None:
-            more.setdefault("rows", parse_row_spec(self.rows_spec))
-        return self.overrides(output, **more)
+            found["rows"] = parse_rows(self.rows_spec)
+        return found
+
+    def request(self, **more: Any) -> RunRequest:
+        """What this invocation asks the runner for."""
+        from osmosis_local_runner.run.session import RunRequest
+
+        return RunRequest(
+            settings=self.run_settings(), config=self.config_path, output=self.output,
+            name=self.name, resume=self.resume, fresh=self.fresh,
+            retry_failed=self.retry_failed, continue_named=True, dry_run=self.dry_run, **more,
+        )  # fmt: skip
 
     def check(self, out: Output) -> None:
         """Flags that only make sense together, and notes for the published ones."""
@@ -228,30 +248,20 @@ def run(ctx: typer.Context, opts: RunOptions) -> None:
     opts.check(out)
     if opts.rollout_mode is not None:
         check_mode(opts.rollout_mode, "--rollout-mode")
-    echo = {"server_echo": server_echo(out) if out.verbose or opts.debug else None}
+    echo = server_echo(out) if out.verbose or opts.debug else None
     if looks_like_suite(opts.config_path):
         _run_suite(out, opts, echo)
     else:
-        _run_config(out, opts, echo, uploader(ctx, out) if opts.upload else None)
+        _run_config(ctx, out, opts, echo)
 
 
-def uploader(ctx: typer.Context, out: Output) -> Any:
-    """``--upload``: how a finished run directory reaches the platform."""
-    from osmosis_cli.commands.eval.upload import upload_run
-    from osmosis_cli.context import state
-
-    app_state = state(ctx)
-    return lambda run_dir, config_path: upload_run(
-        app_state, out, run_dir, config_path=config_path, locked=False
-    )
-
-
-def _run_suite(out: Output, opts: RunOptions, echo: dict[str, Any]) -> None:
+def _run_suite(out: Output, opts: RunOptions, echo: Any) -> None:
     from osmosis_cli.commands.eval.suite import dry_run, run_suite
     from osmosis_client.platform.suite_config import load_suite
+    from osmosis_local_runner.run.suite_settings import suite_flags
 
     suite = load_suite(opts.config_path)
-    flags = opts.overrides(Path("."), **echo)
+    flags = suite_flags(opts.run_settings(), echo)
     if opts.dry_run:
         dry_run(out, suite, flags)
         return
@@ -269,35 +279,40 @@ def _run_suite(out: Output, opts: RunOptions, echo: dict[str, Any]) -> None:
     )
 
 
-def _run_config(out: Output, opts: RunOptions, echo: dict[str, Any], upload: Any = None) -> None:
-    from osmosis_cli.commands.eval.named import run_named
+def _run_config(ctx: typer.Context, out: Output, opts: RunOptions, echo: Any) -> None:
+    from osmosis_cli.commands.eval.outcome import named_resource
     from osmosis_cli.secret_values import load_secrets
+    from osmosis_client.errors import InvalidInputError
     from osmosis_client.platform.eval_config import load_config
-    from osmosis_local_runner.run.overrides import config_spec
 
     config = load_config(opts.config_path)
     load_secrets(out, config.secrets.required, opts.secrets_file)
-    output = opts.output
-    if output is None or output.suffix != ".json":
-        run_named(out, opts, config, echo, upload)
-        return
-    if upload is not None:
-        from osmosis_client.errors import InvalidInputError
-
+    to_file = opts.output is not None and opts.output.suffix == ".json"
+    if opts.upload and to_file:
         raise InvalidInputError(
             "--upload needs a run directory, not -o FILE.json",
             hint="leave out -o (or give a directory)",
             code="USAGE",
         )
-    if opts.resume or opts.retry_failed:
-        adopt_saved(out, opts, output)
-    flags = opts.run_overrides(output, resume=opts.resume, retry_failed=opts.retry_failed, **echo)
+    upload = uploader(ctx, out) if opts.upload else None
+    request = opts.request(upload=upload, server_echo=echo)
     execute(
-        lambda: config_spec(config, flags),
+        request,
         out,
         quiet=opts.quiet,
         max_error_rate=opts.max_error_rate,
-        dry_run=opts.dry_run,
         junit=opts.junit,
-        resource=lambda: rerun_commands(out, output),
-    )
+        resource=(lambda s: rerun_commands(out, s.results)) if to_file else
+        (lambda s: named_resource(out, s)),
+        adopted=opts.adopted_line,
+    )  # fmt: skip
+
+
+def uploader(ctx: typer.Context, out: Output) -> Uploader:
+    """``--upload``: how a finished run reaches the platform (this face's client, with a
+    progress bar)."""
+    from osmosis_cli.commands.eval.upload import send_upload
+    from osmosis_cli.context import state
+
+    app_state = state(ctx)
+    return lambda upload: send_upload(app_state, out, upload)

@@ -104,8 +104,19 @@ def _list_local(opts: ListOptions) -> None:
 
 def _local_cells(r: Any) -> list[str]:
     duration = "" if r.duration_ms is None else f"{r.duration_ms / 1000:.1f}s"
-    return [r.name, r.status, r.model or "", "" if r.rows is None else str(r.rows),
+    status = r.status
+    if status != "finished" and r.attempts is not None and r.total_attempts:
+        status = f"{status} {r.attempts}/{r.total_attempts}"  # how far it got
+    return [r.name, status, r.model or "", "" if r.rows is None else str(r.rows),
             num(r.mean), pct(r.pass_at_1), when(r.started), duration]  # fmt: skip
+
+
+def resume_command(r: Any) -> str | None:
+    """The command that continues an unfinished local run (None: finished, or its config
+    is not known)."""
+    if r.status == "finished" or not r.config_path:
+        return None
+    return f"osmosis eval run {r.config_path} --name {r.name}"
 
 
 def _fetch(
@@ -220,12 +231,17 @@ def _info_local(name: str) -> None:
 
     out = current_output()
     found = run_info(name)
-    detail = found.to_json()
+    detail = {**found.to_json(), "resume_command": resume_command(found)}
     if out.detail_result(detail):
         return
     for label, cell in zip(LOCAL_COLUMNS, _local_cells(found), strict=True):
         out.print(f"{label + ':':<10} {cell}")
+    if found.status != "finished" and found.total_attempts:
+        out.print(f"{'progress:':<10} {found.attempts or 0} of {found.total_attempts} attempts")
     out.print(f"{'path:':<10} {found.path}")
+    command = resume_command(found)
+    if command is not None:
+        out.print(f"{'resume:':<10} {command}")
 
 
 def _save_metrics(client: Client, run: EvalRun, root: Path) -> str | None:

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import typer
 
-from osmosis_cli.commands.eval.execute import execute, results_path
+from osmosis_cli.commands.eval.execute import execute
 from osmosis_cli.commands.eval.failures import rerun_commands
-from osmosis_cli.commands.eval.options import LocalRunOptions, NoCompatOpt, adopt_saved
+from osmosis_cli.commands.eval.options import LocalRunOptions, NoCompatOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.run.spec import RunSpec
+    from osmosis_local_runner.run.session import RunRequest
 
 
 @dataclass(kw_only=True)
@@ -97,6 +98,36 @@ class SeedOptions(LocalRunOptions):
     no_compat: NoCompatOpt = False
     stray: Annotated[list[str] | None, typer.Argument(hidden=True, metavar="")] = None
 
+    RENAMED: ClassVar[dict[str, str]] = {**LocalRunOptions.RENAMED, "debug": "debug_dir"}
+    PRESENTATION: ClassVar[frozenset[str]] = LocalRunOptions.PRESENTATION | {
+        "module", "mcp", "eval_fn", "retry_failed", "no_compat", "stray",
+    }  # fmt: skip
+
+    def renamed_settings(self) -> dict[str, Any]:
+        """``--debug``: the agent loop's ``ctx.log_event`` traces in ``./local_debug/``."""
+        return {"debug_dir": Path("local_debug")} if self.debug else {}
+
+    def request(self) -> RunRequest:
+        """What this invocation asks the runner for: one results document (``-o``, else a
+        new one under ``.osmosis/evals``, as 0.2 wrote them)."""
+        from osmosis_local_runner.run.seed import SeedSource
+        from osmosis_local_runner.run.session import RunRequest, unnamed_results
+
+        resuming = self.resume or self.retry_failed
+        output = self.output
+        if output is None:
+            if resuming:
+                raise InvalidInputError(
+                    "--resume needs -o PATH", hint="pass the -o of the run to continue"
+                )
+            assert self.dataset is not None
+            output = unnamed_results(self.dataset.stem)
+        source = SeedSource(module=self.module, mcp=self.mcp, eval_fns=list(self.eval_fn or []))
+        return RunRequest(
+            settings=self.run_settings(), seed=source, output=output, resume=self.resume,
+            retry_failed=self.retry_failed,
+        )  # fmt: skip
+
 
 @handle_errors
 def seed(ctx: typer.Context, opts: SeedOptions) -> None:
@@ -106,25 +137,12 @@ def seed(ctx: typer.Context, opts: SeedOptions) -> None:
     tools over every row of a dataset (unless --limit) and scores each attempt with the
     eval functions.
     """
-    from osmosis_cli.user_code import check_agent_source, prepare_user_imports
-    from osmosis_client.errors import InvalidInputError
-    from osmosis_local_runner.run.overrides import seed_spec
+    from osmosis_cli.user_code import prepare_user_imports
 
     out = current_output()
     _refuse_stray(ctx, opts.stray)
-    if (opts.resume or opts.retry_failed) and opts.output is not None:
-        adopt_saved(out, opts, opts.output)
-    module, dataset = opts.module, opts.dataset
-    given = {"-d": dataset, "--model": opts.model, "--eval-fn": opts.eval_fn}
-    missing = [flag for flag, value in given.items() if not value]
-    if missing and not module and opts.mcp is None:
-        missing.insert(0, "-m")
-    if missing or dataset is None:
-        raise InvalidInputError(
-            f"missing {', '.join(missing)}",
-            hint="osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN",
-        )
-    check_agent_source(module, opts.mcp)
+    if not ((opts.resume or opts.retry_failed) and opts.output is not None):
+        _check_given(opts)  # a continued run takes what is missing from its journal
     for flag, value in (("--api-key", opts.api_key), ("--baseline-api-key", opts.baseline_api_key)):
         if value is not None:
             out.warn(
@@ -137,23 +155,33 @@ def seed(ctx: typer.Context, opts: SeedOptions) -> None:
     ):
         if value is not None and not opts.baseline_model:
             raise InvalidInputError(f"{flag} needs --baseline-model", code="USAGE")
-    flags = opts.overrides(
-        results_path(opts.output, dataset.stem, resume=opts.resume or opts.retry_failed),
-        debug_dir=Path("local_debug") if opts.debug else None,
-    )
-
-    def make_spec() -> RunSpec:
-        prepare_user_imports(out, no_compat=opts.no_compat)
-        return seed_spec(module, dataset, opts.eval_fn or [], flags, mcp=opts.mcp)
-
+    request = opts.request()
+    prepare_user_imports(out, no_compat=opts.no_compat)
     execute(
-        make_spec,
+        request,
         out,
         quiet=opts.quiet,
         max_error_rate=opts.max_error_rate,
         junit=opts.junit,
-        resource=lambda: rerun_commands(out, flags.output),
+        resource=lambda session: rerun_commands(out, session.results),
+        adopted=opts.adopted_line,
     )
+
+
+def _check_given(opts: SeedOptions) -> None:
+    """``-m`` (or ``--mcp``), ``-d``, ``--model`` and ``--eval-fn``, in 0.2's words."""
+    from osmosis_cli.user_code import check_agent_source
+
+    given = {"-d": opts.dataset, "--model": opts.model, "--eval-fn": opts.eval_fn}
+    missing = [flag for flag, value in given.items() if not value]
+    if missing and not opts.module and opts.mcp is None:
+        missing.insert(0, "-m")
+    if missing:
+        raise InvalidInputError(
+            f"missing {', '.join(missing)}",
+            hint="osmosis eval -m MODULE:ATTR -d DATASET --model M --eval-fn MODULE:FN",
+        )
+    check_agent_source(opts.module, opts.mcp)
 
 
 def _refuse_stray(ctx: typer.Context, stray: list[str] | None) -> None:

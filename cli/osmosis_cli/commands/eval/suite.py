@@ -23,7 +23,7 @@ PLAIN_EVERY = 5.0
 
 def dry_run(out: Output, suite: Suite, flags: Overrides) -> None:
     """The expanded entries and where each setting came from; nothing runs."""
-    from osmosis_local_runner.run.suite import settings_of
+    from osmosis_local_runner.run.suite_settings import settings_of
 
     _warn_collapsed(out, suite, flags)
     entries: list[dict[str, Any]] = []
@@ -166,8 +166,11 @@ def run_suite(
 ) -> None:
     from osmosis_cli.commands.eval.ci import after_local, check_junit_path, local_sources
     from osmosis_local_runner.run.suite import SuiteRunner
+    from osmosis_local_runner.run.suite_settings import suite_directory
 
-    directory = _directory(out, suite, flags, directory, resume)
+    directory = suite_directory(
+        suite, flags, output=directory, root=None, resume=resume, on_note=out.info
+    )
     check_junit_path(junit)
     display = SuiteDisplay(out, quiet=quiet)
     runner = SuiteRunner(
@@ -198,7 +201,7 @@ def run_suite(
 
 def _warn_collapsed(out: Output, suite: Suite, flags: Overrides) -> None:
     """A flag overriding a swept setting runs several entries with the same settings."""
-    from osmosis_local_runner.run.suite import collapsed
+    from osmosis_local_runner.run.suite_settings import collapsed
 
     for flag, names in collapsed(suite, flags):
         out.warn(
@@ -214,26 +217,6 @@ def _resume_hint(out: Output, directory: Path) -> None:
 
     command = rerun_command(out, directory, "--resume")
     out.info(f"Resume with: {command or f'add --resume -o {directory}'}")
-
-
-def _directory(
-    out: Output, suite: Suite, flags: Overrides, directory: Path | None, resume: bool
-) -> Path:
-    """``-o DIR``; with ``--resume`` alone, the latest unfinished run of this suite."""
-    from osmosis_client.errors import InvalidInputError
-    from osmosis_local_runner.run.suite import default_directory, find_incomplete
-
-    if directory is None and resume:
-        directory = find_incomplete(suite, flags)
-        if directory is None:
-            raise InvalidInputError(
-                f"nothing to resume: no unfinished run of suite {suite.name} with these "
-                "settings under .osmosis/suites",
-                hint="pass the suite directory with -o, or start a new run",
-                code="NOTHING_TO_RESUME",
-            )
-        out.info(f"Resuming {directory}")
-    return directory or default_directory(suite)
 
 
 def _execute(
@@ -302,7 +285,7 @@ def _show_plan(out: Output, runner: SuiteRunner, parallel: int) -> None:
 
 def _report(out: Output, runner: SuiteRunner, *, abbreviated: bool) -> None:
     from osmosis_local_runner.results.sources import primary_score
-    from osmosis_local_runner.run.suite import settings_of
+    from osmosis_local_runner.run.suite_settings import settings_of
 
     rows = []
     ordered = sorted(

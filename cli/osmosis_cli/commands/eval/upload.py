@@ -16,6 +16,8 @@ from osmosis_cli.terminal.errors import current_output, handle_errors
 if TYPE_CHECKING:
     from osmosis_cli.context import AppState
     from osmosis_cli.terminal.output import Output
+    from osmosis_client.platform.run_import import ImportSession
+    from osmosis_local_runner.run.upload import RunUpload
 
 
 def run_directory(given: str) -> Path:
@@ -60,29 +62,14 @@ def upload_run(
     run_dir: Path,
     *,
     replace: bool = False,
-    config_path: str | None = None,
     given: str | None = None,
-    locked: bool = True,
 ) -> dict[str, Any]:
-    """Check, then import ``run_dir`` (holding its run lock unless the caller does); the
-    published ``eval.upload`` resource."""
-    from osmosis_cli.terminal.progress import byte_progress
-    from osmosis_client.errors import ConflictError
+    """Check, then import ``run_dir`` (holding its run lock); the published
+    ``eval.upload`` resource."""
     from osmosis_local_runner.run.upload import RunUpload
 
-    with RunUpload(run_dir, replace=replace, config_path=config_path, locked=locked) as upload:
-        client, _ = app_state.scoped_client()
-        with client, byte_progress(out, upload.total, "uploading") as sent:
-            try:
-                session = upload.send(client, on_bytes=sent)
-            except ConflictError as exc:
-                if replace:
-                    raise
-                exc.hint = (
-                    "it was uploaded before; re-run it with --retry-failed if needed, then "
-                    f"republish with: osmosis eval upload {given or run_dir.name} --replace"
-                )
-                raise
+    with RunUpload(run_dir, replace=replace) as upload:
+        session = send_upload(app_state, out, upload, replace=replace, given=given)
         plan = upload.plan
         assert plan is not None
     return {
@@ -98,30 +85,28 @@ def upload_run(
     }
 
 
-def after_run(
+def send_upload(
+    app_state: AppState,
     out: Output,
-    upload: Any,
-    run_dir: Path,
-    metrics: dict[str, Any] | None,
-    config_path: str | None,
-) -> dict[str, Any]:
-    """``eval run --upload``: the run goes up when it finished; a failure is a warning (the
-    run itself is done and kept) saying how to upload it again."""
-    from osmosis_client.errors import OsmosisError
+    upload: RunUpload,
+    *,
+    replace: bool = False,
+    given: str | None = None,
+) -> ImportSession:
+    """A checked upload sent with this workspace's client, its bytes on a progress bar
+    (``eval upload``, and ``eval run --upload`` through the runner's session)."""
+    from osmosis_cli.terminal.progress import byte_progress
+    from osmosis_client.errors import ConflictError
 
-    status = ((metrics or {}).get("eval_run") or {}).get("status")
-    if status != "finished":
-        out.warn(f"not uploaded: the run is {status or 'not finished'}", code="NOT_UPLOADED")
-        return {"upload": {"status": "skipped"}}
-    try:
-        done = upload(run_dir, config_path)
-    except OsmosisError as exc:
-        retry = exc.hint or f"retry it with `osmosis eval upload {run_dir.name}`"
-        out.warn(f"the upload failed ({exc.message}); {retry}", code="UPLOAD_FAILED")
-        return {"upload": {"status": "failed", "error": exc.message}}
-    out.info(f"Uploaded as {done['eval_run_name']}")
-    keys = ("session_id", "eval_run_id", "eval_run_name", "status", "expected_files")
-    return {
-        "upload": {k: done[k] for k in (*keys, "uploaded_files")},
-        "platform_url": done.get("platform_url"),
-    }
+    client, _ = app_state.scoped_client()
+    with client, byte_progress(out, upload.total, "uploading") as sent:
+        try:
+            return upload.send(client, on_bytes=sent)
+        except ConflictError as exc:
+            if replace:
+                raise
+            exc.hint = (
+                "it was uploaded before; re-run it with --retry-failed if needed, then "
+                f"republish with: osmosis eval upload {given or upload.run_dir.name} --replace"
+            )
+            raise

@@ -1,0 +1,298 @@
+"""A run's settings, typed once, and what becomes of each when the run is kept.
+
+Every setting of a local run — ``osmosis eval run``'s flags, the seed form's, and
+``run_eval``'s keywords — is a field of :class:`RunSettings`, and the field says what
+happens to it:
+
+- ``KEPT``: written in the run's journal; a resumed run adopts it when it is not given
+  again; a finished run asked for again with another value is refused
+  (``RESUME_MISMATCH``) when it changes what the run is (``compared``);
+- ``SECRET``: never written anywhere — journal, manifest, results, logs, printed
+  commands, ``--json``; the journal names it (``withheld``) so a resume asks for it again
+  rather than silently running without it. A URL holding a password and every header
+  value are secrets too, whatever their field;
+- ``ONCE``: this invocation's own (its deadline, its debug traces): never kept.
+
+The CLI's options and ``run_eval``'s keywords are this object's fields by name
+(``tests/osmosis_local_runner/test_settings.py`` holds both faces to it), so a setting
+cannot exist in one face only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from osmosis_client._redact import redact_url
+from osmosis_client.errors import InvalidInputError
+
+Keep = Literal["kept", "secret", "once"]
+KEPT: Keep = "kept"
+SECRET: Keep = "secret"
+ONCE: Keep = "once"
+
+
+def _setting(default: Any = None, keep: Keep = KEPT, compared: str | None = None) -> Any:
+    """A field and its fate (``compared``: the fingerprint key a finished run's value is
+    read from when the run is asked for again)."""
+    meta = {"keep": keep, "compared": compared}
+    if isinstance(default, list | dict):
+        kind = type(default)
+        return field(default_factory=kind, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(kw_only=True)
+class RunSettings:
+    """The settings of one local run (``None``: not given — the config's value, else the
+    built-in default, applies)."""
+
+    # the model
+    model: str | None = _setting(compared="model")
+    base_url: str | None = _setting()
+    api_key_env: str | None = _setting()
+    api_key: str | None = _setting(keep=SECRET)
+    endpoints: Path | None = _setting()
+    headers: list[str] = _setting([])  # "Name: value" — names kept, values never
+    sampling_args: dict[str, Any] = _setting({})
+    temperature: float | None = _setting()
+    max_tokens: int | None = _setting()
+    ca_bundle: Path | None = _setting()
+    baseline_model: str | None = _setting(compared="baseline")
+    baseline_base_url: str | None = _setting()
+    baseline_api_key_env: str | None = _setting()
+    baseline_api_key: str | None = _setting(keep=SECRET)
+    # the rows and how they are judged
+    dataset: Path | None = _setting()
+    limit: int | None = _setting(compared="limit")
+    n: int | None = _setting(compared="n")
+    pass_threshold: float | None = _setting(compared="pass_threshold")
+    seed: int | None = _setting(compared="seed")
+    rows: frozenset[int] | None = _setting(compared="rows")  # source rows (wins over limit)
+    offset: int = _setting(0, compared="offset")  # rows skipped first (the seed form)
+    # pace and what is kept
+    batch_size: int | None = _setting()
+    max_retries: int | None = _setting()
+    deadline: float | None = _setting(keep=ONCE)  # this invocation's budget, in seconds
+    transcripts: bool = _setting(True)
+    by: str | None = _setting()
+    # the rollout
+    rollout_mode: str | None = _setting()
+    rollout_python: Path | None = _setting()
+    listener_port: int | None = _setting()
+    advertise_url: str | None = _setting()
+    rollout_port: int | None = _setting()
+    max_turns: int | None = _setting()
+    debug_dir: Path | None = _setting(keep=ONCE)
+
+    def sampling(self) -> dict[str, Any]:
+        """The sampling settings given (and only those): ``sampling_args``, then the
+        ``temperature`` / ``max_tokens`` shortcuts over it."""
+        params: dict[str, Any] = dict(self.sampling_args)
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+        return params
+
+    # ------------------------------------------------------------ persistence
+
+    def given(self) -> dict[str, Any]:
+        """The settings not at their defaults, by name."""
+        return {f.name: getattr(self, f.name) for f in SETTINGS if _given(self, f)}
+
+    def kept(self) -> dict[str, Any]:
+        """What the journal keeps of these settings: every ``KEPT`` one given, as JSON —
+        never a secret. What was given but cannot be kept is named under ``withheld``
+        (``api_key``, ``base_url`` holding a password, ``headers:NAME``)."""
+        kept: dict[str, Any] = {}
+        withheld: list[str] = []
+        for name, value in self.given().items():
+            keep = FATE[name]
+            if keep == ONCE:
+                continue
+            if keep == SECRET:
+                withheld.append(name)
+            elif name == "headers":
+                withheld += sorted({f"headers:{header}" for header in header_names(value)})
+            elif isinstance(value, str) and redact_url(value) != value:
+                withheld.append(name)  # a URL with a password in it
+            else:
+                kept[name] = _to_json(name, value)
+        if withheld:
+            kept["withheld"] = withheld
+        return kept
+
+    def adopt(self, saved: Mapping[str, Any]) -> list[tuple[str, Any]]:
+        """A resumed run: every ``KEPT`` setting not given again takes the value the run
+        was started with (one given wins; the journal's fingerprint judges whether it
+        changes the run). Returns the settings taken; refuses (``RESUME_MISMATCH``) when
+        a withheld one — a key, a header, a URL with a password — is not given again."""
+        saved = upgraded(saved)
+        hints = typing.get_type_hints(RunSettings)
+        taken: list[tuple[str, Any]] = []
+        for f in SETTINGS:
+            if FATE[f.name] != KEPT or f.name not in saved or _given(self, f):
+                continue
+            value = _from_json(f.name, hints[f.name], saved[f.name])
+            setattr(self, f.name, value)
+            taken.append((f.name, value))
+        missing = [name for name in saved.get("withheld") or () if not self._holds(name)]
+        if missing:
+            shown = ", ".join(f"the header {n[8:]}" if n.startswith("headers:") else n
+                              for n in missing)  # fmt: skip
+            raise InvalidInputError(
+                f"the run was started with {shown}, whose values are never kept (they may "
+                "hold keys)",
+                hint="give them again",
+                code="RESUME_MISMATCH",
+                data={"withheld": missing},
+            )
+        return taken
+
+    def _holds(self, withheld: str) -> bool:
+        name, _, header = withheld.partition(":")
+        if name == "headers":
+            return header in header_names(self.headers)
+        return getattr(self, name, None) is not None
+
+    def changes_from(self, fingerprint: Mapping[str, Any]) -> list[str]:
+        """The settings given that differ from a finished run's (``name: was → now``):
+        asking for that run again with them would be asking for another run."""
+        changed = []
+        for f in SETTINGS:
+            key = f.metadata["compared"]
+            if key is None or not _given(self, f):
+                continue
+            now = _to_json(f.name, getattr(self, f.name))
+            if fingerprint.get(key) != now:
+                changed.append(f"{f.name}: {fingerprint.get(key)!r} → {now!r}")
+        recorded = fingerprint.get("sampling") or {}
+        for key, value in self.sampling().items():
+            if recorded.get(key) != value:
+                changed.append(f"sampling {key}: {recorded.get(key)!r} → {value!r}")
+        return changed
+
+
+SETTINGS = dataclasses.fields(RunSettings)
+FATE: dict[str, Keep] = {f.name: f.metadata["keep"] for f in SETTINGS}
+NAMES = frozenset(FATE)
+
+
+def _given(settings: RunSettings, f: dataclasses.Field[Any]) -> bool:
+    value = getattr(settings, f.name)
+    if f.default is not dataclasses.MISSING:
+        return bool(value != f.default)
+    return bool(value)  # a list or dict: given when not empty
+
+
+def header_names(headers: Iterable[str]) -> set[str]:
+    return {h.split(":", 1)[0].strip() for h in headers}
+
+
+def _to_json(name: str, value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if name == "rows" and value is not None:
+        return rows_text(value)
+    return value
+
+
+def _from_json(name: str, kind: Any, value: Any) -> Any:
+    """A kept setting read back, of its field's type — a journal edited by hand, or
+    damaged, is one clear error naming the setting (never a crash later)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        if name == "rows":
+            return parse_rows(TypeAdapter(str).validate_python(value, strict=True))
+        if kind in (Path, Path | None):
+            return Path(TypeAdapter(str).validate_python(value, strict=True))
+        return TypeAdapter(kind).validate_python(value, strict=True)
+    except (ValidationError, InvalidInputError) as exc:
+        raise InvalidInputError(
+            f"the run's journal keeps a damaged setting {name}: {json.dumps(value)[:80]}",
+            hint="give it again, or start the run afresh",
+            code="RESUME_MISMATCH",
+            data={"setting": name},
+        ) from exc
+
+
+#: journals written before the settings had one object kept the CLI's option names
+_OLD_NAMES = {"max_in_flight": "batch_size", "eval_fn": "eval_fns"}
+
+
+def upgraded(saved: Mapping[str, Any]) -> dict[str, Any]:
+    """A journal's settings in today's names (older journals kept the CLI's options:
+    ``sampling_args_json``, ``no_transcripts``, ``rows_spec``, ``--header NAME``…)."""
+    out = {_OLD_NAMES.get(k, k): v for k, v in saved.items()}
+    if "sampling_args_json" in out:
+        text = out.pop("sampling_args_json")
+        try:
+            out.setdefault("sampling_args", json.loads(text) if isinstance(text, str) else text)
+        except ValueError:
+            out.setdefault("sampling_args", text)  # refused as damaged when adopted
+    if "no_transcripts" in out:
+        out.setdefault("transcripts", not out.pop("no_transcripts"))
+    if "rows_spec" in out:
+        out.setdefault("rows", out.pop("rows_spec"))
+    withheld = []
+    for item in out.get("withheld") or ():
+        text = str(item)
+        if text.startswith("--header "):
+            withheld.append("headers:" + text.removeprefix("--header "))
+        elif text.startswith("--"):
+            withheld.append(text.removeprefix("--").replace("-", "_"))
+        else:
+            withheld.append(text)
+    if withheld:
+        out["withheld"] = withheld
+    return out
+
+
+def parse_rows(text: str) -> frozenset[int]:
+    """``"3,7,10-20"``: source row indices (0-based), ranges inclusive."""
+    import re
+
+    spec = text.replace(" ", "")
+    if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", spec):
+        raise InvalidInputError(
+            f"rows {text!r} is not a row list",
+            hint='use row indices and ranges, like "3,7,10-20"',
+            code="USAGE",
+        )
+    rows: set[int] = set()
+    for part in spec.split(","):
+        first, _, last = part.partition("-")
+        low, high = int(first), int(last or first)
+        if low > high:
+            raise InvalidInputError(
+                f"rows: the range {part} runs backwards", hint=f"write it {high}-{low}",
+                code="USAGE",
+            )  # fmt: skip
+        if high - low > 10_000_000:
+            raise InvalidInputError(f"rows: the range {part} is too large", code="USAGE")
+        rows.update(range(low, high + 1))
+    return frozenset(rows)
+
+
+def rows_text(rows: Iterable[int]) -> str:
+    """Row indices as the fingerprint and the journal record them (``0-3,7``)."""
+    chosen = sorted(set(rows))
+    parts: list[str] = []
+    i = 0
+    while i < len(chosen):
+        j = i
+        while j + 1 < len(chosen) and chosen[j + 1] == chosen[j] + 1:
+            j += 1
+        parts.append(str(chosen[i]) if i == j else f"{chosen[i]}-{chosen[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+__all__ = ["KEPT", "ONCE", "SECRET", "RunSettings", "parse_rows", "rows_text", "upgraded"]
