@@ -5,7 +5,9 @@ Uses gitpython (imported lazily). Never fetches, never runs the user's code.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,33 +63,45 @@ class RepoState:
         return self.branch is None
 
 
-def _open(path: Path) -> Any:
+@contextlib.contextmanager
+def _open(path: Path) -> Iterator[Any]:
+    """The repository holding ``path``, closed after: GitPython keeps ``git cat-file``
+    children (and their pipes) per repository object until it is closed — a training
+    loop evaluating every checkpoint would pile them up (issue 43)."""
     try:
         import git
     except ImportError as exc:  # pragma: no cover - git binary missing
         raise InvalidInputError(
             f"git is not available ({exc})", hint="install git to submit eval runs"
-        ) from None
+        ) from exc
     try:
-        return git.Repo(path, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        repo = git.Repo(path, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
         raise InvalidInputError(
             f"{path} is not inside a git repository",
             hint="submit from a clone of the repository synced to the platform",
             code="NOT_A_REPO",
-        ) from None
+        ) from exc
+    try:
+        yield repo
+    finally:
+        repo.close()
 
 
 def inspect_repo(path: Path) -> RepoState:
     """HEAD, branch, changed tracked files, untracked files under rollouts/, origin."""
-    repo = _open(path if path.is_dir() else path.parent)
+    with _open(path if path.is_dir() else path.parent) as repo:
+        return _state(repo, path)
+
+
+def _state(repo: Any, path: Path) -> RepoState:
     root = Path(repo.working_tree_dir or path)
     try:
         head = repo.head.commit.hexsha
-    except ValueError:
+    except ValueError as exc:
         raise InvalidInputError(
             "the repository has no commits yet", hint="commit and push your rollout first"
-        ) from None
+        ) from exc
     branch = None if repo.head.is_detached else repo.active_branch.name
     dirty: list[str] = []
     untracked: list[str] = []
@@ -121,7 +135,8 @@ def _origin_url(repo: Any) -> str | None:
 def origin_repo(path: Path) -> str | None:
     """The origin's repo path for ``path``'s repository, or None (no repo, no origin)."""
     try:
-        url = _origin_url(_open(path))
+        with _open(path) as repo:
+            url = _origin_url(repo)
     except InvalidInputError:
         return None
     return repo_path_from_url(url) if url else None
@@ -129,8 +144,8 @@ def origin_repo(path: Path) -> str | None:
 
 def is_pushed(root: Path, sha: str) -> bool:
     """Whether ``sha`` is contained in any remote-tracking branch (local refs only)."""
-    repo = _open(root)
-    refs = repo.git.for_each_ref("--contains", sha, "refs/remotes", format="%(refname)")
+    with _open(root) as repo:
+        refs = repo.git.for_each_ref("--contains", sha, "refs/remotes", format="%(refname)")
     return any(ref and not ref.endswith("/HEAD") for ref in refs.splitlines())
 
 
@@ -138,12 +153,12 @@ def resolve_commit(root: Path, sha: str) -> str | None:
     """The full SHA of a (possibly abbreviated) commit that exists locally, else None."""
     import git
 
-    repo = _open(root)
-    try:
-        commit = repo.commit(sha)
-    except (git.BadName, ValueError, git.GitCommandError):
-        return None
-    return str(commit.hexsha) if commit.hexsha.startswith(sha.lower()) else None
+    with _open(root) as repo:
+        try:
+            commit = repo.commit(sha)
+        except (git.BadName, ValueError, git.GitCommandError):
+            return None
+        return str(commit.hexsha) if commit.hexsha.startswith(sha.lower()) else None
 
 
 @dataclass(frozen=True)

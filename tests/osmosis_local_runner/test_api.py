@@ -137,6 +137,52 @@ def test_a_hundred_checkpoints_in_one_process_leak_nothing(tmp_path: Path) -> No
     assert grown < 2 << 20, f"grew {grown >> 10} KiB over 90 runs"
 
 
+def _children() -> int:
+    """Child processes of this process (every thread's), from /proc."""
+    tasks = Path("/proc/self/task")
+    if not tasks.is_dir():
+        return 0
+    return sum(len((t / "children").read_text().split()) for t in tasks.iterdir())
+
+
+def test_a_hundred_config_runs_in_a_git_checkout_on_a_loopback_endpoint_leak_nothing(
+    project: Path,
+) -> None:
+    """Issue 43: each run in a git checkout left a ``git cat-file`` child and its pipes
+    (30 runs: 7 → 49 open fds, 15 children); a model endpoint's connections too."""
+    from tests.gitrepo import git
+    from tests.stub_openai import StubOpenAI
+
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "quickstart")
+    with StubOpenAI() as stub:
+
+        def one(step: int) -> None:
+            run_eval(CONFIG, name=f"step-{step}", model="stub-model", base_url=stub.url,
+                     limit=2, n=1)  # fmt: skip
+
+        for step in range(10):  # warm: imports, caches, the pool's first connections
+            one(step)
+        # no gc.collect() before counting: a training loop does not call it either, and
+        # what the collector would reap (a repository's children) must not be left
+        fds, threads, children = _open_fds(), threading.active_count(), _children()
+        tracemalloc.start()
+        try:
+            start = tracemalloc.get_traced_memory()[0]
+            for step in range(10, 100):
+                one(step)
+            counted = (_open_fds(), threading.active_count(), _children())
+            gc.collect()
+            grown = tracemalloc.get_traced_memory()[0] - start
+        finally:
+            tracemalloc.stop()
+        assert counted <= (fds, threads, children)
+    manifest = json.loads((project / ".osmosis/evals/step-99/manifest.json").read_text())
+    assert manifest["provenance"]["git_head"]  # the checkout was inspected every time
+    assert grown < 4 << 20, f"grew {grown >> 10} KiB over 90 runs"
+
+
 def test_cancelling_stops_and_resume_finishes_each_attempt_once(tmp_path: Path) -> None:
     rows = [{"user_prompt": f"What is {i} + 1?", "ground_truth": str(i + 1)} for i in range(30)]
     options: dict[str, Any] = dict(workflow=Calculator, dataset=rows, eval_fns=[exact],
