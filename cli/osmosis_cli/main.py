@@ -199,6 +199,18 @@ def _failure(exc: OsmosisError, state: AppState | None) -> int:
 
 def main(argv: list[str] | None = None) -> Any:
     """Console-script entry point: usage errors become one ``error:`` line and exit 2."""
+    try:
+        _main(argv)
+    finally:
+        if argv is None:  # the console script: this process ends now
+            # its objects die with it: freezing them skips the collector's last passes
+            # over everything on the way out (~45 ms after a 2,000-row run: bench/)
+            import gc
+
+            gc.freeze()
+
+
+def _main(argv: list[str] | None) -> Any:
     from osmosis_client.errors import OsmosisError
 
     args = list(sys.argv[1:] if argv is None else argv)

@@ -77,8 +77,6 @@ class ModelClient:
         ca_bundle: str | os.PathLike[str] | None = None,
     ) -> None:
         self.target = target
-        #: the process's one TLS policy (osmosis_client._tls)
-        self._ssl = None if target.is_mock else ssl_context(ca_bundle)
         self.concurrency = max(1, concurrency)
         self.request_timeout = request_timeout
         self.retry_policy = retry_policy or model_retry_policy()
@@ -92,6 +90,13 @@ class ModelClient:
             "User-Agent": f"osmosis-client/{__version__}",
         }
         self._routes = Routes(target, self._headers)
+        #: the process's one TLS policy (osmosis_client._tls) — built (reading the roots
+        #: costs ~20 ms) only when a replica or its proxy speaks TLS, or a bundle is given
+        self._ssl = (
+            ssl_context(ca_bundle)
+            if ca_bundle is not None or any(route.tls for route in self._routes.all)
+            else None
+        )
         #: until a call succeeds: where each failed call's error goes (watch_first_calls)
         self._watch: Callable[[OsmosisError], None] | None = None
 

@@ -43,6 +43,10 @@ class Route:
         self.shown = redact_url(replica.base_url)
         #: the proxy from the environment (credentials included: never print it)
         self.proxy = proxy_for(self.url)
+        #: whether a TLS handshake happens on the way (the replica's or its proxy's)
+        self.tls = self.url.startswith("https:") or bool(
+            self.proxy and str(self.proxy).startswith("https:")
+        )
         key = replica.api_key.get_secret_value() if replica.api_key else None
         own: dict[str, str] = {}
         if self.anthropic:

@@ -82,9 +82,11 @@ def _info(run: RunDirectory) -> RunInfo | None:
         from osmosis_local_runner.run.partial import journal_results
 
         found = journal_results(run.results, "stopped")
-        if found is None and not journal_path(run.results).is_file() and not manifest:
+        journal = journal_path(run.results)
+        if found is None and not journal.is_file() and not manifest:
             return None
-        head = found[0] if found is not None else {"config": {}, "summary": {}}
+        # a journal this version cannot read (another version's): its lines, at least
+        head = found[0] if found is not None else {"summary": {"total_runs": _lines(journal)}}
     return _from_head(run, head, facts)
 
 
@@ -117,6 +119,15 @@ def _from_head(run: RunDirectory, head: dict[str, Any], facts: _Facts) -> RunInf
         _number(summary.get("total_duration_ms")), str(run.path),
         total_attempts=facts.total, config_path=facts.config,
     )  # fmt: skip
+
+
+def _lines(journal: Path) -> int | None:
+    """The attempts a journal holds by its lines (a header, then one per attempt)."""
+    try:
+        with journal.open("rb") as handle:
+            return max(0, sum(1 for _ in handle) - 1)
+    except OSError:
+        return None
 
 
 def _total(inputs: dict[str, Any]) -> int | None:

@@ -15,7 +15,6 @@ from functools import partial
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.ci_reports import RowVerdict
 from osmosis_local_runner.results.documents import (
     ResultsFile,
     Row,
@@ -28,6 +27,7 @@ from osmosis_local_runner.results.records import AttemptRecord
 from osmosis_local_runner.results.scoring import counted_mean, pass_at_k, passed
 from osmosis_local_runner.results.slices import MAX_SLICES, slice_columns, slice_value
 from osmosis_local_runner.results.sources import Source
+from osmosis_local_runner.results.verdicts import RowVerdict
 
 #: run colours (colour-blind safe: Okabe–Ito)
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")

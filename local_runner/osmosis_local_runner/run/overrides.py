@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
@@ -31,12 +31,14 @@ from osmosis_local_runner.run.discovery import (
 from osmosis_local_runner.run.eval_fns import EvalFn
 from osmosis_local_runner.run.journal import run_dir
 from osmosis_local_runner.run.kinds import RolloutKind
-from osmosis_local_runner.run.kinds.agent_loop import AgentLoopRollout
 from osmosis_local_runner.run.kinds.native import NativeRollout
 from osmosis_local_runner.run.settings import RunSettings
 from osmosis_local_runner.run.spec import RunSpec
 from osmosis_local_runner.server.detect import Detection, detect
 from osmosis_local_runner.server.ports import Ports
+
+if TYPE_CHECKING:  # the 0.2 agent-loop kind is imported when a run uses one
+    from osmosis_local_runner.run.kinds.agent_loop import AgentLoopRollout
 
 
 @dataclass(kw_only=True)
@@ -209,6 +211,8 @@ def seed_rollout(module: str, flags: Overrides) -> RolloutKind:
 
     value, where = load_attr(module)
     if is_agent_loop(value):
+        from osmosis_local_runner.run.kinds.agent_loop import AgentLoopRollout
+
         return AgentLoopRollout(
             load_agent_loop(value, where),
             source=where,
@@ -222,6 +226,8 @@ def seed_rollout(module: str, flags: Overrides) -> RolloutKind:
 
 def mcp_rollout(directory: Path, flags: Overrides, **kind: Any) -> AgentLoopRollout:
     """``--mcp DIR``: 0.2's MCP agent loop over the FastMCP server of ``DIR/main.py``."""
+    from osmosis_local_runner.run.kinds.agent_loop import AgentLoopRollout
+
     loop, digest = load_mcp(directory)
     return AgentLoopRollout(
         loop,

@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from osmosis_client.errors import OsmosisError
 from osmosis_local_runner.results.document import document_head
 from osmosis_local_runner.results.records import AttemptRecord
 from osmosis_local_runner.run.journal import journal_path, read_journal
@@ -25,7 +26,7 @@ def journal_results(results: Path, status: str) -> tuple[dict[str, Any], Rows] |
     finished yet."""
     try:
         journal = read_journal(journal_path(results))
-    except (OSError, ValueError):
+    except (OSError, ValueError, OsmosisError):  # unreadable, damaged, another version's
         return None
     if not journal.records:
         return None

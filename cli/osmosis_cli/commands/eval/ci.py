@@ -66,15 +66,17 @@ def after_local(
     *,
     suite: dict[str, Any] | None = None,
 ) -> None:
-    """After a local run (or suite): JUnit and the step summary from its documents."""
-    from osmosis_local_runner.results.ci_reports import junit_xml
-    from osmosis_local_runner.results.markdown import run_markdown, suite_markdown
-
+    """After a local run (or suite): JUnit and the step summary from its documents (their
+    modules imported only when asked for)."""
     if junit is not None:
+        from osmosis_local_runner.results.ci_reports import junit_xml
+
         name = f"osmosis eval suite {suite['suite']}" if suite else "osmosis eval"
         _write_junit(out, junit, junit_xml(sources, name=name))
     if not os.environ.get(STEP_SUMMARY):
         return
+    from osmosis_local_runner.results.markdown import run_markdown, suite_markdown
+
     if suite is None:
         step_summary(out, "## osmosis eval run\n\n" + "\n".join(run_markdown(s) for s in sources))
         return

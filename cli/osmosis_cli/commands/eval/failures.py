@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_local_runner.results.ci_reports import RowVerdict
+    from osmosis_local_runner.results.verdicts import RowVerdict
 
 SHOWN = 5
 SHOWN_VERBOSE = 20
@@ -22,8 +22,8 @@ SECRET_FLAGS = ("--api-key", "--baseline-api-key")
 def show_failures(out: Output, path: Path) -> tuple[list[int], set[int]]:
     """The worst rows that did not pass (more with ``-v``); (every such row's index, the
     rows shown)."""
-    from osmosis_local_runner.results.ci_reports import worst_rows
     from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.verdicts import worst_rows
 
     doc = ResultsFile(path)
     found = worst_rows(doc, SHOWN_VERBOSE if out.verbose else SHOWN)

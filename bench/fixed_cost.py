@@ -1,0 +1,164 @@
+"""A run's fixed cost (issue 43): the time a 2,000-row ``osmosis eval run`` spends outside
+its dispatch window — interpreter start-up, imports, the config and dataset checks, the
+plan; after the last answer, the results document, the published files and the exit —
+and the run's peak memory, beside the same measure of another checkout.
+
+Measured from outside, by one clock: a loopback stub in this process notes when the
+first request arrives and when the last answer leaves; the CLI runs in a child process
+whose peak RSS the kernel reports when it is reaped (``wait4``). Fixed time = (first
+request − spawn) + (exit − last answer). The stub answers at once, so the window itself
+is the runner's own work and is left out.
+
+    python bench/fixed_cost.py                        # this checkout alone
+    python bench/fixed_cost.py --other /path/venv/bin/python   # and another install
+
+Prints JSON (medians of ``--trials`` interleaved runs); run_benchmarks.py includes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = 2000
+
+
+class Clocked:
+    """An OpenAI-compatible stub on loopback (its own thread and loop) that notes the
+    arrival of the first request and the departure of the last answer."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.last = 0.0
+        self.count = 0
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self.port = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+        self._ready.wait(10)
+
+    def reset(self) -> None:
+        self.first, self.last, self.count = None, 0.0, 0
+
+    async def _answer(self, request: Any) -> Any:
+        from aiohttp import web
+
+        if self.first is None:
+            self.first = time.monotonic()
+        body = await request.json()
+        prompt = body["messages"][-1]["content"]
+        numbers = [int(w.strip("?")) for w in prompt.split() if w.strip("?").isdigit()]
+        answer = {
+            "id": "c", "object": "chat.completion", "model": body.get("model", "m"),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": str(sum(numbers))}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+        }  # fmt: skip
+        self.count += 1
+        response = web.json_response(answer)
+        self.last = time.monotonic()
+        return response
+
+    def _serve(self) -> None:
+        from aiohttp import web
+
+        asyncio.set_event_loop(self._loop)
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._answer)
+        runner = web.AppRunner(app, access_log=None)
+        self._loop.run_until_complete(runner.setup())
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        self._loop.run_until_complete(site.start())
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._ready.set()
+        self._loop.run_forever()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+def project(where: Path) -> Path:
+    """The quickstart with a 2,000-row dataset."""
+    root = where / "qs"
+    shutil.copytree(ROOT / "examples" / "quickstart", root, ignore=shutil.ignore_patterns(".osmosis"))
+    with (root / "data" / "big.jsonl").open("w") as out:
+        for i in range(ROWS):
+            row = {"user_prompt": f"What is {i} + {i + 1}?", "ground_truth": str(2 * i + 1)}
+            out.write(json.dumps(row) + "\n")
+    return root
+
+
+def one(python: str, root: Path, stub: Clocked, tag: str, trial: int) -> dict[str, float]:
+    """One run of ``python -m osmosis_cli`` (time outside the window, peak MB)."""
+    stub.reset()
+    command = [
+        python, "-m", "osmosis_cli", "eval", "run", "configs/eval/quickstart.toml",
+        "--model", "stub-model", "--base-url", stub.url, "--dataset", "data/big.jsonl",
+        "--limit", str(ROWS), "--n", "1", "--batch-size", "64", "-o", f"out-{tag}-{trial}.json",
+        "-q",
+    ]  # fmt: skip
+    # as installed: modules load from their bytecode caches (pip writes them; a session
+    # with PYTHONDONTWRITEBYTECODE=1 would compile every module of ours from source)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    spawned = time.monotonic()
+    proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.stderr is not None
+    errors = proc.stderr.read()  # to the end: the child has closed it as it exits
+    _, status, usage = os.wait4(proc.pid, 0)
+    ended = time.monotonic()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    # (older versions probed the endpoint with a request of its own first)
+    assert proc.returncode == 0 and stub.count >= ROWS and stub.first is not None, errors[-2000:]
+    rss_kib = usage.ru_maxrss
+    return {
+        "fixed_s": (stub.first - spawned) + (ended - stub.last),
+        "start_s": stub.first - spawned,
+        "end_s": ended - stub.last,
+        "window_s": stub.last - stub.first,
+        "peak_mb": int(rss_kib) / 1024,
+    }
+
+
+def measure(pythons: dict[str, str], trials: int) -> dict[str, Any]:
+    stub = Clocked()
+    found: dict[str, list[dict[str, float]]] = {name: [] for name in pythons}
+    with tempfile.TemporaryDirectory() as scratch:
+        root = project(Path(scratch))
+        for name, python in pythons.items():  # warm: bytecode caches, the OS's file cache
+            one(python, root, stub, name, -1)
+        for trial in range(trials):  # interleaved: drift hits every variant alike
+            for name, python in pythons.items():
+                found[name].append(one(python, root, stub, name, trial))
+    return {
+        name: {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+        for name, runs in found.items()
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--other", help="another install's python (e.g. an older checkout's venv)")
+    parser.add_argument("--trials", type=int, default=5)
+    args = parser.parse_args()
+    pythons = {"this": sys.executable}
+    if args.other:
+        pythons["other"] = args.other
+    print(json.dumps(measure(pythons, args.trials), indent=2))
+
+
+if __name__ == "__main__":
+    main()
