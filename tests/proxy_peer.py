@@ -148,3 +148,115 @@ class ForwardProxy:
         up_writer.close()
         writer.write(answer)
         await writer.drain()
+
+
+class SocksProxy:
+    """A loopback SOCKS5 proxy (standard library only), written from RFC 1928 (CONNECT,
+    IPv4 / domain name / IPv6 addresses) and RFC 1929 (username/password). ``seen`` lists
+    (host, port, authorized) per connection asked for; a domain name arrives as text
+    (``socks5h``: the proxy resolves it)."""
+
+    def __init__(self, credentials: tuple[str, str] | None = None) -> None:
+        self.credentials = credentials
+        self.seen: list[tuple[str, int, bool]] = []
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="socks-proxy")
+        self._server: asyncio.AbstractServer | None = None
+
+    def url(self, scheme: str = "socks5") -> str:
+        auth = ":".join(self.credentials) + "@" if self.credentials else ""
+        return f"{scheme}://{auth}127.0.0.1:{self.port}"
+
+    def __enter__(self) -> SocksProxy:
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("the proxy did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        async def close() -> None:
+            if self._server is not None:
+                self._server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(close(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+
+        async def listen() -> None:
+            self._server = await asyncio.start_server(self._client, "127.0.0.1", 0)
+            self.port = self._server.sockets[0].getsockname()[1]
+            self._ready.set()
+
+        self._loop.run_until_complete(listen())
+        self._loop.run_forever()
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+                allowed = await self._greet(reader, writer)
+                if allowed is None:
+                    return
+                await self._connect(reader, writer, allowed)
+        finally:
+            writer.close()
+
+    async def _greet(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool | None:
+        version, count = await reader.readexactly(2)
+        methods = await reader.readexactly(count)
+        if version != 5:
+            return None
+        if self.credentials is None:
+            writer.write(b"\x05\x00")
+            return True
+        if 2 not in methods:
+            writer.write(b"\x05\xff")  # no acceptable method
+            return None
+        writer.write(b"\x05\x02")
+        _, size = await reader.readexactly(2)
+        user = (await reader.readexactly(size)).decode()
+        (size,) = await reader.readexactly(1)
+        password = (await reader.readexactly(size)).decode()
+        allowed = (user, password) == self.credentials
+        writer.write(b"\x01\x00" if allowed else b"\x01\x01")
+        return allowed or None
+
+    async def _connect(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, allowed: bool
+    ) -> None:
+        _, command, _, kind = await reader.readexactly(4)
+        if kind == 1:
+            host = ".".join(str(b) for b in await reader.readexactly(4))
+        elif kind == 3:
+            (size,) = await reader.readexactly(1)
+            host = (await reader.readexactly(size)).decode()
+        else:
+            raw = await reader.readexactly(16)
+            host = ":".join(raw[i : i + 2].hex() for i in range(0, 16, 2))
+        port = int.from_bytes(await reader.readexactly(2), "big")
+        self.seen.append((host, port, allowed))
+        if command != 1:
+            writer.write(b"\x05\x07\x00\x01" + bytes(6))  # command not supported
+            return
+        up_reader, up_writer = await asyncio.open_connection(host, port)
+        writer.write(b"\x05\x00\x00\x01" + bytes(4) + b"\x00\x00")
+        await writer.drain()
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(ConnectionError, asyncio.CancelledError):
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            with contextlib.suppress(OSError):
+                dst.write_eof()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        up_writer.close()

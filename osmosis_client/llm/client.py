@@ -84,6 +84,7 @@ class ModelClient:
         self._sleep = sleep
         self._monotonic = monotonic
         self._session: aiohttp.ClientSession | None = None
+        self._socks: dict[str, aiohttp.ClientSession] = {}  # a session per SOCKS proxy
         self._headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
@@ -114,10 +115,26 @@ class ModelClient:
             )
         return self._session
 
+    def _session_for(self, route: Route, shared: aiohttp.ClientSession) -> aiohttp.ClientSession:
+        """The session a try goes out on: the shared one, or its SOCKS proxy's own."""
+        if not route.socks:
+            return shared
+        assert route.proxy is not None
+        session = self._socks.get(route.proxy)
+        if session is None or session.closed:
+            from osmosis_client.llm.session import socks_session
+
+            session = self._socks[route.proxy] = socks_session(
+                route.proxy, limit=self.concurrency, ssl_context=self._ssl,
+                timeout=self.request_timeout,
+            )  # fmt: skip
+        return session
+
     async def aclose(self) -> None:
         """Close every connection (in-flight calls see their connections closed)."""
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
+        for session in (self._session, *self._socks.values()):
+            if session is not None and not session.closed:
+                await session.close()
 
     async def __aenter__(self) -> ModelClient:
         return self
@@ -224,11 +241,12 @@ class _Call:
             self.last = route
             others = position < len(candidates) - 1
             try:  # the request in place (not a coroutine of its own: one per call saved)
-                async with self.session.post(  # a redirect is an answer: the key never follows
+                session = self.client._session_for(route, self.session)
+                async with session.post(  # a redirect is an answer: the key never follows
                     route.url,
                     data=route.request(self.payload),
                     headers=route.headers(),
-                    proxy=route.proxy,
+                    proxy=None if route.socks else route.proxy,
                     allow_redirects=False,
                 ) as response:
                     outcome = await answers.read_answer(response, route)

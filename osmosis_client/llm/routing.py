@@ -17,7 +17,7 @@ from osmosis_client._wire import loads
 from osmosis_client.llm import anthropic
 from osmosis_client.llm.endpoints import merge_headers
 from osmosis_client.llm.providers import ModelTarget, Replica
-from osmosis_client.llm.session import proxy_for
+from osmosis_client.llm.session import is_socks, proxy_for
 
 logger = logging.getLogger("osmosis_client")
 
@@ -47,6 +47,8 @@ class Route:
         self.tls = self.url.startswith("https:") or bool(
             self.proxy and str(self.proxy).startswith("https:")
         )
+        #: a SOCKS proxy is a connector of its own (a session per proxy), not a request's
+        self.socks = is_socks(self.proxy)
         key = replica.api_key.get_secret_value() if replica.api_key else None
         own: dict[str, str] = {}
         if self.anthropic:

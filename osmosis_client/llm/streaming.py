@@ -97,12 +97,27 @@ def _line_end(text: str) -> int | None:
 
 
 @dataclass
+class _Call:
+    """A tool call as its pieces stream in (joined once, at the end: never copied per
+    piece)."""
+
+    id: str = ""
+    type: str = "function"
+    name: list[str] = field(default_factory=list)
+    arguments: list[str] = field(default_factory=list)
+
+    def whole(self) -> dict[str, Any]:
+        function = {"name": "".join(self.name), "arguments": "".join(self.arguments)}
+        return {"id": self.id, "type": self.type, "function": function}
+
+
+@dataclass
 class _Choice:
     index: int
     role: str = "assistant"
     content: list[str] = field(default_factory=list)
     reasoning: dict[str, list[str]] = field(default_factory=dict)
-    tool_calls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    tool_calls: dict[int, _Call] = field(default_factory=dict)
     finish_reason: str | None = None
     logprobs: list[Any] | None = None
     refusal: list[str] = field(default_factory=list)
@@ -117,7 +132,7 @@ class _Choice:
         if self.refusal:
             message["refusal"] = "".join(self.refusal)
         if self.tool_calls:
-            message["tool_calls"] = [self.tool_calls[i] for i in sorted(self.tool_calls)]
+            message["tool_calls"] = [self.tool_calls[i].whole() for i in sorted(self.tool_calls)]
         return message
 
 
@@ -186,7 +201,11 @@ class ChunkAssembler:
             choice.finish_reason = str(raw["finish_reason"])
         logprobs = raw.get("logprobs")
         if isinstance(logprobs, dict) and isinstance(logprobs.get("content"), list):
-            choice.logprobs = (choice.logprobs or []) + logprobs["content"]
+            # extended in place: an 80k-token stream with logprobs was assembled in
+            # quadratic time by copying the list at every chunk (issue 43)
+            if choice.logprobs is None:
+                choice.logprobs = []
+            choice.logprobs.extend(logprobs["content"])
 
     def result(self) -> dict[str, Any]:
         if not self.choices:
@@ -218,19 +237,17 @@ class ChunkAssembler:
         return response
 
 
-def _merge_call(calls: dict[int, dict[str, Any]], delta: dict[str, Any], order: int) -> None:
+def _merge_call(calls: dict[int, _Call], delta: dict[str, Any], order: int) -> None:
     index = delta.get("index", order)
     index = index if isinstance(index, int) else order
-    call = calls.setdefault(
-        index, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
-    )
+    call = calls.setdefault(index, _Call())
     if isinstance(delta.get("id"), str) and delta["id"]:
-        call["id"] = delta["id"]
+        call.id = delta["id"]
     if isinstance(delta.get("type"), str) and delta["type"]:
-        call["type"] = delta["type"]
+        call.type = delta["type"]
     function = delta.get("function")
     if isinstance(function, dict):
         if isinstance(function.get("name"), str):
-            call["function"]["name"] += function["name"]
+            call.name.append(function["name"])
         if isinstance(function.get("arguments"), str):
-            call["function"]["arguments"] += function["arguments"]
+            call.arguments.append(function["arguments"])

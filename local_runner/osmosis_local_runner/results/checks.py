@@ -8,6 +8,10 @@ import sys
 from typing import Any
 
 LARGEST = sys.float_info.max
+#: attempts per row at most: what a run may ask for (more would exhaust memory before
+#: doing anything useful), and what a document read back may claim (issue 43: ``n_runs``
+#: of 10**12 made ``pass_at_k()`` loop for ever)
+MAX_N = 1000
 
 
 def is_number(value: Any) -> bool:

@@ -23,8 +23,8 @@ from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.checks import LARGEST as LARGEST
+from osmosis_local_runner.results.checks import MAX_N, run_problem, whole
 from osmosis_local_runner.results.checks import is_number as is_number
-from osmosis_local_runner.results.checks import run_problem, whole
 from osmosis_local_runner.results.document import ROWS_MARK
 from osmosis_local_runner.results.labels import label_of
 from osmosis_local_runner.results.records import AttemptRecord, compact, row_facts
@@ -52,8 +52,8 @@ def head_problem(head: Mapping[str, Any]) -> str | None:
     if "pass_threshold" in config and not is_number(config["pass_threshold"]):
         return "config.pass_threshold must be a finite number"
     n = config.get("n_runs")
-    if n is not None and not (whole(n) and n >= 1):
-        return "config.n_runs must be a whole number of at least 1"
+    if n is not None and not (whole(n) and 1 <= n <= MAX_N):
+        return f"config.n_runs must be a whole number from 1 to {MAX_N:,}"
     model = config.get("model")
     if model is not None and not isinstance(model, str):
         return "config.model must be text"

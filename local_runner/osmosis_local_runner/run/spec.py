@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
+from osmosis_local_runner.results.checks import MAX_N
 from osmosis_local_runner.results.records import AttemptRecord
 from osmosis_local_runner.run.dataset import DatasetInfo
 from osmosis_local_runner.run.eval_fns import EvalFn
@@ -209,7 +210,6 @@ class RunResult:
 
 #: local maxima: more would exhaust file descriptors or memory before doing anything useful
 MAX_BATCH_SIZE = 4096
-MAX_N = 1000
 
 
 def check_limits(spec: RunSpec) -> None:

@@ -24,7 +24,7 @@ from osmosis_client.llm.client import ModelClient
 from osmosis_client.llm.providers import ModelSpec
 from osmosis_client.llm.session import proxy_for
 from tests.e2e.model_double import ModelDouble
-from tests.proxy_peer import ForwardProxy
+from tests.proxy_peer import ForwardProxy, SocksProxy
 from tests.realwire import Proxy, Wire, private_ca
 
 QUESTION = [{"role": "user", "content": "What is 17 + 39?"}]
@@ -108,6 +108,51 @@ def test_https_goes_through_a_connect_tunnel_with_and_without_credentials(
     message = caught.value.message
     assert "through the proxy http://***@127.0.0.1" in message and "407" in message
     assert "nope-pw" not in message and "nope-pw" not in json.dumps(caught.value.data)
+
+
+def test_all_proxy_carries_what_no_scheme_proxy_names(
+    model: ModelDouble, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ALL_PROXY, as httpx, curl, requests and the OpenAI SDK read it (issue 43: model
+    calls ignored it)."""
+    with ForwardProxy() as proxy:
+        monkeypatch.setenv("ALL_PROXY", proxy.url)
+        assert content(call(model.url)) == "56"
+        assert [m for m, _, _ in proxy.seen] == ["POST"]
+        with ForwardProxy() as scheme:  # HTTP_PROXY wins for http:// endpoints
+            monkeypatch.setenv("HTTP_PROXY", scheme.url)
+            assert content(call(model.url)) == "56"
+        assert len(proxy.seen) == 1 and len(scheme.seen) == 1
+
+
+@pytest.mark.parametrize("scheme", ["socks5", "socks5h"])
+def test_a_socks_all_proxy_carries_model_calls_with_credentials(
+    model: ModelDouble, monkeypatch: pytest.MonkeyPatch, scheme: str
+) -> None:
+    with SocksProxy(credentials=("carol", "socks-pw")) as proxy:
+        monkeypatch.setenv("ALL_PROXY", proxy.url(scheme))
+        assert content(call(model.url)) == "56"
+        assert content(call(model.url.replace("127.0.0.1", "localhost"))) == "56"
+    hosts = [(host, allowed) for host, _, allowed in proxy.seen]
+    named = "localhost" if scheme == "socks5h" else "127.0.0.1"  # socks5h: the proxy resolves
+    assert hosts == [("127.0.0.1", True), (named, True)]
+
+
+def test_a_socks_proxy_without_its_connector_is_one_clear_error(
+    model: ModelDouble, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from osmosis_client.errors import InvalidInputError
+
+    monkeypatch.setitem(sys.modules, "aiohttp_socks", None)  # the socks extra not installed
+    monkeypatch.setenv("ALL_PROXY", "socks5://user:hidden-pw@127.0.0.1:9")
+    with pytest.raises(InvalidInputError) as caught:
+        call(model.url)
+    assert caught.value.code == "PROXY_UNSUPPORTED" and "osmosis-client[socks]" in (
+        caught.value.hint or ""
+    )
+    assert "hidden-pw" not in caught.value.message
 
 
 @pytest.mark.parametrize(
