@@ -27,7 +27,7 @@ def open_nofollow(path: Path, flags: int, mode: int = 0o600) -> int:
         if exc.errno == errno.ELOOP:
             raise OSError(
                 errno.ELOOP, "it is a symbolic link (never written through)", str(path)
-            ) from None
+            ) from exc
         raise
 
 

@@ -89,7 +89,7 @@ def ssl_context(ca_bundle: str | os.PathLike[str] | None = None) -> ssl.SSLConte
             f"({exc.__class__.__name__})",
             hint="point SSL_CERT_FILE at a PEM bundle, or unset it",
             code="BAD_CA_BUNDLE",
-        ) from None
+        ) from exc
     if extra is not None:
         try:
             context.load_verify_locations(cafile=str(extra))
@@ -98,7 +98,7 @@ def ssl_context(ca_bundle: str | os.PathLike[str] | None = None) -> ssl.SSLConte
                 f"cannot read the CA bundle {str(extra)!r} ({exc.__class__.__name__})",
                 hint="give a PEM file of certificates (-----BEGIN CERTIFICATE-----)",
                 code="BAD_CA_BUNDLE",
-            ) from None
+            ) from exc
     _contexts[key] = context
     return context
 

@@ -65,5 +65,5 @@ def loads(raw: bytes | str) -> Any:
     nested too deeply raises ``ValueError`` like any other malformed one."""
     try:
         return _json.loads(raw)
-    except RecursionError:
-        raise ValueError("the JSON is nested too deeply") from None
+    except RecursionError as exc:
+        raise ValueError("the JSON is nested too deeply") from exc

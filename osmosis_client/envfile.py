@@ -43,15 +43,15 @@ def read_env_file(path: Path) -> dict[str, str]:
     """The pairs of the file at ``path`` (``-`` is not handled here: callers read stdin)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
         raise InvalidInputError(
             f"file {path} does not exist", hint="check the path", code="FILE_NOT_FOUND"
-        ) from None
+        ) from exc
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
         raise InvalidInputError(
             f"cannot read {path}: {reason}", hint="check the file", code="FILE_UNREADABLE"
-        ) from None
+        ) from exc
     return parse_env_text(text, str(path))
 
 

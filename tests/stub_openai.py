@@ -9,10 +9,11 @@ can be told to fail (status storms, Retry-After), to be slow, or to hang.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,3 +192,33 @@ def main() -> None:  # pragma: no cover - used by bench/ as a separate process
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+@contextlib.contextmanager
+def serve_app(app: web.Application) -> Iterator[str]:
+    """Any aiohttp application on loopback (a thread and loop of its own) while the block
+    runs: its base URL."""
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    found: dict[str, Any] = {}
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        runner = web.AppRunner(app, access_log=None)
+        loop.run_until_complete(runner.setup())
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        loop.run_until_complete(site.start())
+        found["port"] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        found["runner"] = runner
+        ready.set()
+        loop.run_forever()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert ready.wait(10), "the app did not start"
+    try:
+        yield f"http://127.0.0.1:{found['port']}"
+    finally:
+        asyncio.run_coroutine_threadsafe(found["runner"].cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)

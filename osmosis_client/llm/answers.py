@@ -7,10 +7,8 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from osmosis_client._redact import redact_url
 from osmosis_client._wire import BodyTooLarge, loads, read_body
 from osmosis_client.errors import (
-    EndpointUnreachableError,
     ModelNotFoundError,
     ProviderRequestError,
 )
@@ -33,12 +31,12 @@ async def read_answer(
         if status < 300 and response.content_type == "text/event-stream":
             return status, await _read_stream(response, route.shown), None
         raw = await read_body(response, MAX_RESPONSE_BYTES)  # whole, decompressed
-    except BodyTooLarge:
+    except BodyTooLarge as exc:
         raise ProviderRequestError(
             f"the model endpoint {route.shown} sent more than "
             f"{MAX_RESPONSE_BYTES >> 20} MiB for one answer",
             status_code=status,
-        ) from None
+        ) from exc
     retry_after = None if status < 300 else response.headers.get("Retry-After")
     return status, route.answer(status, raw), retry_after
 
@@ -74,6 +72,8 @@ def error_detail(raw: bytes) -> str:
             return error[:200]
         if data.get("message"):
             return str(data["message"])[:200]
+        if isinstance(data.get("detail"), str):  # FastAPI's own errors (vLLM, SGLang…)
+            return str(data["detail"])[:200]
     try:
         return json.dumps(data)[:200]
     except (TypeError, ValueError, RecursionError):
@@ -83,10 +83,10 @@ def error_detail(raw: bytes) -> str:
 def decode(raw: bytes, where: str) -> dict[str, Any]:
     try:
         data = loads(raw)
-    except ValueError:
+    except ValueError as exc:
         raise ProviderRequestError(
             f"the model endpoint {where} sent a response that is not JSON"
-        ) from None
+        ) from exc
     if not isinstance(data, dict):
         raise ProviderRequestError(f"the model endpoint {where} sent unexpected JSON")
     return data
@@ -98,10 +98,10 @@ def parse_reply(response: Mapping[str, Any]) -> tuple[Message, int]:
         message = response["choices"][0]["message"]
         if not isinstance(message, dict):
             raise TypeError
-    except (KeyError, IndexError, TypeError):
+    except (KeyError, IndexError, TypeError) as exc:
         raise ProviderRequestError(
             "the model endpoint's response has no choices[0].message"
-        ) from None
+        ) from exc
     message.setdefault("role", "assistant")
     usage = response.get("usage") or {}
     tokens = 0
@@ -118,48 +118,28 @@ def parse_reply(response: Mapping[str, Any]) -> tuple[Message, int]:
     return message, tokens
 
 
-def unreachable(exc: BaseException, endpoint: Route) -> EndpointUnreachableError:
-    where = endpoint.shown
-    reason = type(exc).__name__
-    if endpoint.proxy is None:
-        return EndpointUnreachableError(
-            f"cannot reach the model endpoint {where} ({reason})",
-            hint="check the base URL and that the server is running",
-            data={"endpoint": where},
-        )
-    proxy = redact_url(endpoint.proxy)
-    status = getattr(exc, "status", None)  # aiohttp: the proxy's own answer to CONNECT
-    if isinstance(status, int) and status:
-        reason = f"the proxy answered {status}"
-    return EndpointUnreachableError(
-        f"cannot reach the model endpoint {where} through the proxy {proxy} ({reason})",
-        hint="check the proxy and its credentials (HTTPS_PROXY / HTTP_PROXY), or name the "
-        "endpoint's host in NO_PROXY to reach it directly",
-        data={"endpoint": where, "proxy": proxy},
-    )
-
-
-def untrusted(problem: str, endpoint: Route) -> EndpointUnreachableError:
-    return EndpointUnreachableError(
-        f"the model endpoint {endpoint.shown} presented a certificate that is not "
-        f"trusted ({problem})",
-        hint="trust its CA: set SSL_CERT_FILE or OSMOSIS_CA_BUNDLE to a PEM bundle holding it",
-        code="TLS_CERTIFICATE",
-        data={"endpoint": endpoint.shown, "problem": problem},
-    )
-
-
 #: what a server says for a path it does not serve (FastAPI, Go, nginx, aiohttp…), as
 #: opposed to an OpenAI-style error about the model
 _NOT_A_ROUTE = {"not found", "no details", "404 page not found", "404: not found"}
 
 
-def _no_such_route(detail: str, endpoint: Route) -> bool:
-    """A 404 for the path, not the model, at a base URL that does not end in /v1."""
+#: a route a base URL should not end in (a pasted request URL)
+_ROUTES = ("/chat/completions", "/completions", "/responses", "/messages")
+
+
+def _no_such_route(detail: str, endpoint: Route) -> str | None:
+    """A 404 for the path, not the model: the base URL to use instead, or None. A base
+    URL that is a whole request URL loses its route; one without ``/v1`` gains it."""
     from urllib.parse import urlsplit
 
+    base = endpoint.shown.rstrip("/")
     path = urlsplit(endpoint.replica.base_url).path.rstrip("/")
-    return detail.strip().lower() in _NOT_A_ROUTE and not path.endswith("/v1")
+    for route in _ROUTES:
+        if path.endswith(route):
+            return base[: -len(route)]
+    if detail.strip().lower() in _NOT_A_ROUTE and not path.endswith("/v1"):
+        return f"{base}/v1"
+    return None
 
 
 def status_error(status: int, raw: bytes, endpoint: Route) -> ProviderRequestError:
@@ -175,12 +155,17 @@ def status_error(status: int, raw: bytes, endpoint: Route) -> ProviderRequestErr
             code="PROVIDER_AUTH",
             data={**data, "key_env": var},
         )
-    if status == 404 and _no_such_route(detail, endpoint):
-        suggested = f"{where.rstrip('/')}/v1"
+    suggested = _no_such_route(detail, endpoint) if status == 404 else None
+    if suggested is not None:
+        why = (
+            "OpenAI-compatible servers answer under /v1"
+            if suggested == f"{where.rstrip('/')}/v1"
+            else "a base URL ends before the route (…/v1), the client adds the rest"
+        )
         return ModelNotFoundError(
             f"the model endpoint {where} has no chat-completions route (404: {detail})",
             status_code=status,
-            hint=f"OpenAI-compatible servers answer under /v1: try the base URL {suggested}",
+            hint=f"{why}: try the base URL {suggested}",
             code="ENDPOINT_PATH",
             data={**data, "suggested_base_url": suggested},
         )

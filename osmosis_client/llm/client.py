@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_client._plan import drive_async
 from osmosis_client._retry import Failure, RetryPolicy, Success, retry_plan
-from osmosis_client._tls import certificate_problem, ssl_context
+from osmosis_client._tls import ssl_context
 from osmosis_client._version import __version__
 from osmosis_client.errors import OsmosisError
 from osmosis_client.llm import answers, mock
 from osmosis_client.llm.answers import MAX_RESPONSE_BYTES, Message, parse_reply
+from osmosis_client.llm.failures import name_failure
 from osmosis_client.llm.providers import ModelTarget
 from osmosis_client.llm.routing import REST_SECONDS, SESSION_ID, Route, Routes
 
@@ -266,10 +267,8 @@ class _Call:
     def classify(self, outcome: Any) -> Success[dict[str, Any]] | Failure:
         route = self.last
         if isinstance(outcome, BaseException):
-            problem = certificate_problem(outcome)
-            if problem is not None:  # retrying cannot help
-                return Failure(answers.untrusted(problem, route), retryable=False)
-            return Failure(answers.unreachable(outcome, route))
+            error, retryable = name_failure(outcome, route)  # its cause kept beneath it
+            return Failure(error, retryable=retryable)
         status, raw, retry_after = outcome
         if isinstance(raw, dict):
             return Success(raw)  # an event stream, assembled

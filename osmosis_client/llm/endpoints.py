@@ -153,7 +153,7 @@ def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
         raise ConfigError(
             f"{shown} is not valid TOML",
             [Problem(shown, None, None, "", str(exc).splitlines()[0][:200])],
-        ) from None
+        ) from exc
 
 
 class _RowPlaces:

@@ -171,10 +171,10 @@ def parse_mock_model(name: str) -> tuple[str, float]:
         )
     try:
         seconds = float(latency) / 1000 if latency else 0.0
-    except ValueError:
+    except ValueError as exc:
         raise ModelNotFoundError(
             f"invalid mock latency {latency!r}", hint="use mock/echo@200"
-        ) from None
+        ) from exc
     return behaviour, seconds
 
 

@@ -157,10 +157,10 @@ class ChunkAssembler:
             return
         try:
             chunk = loads(data)
-        except ValueError:
+        except ValueError as exc:
             raise ProviderRequestError(
                 f"the model endpoint {self.where} streamed an event that is not JSON"
-            ) from None
+            ) from exc
         if event.event == "error" or (isinstance(chunk, dict) and "error" in chunk):
             error = chunk.get("error", chunk) if isinstance(chunk, dict) else chunk
             message = error.get("message") if isinstance(error, dict) else error

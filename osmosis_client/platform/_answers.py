@@ -162,13 +162,13 @@ def decode_json(response: httpx.Response) -> Any:
         return None
     try:
         return loads(response.content)
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError) as exc:
         snippet = " ".join(response.text.split())[:200]
         raise ProtocolError(
             f"the platform sent a response that is not JSON: {snippet!r}",
             hint="check that the platform URL (OSMOSIS_PLATFORM_URL) is the Osmosis platform",
             data={"not_json": True},
-        ) from None
+        ) from exc
 
 
 class Body:

@@ -222,7 +222,7 @@ class Transport:
                 or "check your network and the platform URL (OSMOSIS_PLATFORM_URL)",
                 data=data,
             )
-        error.__cause__ = None
+        error.__cause__ = exc  # a library user's traceback shows httpx's error beneath
         return error
 
     def status_error(self, response: httpx.Response, options: RequestOptions) -> APIStatusError:

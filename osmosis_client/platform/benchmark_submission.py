@@ -71,12 +71,12 @@ def plan_benchmark(client: Client, path: str | Path) -> BenchmarkPlan:
     wanted = config.experiment.benchmark
     try:
         benchmark = client.benchmarks.get(wanted).benchmark
-    except NotFoundError:
+    except NotFoundError as exc:
         raise InvalidInputError(
             f"benchmark {wanted!r} not found",
             hint="use a key (or name) from the benchmark list",
             code="NOT_FOUND",
-        ) from None
+        ) from exc
     if benchmark.sync_status != "ready":
         reason = benchmark.sync_error or f"its task list is {benchmark.sync_status}"
         raise InvalidInputError(
@@ -128,7 +128,7 @@ def submit_planned_benchmark(
     except OsmosisError as exc:
         for value in mine.values():
             exc = redacted(exc, value)
-        raise exc from None
+        raise exc from exc
 
 
 def submit_benchmark(

@@ -191,16 +191,16 @@ def read_config_text(path: Path) -> str:
     """A config file's text; a missing, unreadable or non-UTF-8 file is a ConfigError."""
     try:
         return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
         raise ConfigError(
             f"config file {path} does not exist", hint="check the path", code="CONFIG_NOT_FOUND"
-        ) from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path} is a directory, not a config file") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path} is not UTF-8 text") from None
+        ) from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"{path} is a directory, not a config file") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text") from exc
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
 
 
 __all__ = ["Collector", "parse_toml", "pydantic_message", "read_config_text", "suggest"]

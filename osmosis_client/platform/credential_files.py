@@ -50,7 +50,7 @@ class PrivateFiles:
                 raise CredentialStoreError(
                     f"cannot use the config directory {self.directory}: {exc.strerror or exc}",
                     hint=f"check that {self.directory} is writable (or set OSMOSIS_CONFIG_DIR)",
-                ) from None
+                ) from exc
             try:
                 _flock(fd)
                 self._lock_depth = 1
@@ -69,7 +69,7 @@ class PrivateFiles:
         except OSError as exc:
             raise CredentialStoreError(
                 f"cannot read {path}: {exc.strerror}", hint="check the file's permissions"
-            ) from None
+            ) from exc
         self.check_mode(path)
         try:
             data = json.loads(raw)
@@ -103,7 +103,7 @@ class PrivateFiles:
             raise CredentialStoreError(
                 f"cannot write {path}: {exc.strerror}",
                 hint=f"check that {path.parent} is writable (or set OSMOSIS_CONFIG_DIR)",
-            ) from None
+            ) from exc
 
 
 def _flock(fd: int) -> None:

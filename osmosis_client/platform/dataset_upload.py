@@ -113,7 +113,7 @@ def _register(
                 hint="overwrite it, or rename the file",
                 body=exc.body,
                 data={"name": name, "existing_dataset_id": str(existing)},
-            ) from None
+            ) from exc
         return client.datasets.create(name, size, extension, overwrite_dataset_id=str(existing))
 
 

@@ -86,13 +86,13 @@ def poll(
                 interval += SLOW_DOWN_STEP
                 wait, failures = interval, 0
             elif reason == "expired_token":
-                raise _expired() from None
+                raise _expired() from exc
             elif reason == "access_denied":
                 raise DeviceFlowError(
                     "the login was denied in the browser",
                     hint="log in again and approve the request",
                     code="ACCESS_DENIED",
-                ) from None
+                ) from exc
             else:
                 raise
         except (APIStatusError, APIConnectionError) as exc:

@@ -87,7 +87,7 @@ def fetch_file(
         except httpx.TransportError as exc:
             untrusted = storage_tls_error(url, exc)
             if untrusted is not None:
-                raise untrusted from None
+                raise untrusted from exc
             problem = f"the connection failed ({type(exc).__name__})"
         if attempt < ATTEMPTS:
             sleep(0.5 * 2 ** (attempt - 1))

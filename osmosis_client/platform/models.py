@@ -46,7 +46,7 @@ def parse(model: type[M], data: Any, *, what: str) -> M:
         raise ProtocolError(
             f"unexpected {what} from the platform ({problems})",
             hint="upgrade osmosis-client, or report this if it persists",
-        ) from None
+        ) from exc
 
 
 def _aware(value: datetime) -> datetime:

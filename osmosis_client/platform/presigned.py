@@ -112,9 +112,9 @@ def _put(
             sent.undo()
             untrusted = storage_tls_error(url, exc)
             if untrusted is not None:  # never retried: it will not change
-                raise untrusted from None
+                raise untrusted from exc
             if attempt == ATTEMPTS:
-                raise UploadFailed(f"the upload kept failing: {type(exc).__name__}") from None
+                raise UploadFailed(f"the upload kept failing: {type(exc).__name__}") from exc
         else:
             if response.is_success:
                 return (response.headers.get("ETag") or "").strip('"') or None

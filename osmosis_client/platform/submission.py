@@ -251,7 +251,7 @@ def _create(client: Client, planned: PlannedRun, secrets: dict[str, str]) -> Cre
     except OsmosisError as exc:
         for value in secrets.values():
             exc = redacted(exc, value)
-        raise exc from None
+        raise exc from exc
 
 
 def submit_eval(
@@ -320,12 +320,12 @@ def suite_run_ids(name: str, records: Path = HOSTED_RECORDS) -> set[str]:
     path = record_path(name, records)
     try:
         data = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError) as exc:
         raise InvalidInputError(
             f"no hosted runs of suite {name!r} are recorded here ({path})",
             hint="suites are recorded where they were submitted from",
             code="UNKNOWN_SUITE",
-        ) from None
+        ) from exc
     runs = data.get("runs") if isinstance(data, dict) else None
     found: set[str] = set()
     for run in runs if isinstance(runs, list) else []:

@@ -133,7 +133,7 @@ class TokenStore:
                     f"cannot read the stored token from the OS keyring ({exc})",
                     hint="unlock the keyring, or log in again with OSMOSIS_TOKEN_STORE=file",
                     code="KEYRING_UNAVAILABLE",
-                ) from None
+                ) from exc
         else:
             value = self.files.read_json(self.tokens_path, "token file").get(account)
         return SecretStr(value) if isinstance(value, str) and value else None

@@ -101,7 +101,7 @@ def submit_planned_training(
     except OsmosisError as exc:
         for value in mine.values():
             exc = redacted(exc, value)
-        raise exc from None
+        raise exc from exc
     return SubmittedTraining(created, plan.pin, plan.config)
 
 

@@ -145,14 +145,14 @@ def parse_judgement(content: str) -> tuple[float, str]:
     text = _FENCE.sub("", content.strip())
     try:
         data = json.loads(text)
-    except ValueError:
+    except ValueError as exc:
         match = re.search(r"\{.*\}", text, re.DOTALL)
         if not match:
-            raise ValueError("the judge did not answer with a JSON object") from None
+            raise ValueError("the judge did not answer with a JSON object") from exc
         try:
             data = json.loads(match.group())
-        except ValueError:
-            raise ValueError("the judge's JSON object is malformed") from None
+        except ValueError as exc:
+            raise ValueError("the judge's JSON object is malformed") from exc
     if not isinstance(data, dict):
         raise ValueError("the judge did not answer with a JSON object")
     score = data.get("score")

@@ -107,7 +107,7 @@ def _read(path: Path) -> Any:
             raise ConfigError(
                 f"{path} is not valid TOML",
                 [Problem(str(path), getattr(exc, "line", None), None, "", str(exc))],
-            ) from None
+            ) from exc
     import yaml
 
     try:
@@ -118,7 +118,7 @@ def _read(path: Path) -> Any:
         raise ConfigError(
             f"{path} is not valid YAML",
             [Problem(str(path), line, None, "", str(getattr(exc, "problem", exc)))],
-        ) from None
+        ) from exc
 
 
 def load_rubric_config(path: Path) -> RubricConfig:
@@ -146,7 +146,7 @@ def load_rubric_config(path: Path) -> RubricConfig:
                 else err["msg"]
             )
             problems.append(Problem(str(path), None, None, key, message))
-        raise ConfigError(f"{path} is not a valid rubric config", problems) from None
+        raise ConfigError(f"{path} is not a valid rubric config", problems) from exc
 
 
 _TOP_KEYS = {"version", "title", "description", "default_score_min", "default_score_max", "rubrics"}

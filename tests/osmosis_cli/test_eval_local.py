@@ -173,7 +173,7 @@ BAD = [
     (
         ["--model", "served", "--base-url", "http://127.0.0.1:9/v1"],
         1,
-        "cannot reach the model endpoint",
+        "refused the connection (nothing listens on that port)",
     ),
     (["--model", "mock/unknown"], 2, "unknown mock model"),
     (

@@ -98,10 +98,10 @@ def handle_errors(fn: F) -> F:
             if verbose:
                 traceback.print_exc()
             out.error(exc)
-            raise typer.Exit(exit_code_for(exc)) from None
-        except KeyboardInterrupt:
+            raise typer.Exit(exit_code_for(exc)) from exc
+        except KeyboardInterrupt as exc:
             out.stderr.write("interrupted\n")
-            raise typer.Exit(EXIT_INTERRUPTED) from None
+            raise typer.Exit(EXIT_INTERRUPTED) from exc
         finally:
             log.removeHandler(handler)
             log.setLevel(previous_level)

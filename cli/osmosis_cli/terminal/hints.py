@@ -120,6 +120,8 @@ _BY_CODE: dict[str, Hint] = {
     "PROVIDER_AUTH": _provider_auth,
     "MODEL_NOT_FOUND": _model_not_found,
     "ENDPOINT_UNREACHABLE": lambda e, c: "check --base-url and that the server is running",
+    "ENDPOINT_REFUSED": lambda e, c: "start the server, or check the port in --base-url",
+    "ENDPOINT_DNS": lambda e, c: "check the host name in --base-url",
     "TLS_CERTIFICATE": lambda e, c: (
         "pass --ca-bundle PATH (a PEM file holding its CA), or set SSL_CERT_FILE"
         if "endpoint" in e.data
@@ -127,7 +129,7 @@ _BY_CODE: dict[str, Hint] = {
     ),
     "NO_MODEL": lambda e, c: "pass --model provider/model",
     "ENDPOINT_PATH": lambda e, c: (
-        f"OpenAI-compatible servers answer under /v1: pass --base-url "
+        f"{(e.hint or '').split(': try')[0]}: pass --base-url "
         f"{e.data.get('suggested_base_url', 'URL/v1')}"
     ),
     "UNKNOWN_MODEL_ROUTE": lambda e, c: (

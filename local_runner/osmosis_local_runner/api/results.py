@@ -187,10 +187,10 @@ class EvalResult:
         """One row per attempt (needs pandas: ``pip install 'osmosis-client[pandas]'``)."""
         try:
             import pandas
-        except ImportError:
+        except ImportError as exc:
             raise InvalidInputError(
                 "to_pandas() needs pandas", hint="pip install 'osmosis-client[pandas]'"
-            ) from None
+            ) from exc
         records = [
             {
                 "row": row.index,

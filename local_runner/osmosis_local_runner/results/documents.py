@@ -188,7 +188,7 @@ class ResultsFile:
             with self.path.open("rb") as handle:
                 start = handle.read(1 << 20)
         except OSError as exc:
-            raise _problem(self.path, f"cannot read it ({exc.strerror or exc})") from None
+            raise _problem(self.path, f"cannot read it ({exc.strerror or exc})") from exc
         end = start.find(ROWS_MARK)
         if end >= 0:
             try:
@@ -197,7 +197,7 @@ class ResultsFile:
                     return head
             except ValueError as exc:
                 if "not a JSON number" in str(exc) or "too large" in str(exc):
-                    raise _problem(self.path, f"not valid JSON ({exc})") from None
+                    raise _problem(self.path, f"not valid JSON ({exc})") from exc
         document = self._load_whole()
         return {k: v for k, v in document.items() if k != "rows"}
 
@@ -205,7 +205,7 @@ class ResultsFile:
         try:
             document = load_json(self.path.read_bytes())
         except (OSError, ValueError) as exc:
-            raise _problem(self.path, f"not valid JSON ({exc})") from None
+            raise _problem(self.path, f"not valid JSON ({exc})") from exc
         if not isinstance(document, dict) or not isinstance(document.get("rows"), list):
             raise _problem(self.path, "not an osmosis results document (no rows)")
         return document
@@ -282,8 +282,8 @@ class ResultsFile:
                     row = decode_line(text)
                 except ValueError as exc:
                     if parsed or "not a JSON number" in str(exc) or "too large" in str(exc):
-                        raise _problem(self.path, f"a row is not valid JSON ({exc})") from None
-                    raise _NotStreamable from None
+                        raise _problem(self.path, f"a row is not valid JSON ({exc})") from exc
+                    raise _NotStreamable from exc
                 if not isinstance(row, dict):
                     if parsed:
                         raise _problem(self.path, "a row is not an object")
@@ -344,7 +344,7 @@ class ResultsFile:
                 try:
                     raw = decode_line(text)
                 except ValueError as exc:
-                    raise _problem(self.path, f"a row is not valid JSON ({exc})") from None
+                    raise _problem(self.path, f"a row is not valid JSON ({exc})") from exc
                 if not isinstance(raw, dict):
                     raise _problem(self.path, "a row is not an object")
                 yield self._row(*self._checked(raw))
@@ -357,7 +357,7 @@ class ResultsFile:
             try:
                 record = AttemptRecord.from_json({**run, "row_index": index, "row_digest": digest})
             except (KeyError, TypeError, ValueError) as exc:
-                raise _problem(self.path, f"row {index}: a malformed run ({exc})") from None
+                raise _problem(self.path, f"row {index}: a malformed run ({exc})") from exc
             record.row_facts = facts
             records.append(record)
         return Row(

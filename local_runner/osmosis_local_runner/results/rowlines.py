@@ -31,8 +31,8 @@ def load_json(raw: bytes | str) -> Any:
     parser (each a ``ValueError``)."""
     try:
         return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
 
 
 def decode_line(text: bytes) -> Any:

@@ -58,12 +58,12 @@ def _suite_sources(directory: Path) -> list[Source]:
     try:
         document = json.loads(suite.read_text(encoding="utf-8"))
         entries = document["entries"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         raise InvalidInputError(
             f"{directory} is a directory but not a suite directory (no readable suite.json)",
             hint="give results documents, or a suite run's directory",
             code="NOT_RESULTS",
-        ) from None
+        ) from exc
     sources = []
     for entry in entries:
         output = Path(str(entry.get("output", "")))

@@ -107,8 +107,8 @@ def _metadata_column(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
-            raise ValueError("metadata must be an object or a JSON object string") from None
+        except ValueError as exc:
+            raise ValueError("metadata must be an object or a JSON object string") from exc
     if not isinstance(value, dict):
         raise ValueError(f"metadata must be an object, got {type(value).__name__}")
     return value
@@ -150,12 +150,12 @@ def check_row(data: Any) -> tuple[str, str | None, str | None, dict[str, Any]]:
     try:
         system = _text(data.get("system_prompt"), optional=True)
     except ValueError as exc:
-        raise ValueError(f"system_prompt {exc}") from None
+        raise ValueError(f"system_prompt {exc}") from exc
     column = "ground_truth" if data.get("ground_truth") not in (None, "") else "label"
     try:
         truth = _text(data.get(column), optional=True)
     except ValueError as exc:
-        raise ValueError(f"{column} {exc}") from None
+        raise ValueError(f"{column} {exc}") from exc
     return prompt, system, truth, _metadata_column(data.get("metadata"))
 
 
@@ -198,7 +198,7 @@ class Dataset:
                 hint="check the file's permissions",
                 code="DATASET_UNREADABLE",
                 data={"path": str(self.path)},
-            ) from None
+            ) from exc
 
     def _jsonl(self) -> Iterator[tuple[int, Any]]:
         with self.path.open("rb") as handle:
@@ -262,11 +262,11 @@ class Dataset:
     def _parquet(self) -> Iterator[tuple[int, Any]]:
         try:
             import pyarrow.parquet as pq
-        except ImportError:
+        except ImportError as exc:
             raise InvalidInputError(
                 "reading .parquet needs pyarrow",
                 hint="pip install 'osmosis-client[parquet]'",
-            ) from None
+            ) from exc
         number = 0
         try:
             for batch in pq.ParquetFile(self.path).iter_batches(batch_size=1024):

@@ -74,20 +74,20 @@ def _loading_user_code(what: str) -> Iterator[None]:
     with telling_real_interrupts() as interrupts, guard_exits():
         try:
             yield
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             if interrupts.real:
                 raise
-            raise _import_error(what, KeyboardInterrupt("raised at import")) from None
+            raise _import_error(what, KeyboardInterrupt("raised at import")) from exc
         except SystemExit as exc:
             raise InvalidInputError(
                 f"cannot import {what}: it called sys.exit({exc.code!r}) at import",
                 hint='move that call under `if __name__ == "__main__":`',
                 code="BAD_MODULE",
-            ) from None
+            ) from exc
         except InvalidInputError:
             raise
         except BaseException as exc:
-            raise _import_error(what, exc) from None
+            raise _import_error(what, exc) from exc
 
 
 def load_attr(spec: str, *, cwd: Path | None = None) -> tuple[Any, str]:
@@ -107,7 +107,7 @@ def load_attr(spec: str, *, cwd: Path | None = None) -> tuple[Any, str]:
             with _loading_user_code(f"module {module_part}"):
                 module = importlib.import_module(module_part)
         except InvalidInputError as exc:
-            raise _with_file_form(exc, module_part, attr, base) from None
+            raise _with_file_form(exc, module_part, attr, base) from exc
     value = module
     for part in attr.split("."):
         if not hasattr(value, part):
@@ -178,7 +178,7 @@ def _instantiate(value: Any, base: type, what: str) -> Any:
             raise InvalidInputError(
                 f"cannot create {what} {value.__name__}() ({type(exc).__name__}: {exc})",
                 hint=f"a {what} class must take no constructor arguments",
-            ) from None
+            ) from exc
     return value
 
 
@@ -294,7 +294,7 @@ def load_mcp(directory: Path) -> tuple[Any, str]:
             raise InvalidInputError(
                 f"cannot read the tools of {directory / 'main.py'}: {type(exc).__name__}: {exc}",
                 code="BAD_MCP",
-            ) from None
+            ) from exc
     # a failing tool is the model's business (its message reads "Error: …"); fastmcp's own
     # traceback of it would bury the progress display
     for name in ("FastMCP", "fastmcp"):

@@ -39,10 +39,10 @@ class EvalFn:
 def _parameters(fn: Callable[..., Any], name: str) -> list[inspect.Parameter]:
     try:
         return list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as exc:
         raise InvalidInputError(
             f"eval fn {name} has no inspectable signature", code="BAD_EVAL_FN"
-        ) from None
+        ) from exc
 
 
 def eval_mode(fn: Callable[..., Any], name: str) -> EvalMode:

@@ -89,8 +89,8 @@ def _summary_lines(root: Path) -> list[dict[str, Any]]:
             continue
         try:
             value = json.loads(raw)
-        except ValueError:
-            raise InvalidInputError(f"{path}:{number}: not JSON", code="NOT_RESULTS") from None
+        except ValueError as exc:
+            raise InvalidInputError(f"{path}:{number}: not JSON", code="NOT_RESULTS") from exc
         if not isinstance(value, dict) or not isinstance(value.get("row_index"), int):
             raise InvalidInputError(f"{path}:{number}: not a sample line", code="NOT_RESULTS")
         if not isinstance(value.get("run_index", 0), int):

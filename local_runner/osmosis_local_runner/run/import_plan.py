@@ -135,8 +135,8 @@ def _read(run_dir: Path, name: str) -> bytes:
 def _object(run_dir: Path, name: str, raw: bytes) -> dict[str, Any]:
     try:
         value = json.loads(raw)
-    except ValueError:
-        raise _refuse(run_dir, f"{name} is not JSON") from None
+    except ValueError as exc:
+        raise _refuse(run_dir, f"{name} is not JSON") from exc
     if not isinstance(value, dict):
         raise _refuse(run_dir, f"{name} is not a JSON object")
     return value
@@ -186,8 +186,8 @@ def _index(run_dir: Path) -> list[dict[str, Any]]:
             continue
         try:
             row = json.loads(line)
-        except ValueError:
-            raise _refuse(run_dir, f"index.jsonl line {number} is not JSON") from None
+        except ValueError as exc:
+            raise _refuse(run_dir, f"index.jsonl line {number} is not JSON") from exc
         pair = (row.get("row_index"), row.get("run_index")) if isinstance(row, dict) else None
         if (
             pair is None

@@ -73,12 +73,12 @@ def read_journal(path: Path) -> JournalContents:
             fingerprint = header["fingerprint"]
             if header.get("journal") != JOURNAL_VERSION or not isinstance(fingerprint, dict):
                 raise ValueError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError) as exc:
             raise InvalidInputError(
                 f"{path} is not a journal of this version of osmosis-client",
                 hint="start a new run with another results path",
                 code="BAD_JOURNAL",
-            ) from None
+            ) from exc
         records: list[AttemptRecord] = []
         valid = len(first) if first.endswith(b"\n") else 0
         for raw in handle:
@@ -177,19 +177,19 @@ class Journal:
             path.parent.mkdir(parents=True, exist_ok=True)
             keep_out_of_git(path)
             self._fd = open_nofollow(path, flags, 0o600)
-        except FileExistsError:
+        except FileExistsError as exc:
             raise InvalidInputError(
                 f"{path} exists from an earlier run",
                 hint="resume it, or choose another results path",
                 code="RESULTS_EXIST",
-            ) from None
+            ) from exc
         except OSError as exc:
             raise InvalidInputError(
                 f"cannot create the journal {path}: {exc.strerror or exc}",
                 hint="choose a results path in a writable directory",
                 code="RESULTS_PATH",
                 data={"path": str(path)},
-            ) from None
+            ) from exc
         self._lock_or_refuse()
         if resume_from is not None:
             os.ftruncate(self._fd, resume_from)  # drop a torn tail
@@ -217,12 +217,12 @@ class Journal:
             return
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except OSError as exc:
             os.close(self._fd)
             raise JournalError(
                 f"{self.path} is in use by another run",
                 hint="wait for that run to finish (or stop it) before resuming",
-            ) from None
+            ) from exc
 
     def append(self, record: AttemptRecord) -> None:
         """Queue a record; it is written at the end of this event-loop turn (or now,

@@ -253,11 +253,11 @@ def load_rubric_baseline(path: Path) -> dict[str, float]:
     except OSError as exc:
         raise InvalidInputError(
             f"cannot read the baseline {path}: {exc.strerror}", code="BAD_BASELINE"
-        ) from None
+        ) from exc
     except ValueError as exc:
         raise InvalidInputError(
             f"the baseline {path} is not JSON ({exc})", code="BAD_BASELINE"
-        ) from None
+        ) from exc
     stats = (
         data.get("stats") or data.get("overall_statistics") or data
         if isinstance(data, dict)

@@ -118,17 +118,17 @@ class RunDirectory:
                 f"cannot create {locks}: {exc.strerror or exc}",
                 hint="check the directory runs are kept in",
                 code="RESULTS_PATH",
-            ) from None
+            ) from exc
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
+            except OSError as exc:
                 raise InvalidInputError(
                     f"another `osmosis eval run` is running {self.name!r} "
                     f"(it holds {locks / self.name}.lock)",
                     hint="wait for it to finish, or pick another name",
                     code="RUN_LOCKED",
-                ) from None
+                ) from exc
             yield
         finally:
             os.close(fd)

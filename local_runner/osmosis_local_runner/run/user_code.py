@@ -86,12 +86,12 @@ async def call(fn: Callable[..., Any], *args: Any, is_async: bool, **kwargs: Any
         if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
             result = await result
         return result
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as exc:
         if _being_cancelled():
             raise
-        raise UserCodeError("raised CancelledError") from None
+        raise UserCodeError("raised CancelledError") from exc
     except _ESCAPES as exc:
-        raise UserCodeError(describe_escape(exc)) from None
+        raise UserCodeError(describe_escape(exc)) from exc
 
 
 async def call_with_timeout(
@@ -161,6 +161,6 @@ def in_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> asyncio.Futu
         try:
             return fn(*args, **kwargs)
         except _ESCAPES as exc:
-            raise UserCodeError(describe_escape(exc)) from None
+            raise UserCodeError(describe_escape(exc)) from exc
 
     return in_daemon_thread(guarded)

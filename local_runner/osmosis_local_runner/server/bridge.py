@@ -164,7 +164,7 @@ class Bridge:
                 f"cannot listen on port {self.port} for the model bridge: {exc.strerror or exc}",
                 hint="pick another port, or let any free one be chosen",
                 code="PORT_IN_USE",
-            ) from None
+            ) from exc
         server = site._server
         sockets = getattr(server, "sockets", None) or []
         self.port = int(sockets[0].getsockname()[1])
@@ -196,7 +196,7 @@ class Bridge:
             body = loads(await request.read())
         except ValueError as exc:
             why = "nested too deeply" if "nested" in str(exc) else "not JSON"
-            raise BridgeError(400, f"the body is {why}", "invalid_request_error") from None
+            raise BridgeError(400, f"the body is {why}", "invalid_request_error") from exc
         if not isinstance(body, dict):
             raise BridgeError(400, "the body must be a JSON object", "invalid_request_error")
         messages = body.get("messages")
@@ -260,9 +260,9 @@ class Bridge:
             _, tokens = parse_reply(response)
         except ProviderRequestError as exc:
             status = exc.status_code if exc.status_code and 400 <= exc.status_code < 500 else 502
-            raise BridgeError(status, exc.message, "upstream_error", exc.code) from None
+            raise BridgeError(status, exc.message, "upstream_error", exc.code) from exc
         except OsmosisError as exc:
-            raise BridgeError(502, exc.message, "upstream_error", exc.code) from None
+            raise BridgeError(502, exc.message, "upstream_error", exc.code) from exc
         route.calls += 1
         route.tokens += tokens
         return response

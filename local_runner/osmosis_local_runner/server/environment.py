@@ -162,7 +162,7 @@ def _facts(command: list[str], *, origin: str, shown: str, cwd: Path) -> dict[st
         raise RolloutEnvironmentError(
             f"cannot run the rollout's Python ({where}): {exc}",
             hint="check the interpreter, or name another one in [local] rollout_python",
-        ) from None
+        ) from exc
     facts = last_json(done.stdout)
     if done.returncode != 0 or facts is None:
         detail = last_line(done.stderr) or f"exit {done.returncode}"

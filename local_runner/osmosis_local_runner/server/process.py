@@ -191,20 +191,20 @@ class ServerProcess:
         for attempt in range(attempts):
             try:
                 return await self._start_once(session)
-            except _PortTaken:
+            except _PortTaken as exc:
                 await self.stop()
                 if self.fixed_port:
                     raise ServerStartError(
                         f"port {self.fixed_port} (--rollout-port) is taken by another process",
                         output=self.last_output(),
                         log=self.log_path,
-                    ) from None
+                    ) from exc
                 if attempt == attempts - 1:
                     raise ServerStartError(
                         "another process kept taking the rollout server's port",
                         output=self.last_output(),
                         log=self.log_path,
-                    ) from None
+                    ) from exc
         raise AssertionError("unreachable")
 
     async def _start_once(self, session: aiohttp.ClientSession) -> Health:
@@ -232,7 +232,7 @@ class ServerProcess:
         except OSError as exc:
             raise ServerStartError(
                 f"cannot start the rollout server: {exc}", log=self.log_path
-            ) from None
+            ) from exc
         self._records = record_server(
             self.proc.pid,
             port=self.port,

@@ -182,12 +182,12 @@ class RolloutServerClient:
         try:
             raw = await read_body(response, MAX_BODY)
         except BodyTooLarge as exc:
-            raise BadAnswer(route, str(exc)) from None
+            raise BadAnswer(route, str(exc)) from exc
         try:
             return loads(raw) if raw else None
         except ValueError as exc:
             if response.status < 300:
-                raise BadAnswer(route, str(exc) if "nested" in str(exc) else "not JSON") from None
+                raise BadAnswer(route, str(exc) if "nested" in str(exc) else "not JSON") from exc
             return raw[:300].decode("utf-8", "replace")
 
     async def submit(self, body: Mapping[str, Any]) -> Accepted:

@@ -159,7 +159,7 @@ def sync(
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise RolloutEnvironmentError(
             f"uv sync --project {shown} failed: {exc}", code="ROLLOUT_SYNC_FAILED"
-        ) from None
+        ) from exc
     if done.returncode != 0:
         lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
         raise SyncFailed(

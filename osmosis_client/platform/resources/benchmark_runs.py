@@ -157,14 +157,14 @@ class BenchmarkRuns(SyncResource):
         try:
             return self._client._execute(manifest_call(run_id, types))
         except NotFoundError as exc:
-            raise _outputs_gone(exc) from None
+            raise _outputs_gone(exc) from exc
 
     def download_urls(self, run_id: str, files: Sequence[SampleFile]) -> builtins.list[SampleURL]:
         """Presigned URLs for up to 500 manifest files."""
         try:
             return self._client._execute(urls_call(run_id, files))
         except NotFoundError as exc:
-            raise _outputs_gone(exc) from None
+            raise _outputs_gone(exc) from exc
 
 
 class AsyncBenchmarkRuns(AsyncResource):
@@ -203,7 +203,7 @@ class AsyncBenchmarkRuns(AsyncResource):
         try:
             return await self._client._execute(manifest_call(run_id, types))
         except NotFoundError as exc:
-            raise _outputs_gone(exc) from None
+            raise _outputs_gone(exc) from exc
 
     async def download_urls(
         self, run_id: str, files: Sequence[SampleFile]
@@ -211,7 +211,7 @@ class AsyncBenchmarkRuns(AsyncResource):
         try:
             return await self._client._execute(urls_call(run_id, files))
         except NotFoundError as exc:
-            raise _outputs_gone(exc) from None
+            raise _outputs_gone(exc) from exc
 
 
 __all__ = ["AsyncBenchmarkRuns", "BenchmarkRuns"]

@@ -118,8 +118,8 @@ class Models(SyncResource):
                 pass
         try:
             return self._client._execute(base_call(name))
-        except NotFoundError:
-            raise _not_found(name) from None
+        except NotFoundError as exc:
+            raise _not_found(name) from exc
 
     def deploy(self, name: str) -> Deployment:
         """Serve the LoRA adapter for inference (idempotent)."""
@@ -132,7 +132,7 @@ class Models(SyncResource):
                 page: LoraModelPage | None = self.list_lora(1)
             except Exception:  # the quota's numbers are a courtesy
                 page = None
-            raise _quota(exc, page) from None
+            raise _quota(exc, page) from exc
 
     def undeploy(self, name: str) -> Deployment:
         """Stop serving the LoRA adapter (idempotent)."""
@@ -160,8 +160,8 @@ class AsyncModels(AsyncResource):
                 pass
         try:
             return await self._client._execute(base_call(name))
-        except NotFoundError:
-            raise _not_found(name) from None
+        except NotFoundError as exc:
+            raise _not_found(name) from exc
 
     async def deploy(self, name: str) -> Deployment:
         try:
@@ -173,7 +173,7 @@ class AsyncModels(AsyncResource):
                 page: LoraModelPage | None = await self.list_lora(1)
             except Exception:
                 page = None
-            raise _quota(exc, page) from None
+            raise _quota(exc, page) from exc
 
     async def undeploy(self, name: str) -> Deployment:
         return await self._client._execute(deployment_call(name, "undeploy"))

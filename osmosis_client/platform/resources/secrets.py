@@ -155,7 +155,7 @@ class Secrets(SyncResource):
         try:
             return self._client._execute(set_call(name, value, scope))
         except OsmosisError as exc:
-            raise redacted(exc, value) from None
+            raise redacted(exc, value) from exc
 
     def delete(self, name: str, scope: Scope = "personal") -> None:
         self._client._execute(delete_call(name, scope))
@@ -179,7 +179,7 @@ class AsyncSecrets(AsyncResource):
         try:
             return await self._client._execute(set_call(name, value, scope))
         except OsmosisError as exc:
-            raise redacted(exc, value) from None
+            raise redacted(exc, value) from exc
 
     async def delete(self, name: str, scope: Scope = "personal") -> None:
         await self._client._execute(delete_call(name, scope))

@@ -108,7 +108,7 @@ class RolloutRequest(_Model):
         try:
             size = len(json.dumps(value).encode())
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"metadata must be JSON-serialisable ({exc})") from None
+            raise ValueError(f"metadata must be JSON-serialisable ({exc})") from exc
         if size > MAX_METADATA_BYTES:
             raise ValueError("metadata must be at most 1 MiB of JSON")
         return value

@@ -40,7 +40,7 @@ def parse_tool_arguments(arguments: str | Mapping[str, Any] | None) -> dict[str,
     try:
         parsed = json.loads(arguments)
     except ValueError as exc:
-        raise ToolArgumentError(f"tool arguments are not valid JSON: {exc}") from None
+        raise ToolArgumentError(f"tool arguments are not valid JSON: {exc}") from exc
     if not isinstance(parsed, dict):
         raise ToolArgumentError("tool arguments must be a JSON object")
     return parsed
@@ -57,7 +57,7 @@ def get_tool_call_info(tool_call: Mapping[str, Any]) -> tuple[str, str, dict[str
             function.get("arguments") if isinstance(function, Mapping) else None
         )
     except ToolArgumentError as exc:
-        raise ToolArgumentError(str(exc), tool_call_id=call_id, tool_name=name) from None
+        raise ToolArgumentError(str(exc), tool_call_id=call_id, tool_name=name) from exc
     return call_id, name, args
 
 

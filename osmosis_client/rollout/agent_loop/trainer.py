@@ -101,8 +101,8 @@ class TrainerLLM:
             message = choice["message"]
             if not isinstance(message, dict):
                 raise TypeError
-        except (KeyError, IndexError, TypeError):
-            raise OsmosisServerError("the trainer's answer has no choices[0].message") from None
+        except (KeyError, IndexError, TypeError) as exc:
+            raise OsmosisServerError("the trainer's answer has no choices[0].message") from exc
         usage = data.get("usage")
         return CompletionsResult(
             message=message,

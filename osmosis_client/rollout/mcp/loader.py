@@ -46,8 +46,8 @@ def fastmcp_class() -> type:
         # its own to "always"): recorded, never shown
         with warnings.catch_warnings(record=True):
             import fastmcp
-    except ImportError:
-        raise MCPLoadError("fastmcp is not installed", hint=f"install it: {INSTALL_HINT}") from None
+    except ImportError as exc:
+        raise MCPLoadError("fastmcp is not installed", hint=f"install it: {INSTALL_HINT}") from exc
     return fastmcp.FastMCP
 
 
@@ -102,7 +102,7 @@ def _import_main(root: Path, main: Path) -> types.ModuleType:
         except MCPLoadError:
             raise
         except Exception as exc:
-            raise MCPLoadError(f"Error importing {main}: {type(exc).__name__}: {exc}") from None
+            raise MCPLoadError(f"Error importing {main}: {type(exc).__name__}: {exc}") from exc
         return module
     finally:
         sys.path[:] = saved_path

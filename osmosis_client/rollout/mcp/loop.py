@@ -113,7 +113,7 @@ def _arguments(raw: Any) -> dict[str, Any]:
     try:
         value = json.loads(raw)
     except (TypeError, ValueError) as exc:
-        raise ToolCallError(f"Invalid JSON arguments: {exc}") from None
+        raise ToolCallError(f"Invalid JSON arguments: {exc}") from exc
     if not isinstance(value, dict):
         raise ToolCallError(f"Expected dict from JSON, got {type(value).__name__}")
     return value

@@ -355,3 +355,113 @@ def test_a_dual_stack_name_reaches_a_server_on_either_family(model: ModelDouble)
     connector tries every address (happy eyeballs) instead of failing on the first."""
     url = model.url.replace("127.0.0.1", "localhost")
     assert content(call(url)) == "56"
+
+
+# ------------------------------------------------------------------ failures, named
+
+
+def _failed(url: str, **kwargs: Any) -> EndpointUnreachableError:
+    with pytest.raises(EndpointUnreachableError) as caught:
+        call(url, retry_policy=NO_RETRY, **kwargs)
+    return caught.value
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_refused_port_is_named_and_keeps_the_socket_error_beneath() -> None:
+    error = _failed(f"http://127.0.0.1:{_closed_port()}/v1")
+    assert error.code == "ENDPOINT_REFUSED" and "nothing listens on that port" in error.message
+    assert isinstance(error.__cause__, OSError)  # aiohttp's ClientConnectorError beneath
+
+
+def test_a_name_that_does_not_resolve_is_named() -> None:
+    error = _failed("http://no-such-host.invalid:8000/v1")
+    assert error.code == "ENDPOINT_DNS" and "'no-such-host.invalid' does not resolve" in error.message
+    assert error.__cause__ is not None
+
+
+def test_a_server_that_never_answers_is_a_read_timeout() -> None:
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(listener.accept()[0]), daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        error = _failed(url, request_timeout=0.5)
+    finally:
+        listener.close()
+        for connection in held:
+            connection.close()
+    assert error.code == "ENDPOINT_READ_TIMEOUT" and "did not answer in time" in error.message
+
+
+def test_a_server_that_hangs_up_is_named() -> None:
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def hang_up() -> None:
+        connection, _ = listener.accept()
+        connection.recv(65536)
+        connection.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    try:
+        error = _failed(f"http://127.0.0.1:{listener.getsockname()[1]}/v1")
+    finally:
+        listener.close()
+    assert error.code == "ENDPOINT_DISCONNECTED" and "closed the connection" in error.message
+
+
+def test_a_proxy_that_is_not_there_and_one_that_wants_credentials_are_named(
+    model: ModelDouble, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", f"http://u:hidden-pw@127.0.0.1:{_closed_port()}")
+    refused = _failed(model.url)
+    assert refused.code == "PROXY_REFUSED" and "the proxy http://***@127.0.0.1" in refused.message
+    server_tls, pem = private_ca(tmp_path)
+    monkeypatch.setenv("OSMOSIS_CA_BUNDLE", str(pem))
+    with Proxy(model.url, Wire(piece=512), tls=server_tls) as gateway, ForwardProxy(
+        credentials=("bob", "right-pw")
+    ) as guarded:
+        monkeypatch.setenv("HTTPS_PROXY", f"http://bob:wrong-pw@127.0.0.1:{guarded.port}")
+        auth = _failed(gateway.url)
+    assert auth.code == "PROXY_AUTH" and "refused the credentials (407)" in auth.message
+    for error in (refused, auth):
+        assert "hidden-pw" not in error.message + json.dumps(error.data)
+        assert "wrong-pw" not in error.message + json.dumps(error.data)
+
+
+@pytest.mark.parametrize(
+    ("path", "suggested"),
+    [("", "/v1"), ("/v1/chat/completions", "/v1")],
+)
+def test_a_fastapi_404_for_the_path_suggests_the_base_url(path: str, suggested: str) -> None:
+    """vLLM's server is FastAPI: a path it does not serve answers ``{"detail": "Not
+    Found"}`` — not a model that is missing. A pasted request URL loses its route."""
+    from aiohttp import web
+
+    from tests.stub_openai import serve_app
+
+    async def not_found(request: web.Request) -> web.Response:
+        return web.json_response({"detail": "Not Found"}, status=404)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", not_found)
+    with serve_app(app) as base, pytest.raises(ProviderRequestError) as caught:
+        call(base + path, retry_policy=NO_RETRY)
+    assert caught.value.code == "ENDPOINT_PATH"
+    assert caught.value.data["suggested_base_url"] == base + suggested

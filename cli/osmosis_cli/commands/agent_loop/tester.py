@@ -153,8 +153,8 @@ def _until_interrupted(coro: Any) -> Any:
 
     try:
         return asyncio.run(main())
-    except asyncio.CancelledError:
-        raise KeyboardInterrupt from None
+    except asyncio.CancelledError as exc:
+        raise KeyboardInterrupt from exc
 
 
 async def _session(out: Output, opts: TestOptions) -> CheckSummary | None:

@@ -176,12 +176,12 @@ def hosted_results(app_state: AppState, out: Output, name: str) -> Path:
     with client:
         try:
             run = client.eval_runs.get(name)
-        except NotFoundError:
+        except NotFoundError as exc:
             raise InvalidInputError(
                 f"{name} is neither a results file nor a hosted run",
                 hint="give a results document, a run directory, or a hosted run's name",
                 code="NOT_RESULTS",
-            ) from None
+            ) from exc
         root = default_root(workspace_top(), EVAL_OUTPUT_DIR, run.name, run.id)
         document = root / "results.json"
         if not (run.is_terminal and document.is_file()):

@@ -180,7 +180,7 @@ def sampling_args(text: str | None) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise InvalidInputError(
             f"--sampling-args is not JSON ({exc.msg})", hint="""e.g. '{"temperature": 0.7}'"""
-        ) from None
+        ) from exc
     if not isinstance(value, dict):
         raise InvalidInputError("--sampling-args must be a JSON object")
     return value

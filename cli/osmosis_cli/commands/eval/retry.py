@@ -51,7 +51,7 @@ def retry(
 
                 for value in values.values():
                     again = redacted(again, value)  # type: ignore[assignment]
-                raise again from None
+                raise again from again
     resource: dict[str, Any] = retried.model_dump(mode="json")
     count = retried.retryable_samples
     message = (

@@ -282,13 +282,13 @@ def stop(
     with client:
         try:
             run = client.eval_runs.stop(name)
-        except ConflictError:
+        except ConflictError as exc:
             current = client.eval_runs.get(name)
             raise OsmosisError(
                 f"run {current.name} is already {current.status}",
                 hint="only pending or running runs can be stopped",
                 code="ALREADY_TERMINAL",
-            ) from None
+            ) from exc
     message = f"Stop requested: {run.name} is {run.status}"
     if not out.operation_result("eval.stop", resource=run_item(run), message=message):
         out.info(message)

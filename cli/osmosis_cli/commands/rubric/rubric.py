@@ -169,7 +169,7 @@ def _rubric_text(value: str) -> str:
         try:
             value = path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise InvalidInputError(f"cannot read rubric file {path}: {exc.strerror}") from None
+            raise InvalidInputError(f"cannot read rubric file {path}: {exc.strerror}") from exc
     if not value.strip():
         raise InvalidInputError("the rubric is empty")
     return value

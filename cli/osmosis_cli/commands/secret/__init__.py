@@ -162,12 +162,12 @@ def _piped_text(out: Output) -> str:
     try:
         text: str = raw.read().decode("utf-8") if raw is not None else out.stdin.read()
         text.encode("utf-8")  # no lone surrogates (a stream decoded with surrogateescape)
-    except UnicodeError:
+    except UnicodeError as exc:
         raise InvalidInputError(
             "the value on standard input is not UTF-8 text; nothing saved",
             hint="pipe the secret as UTF-8 text (base64-encode binary values)",
             code="VALIDATION",
-        ) from None
+        ) from exc
     return text
 
 

@@ -221,7 +221,7 @@ def _download(url: str, path: Path) -> None:
             f"could not download the workspace template ({url}): {exc}",
             hint="check the network, or point OSMOSIS_WORKSPACE_TEMPLATE_PATH at a checkout",
             code="NETWORK",
-        ) from None
+        ) from exc
 
 
 def _extract(archive: Path, target: Path) -> None:
@@ -237,7 +237,7 @@ def _extract(archive: Path, target: Path) -> None:
     except (tarfile.TarError, OSError) as exc:
         raise InvalidInputError(
             f"the workspace template archive is not a usable tar.gz: {exc}", code="VALIDATION"
-        ) from None
+        ) from exc
     finally:
         with contextlib.suppress(OSError):
             archive.unlink()

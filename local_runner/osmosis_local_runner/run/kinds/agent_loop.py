@@ -213,4 +213,4 @@ class AgentLoopRollout:
         try:
             return [tool_to_dict(t) for t in self.loop.get_tools(request)]
         except (SystemExit, KeyboardInterrupt, GeneratorExit) as exc:
-            raise UserCodeError(describe_escape(exc)) from None
+            raise UserCodeError(describe_escape(exc)) from exc

@@ -54,7 +54,7 @@ async def submit(
                 )
                 raise
             if exc.status == 409:
-                raise Transient(f"rollout id {body['rollout_id']} is already registered") from None
+                raise Transient(f"rollout id {body['rollout_id']} is already registered") from exc
             if exc.status == 429:
                 await asyncio.sleep(exc.retry_after if exc.retry_after is not None else 1.0)
                 continue
@@ -63,7 +63,7 @@ async def submit(
             failure: Exception = exc
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
             if server.exited:
-                raise ServerGone from None
+                raise ServerGone from exc
             failure = exc
         failures += 1
         if failures > SUBMIT_RETRIES:
@@ -91,15 +91,15 @@ async def poll(
             if exc.status == 404:
                 raise Transient(
                     f"the rollout server no longer knows rollout {rollout_id}"
-                ) from None
+                ) from exc
             if exc.status == 403:
-                raise Transient("the rollout server refused the polling lease") from None
+                raise Transient("the rollout server refused the polling lease") from exc
             if not exc.transient:
                 raise
             failure: Exception = exc
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
             if server.exited:
-                raise ServerGone from None
+                raise ServerGone from exc
             failure = exc
         else:
             renewed = loop.time()
