@@ -137,6 +137,8 @@ def test_the_next_runs_are_forked_warm_and_never_run_stale_code(project: Project
     first = project.run("r1.json")
     assert "forked by the warm interpreter" not in project.server_log("r1.json")
     assert "keeping the installed packages of rollouts/fake/main.py imported" in first.stderr
+    # the promise it makes is for the runs after the warm interpreter is ready
+    assert "once it is ready" in first.stderr and "as long as this server took" in first.stderr
     # the cold server imported it itself; then the warm interpreter, started for the next
     # runs, imports it once
     wait_for(lambda: len(project.imports()) == 2, "the warm interpreter's import")

@@ -275,3 +275,30 @@ def test_v_shows_more_rows_and_vv_every_model_call(
     assert "/chat/completions -> " not in once.stderr
     calls = [line for line in twice.stderr.splitlines() if "/chat/completions -> 200" in line]
     assert len(calls) >= 3  # each attempt
+
+
+def test_the_seed_form_prints_the_rows_rerun_and_a_ci_log_gets_each_error_whole(
+    invoke: Invoke, quickstart: Path
+) -> None:
+    """Issue 43: the re-run command for rows that did not pass was printed for ``eval
+    run`` only; an error was cut to 100 characters even in a CI log (no terminal)."""
+    long_error = "the tool server said: " + "x" * 300 + " (end of the message)"
+    (quickstart / "boom.py").write_text(
+        "from osmosis_client.rollout import AgentWorkflow\n"
+        "class W(AgentWorkflow):\n"
+        "    async def run(self, ctx):\n"
+        "        if ctx.row_index == 1:\n"
+        f"            raise RuntimeError({long_error!r})\n"
+        "        return [*ctx.prompt, await ctx.chat(ctx.prompt)]\n"
+    )
+    result = invoke(
+        "eval", "-m", "boom:W", "-d", "data/arithmetic.jsonl", "--model", "mock/calculator",
+        "--eval-fn", "rollouts/calculator/rewards.py:exact_number", "--limit", "3",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert long_error in result.stdout  # whole: stdout is not a terminal here
+    again = next(x for x in result.stderr.splitlines() if "did not pass again" in x)
+    assert again.endswith("--rows=1") and again.split(": ", 1)[1].startswith("osmosis eval -m boom:W")
+    rerun = invoke(*again.split(": ", 1)[1].split()[1:])
+    assert "1 rows × 1 = 1 attempts" in rerun.stderr  # just the row (it still raises)
+    assert rerun.exit_code == 1 and "every attempt errored (1 of 1)" in rerun.stderr

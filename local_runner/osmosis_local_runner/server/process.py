@@ -142,6 +142,9 @@ class ServerProcess:
         self.warm = warm
         #: whether the running server was forked warm (None: not started)
         self.started_warm: bool | None = None
+        #: how long it took to answer its health check (a warm interpreter importing the
+        #: same packages takes about as long to be ready)
+        self.startup_seconds: float | None = None
         self.fixed_port = port  # --rollout-port (0: a free port each start)
         self.entrypoint = entrypoint
         self.base_env = dict(env)
@@ -188,9 +191,12 @@ class ServerProcess:
 
     async def start(self, session: aiohttp.ClientSession, *, attempts: int = 3) -> Health:
         """Start and wait until healthy; a port lost to another process is retried."""
+        began = time.monotonic()
         for attempt in range(attempts):
             try:
-                return await self._start_once(session)
+                health = await self._start_once(session)
+                self.startup_seconds = time.monotonic() - began
+                return health
             except _PortTaken as exc:
                 await self.stop()
                 if self.fixed_port:

@@ -141,15 +141,19 @@ class Warm:
         directory = warm_dir()
         return None if directory is None else cls(python, site_packages, env, directory)
 
-    def kept(self, shown: str) -> str:
+    def kept(self, shown: str, startup: float | None = None) -> str:
         """What a run says when it leaves a warm interpreter behind for the next ones
-        (or, when the interpreter already refused, why the next runs start cold)."""
+        (or, when the interpreter already refused, why the next runs start cold). It
+        imports the packages in the background — about as long as this run's server took
+        to start (``startup`` seconds) — so only the runs after that start in a second."""
         refusal = self.refusal(shown)
         if refusal is not None:
             return refusal
+        ready = f"in about {startup:.0f}s, " if startup and startup >= 1 else ""
         return (
-            f"keeping the installed packages of {shown} imported in a warm interpreter: the "
-            "next runs start in about a second, edits always picked up (it exits after "
+            f"keeping the installed packages of {shown} imported in a warm interpreter: once "
+            f"it is ready ({ready}as long as this server took to start) each next run's "
+            "server starts in about a second, edits always picked up (it exits after "
             f"{idle_seconds() / 60:g} idle minutes; OSMOSIS_WARM=0 turns this off)"
         )
 

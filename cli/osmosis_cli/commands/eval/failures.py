@@ -35,7 +35,10 @@ def show_failures(out: Output, path: Path) -> tuple[list[int], set[int]]:
     for row, verdict in found.rows:
         out.print(_headline(row.index, verdict, color=out.color))
         for label, text in _fields(verdict):
-            out.print(f"  {label:<9} {_cut(text, width)}")
+            # an error is shown whole where it is read later (a CI log, a file): a
+            # terminal keeps its excerpt
+            whole = label == "error:" and not out.stdout_is_tty
+            out.print(f"  {label:<9} {_cut(text, None if whole else width)}")
     more = found.failed - len(found.rows)
     if more > 0:
         hint = "every row is" if out.verbose else "-v shows more;"
@@ -55,10 +58,12 @@ def _headline(index: int, verdict: RowVerdict, *, color: bool = False) -> str:
 
 
 def rows_command(out: Output, indices: list[int]) -> str | None:
-    """``eval run`` typed again for just ``indices`` (a new run: no -o, --name or --rows
-    of the old one), or None when this is not ``eval run`` or nothing failed."""
+    """``eval run`` or the seed form (``eval -m …``) typed again for just ``indices`` (a
+    new run: no -o, --name or --rows of the old one), or None when this is neither or
+    nothing failed."""
     args = out.argv
-    if not indices or args[:2] != ["eval", "run"]:
+    seed_form = args[:1] == ["eval"] and len(args) > 1 and args[1].startswith("-")
+    if not indices or (args[:2] != ["eval", "run"] and not seed_form):
         return None
     kept: list[str] = []
     skip = False
@@ -85,11 +90,11 @@ def _fields(verdict: RowVerdict) -> list[tuple[str, str]]:
     return fields
 
 
-def _cut(text: str, width: int) -> str:
+def _cut(text: str, width: int | None) -> str:
     from osmosis_client._redact import safe_text
     from osmosis_local_runner.results.documents import excerpt
 
-    return safe_text(excerpt(text, width))
+    return safe_text(text if width is None else excerpt(text, width))
 
 
 def rerun_command(out: Output, output: Path, flag: str) -> str | None:

@@ -89,6 +89,12 @@ class SeedOptions(LocalRunOptions):
     debug: Annotated[
         bool, typer.Option("--debug", help="Agent loops: ctx.log_event traces to ./local_debug/.")
     ] = False
+    rows_spec: Annotated[
+        str | None,
+        typer.Option(
+            "--rows", metavar="SPEC", help='Only these source rows, e.g. "3,7,10-20" (beats limit).'
+        ),
+    ] = None
     retry_failed: Annotated[
         bool,
         typer.Option(
@@ -98,14 +104,22 @@ class SeedOptions(LocalRunOptions):
     no_compat: NoCompatOpt = False
     stray: Annotated[list[str] | None, typer.Argument(hidden=True, metavar="")] = None
 
-    RENAMED: ClassVar[dict[str, str]] = {**LocalRunOptions.RENAMED, "debug": "debug_dir"}
+    RENAMED: ClassVar[dict[str, str]] = {
+        **LocalRunOptions.RENAMED, "debug": "debug_dir", "rows_spec": "rows",
+    }  # fmt: skip
     PRESENTATION: ClassVar[frozenset[str]] = LocalRunOptions.PRESENTATION | {
         "module", "mcp", "eval_fn", "retry_failed", "no_compat", "stray",
     }  # fmt: skip
 
     def renamed_settings(self) -> dict[str, Any]:
-        """``--debug``: the agent loop's ``ctx.log_event`` traces in ``./local_debug/``."""
-        return {"debug_dir": Path("local_debug")} if self.debug else {}
+        """``--debug``: the agent loop's ``ctx.log_event`` traces in ``./local_debug/``;
+        ``--rows``: these source rows."""
+        from osmosis_local_runner.run.settings import parse_rows
+
+        found: dict[str, Any] = {"debug_dir": Path("local_debug")} if self.debug else {}
+        if self.rows_spec is not None:
+            found["rows"] = parse_rows(self.rows_spec)
+        return found
 
     def request(self) -> RunRequest:
         """What this invocation asks the runner for: one results document (``-o``, else a

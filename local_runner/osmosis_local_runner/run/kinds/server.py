@@ -215,7 +215,8 @@ class ServerRollout:
         if self._server is not None:
             await self._server.stop()
             if self._warm is not None and self._warm.launched and self._env and self._env.note:
-                self._env.note(self._warm.kept(self._shown_entrypoint()))  # for the next runs
+                startup = self._server.startup_seconds
+                self._env.note(self._warm.kept(self._shown_entrypoint(), startup))  # next runs
         if self._bridge is not None:
             await self._bridge.stop()
         if self._session is not None:
