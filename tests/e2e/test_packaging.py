@@ -151,6 +151,8 @@ def test_wheel_installs_only_unambiguous_names_and_ships_examples(wheel: Path) -
     }
     assert zipfile.ZipFile(wheel).read("osmosis_ai_compat.pth") == b"import _osmosis_ai_hook\n"
     assert "osmosis_cli/_examples/quickstart/configs/eval/quickstart.toml" in names
+    for package in ("osmosis_client", "osmosis_cli", "osmosis_local_runner"):
+        assert f"{package}/py.typed" in names  # typed for a user's mypy and editor
     assert "osmosis_cli/_examples/multiply/rollouts/multiply-local-openai/main.py" in names
     entry_points = (
         zipfile.ZipFile(wheel)
