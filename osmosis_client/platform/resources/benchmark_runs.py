@@ -14,91 +14,38 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import NotFoundError
-from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.benchmark_models import (
     BenchmarkRunDetail,
     BenchmarkRunPage,
     CreatedBenchmarkRun,
 )
-from osmosis_client.platform.models import LogPage, parse
+from osmosis_client.platform.models import LogPage
 from osmosis_client.platform.resources._base import (
     PAGE_LIMIT,
     AsyncResource,
-    Call,
     SyncResource,
     awalk_pages,
-    log_page_call,
-    page_params,
     walk_pages,
     with_secrets,
 )
-from osmosis_client.platform.resources.eval_calls import DOWNLOAD_URL_BATCH
-from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, SampleURL, SampleURLs
+from osmosis_client.platform.resources.run_routes import RunRoutes, parser
+from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, SampleURL
 
 if TYPE_CHECKING:
     from osmosis_client.platform.benchmark_config import BenchmarkConfig
 
 ROUTE = "/api/cli/benchmark-runs"
+ROUTES: RunRoutes[CreatedBenchmarkRun, BenchmarkRunPage, BenchmarkRunDetail] = RunRoutes(
+    ROUTE, "benchmark run",
+    created=parser(CreatedBenchmarkRun, "created benchmark run"),
+    page=parser(BenchmarkRunPage, "benchmark run list"),
+    detail=parser(BenchmarkRunDetail, "benchmark run"),
+    ambiguous="benchmark_run",
+)  # fmt: skip
 NO_OUTPUTS_ROUTE = (
     "Benchmark run output route was not found. The run may have been deleted or the "
     "platform may not support benchmark downloads yet."
 )
-
-
-def submit_call(payload: Mapping[str, Any], idempotency_key: str) -> Call[CreatedBenchmarkRun]:
-    return Call(
-        RequestOptions("POST", ROUTE, json=dict(payload), scope="required",
-                       idempotency_key=idempotency_key, ambiguous="benchmark_run"),
-        lambda data: parse(CreatedBenchmarkRun, data, what="created benchmark run"),
-    )  # fmt: skip
-
-
-def list_call(limit: int, offset: int, benchmark: str | None) -> Call[BenchmarkRunPage]:
-    params = page_params(limit, offset)
-    if benchmark:
-        params["benchmark"] = benchmark
-    return Call(
-        RequestOptions("GET", ROUTE, params=params, scope="required"),
-        lambda data: parse(BenchmarkRunPage, data, what="benchmark run list"),
-    )
-
-
-def get_call(name: str) -> Call[BenchmarkRunDetail]:
-    return Call(
-        RequestOptions("GET", f"{ROUTE}/{encode_segment(name)}", scope="required"),
-        lambda data: parse(BenchmarkRunDetail, data, what="benchmark run"),
-    )
-
-
-def logs_call(name: str, limit: int, cursor: str | None) -> Call[LogPage]:
-    return log_page_call(ROUTE, name, limit, cursor, "benchmark run logs")
-
-
-def stop_call(run_id: str) -> Call[Any]:
-    return Call(
-        RequestOptions("POST", f"{ROUTE}/{encode_segment(run_id)}/stop", json={},
-                       scope="required"),
-        lambda data: data,  # the run's state is read afterwards
-    )  # fmt: skip
-
-
-def manifest_call(run_id: str, types: Sequence[str]) -> Call[SamplesManifest]:
-    return Call(
-        RequestOptions("GET", f"{ROUTE}/{encode_segment(run_id)}/outputs/manifest",
-                       params={"types": ",".join(types)}, scope="required"),
-        lambda data: parse(SamplesManifest, data, what="benchmark outputs manifest"),
-    )  # fmt: skip
-
-
-def urls_call(run_id: str, files: Sequence[SampleFile]) -> Call[list[SampleURL]]:
-    if len(files) > DOWNLOAD_URL_BATCH:
-        raise ValueError(f"at most {DOWNLOAD_URL_BATCH} paths per request")
-    items = [{"path": f.path, **({"token": f.token} if f.token is not None else {})} for f in files]
-    return Call(
-        RequestOptions("POST", f"{ROUTE}/{encode_segment(run_id)}/outputs/download-urls",
-                       json={"items": items}, scope="required"),
-        lambda data: parse(SampleURLs, data, what="download URLs").urls,
-    )  # fmt: skip
 
 
 def submit_payload(
@@ -125,13 +72,13 @@ class BenchmarkRuns(SyncResource):
         Idempotency-Key. ``secrets``: values for ``[secrets].required`` names, this run's
         own."""
         key = idempotency_key or str(uuid.uuid4())
-        return self._client._execute(submit_call(submit_payload(config, secrets), key))
+        return self._client._execute(ROUTES.create(submit_payload(config, secrets), key))
 
     def list(
         self, limit: int = PAGE_LIMIT, offset: int = 0, benchmark: str | None = None
     ) -> BenchmarkRunPage:
         """One page of runs, newest first; ``benchmark``: one benchmark's (its id)."""
-        return self._client._execute(list_call(limit, offset, benchmark))
+        return self._client._execute(ROUTES.list(limit, offset, benchmark=benchmark))
 
     def pages(
         self, page_size: int = PAGE_LIMIT, benchmark: str | None = None
@@ -140,29 +87,29 @@ class BenchmarkRuns(SyncResource):
 
     def get(self, name_or_id: str) -> BenchmarkRunDetail:
         """The run with its configuration, agents, progress, totals and metrics."""
-        return self._client._execute(get_call(name_or_id))
+        return self._client._execute(ROUTES.get(name_or_id))
 
     def logs(self, name_or_id: str, limit: int = 50, cursor: str | None = None) -> LogPage:
-        return self._client._execute(logs_call(name_or_id, limit, cursor))
+        return self._client._execute(ROUTES.logs(name_or_id, limit, cursor))
 
     def stop(self, name_or_id: str) -> BenchmarkRunDetail:
         """Stop a run (looked up first: ``NOT_FOUND`` sends nothing); returns the run as
         the platform has it afterwards. 409 once it has ended."""
         run = self.get(name_or_id).benchmark_run
-        self._client._execute(stop_call(str(run.id)))
+        self._client._execute(ROUTES.stop(str(run.id)))
         return self.get(str(run.id))
 
     def outputs_manifest(self, run_id: str, types: Sequence[str]) -> SamplesManifest:
         """The files of a run's outputs of ``types`` (summary, results, artifacts, logs)."""
         try:
-            return self._client._execute(manifest_call(run_id, types))
+            return self._client._execute(ROUTES.manifest(run_id, types))
         except NotFoundError as exc:
             raise _outputs_gone(exc) from exc
 
     def download_urls(self, run_id: str, files: Sequence[SampleFile]) -> builtins.list[SampleURL]:
         """Presigned URLs for up to 500 manifest files."""
         try:
-            return self._client._execute(urls_call(run_id, files))
+            return self._client._execute(ROUTES.download_urls(run_id, files))
         except NotFoundError as exc:
             raise _outputs_gone(exc) from exc
 
@@ -176,12 +123,12 @@ class AsyncBenchmarkRuns(AsyncResource):
         secrets: Mapping[str, str] | None = None,
     ) -> CreatedBenchmarkRun:
         key = idempotency_key or str(uuid.uuid4())
-        return await self._client._execute(submit_call(submit_payload(config, secrets), key))
+        return await self._client._execute(ROUTES.create(submit_payload(config, secrets), key))
 
     async def list(
         self, limit: int = PAGE_LIMIT, offset: int = 0, benchmark: str | None = None
     ) -> BenchmarkRunPage:
-        return await self._client._execute(list_call(limit, offset, benchmark))
+        return await self._client._execute(ROUTES.list(limit, offset, benchmark=benchmark))
 
     def pages(
         self, page_size: int = PAGE_LIMIT, benchmark: str | None = None
@@ -189,19 +136,19 @@ class AsyncBenchmarkRuns(AsyncResource):
         return awalk_pages(lambda offset: self.list(page_size, offset, benchmark))
 
     async def get(self, name_or_id: str) -> BenchmarkRunDetail:
-        return await self._client._execute(get_call(name_or_id))
+        return await self._client._execute(ROUTES.get(name_or_id))
 
     async def logs(self, name_or_id: str, limit: int = 50, cursor: str | None = None) -> LogPage:
-        return await self._client._execute(logs_call(name_or_id, limit, cursor))
+        return await self._client._execute(ROUTES.logs(name_or_id, limit, cursor))
 
     async def stop(self, name_or_id: str) -> BenchmarkRunDetail:
         run = (await self.get(name_or_id)).benchmark_run
-        await self._client._execute(stop_call(str(run.id)))
+        await self._client._execute(ROUTES.stop(str(run.id)))
         return await self.get(str(run.id))
 
     async def outputs_manifest(self, run_id: str, types: Sequence[str]) -> SamplesManifest:
         try:
-            return await self._client._execute(manifest_call(run_id, types))
+            return await self._client._execute(ROUTES.manifest(run_id, types))
         except NotFoundError as exc:
             raise _outputs_gone(exc) from exc
 
@@ -209,7 +156,7 @@ class AsyncBenchmarkRuns(AsyncResource):
         self, run_id: str, files: Sequence[SampleFile]
     ) -> builtins.list[SampleURL]:
         try:
-            return await self._client._execute(urls_call(run_id, files))
+            return await self._client._execute(ROUTES.download_urls(run_id, files))
         except NotFoundError as exc:
             raise _outputs_gone(exc) from exc
 

@@ -11,121 +11,48 @@ from osmosis_client.platform.models import (
     CreatedRun,
     EvalRun,
     EvalRunPage,
-    LogPage,
     RunMetrics,
     page_from_wire,
     parse,
     run_from_detail,
 )
-from osmosis_client.platform.resources._base import Call, log_page_call
-from osmosis_client.platform.sample_models import (
-    RetriedRun,
-    SampleFile,
-    SamplesManifest,
-    SampleURL,
-    SampleURLs,
-)
+from osmosis_client.platform.resources._base import Call
+from osmosis_client.platform.resources.run_routes import DOWNLOAD_URL_BATCH as DOWNLOAD_URL_BATCH
+from osmosis_client.platform.resources.run_routes import RunRoutes, parser
+from osmosis_client.platform.sample_models import RetriedRun, SamplesManifest
 
 PAGE_LIMIT = 50
-DOWNLOAD_URL_BATCH = 500
-
-
-def create_call(payload: Mapping[str, Any], idempotency_key: str) -> Call[CreatedRun]:
-    return Call(
-        RequestOptions(
-            "POST",
-            "/api/cli/eval-runs",
-            json=dict(payload),
-            scope="required",
-            idempotency_key=idempotency_key,
-            ambiguous="run",
-        ),
-        lambda data: parse(CreatedRun, data, what="created run"),
-    )
+ROUTES: RunRoutes[CreatedRun, EvalRunPage, EvalRun] = RunRoutes(
+    "/api/cli/eval-runs", "run",
+    created=parser(CreatedRun, "created run"), page=page_from_wire, detail=run_from_detail,
+    ambiguous="run", outputs="samples",
+)  # fmt: skip
+create_call = ROUTES.create
+get_call = ROUTES.get
+stop_call = ROUTES.stop
+logs_call = ROUTES.logs
+download_urls_call = ROUTES.download_urls
 
 
 def list_call(limit: int, offset: int, status: str | None) -> Call[EvalRunPage]:
-    params: dict[str, Any] = {"limit": min(max(limit, 1), PAGE_LIMIT), "offset": offset}
-    if status:
-        params["status"] = status
+    call = ROUTES.list(limit, offset, status=status)
+    if not status:
+        return call
 
     def parse_page(data: Any) -> EvalRunPage:
-        page = page_from_wire(data)
-        if status:  # older platforms ignore `status`: filter what we got
-            page.eval_runs = [r for r in page.eval_runs if r.status == status]
+        page = page_from_wire(data)  # older platforms ignore `status`: filter what we got
+        page.eval_runs = [r for r in page.eval_runs if r.status == status]
         return page
 
-    return Call(
-        RequestOptions("GET", "/api/cli/eval-runs", params=params, scope="required"), parse_page
-    )
-
-
-def get_call(name_or_id: str) -> Call[EvalRun]:
-    return Call(
-        RequestOptions("GET", f"/api/cli/eval-runs/{encode_segment(name_or_id)}", scope="required"),
-        run_from_detail,
-    )
+    return Call(call.options, parse_page)
 
 
 def metrics_call(name_or_id: str) -> Call[RunMetrics]:
-    return Call(
-        RequestOptions(
-            "GET",
-            f"/api/cli/eval-runs/{encode_segment(name_or_id)}/metrics",
-            scope="required",
-        ),
-        lambda data: parse(RunMetrics, data, what="run metrics"),
-    )
-
-
-def stop_call(name_or_id: str) -> Call[None]:
-    return Call(
-        RequestOptions(
-            "POST",
-            f"/api/cli/eval-runs/{encode_segment(name_or_id)}/stop",
-            json={},
-            scope="required",
-        ),
-        lambda data: None,
-    )
-
-
-def logs_call(name_or_id: str, limit: int, cursor: str | None) -> Call[LogPage]:
-    return log_page_call("/api/cli/eval-runs", name_or_id, limit, cursor, "run logs")
+    return ROUTES.part(name_or_id, "/metrics", parser(RunMetrics, "run metrics"))
 
 
 def manifest_call(run_id: str, types: Sequence[str], rows: str | None) -> Call[SamplesManifest]:
-    params: dict[str, Any] = {"types": ",".join(types)}
-    if rows:
-        params["rows"] = rows
-    return Call(
-        RequestOptions(
-            "GET",
-            f"/api/cli/eval-runs/{encode_segment(run_id)}/samples/manifest",
-            params=params,
-            scope="required",
-        ),
-        lambda data: parse(SamplesManifest, data, what="samples manifest"),
-    )
-
-
-def download_urls_call(run_id: str, items: Sequence[SampleFile]) -> Call[list[SampleURL]]:
-    if len(items) > DOWNLOAD_URL_BATCH:
-        raise ValueError(f"at most {DOWNLOAD_URL_BATCH} paths per request")
-    body = {
-        "items": [
-            {"path": f.path, **({"token": f.token} if f.token is not None else {})} for f in items
-        ]
-    }
-    return Call(
-        RequestOptions(
-            "POST",
-            f"/api/cli/eval-runs/{encode_segment(run_id)}/samples/download-urls",
-            json=body,
-            scope="required",
-        ),
-        lambda data: parse(SampleURLs, data, what="download URLs").urls,
-    )
+    return ROUTES.manifest(run_id, types, rows=rows)
 
 
 def retry_call(name_or_id: str, secrets: Mapping[str, str] | None) -> Call[RetriedRun]:

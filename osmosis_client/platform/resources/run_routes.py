@@ -1,0 +1,106 @@
+"""The routes every kind of platform run shares — eval, training, benchmark runs: create,
+list (one page), detail, a sub-resource (metrics, checkpoints), logs, stop, and the
+outputs' manifest and download URLs — written once (:class:`RunRoutes`), each kind
+naming its route, its wire models and its words. The faces (``eval_runs``,
+``training_runs``, ``benchmark_runs``) execute these calls sync or async."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from osmosis_client.platform._transport import RequestOptions, encode_segment
+from osmosis_client.platform.models import LogPage, parse
+from osmosis_client.platform.resources._base import Call, log_page_call, page_params
+from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, SampleURL, SampleURLs
+
+C = TypeVar("C")  # a created run
+L = TypeVar("L")  # a page of runs
+D = TypeVar("D")  # a run's detail
+R = TypeVar("R")
+#: at most this many paths per download-URLs request (the platform's limit)
+DOWNLOAD_URL_BATCH = 500
+
+
+@dataclass(frozen=True)
+class RunRoutes(Generic[C, L, D]):
+    """One kind of run's routes under ``route``; ``kind`` names it in errors ("training
+    run"), ``ambiguous`` in what a lost answer to a create may have done."""
+
+    route: str
+    kind: str
+    created: Callable[[Any], C]
+    page: Callable[[Any], L]
+    detail: Callable[[Any], D]
+    ambiguous: str
+    #: where a run's files are listed and fetched (``samples`` for eval runs)
+    outputs: str = "outputs"
+
+    def at(self, name_or_id: str, tail: str = "") -> str:
+        return f"{self.route}/{encode_segment(name_or_id)}{tail}"
+
+    def create(self, payload: Mapping[str, Any], idempotency_key: str) -> Call[C]:
+        """``POST route``: one Idempotency-Key for every retry of it."""
+        return Call(
+            RequestOptions("POST", self.route, json=dict(payload), scope="required",
+                           idempotency_key=idempotency_key, ambiguous=self.ambiguous),
+            self.created,
+        )  # fmt: skip
+
+    def list(self, limit: int, offset: int, **filters: str | None) -> Call[L]:
+        """One page, newest first; ``filters`` given are sent as query parameters."""
+        params = page_params(limit, offset)
+        params.update({key: value for key, value in filters.items() if value})
+        return Call(RequestOptions("GET", self.route, params=params, scope="required"), self.page)
+
+    def get(self, name_or_id: str) -> Call[D]:
+        return Call(RequestOptions("GET", self.at(name_or_id), scope="required"), self.detail)
+
+    def part(self, name_or_id: str, tail: str, read: Callable[[Any], R]) -> Call[R]:
+        """``GET route/NAME/tail`` (``/metrics``, ``/checkpoints``)."""
+        return Call(RequestOptions("GET", self.at(name_or_id, tail), scope="required"), read)
+
+    def logs(self, name_or_id: str, limit: int, cursor: str | None) -> Call[LogPage]:
+        return log_page_call(self.route, name_or_id, limit, cursor, f"{self.kind} logs")
+
+    def stop(self, name_or_id: str) -> Call[Any]:
+        """``POST route/NAME/stop`` (its answer says nothing the run's state does not)."""
+        options = RequestOptions("POST", self.at(name_or_id, "/stop"), json={}, scope="required")
+        return Call(options, lambda data: data)
+
+    def manifest(
+        self, run_id: str, types: Sequence[str], **params: str | None
+    ) -> Call[SamplesManifest]:
+        """The files of a run's outputs of ``types`` (and the ``params`` given)."""
+        query: dict[str, Any] = {"types": ",".join(types)}
+        query.update({key: value for key, value in params.items() if value})
+        return Call(
+            RequestOptions("GET", self.at(run_id, f"/{self.outputs}/manifest"), params=query,
+                           scope="required"),
+            lambda data: parse(SamplesManifest, data, what=f"{self.kind} outputs manifest"),
+        )  # fmt: skip
+
+    def download_urls(
+        self, run_id: str, files: Sequence[SampleFile]
+    ) -> Call[builtins.list[SampleURL]]:
+        """Presigned URLs for up to :data:`DOWNLOAD_URL_BATCH` files of the manifest."""
+        if len(files) > DOWNLOAD_URL_BATCH:
+            raise ValueError(f"at most {DOWNLOAD_URL_BATCH} paths per request")
+        items = [
+            {"path": f.path, **({"token": f.token} if f.token is not None else {})} for f in files
+        ]
+        return Call(
+            RequestOptions("POST", self.at(run_id, f"/{self.outputs}/download-urls"),
+                           json={"items": items}, scope="required"),
+            lambda data: parse(SampleURLs, data, what="download URLs").urls,
+        )  # fmt: skip
+
+
+def parser(model: Any, what: str) -> Callable[[Any], Any]:
+    """A wire model's reader, naming what it reads in its errors."""
+    return lambda data: parse(model, data, what=what)
+
+
+__all__ = ["DOWNLOAD_URL_BATCH", "RunRoutes", "parser"]
