@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from osmosis_client.errors import InvalidInputError, NotFoundError, OsmosisError
+from osmosis_client.errors import InvalidInputError, NotFoundError
 
 if TYPE_CHECKING:
     from osmosis_client.platform._client import Client
@@ -119,16 +119,11 @@ def submit_planned_benchmark(
 ) -> CreatedBenchmarkRun:
     """Create the run, sending values only for ``[secrets].required`` names (a value the
     platform echoes back is redacted from the error)."""
-    from osmosis_client.platform.resources.secrets import redacted
+    from osmosis_client.platform.resources.secrets import only_required, redacting
 
-    required = plan.config.secrets.required
-    mine = {n: v for n, v in (secrets or {}).items() if n in required}
-    try:
+    mine = only_required(secrets, plan.config.secrets.required)
+    with redacting(mine.values()):
         return client.benchmark_runs.submit(plan.config, str(uuid.uuid4()), secrets=mine)
-    except OsmosisError as exc:
-        for value in mine.values():
-            exc = redacted(exc, value)
-        raise exc from exc
 
 
 def submit_benchmark(

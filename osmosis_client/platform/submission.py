@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from osmosis_client.errors import InvalidInputError, OsmosisError, WorkspaceRequiredError
+from osmosis_client.errors import InvalidInputError, WorkspaceRequiredError
 from osmosis_client.layout import HOSTED_SUITES
 
 if TYPE_CHECKING:
@@ -224,11 +224,12 @@ def submit_planned(
     a value the platform echoes back is redacted from the error). A suite's runs are
     recorded under ``records`` as they are created — a failure half-way keeps the
     record of those that exist. ``check_scope`` first: this does not."""
+    from osmosis_client.platform.resources.secrets import only_required
+
     submitted: list[SubmittedRun] = []
-    provided = dict(secrets or {})
     try:
         for planned in plan.runs:
-            mine = {n: provided[n] for n in planned.config.secrets.required if n in provided}
+            mine = only_required(secrets, planned.config.secrets.required)
             created = _create(client, planned, mine)
             done = SubmittedRun(created, planned.pin, planned.config, planned.entry)
             submitted.append(done)
@@ -241,17 +242,13 @@ def submit_planned(
 
 
 def _create(client: Client, planned: PlannedRun, secrets: dict[str, str]) -> CreatedRun:
-    from osmosis_client.platform.resources.secrets import redacted
+    from osmosis_client.platform.resources.secrets import redacting
 
     key = str(uuid.uuid4())  # one per run: the transport's retries reuse it
-    try:
+    with redacting(secrets.values()):
         return client.eval_runs.create(
             planned.config, planned.pin.commit_sha or "", key, secrets=secrets
         )
-    except OsmosisError as exc:
-        for value in secrets.values():
-            exc = redacted(exc, value)
-        raise exc from exc
 
 
 def submit_eval(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from osmosis_client.errors import InvalidInputError, OsmosisError
+from osmosis_client.errors import InvalidInputError
 from osmosis_client.platform.submission import PinRules, check_scope, pin_source
 
 if TYPE_CHECKING:
@@ -91,17 +91,12 @@ def submit_planned_training(
 ) -> SubmittedTraining:
     """Create the planned run, sending only the ``secrets`` its config requires (a value
     the platform echoes back is redacted from the error). ``check_scope`` first."""
-    from osmosis_client.platform.resources.secrets import redacted
+    from osmosis_client.platform.resources.secrets import only_required, redacting
 
-    required = plan.config.secrets.required
-    mine = {n: v for n, v in (secrets or {}).items() if n in required}
+    mine = only_required(secrets, plan.config.secrets.required)
     key = str(uuid.uuid4())  # the transport's retries reuse it
-    try:
+    with redacting(mine.values()):
         created = client.training_runs.submit(plan.config, plan.pin.commit_sha, key, secrets=mine)
-    except OsmosisError as exc:
-        for value in mine.values():
-            exc = redacted(exc, value)
-        raise exc from exc
     return SubmittedTraining(created, plan.pin, plan.config)
 
 

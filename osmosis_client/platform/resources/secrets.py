@@ -7,8 +7,9 @@ platform lists names only, and an error that echoes a value is redacted here."""
 from __future__ import annotations
 
 import builtins
+import contextlib
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 from pydantic import field_validator
@@ -111,6 +112,25 @@ def _record(data: Any, name: str, scope: str) -> Secret | None:
     return None
 
 
+def only_required(secrets: Mapping[str, str] | None, required: Iterable[str]) -> dict[str, str]:
+    """The values among ``secrets`` a run requires (a submit never sends the others)."""
+    wanted = set(required)
+    return {name: value for name, value in (secrets or {}).items() if name in wanted}
+
+
+@contextlib.contextmanager
+def redacting(values: Iterable[str]) -> Iterator[None]:
+    """Whatever a request in the block raises, with each of ``values`` (secrets the
+    request carried) replaced wherever the platform echoed it — the same error, its own
+    cause kept (never the unredacted one: it is the same object, cleaned)."""
+    try:
+        yield
+    except OsmosisError as exc:
+        for value in values:
+            redacted(exc, value)
+        raise
+
+
 def redacted(exc: OsmosisError, value: str) -> OsmosisError:
     """``exc`` with ``value`` replaced by ``[REDACTED]`` wherever the platform echoed it,
     and keys named value / secret / secret_value masked."""
@@ -152,10 +172,8 @@ class Secrets(SyncResource):
 
     def set(self, name: str, value: str, scope: Scope = "personal") -> Secret | None:
         """Store (or replace) a secret; its record when the platform returns one."""
-        try:
+        with redacting([value]):
             return self._client._execute(set_call(name, value, scope))
-        except OsmosisError as exc:
-            raise redacted(exc, value) from exc
 
     def delete(self, name: str, scope: Scope = "personal") -> None:
         self._client._execute(delete_call(name, scope))
@@ -176,10 +194,8 @@ class AsyncSecrets(AsyncResource):
         return [s async for page in self.pages(scope) for s in page.environment_secrets]
 
     async def set(self, name: str, value: str, scope: Scope = "personal") -> Secret | None:
-        try:
+        with redacting([value]):
             return await self._client._execute(set_call(name, value, scope))
-        except OsmosisError as exc:
-            raise redacted(exc, value) from exc
 
     async def delete(self, name: str, scope: Scope = "personal") -> None:
         await self._client._execute(delete_call(name, scope))

@@ -125,6 +125,17 @@ def test_a_secret_echoed_in_an_error_is_redacted(project: Path) -> None:
         with pytest.raises(Exception) as caught:
             submit_planned(client, plan, secrets={"OPENAI_API_KEY": "hunter2", "OTHER": "x"})
     assert "hunter2" not in str(caught.value) and "[REDACTED]" in str(caught.value)
+    # nowhere in what a traceback shows: the error, its data, its causes and contexts
+    import traceback
+
+    shown = "".join(traceback.format_exception(caught.value))
+    chain: list[BaseException] = []
+    error: BaseException | None = caught.value
+    while error is not None and error not in chain:
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    assert "hunter2" not in shown
+    assert all("hunter2" not in repr(getattr(e, "data", "")) for e in chain)
 
 
 def test_submit_suite_refuses_a_single_config(project: Path) -> None:

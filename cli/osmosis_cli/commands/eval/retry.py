@@ -44,14 +44,10 @@ def retry(
             retried = client.eval_runs.retry(name)
         except APIStatusError as exc:
             values = _needed_secrets(out, exc, secrets_file)
-            try:
-                retried = client.eval_runs.retry(name, secrets=values)
-            except APIStatusError as again:
-                from osmosis_client.platform.resources.secrets import redacted
+            from osmosis_client.platform.resources.secrets import redacting
 
-                for value in values.values():
-                    again = redacted(again, value)  # type: ignore[assignment]
-                raise again from again
+            with redacting(values.values()):
+                retried = client.eval_runs.retry(name, secrets=values)
     resource: dict[str, Any] = retried.model_dump(mode="json")
     count = retried.retryable_samples
     message = (
