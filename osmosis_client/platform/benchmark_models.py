@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
-from osmosis_client.platform.models import Id, WireModel
+from osmosis_client.platform.models import Id, Page, WireModel
 
 #: benchmark-run statuses by what they mean (§1.4)
 PENDING = frozenset({"pending", "queued"})
@@ -56,11 +56,8 @@ class Benchmark(WireModel):
         return self.sync_status == "ready"
 
 
-class BenchmarkPage(WireModel):
+class BenchmarkPage(Page):
     benchmarks: list[Benchmark]
-    total_count: int | None = None
-    has_more: bool = False
-    next_offset: int | None = None
 
 
 class Category(WireModel):
@@ -151,11 +148,8 @@ class BenchmarkRun(WireModel):
                 "unit": "results"}  # fmt: skip
 
 
-class BenchmarkRunPage(WireModel):
+class BenchmarkRunPage(Page):
     benchmark_runs: list[BenchmarkRun]
-    total_count: int | None = None
-    has_more: bool = False
-    next_offset: int | None = None
 
 
 class BenchmarkRunDetail(WireModel):

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import AliasChoices, Field
 
-from osmosis_client.platform.models import Id, WireModel
+from osmosis_client.platform.models import Id, Page, WireModel
 
 #: ``status`` values: uploaded is done; these are on their way; error / cancelled are final
 IN_PROGRESS = frozenset({"pending", "uploading", "processing"})
@@ -59,11 +59,8 @@ class Dataset(WireModel):
         return item
 
 
-class DatasetPage(WireModel):
+class DatasetPage(Page):
     datasets: list[Dataset]
-    total_count: int | None = None
-    has_more: bool = False
-    next_offset: int | None = None
 
 
 class DatasetDownload(WireModel):

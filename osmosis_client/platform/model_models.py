@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import field_validator
 
-from osmosis_client.platform.models import WireModel
+from osmosis_client.platform.models import Page, WireModel
 
 
 def _finite(value: Any) -> float | None:
@@ -93,21 +93,15 @@ class LoraModelDetail(LoraModel):
     is_internal_user: bool = False
 
 
-class BaseModelPage(WireModel):
+class BaseModelPage(Page):
     models: list[BaseModelInfo]
-    total_count: int | None = None
-    has_more: bool = False
-    next_offset: int | None = None
 
 
-class LoraModelPage(WireModel):
+class LoraModelPage(Page):
     """A page of LoRA adapters, with the workspace's deployment quota when the platform
     offers inference."""
 
     models: list[LoraModel]
-    total_count: int | None = None
-    has_more: bool = False
-    next_offset: int | None = None
     active_deployments: int | None = None
     max_active_deployments: int | None = None
 

@@ -31,6 +31,15 @@ class WireModel(BaseModel):
     )
 
 
+class Page(WireModel):
+    """A page of a platform list: how many there are, and where the next page starts
+    (each list's page adds its items)."""
+
+    total_count: int | None = None
+    has_more: bool = False
+    next_offset: int | None = None
+
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -278,11 +287,8 @@ class EvalRunPage(BaseModel):
     next_offset: int | None = None
 
 
-class _RawPage(WireModel):
+class _RawPage(Page):
     eval_runs: list[Any]
-    total_count: int | None = None
-    has_more: bool = False
-    next_offset: int | None = None
 
 
 def page_from_wire(data: Any) -> EvalRunPage:
@@ -371,10 +377,7 @@ class RolloutInfo(WireModel):
     created_at: str | None = None
 
 
-class RolloutPage(WireModel):
+class RolloutPage(Page):
     """One page of ``GET /api/cli/rollouts``."""
 
     rollouts: list[RolloutInfo]
-    total_count: int | None = None
-    has_more: bool = False
-    next_offset: int | None = None

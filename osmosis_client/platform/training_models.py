@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from osmosis_client.platform.models import WireModel
+from osmosis_client.platform.models import Page, WireModel
 
 #: training-run statuses by what they mean (published-cli-0.3.8-train.md §1.4)
 PENDING = frozenset({"pending", "queued"})
@@ -72,11 +72,8 @@ class TrainingRun(WireModel):
         return self.rollout.name if self.rollout else None
 
 
-class TrainingRunPage(WireModel):
+class TrainingRunPage(Page):
     training_runs: list[TrainingRun]
-    total_count: int | None = None
-    has_more: bool = False
-    next_offset: int | None = None
 
 
 class TrainingRunCore(TrainingRun):

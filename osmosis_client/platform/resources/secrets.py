@@ -16,7 +16,7 @@ from pydantic import field_validator
 
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.platform._transport import RequestOptions
-from osmosis_client.platform.models import Id, WireModel, parse
+from osmosis_client.platform.models import Id, Page, WireModel, parse
 from osmosis_client.platform.resources._base import (
     AsyncResource,
     Call,
@@ -55,11 +55,8 @@ class Secret(WireModel):
         return self.model_dump(mode="json", exclude={"platform_url"})
 
 
-class SecretPage(WireModel):
+class SecretPage(Page):
     environment_secrets: list[Secret]
-    total_count: int | None = None
-    has_more: bool = False
-    next_offset: int | None = None
     platform_url: str | None = None
 
 
