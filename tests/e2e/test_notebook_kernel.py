@@ -6,6 +6,7 @@ it with only its name (issue 43)."""
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import shutil
@@ -115,3 +116,46 @@ def test_an_interrupt_stops_run_eval_in_a_kernel_and_the_next_cell_resumes(kerne
                               "resume=True)", timeout=120)  # fmt: skip
     assert resumed["status"] == "ok", resumed
     assert value(client, "(r.status, r.summary.total_runs)") == ("finished", 160)
+
+
+SCRIPT = """
+import sys
+from osmosis_local_runner import run_eval
+try:
+    run_eval("configs/eval/quickstart.toml", name="script", model="mock/calculator@100",
+             limit=40, n=4, batch_size=2)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_stops_run_eval_in_a_script_and_keeps_what_finished(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT) in a plain script: the run stops, what finished is written, the
+    script sees KeyboardInterrupt — and no rollout or thread keeps the process alive."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.child_output import Child
+
+    root = tmp_path / "qs"
+    shutil.copytree(QUICKSTART, root, ignore=shutil.ignore_patterns(".osmosis"))
+    (root / "script.py").write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")}
+    journal = root / ".osmosis/evals/script/results.json.journal.jsonl"
+    with Child([sys.executable, "script.py"], cwd=root, env=env) as child:
+        deadline = time.monotonic() + 30
+        while not journal.is_file() or len(journal.read_text().splitlines()) < 5:
+            assert time.monotonic() < deadline and child.proc.poll() is None, child.output()
+            time.sleep(0.05)
+        child.proc.send_signal(signal.SIGINT)
+        try:
+            code = child.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("the script did not stop: " + child.output()) from None
+        child.out.wait_closed(10)
+    assert code == 130 and "interrupted" in child.out.text(), child.output()
+    document = json.loads((root / ".osmosis/evals/script/results.json").read_text())
+    assert document["summary"]["status"] == "stopped"
+    assert 4 <= document["summary"]["total_runs"] < 120
