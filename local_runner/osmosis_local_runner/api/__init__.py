@@ -3,31 +3,19 @@
 ``load_run`` opens a run, ``compare_runs`` compares two — the CLI's local commands are a
 skin over the same code (``run/session.py``)."""
 
-from osmosis_local_runner.api.comparing import CompareResult, compare_runs
-from osmosis_local_runner.api.results import (
-    Attempt,
-    EvalResult,
-    FnSummary,
-    RowResult,
-    Summary,
-    load_run,
-)
-from osmosis_local_runner.api.running import RunProgress, arun_eval, run_eval
-from osmosis_local_runner.api.suites import SuiteResult, arun_suite, run_suite
+from osmosis_local_runner.api.comparing import CompareResult as CompareResult
+from osmosis_local_runner.api.comparing import compare_runs as compare_runs
+from osmosis_local_runner.api.results import Attempt as Attempt
+from osmosis_local_runner.api.results import EvalResult as EvalResult
+from osmosis_local_runner.api.results import FnSummary as FnSummary
+from osmosis_local_runner.api.results import RowResult as RowResult
+from osmosis_local_runner.api.results import Summary as Summary
+from osmosis_local_runner.api.results import load_run as load_run
+from osmosis_local_runner.api.running import RunProgress as RunProgress
+from osmosis_local_runner.api.running import arun_eval as arun_eval
+from osmosis_local_runner.api.running import run_eval as run_eval
+from osmosis_local_runner.api.suites import SuiteResult as SuiteResult
+from osmosis_local_runner.api.suites import arun_suite as arun_suite
+from osmosis_local_runner.api.suites import run_suite as run_suite
 
-__all__ = [
-    "Attempt",
-    "CompareResult",
-    "EvalResult",
-    "FnSummary",
-    "RowResult",
-    "RunProgress",
-    "SuiteResult",
-    "Summary",
-    "arun_eval",
-    "arun_suite",
-    "compare_runs",
-    "load_run",
-    "run_eval",
-    "run_suite",
-]
+# the public names are listed once, in ``osmosis_local_runner.__all__``

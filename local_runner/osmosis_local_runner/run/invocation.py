@@ -14,11 +14,18 @@ the library with a progress callback); nothing here prints.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.run.named import Identity, Note, Opening, RunFiles, check_root, open_run
+from osmosis_local_runner.run.named import (
+    Identity,
+    Notes,
+    Opening,
+    RunFiles,
+    check_root,
+    open_run,
+)
 from osmosis_local_runner.run.rundir import (
     RunDirectory,
     check_name,
@@ -55,29 +62,20 @@ def pick_run(
     return RunDirectory(runs, generate_name(runs))
 
 
+@dataclass
 class Invocation:
     """``with Invocation(run, …) as inv:`` — the run locked (one invocation at a time),
     archived first when ``fresh``; ``inv.opening`` says whether it is ``new``, to
     ``continue``, or ``finished`` (shown again, nothing runs). ``inv.files(identity)``
     starts the published files, which are projected when the block ends."""
 
-    def __init__(
-        self,
-        run: RunDirectory,
-        *,
-        fresh: bool = False,
-        retry_failed: bool = False,
-        on_note: Note | None = None,
-        on_warning: Note | None = None,
-    ) -> None:
-        self.run = run
-        self.fresh = fresh
-        self.retry_failed = retry_failed
-        self.on_note = on_note
-        self.on_warning = on_warning
-        self.opening: Opening = "new"
-        self._files: RunFiles | None = None
-        self._stack = contextlib.ExitStack()
+    run: RunDirectory
+    fresh: bool = False
+    retry_failed: bool = False
+    notes: Notes = field(default_factory=Notes)
+    opening: Opening = "new"
+    _files: RunFiles | None = None
+    _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     @property
     def resuming(self) -> bool:
@@ -88,8 +86,8 @@ class Invocation:
             stack.enter_context(self.run.locked())
             if self.fresh:
                 archived = self.run.archive()
-                if archived is not None and self.on_note is not None:
-                    self.on_note(f"Archived the earlier run to {archived}")
+                if archived is not None:
+                    self.notes.note(f"Archived the earlier run to {archived}")
             self.opening = open_run(self.run, retry_failed=self.retry_failed)
             self._stack = stack.pop_all()  # held until __exit__
         return self
@@ -97,18 +95,10 @@ class Invocation:
     def files(self, identity: Identity) -> RunFiles:
         """The published files of this invocation (the manifest once rows are chosen:
         pass ``files.prepared`` to the runner)."""
-        self._files = RunFiles(
-            self.run, identity, resume=self.resuming, on_note=self.on_note,
-            on_warning=self.on_warning,
-        )  # fmt: skip
+        self._files = RunFiles(self.run, identity, resume=self.resuming, notes=self.notes)
         return self._files
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         try:
             if self._files is not None:
                 self._files.finish()  # however the run ended: its files tell the truth

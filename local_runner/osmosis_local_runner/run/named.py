@@ -26,6 +26,23 @@ if TYPE_CHECKING:
     from osmosis_local_runner.run.runner import Runner
 
 Note = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Notes:
+    """Where a run's notes and warnings go (a CLI's lines, a library's logger); either
+    may be None: said to no one."""
+
+    on_note: Note | None = None
+    on_warning: Note | None = None
+
+    def note(self, text: str) -> None:
+        if self.on_note is not None:
+            self.on_note(text)
+
+    def warn(self, text: str) -> None:
+        if self.on_warning is not None:
+            self.on_warning(text)
 Opening = Literal["new", "continue", "finished"]
 
 
@@ -111,19 +128,12 @@ class RunFiles:
     """The published files around one invocation of a named run."""
 
     def __init__(
-        self,
-        run: RunDirectory,
-        identity: Identity,
-        *,
-        resume: bool,
-        on_note: Note | None = None,
-        on_warning: Note | None = None,
+        self, run: RunDirectory, identity: Identity, *, resume: bool, notes: Notes = Notes()
     ) -> None:
         self.run = run
         self.identity = identity
         self.resume = resume
-        self.on_note = on_note
-        self.on_warning = on_warning
+        self.notes = notes
         self.metrics: dict[str, Any] | None = None
         self.failed_rows: list[dict[str, Any]] = []
         self.done = False
@@ -140,8 +150,7 @@ class RunFiles:
         from osmosis_local_runner.results.published import write_running
         from osmosis_local_runner.run.rundir import write_manifest
 
-        if self.on_note is not None:
-            self.on_note(f"  run:     {self.run.name}" + (" (continued)" if self.resume else ""))
+        self.notes.note(f"  run:     {self.run.name}" + (" (continued)" if self.resume else ""))
         self.selection, info = runner.selection()
         self.total_rows, self.n, self.threshold = (
             info.total_rows,
@@ -183,10 +192,7 @@ class RunFiles:
             facts = self._facts(status, ended, int(summary.get("total_duration_ms", 0)))
             self.metrics = write_projections(self.run.path, records, self.selection, facts)
         except (OsmosisError, OSError, ValueError, KeyError, TypeError) as exc:
-            if self.on_warning is not None:
-                self.on_warning(
-                    f"could not write the published run files in {self.run.path}: {exc}"
-                )
+            self.notes.warn(f"could not write the published run files in {self.run.path}: {exc}")
             return
         self.failed_rows = [
             {"row_index": r.row_index, "run_index": r.run_index, "error": r.error}

@@ -61,6 +61,15 @@ class Overrides(RunSettings):
         """What the run's journal keeps (never a secret: :meth:`RunSettings.kept`)."""
         return {**self.kept(), **self.source}
 
+    def invocation(self) -> dict[str, Any]:
+        """The :class:`RunSpec` fields every form takes from these flags alike."""
+        return {
+            "resume": self.resume, "retry_failed": self.retry_failed, "rows": self.rows,
+            "max_retries": self.max_retries or 0, "deadline": self.deadline,
+            "transcripts": self.transcripts, "ca_bundle": self.ca_bundle,
+            "settings": self.journal_settings(),
+        }  # fmt: skip
+
 
 def dataset_of(config: EvalConfig, given: Path | None) -> Path:
     """``--dataset``, else ``[local].dataset_file``, else ``data/<dataset>.*``."""
@@ -185,16 +194,9 @@ def config_spec(
             "advanced": dict(config.advanced),
             "sampling": sampling,
         },
-        resume=flags.resume,
-        retry_failed=flags.retry_failed,
-        rows=flags.rows,
-        max_retries=flags.max_retries or 0,
-        deadline=flags.deadline,
-        transcripts=flags.transcripts,
-        ca_bundle=flags.ca_bundle,
         inputs=_inputs(config),
         slice_by=flags.by or local.slice_by,
-        settings=flags.journal_settings(),
+        **flags.invocation(),
     )
 
 
@@ -308,15 +310,8 @@ def seed_run_spec(
         offset=flags.offset,
         sample=False,
         sampling=flags.sampling(),
-        resume=flags.resume,
-        retry_failed=flags.retry_failed,
-        rows=flags.rows,
-        max_retries=flags.max_retries or 0,
-        deadline=flags.deadline,
-        transcripts=flags.transcripts,
-        ca_bundle=flags.ca_bundle,
         baseline=baseline,
         fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
         slice_by=flags.by,
-        settings=flags.journal_settings(),
+        **flags.invocation(),
     )

@@ -25,12 +25,11 @@ import contextlib
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.layout import EVALS
-from osmosis_local_runner.run.named import Identity, Note, Opening, RunFiles
+from osmosis_local_runner.run.named import Identity, Note, Notes, Opening, RunFiles
 from osmosis_local_runner.run.seed import SeedSource
 from osmosis_local_runner.run.settings import RunSettings
 
@@ -104,8 +103,7 @@ class RunSession:
     ) -> None:
         self.request = request
         self.on_progress = on_progress
-        self.on_note = on_note
-        self.on_warning = on_warning
+        self.notes = Notes(on_note, on_warning)
         self.config: EvalConfig | None = None
         self.run: RunDirectory | None = None  # a named run's directory
         self.results = request.output or Path("results.json")
@@ -159,9 +157,8 @@ class RunSession:
             self.opening = "continue" if self.run.state() == "unfinished" else "new"
         else:
             self._invocation = Invocation(
-                self.run, fresh=request.fresh, retry_failed=request.retry_failed,
-                on_note=self.on_note, on_warning=self.on_warning,
-            ).__enter__()  # fmt: skip
+                self.run, fresh=request.fresh, retry_failed=request.retry_failed, notes=self.notes
+            ).__enter__()
             self.opening = self._invocation.opening
         if self.opening == "finished":
             self._check_unchanged()
@@ -218,7 +215,7 @@ class RunSession:
         from osmosis_local_runner.run.runner import Runner
 
         spec, identity = self._spec()
-        self.runner = Runner(spec, on_progress=self.on_progress, on_note=self.on_note)
+        self.runner = Runner(spec, on_progress=self.on_progress, on_note=self.notes.on_note)
         self.plan = self.runner.prepare()
         if self._invocation is not None:
             self.files = self._invocation.files(identity)
@@ -295,12 +292,7 @@ class RunSession:
         if invocation is not None:
             invocation.__exit__(None, None, None)
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 

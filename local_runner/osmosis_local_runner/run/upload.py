@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from osmosis_local_runner.run.import_plan import ImportPlan, plan_import
@@ -25,24 +25,17 @@ if TYPE_CHECKING:
     from osmosis_client.platform.run_import import ImportSession
 
 
+@dataclass
 class RunUpload:
     """One upload of ``run_dir`` (see the module). ``locked=False``: the caller already
     holds the run's lock (``eval run --upload`` uploads the run it just finished)."""
 
-    def __init__(
-        self,
-        run_dir: Path,
-        *,
-        replace: bool = False,
-        config_path: str | None = None,
-        locked: bool = True,
-    ) -> None:
-        self.run_dir = run_dir
-        self.replace = replace
-        self.config_path = config_path
-        self.locked = locked
-        self.plan: ImportPlan | None = None
-        self._stack = contextlib.ExitStack()
+    run_dir: Path
+    replace: bool = False
+    config_path: str | None = None
+    locked: bool = True
+    plan: ImportPlan | None = None
+    _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def __enter__(self) -> RunUpload:
         with contextlib.ExitStack() as stack:
@@ -67,12 +60,7 @@ class RunUpload:
         assert self.plan is not None, "use RunUpload in a with block"
         return import_run(client, self.plan.body, self.plan.files, on_bytes=on_bytes)
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stack.close()
 
 
