@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli.context import result_scope, state
-from osmosis_cli.secret_values import SecretsFileOpt, for_submit, scope_label
+from osmosis_cli.secret_values import SecretsFileOpt, confirm_and_send
 from osmosis_cli.terminal.declare import YesOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
@@ -47,17 +47,15 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
         plan = plan_benchmark(client, opts.config_path.expanduser())  # the file checked first
         for code, warning in plan.warnings:
             out.warn(warning, code=code)
-        required = plan.config.secrets.required
-        found, stored = for_submit(client, out, required, opts.secrets_file)
-        require_stored(client, plan.config, set(stored) or None)
-        _summary(out, plan, workspace)
-        for name in required:
-            out.info(f"  secret {name}: {scope_label(found, stored, name)}")
-        if not out.confirm("Submit this benchmark run?", yes=opts.yes):
-            out.cancelled("benchmark.submit")
-            return
-        created = submit_planned_benchmark(client, plan, secrets=found.provided)
-    _report(out, created, plan, result_scope(workspace))
+        created = confirm_and_send(
+            out, client, names=plan.config.secrets.required, secrets_file=opts.secrets_file,
+            yes=opts.yes, summary=lambda: _summary(out, plan, workspace),
+            question="Submit this benchmark run?", operation="benchmark.submit",
+            send=lambda values: submit_planned_benchmark(client, plan, secrets=values),
+            before=lambda stored: require_stored(client, plan.config, set(stored) or None),
+        )  # fmt: skip
+    if created is not None:
+        _report(out, created, plan, result_scope(workspace))
 
 
 def _summary(out: Output, plan: BenchmarkPlan, workspace: str | None) -> None:

@@ -12,7 +12,7 @@ import typer
 from osmosis_cli.commands.eval.platform import refuse_unconfirmed, wait_for_run
 from osmosis_cli.commands.eval.render import render_run, run_detail
 from osmosis_cli.context import state
-from osmosis_cli.secret_values import SecretsFileOpt, for_submit, scope_label
+from osmosis_cli.secret_values import SecretsFileOpt, confirm_and_send
 from osmosis_cli.terminal.declare import YesOpt
 from osmosis_cli.terminal.errors import EvaluationNotPassed, current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
@@ -97,22 +97,18 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     client, workspace = state(ctx).scoped_client(plan.repo)
     with client:
         where = check_scope(client, plan.repo.origin_repo)
-        found, stored = for_submit(client, out, plan.secret_names, opts.secrets_file)
-        if plan.suite is not None:
-            from osmosis_cli.commands.eval import hosted_suite
-
-            hosted_suite.summary(out, plan, where)
-        else:
-            _summary(out, plan, where)
-            for name in plan.secret_names:
-                out.info(f"  secret {name}: {scope_label(found, stored, name)}")
-        question = f"Submit {len(plan.runs)} eval runs?" if plan.suite else "Submit this eval run?"
-        if not out.confirm(question, yes=opts.yes):
-            out.cancelled("eval.submit")
+        submitted = confirm_and_send(
+            out, client, names=plan.secret_names, secrets_file=opts.secrets_file, yes=opts.yes,
+            summary=lambda: _summary_of(out, plan, where), each_secret=plan.suite is None,
+            question=f"Submit {len(plan.runs)} eval runs?" if plan.suite else
+            "Submit this eval run?",
+            operation="eval.submit",
+            send=lambda values: submit_planned(
+                client, plan, secrets=values, on_submitted=lambda s: _submitted(out, s)
+            ),
+        )  # fmt: skip
+        if submitted is None:
             return
-        submitted = submit_planned(
-            client, plan, secrets=found.provided, on_submitted=lambda s: _submitted(out, s)
-        )
         if plan.suite is not None:
             from osmosis_cli.commands.eval import hosted_suite
 
@@ -123,6 +119,15 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
             return
         final = wait_for_run(client, out, submitted[0].run.name, opts.timeout)
     gate(out, final, opts.min_pass_rate, opts.junit)
+
+
+def _summary_of(out: Output, plan: SubmissionPlan, where: str) -> None:
+    if plan.suite is not None:
+        from osmosis_cli.commands.eval import hosted_suite
+
+        hosted_suite.summary(out, plan, where)
+    else:
+        _summary(out, plan, where)
 
 
 def _submitted(out: Output, submitted: SubmittedRun) -> None:

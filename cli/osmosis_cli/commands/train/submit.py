@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from osmosis_cli.context import result_scope, state
-from osmosis_cli.secret_values import SecretsFileOpt, for_submit, scope_label
+from osmosis_cli.secret_values import SecretsFileOpt, confirm_and_send
 from osmosis_cli.terminal.declare import YesOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
@@ -57,15 +57,14 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     client, workspace = state(ctx).scoped_client(plan.repo)
     with client:
         where = check_scope(client, plan.repo.origin_repo)
-        found, stored = for_submit(client, out, plan.secret_names, opts.secrets_file)
-        _summary(out, plan, where)
-        for name in plan.secret_names:
-            out.info(f"  secret {name}: {scope_label(found, stored, name)}")
-        if not out.confirm("Submit this training run?", yes=opts.yes):
-            out.cancelled("train.submit")
-            return
-        submitted = submit_planned_training(client, plan, secrets=found.provided)
-    _report(out, submitted, plan, workspace)
+        submitted = confirm_and_send(
+            out, client, names=plan.secret_names, secrets_file=opts.secrets_file, yes=opts.yes,
+            summary=lambda: _summary(out, plan, where), question="Submit this training run?",
+            operation="train.submit",
+            send=lambda values: submit_planned_training(client, plan, secrets=values),
+        )  # fmt: skip
+    if submitted is not None:
+        _report(out, submitted, plan, workspace)
 
 
 def _summary(out: Output, plan: TrainingPlan, where: str) -> None:
