@@ -4,6 +4,7 @@ JSON object per entry and line."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 from typer import Option
@@ -12,6 +13,7 @@ from osmosis_client._redact import safe_json, safe_text
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
+    from osmosis_client import Client
     from osmosis_client.platform.models import LogEntry, LogPage
 
 #: the options of every one-page log command (the platform's pages hold 1-200 entries)
@@ -40,6 +42,17 @@ def log_line(entry: LogEntry) -> str:
         details = json.dumps(entry.details, ensure_ascii=False, separators=(",", ":"))
         line += f"  {details if len(details) <= 200 else details[:199] + '…'}"
     return line
+
+
+def fetch_and_show(
+    out: Output, client: Client, fetch: Callable[[Client], LogPage], command: str,
+    empty: str = "No log entries yet.",
+) -> None:
+    """A one-page log command's whole body: the page fetched with ``client`` (closed
+    after), shown with the ``command`` that reads the older one (``… --cursor C``)."""
+    with client:
+        page = fetch(client)
+    show_page(out, page, empty, older=f"{command} --cursor {{cursor}}")
 
 
 def show_page(out: Output, page: LogPage, empty: str, older: str | None = None) -> None:

@@ -16,6 +16,8 @@ PageLimitOpt = Annotated[
     int | None, Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
 ]
 AllOpt = Annotated[bool, Option("--all", help="Every page.")]
+#: a page's size when --limit is not given
+PAGE = 50
 
 
 def check_paging(every: bool, limit: int | None) -> None:

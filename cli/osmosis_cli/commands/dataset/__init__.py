@@ -12,6 +12,8 @@ import typer
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import Command, Group
 from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
+from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt
 
 if TYPE_CHECKING:
     from osmosis_client.platform.dataset_models import Dataset
@@ -99,19 +101,18 @@ def upload(
 @handle_errors
 def list_(
     ctx: typer.Context,
-    limit: Annotated[
-        int, typer.Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
-    ] = 50,
-    all_: Annotated[bool, typer.Option("--all", help="Every page.")] = False,
+    limit: PageLimitOpt = None,
+    all_: AllOpt = False,
 ) -> None:
     """The workspace's datasets, newest first."""
-    from osmosis_cli.terminal.pages import collect
+    from osmosis_cli.terminal.pages import PAGE, check_paging, collect
     from osmosis_cli.terminal.sizes import size_text
 
+    check_paging(all_, limit)
     out = current_output()
     client, _ = state(ctx).scoped_client()
     with client:
-        found = collect(client.datasets.pages(limit), lambda p: p.datasets, every=all_)
+        found = collect(client.datasets.pages(limit or PAGE), lambda p: p.datasets, every=all_)
     records = found.items
     rows = [
         [
@@ -239,27 +240,15 @@ def download(
 def logs(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")],
-    limit: Annotated[
-        int, typer.Option("--limit", min=1, max=200, metavar="N", help="How many (1-200).")
-    ] = 50,
-    cursor: Annotated[
-        str | None,
-        typer.Option("--cursor", metavar="C", help="The page a previous next_cursor names."),
-    ] = None,
+    limit: LogLimitOpt = 50,
+    cursor: CursorOpt = None,
 ) -> None:
     """A dataset's processing logs: the newest page (oldest first within it)."""
-    from osmosis_cli.terminal.log_lines import show_page
+    from osmosis_cli.terminal.log_lines import fetch_and_show
 
-    out = current_output()
-    client, _ = state(ctx).scoped_client()
-    with client:
-        page = client.datasets.logs(name, limit, cursor)
-    show_page(
-        out,
-        page,
-        f"no log entries for {name}",
-        older=f"osmosis dataset logs {name} --cursor {{cursor}}",
-    )
+    fetch_and_show(current_output(), state(ctx).scoped_client()[0],
+                   lambda c: c.datasets.logs(name, limit, cursor),
+                   f"osmosis dataset logs {name}", f"no log entries for {name}")  # fmt: skip
 
 
 def register(parent: typer.Typer) -> None:

@@ -12,6 +12,7 @@ import typer
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import Command, Group
 from osmosis_cli.terminal.errors import EXIT_FAILED, current_output, handle_errors
+from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt
 
 app = typer.Typer(cls=Group, help="Create, list and check rollouts.", no_args_is_help=True)
 
@@ -63,18 +64,18 @@ def list_(
     branch: Annotated[
         str | None, typer.Option("--branch", metavar="B", help="As synced from this branch.")
     ] = None,
-    limit: Annotated[
-        int, typer.Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
-    ] = 50,
-    all_: Annotated[bool, typer.Option("--all", help="Every page.")] = False,
+    limit: PageLimitOpt = None,
+    all_: AllOpt = False,
 ) -> None:
     """The rollouts the platform synced from this workspace's repository."""
-    from osmosis_cli.terminal.pages import collect
+    from osmosis_cli.terminal.pages import PAGE, check_paging, collect
 
+    check_paging(all_, limit)
     out = current_output()
     client, _ = state(ctx).scoped_client()
     with client:
-        found = collect(client.rollouts.pages(branch, limit), lambda p: p.rollouts, every=all_)
+        pages = client.rollouts.pages(branch, limit or PAGE)
+        found = collect(pages, lambda p: p.rollouts, every=all_)
     items = [r.model_dump(mode="json") for r in found.items]
     rows = [
         [str(i["name"]), str(i["last_synced_commit_sha"] or "")[:8], str(i["last_synced_at"] or "")]

@@ -13,6 +13,7 @@ import typer
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import Command, Group
 from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt
 from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -43,14 +44,13 @@ def list_(
     scope: Annotated[
         str, typer.Option("--scope", metavar="all|personal|workspace", help="Which secrets.")
     ] = "all",
-    limit: Annotated[
-        int, typer.Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
-    ] = 50,
-    all_: Annotated[bool, typer.Option("--all", help="Every page.")] = False,
+    limit: PageLimitOpt = None,
+    all_: AllOpt = False,
 ) -> None:
     """The secrets you can use: names and scopes (never values)."""
-    from osmosis_cli.terminal.pages import collect
+    from osmosis_cli.terminal.pages import PAGE, check_paging, collect
 
+    check_paging(all_, limit)
     out = current_output()
     wanted = _scope(scope, ("all", "personal", "workspace"))
     client, _ = state(ctx).scoped_client()
@@ -61,7 +61,7 @@ def list_(
         return page.environment_secrets
 
     with client:
-        found = collect(client.secrets.pages(wanted, limit), secrets_of, every=all_)
+        found = collect(client.secrets.pages(wanted, limit or PAGE), secrets_of, every=all_)
     url = urls[0] if urls else None
     rows = [
         [s.name or "", s.scope or "", s.updated_at or "", s.updater_name or ""] for s in found.items

@@ -92,14 +92,11 @@ def logs(
     cursor: CursorOpt = None,
 ) -> None:
     """One page of a training run's logs (the newest first; --cursor for older ones)."""
-    from osmosis_cli.terminal.log_lines import show_page
+    from osmosis_cli.terminal.log_lines import fetch_and_show
 
-    out = current_output()
-    client, _ = state(ctx).scoped_client()
-    with client:
-        page = client.training_runs.logs(name, limit, cursor)
-    show_page(out, page, "No log entries yet.",
-              older=f"osmosis train logs {name} --cursor {{cursor}}")  # fmt: skip
+    fetch_and_show(current_output(), state(ctx).scoped_client()[0],
+                   lambda c: c.training_runs.logs(name, limit, cursor),
+                   f"osmosis train logs {name}")  # fmt: skip
 
 
 @app.command("stop", cls=Command)
