@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar
 
 from typer import Option
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
 
 T = TypeVar("T")
 
@@ -53,6 +56,46 @@ class Collected(Generic[T]):
             "has_more": self.next_offset is not None,
             "next_offset": self.next_offset,
         }
+
+
+@dataclass(kw_only=True)
+class Paging:
+    """The options of a platform list command (an options object: ``options_command``):
+    ``--limit N`` (1-50) or ``--all``, never both (refused before any request)."""
+
+    limit: PageLimitOpt = None
+    all_: AllOpt = False
+
+    def __post_init__(self) -> None:
+        check_paging(self.all_, self.limit)
+
+    def collect(
+        self, pages: Callable[[int], Iterable[P]], records: Callable[[P], Sequence[T]]
+    ) -> Collected[T]:
+        """The first page's records (``--limit`` of them), or every page's (``--all``)."""
+        return collect(pages(self.limit or PAGE), records, every=self.all_)
+
+
+def show_list(
+    out: Output,
+    found: Collected[Any],
+    *,
+    items: list[Any],
+    rows: list[list[str]],
+    columns: list[str],
+    empty: str,
+    keep: Sequence[str] = (),
+    extra: dict[str, Any] | None = None,
+) -> bool:
+    """A list command's output: the envelope (``--json``/``--plain``), else the table,
+    or ``empty`` when there is nothing. Whether a table was shown (its hints follow)."""
+    if out.list_result(items, rows=rows, **found.paging(), extra=extra):
+        return False
+    if not rows:
+        out.info(empty)
+        return False
+    out.table(columns, rows, keep=keep)
+    return True
 
 
 def collect(

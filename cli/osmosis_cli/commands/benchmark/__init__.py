@@ -15,7 +15,7 @@ from osmosis_cli.commands.benchmark.render import RUN_KEYS
 from osmosis_cli.context import result_scope, state
 from osmosis_cli.terminal.declare import Command, Group, options_command
 from osmosis_cli.terminal.errors import current_output, handle_errors
-from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt
+from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt, Paging, show_list
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
@@ -35,26 +35,21 @@ app.command("submit", cls=Command)(
 )
 
 
-@app.command("list", cls=Command)
 @handle_errors
-def list_(ctx: typer.Context, limit: PageLimitOpt = None, all_: AllOpt = False) -> None:
+def list_(ctx: typer.Context, opts: Paging) -> None:
     """The benchmarks this workspace can run, with their last run."""
     from osmosis_cli.commands.benchmark.render import benchmark_item, benchmark_row
-    from osmosis_cli.terminal.pages import check_paging, collect
 
-    check_paging(all_, limit)
     out = current_output()
     client, workspace = state(ctx).scoped_client()
     with client:
-        found = collect(client.benchmarks.pages(limit or 50), lambda p: p.benchmarks, every=all_)
-    rows = [benchmark_row(b) for b in found.items]
-    items = [benchmark_item(b) for b in found.items]
-    if out.list_result(items, rows=rows, **found.paging(), extra=result_scope(workspace)):
-        return
-    if not rows:
-        out.info("No benchmarks are available to this workspace.")
-        return
-    out.table(["Name", "Key", "Last Run", "Tasks"], rows, keep=("Name", "Key"))
+        found = opts.collect(client.benchmarks.pages, lambda p: p.benchmarks)
+    if not show_list(out, found, items=[benchmark_item(b) for b in found.items],
+                     rows=[benchmark_row(b) for b in found.items],
+                     columns=["Name", "Key", "Last Run", "Tasks"], keep=("Name", "Key"),
+                     extra=result_scope(workspace),
+                     empty="No benchmarks are available to this workspace."):
+        return  # fmt: skip
     out.info("Use osmosis benchmark info <key> for its leaderboard, runs, task sets, and tasks.")
     for bench in found.items:
         if bench.sync_status in ("pending", "syncing"):
@@ -62,6 +57,9 @@ def list_(ctx: typer.Context, limit: PageLimitOpt = None, all_: AllOpt = False) 
                      f"of {bench.task_count} tasks); submit once it is ready.")  # fmt: skip
         elif bench.sync_status == "failed":
             out.info(f"{bench.name} is not runnable: {bench.sync_error or 'its sync failed'}.")
+
+
+app.command("list", cls=Command)(options_command(Paging, list_))
 
 
 @app.command("info", cls=Command)

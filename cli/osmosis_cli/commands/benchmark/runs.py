@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from osmosis_cli.context import result_scope, state, workspace_top
-from osmosis_cli.terminal.declare import Command, Group, YesOpt
+from osmosis_cli.terminal.declare import Command, Group, YesOpt, options_command
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
-from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt
+from osmosis_cli.terminal.pages import Paging, show_list
 from osmosis_cli.terminal.sizes import size_text
 
 if TYPE_CHECKING:
@@ -27,33 +27,23 @@ NameArg = Annotated[str, typer.Argument(metavar="NAME", help="A benchmark run's 
 CONFIRM_BYTES = 100 * 1024 * 1024
 
 
-@app.command("list", cls=Command)
 @handle_errors
-def list_(
-    ctx: typer.Context,
-    limit: PageLimitOpt = None,
-    all_: AllOpt = False,
-) -> None:
+def list_(ctx: typer.Context, opts: Paging) -> None:
     """The workspace's benchmark runs, newest first."""
     from osmosis_cli.commands.benchmark.render import run_item, run_row
-    from osmosis_cli.terminal.pages import check_paging, collect
 
-    check_paging(all_, limit)
-    out = current_output()
     client, workspace = state(ctx).scoped_client()
     with client:
-        pages = client.benchmark_runs.pages(limit or 50)
-        found = collect(pages, lambda p: p.benchmark_runs, every=all_)
-    rows = [run_row(r) for r in found.items]
-    items = [run_item(r) for r in found.items]
-    if out.list_result(items, rows=rows, **found.paging(), extra=result_scope(workspace)):
-        return
-    if not rows:
-        out.info("No benchmark runs yet: submit one with `osmosis benchmark submit CONFIG`.")
-        return
+        found = opts.collect(client.benchmark_runs.pages, lambda p: p.benchmark_runs)
     head = ["Name", "Status", "Results", "Benchmark", "Agents", "Best Pass@1", "Submitted", "By"]
-    out.table(head, rows, keep=("Name",))
-    out.info("Use osmosis benchmark runs info <name> for details.")
+    if show_list(current_output(), found, items=[run_item(r) for r in found.items],
+                 rows=[run_row(r) for r in found.items], columns=head, keep=("Name",),
+                 extra=result_scope(workspace), empty="No benchmark runs yet: submit one "
+                 "with `osmosis benchmark submit CONFIG`."):
+        current_output().info("Use osmosis benchmark runs info <name> for details.")  # fmt: skip
+
+
+app.command("list", cls=Command)(options_command(Paging, list_))
 
 
 @app.command("info", cls=Command)

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import Command, Group
+from osmosis_cli.terminal.declare import Command, Group, options_command
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
-from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt
+from osmosis_cli.terminal.pages import Paging, show_list
 
 if TYPE_CHECKING:
     from osmosis_client.platform.dataset_models import Dataset
@@ -97,39 +97,25 @@ def upload(
         )
 
 
-@app.command("list", cls=Command)
 @handle_errors
-def list_(
-    ctx: typer.Context,
-    limit: PageLimitOpt = None,
-    all_: AllOpt = False,
-) -> None:
+def list_(ctx: typer.Context, opts: Paging) -> None:
     """The workspace's datasets, newest first."""
-    from osmosis_cli.terminal.pages import PAGE, check_paging, collect
     from osmosis_cli.terminal.sizes import size_text
 
-    check_paging(all_, limit)
-    out = current_output()
     client, _ = state(ctx).scoped_client()
     with client:
-        found = collect(client.datasets.pages(limit or PAGE), lambda p: p.datasets, every=all_)
-    records = found.items
+        found = opts.collect(client.datasets.pages, lambda p: p.datasets)
     rows = [
-        [
-            r.file_name or r.id,
-            r.status or "",
-            size_text(r.file_size),
-            r.created_at or "",
-            r.creator_name or "",
-        ]
-        for r in records
-    ]
-    if out.list_result([r.to_json() for r in records], rows=rows, **found.paging()):
-        return
-    if not records:
-        out.info("No datasets yet: `osmosis dataset upload data/NAME.jsonl`")
-        return
-    out.table(["name", "status", "size", "created", "by"], rows, keep=("name",))
+        [r.file_name or r.id, r.status or "", size_text(r.file_size), r.created_at or "",
+         r.creator_name or ""]
+        for r in found.items
+    ]  # fmt: skip
+    show_list(current_output(), found, items=[r.to_json() for r in found.items], rows=rows,
+              columns=["name", "status", "size", "created", "by"], keep=("name",),
+              empty="No datasets yet: `osmosis dataset upload data/NAME.jsonl`")  # fmt: skip
+
+
+app.command("list", cls=Command)(options_command(Paging, list_))
 
 
 @app.command("info", cls=Command)

@@ -4,15 +4,16 @@ group; ``validate`` is ours — the published CLI has none)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import Command, Group
+from osmosis_cli.terminal.declare import Command, Group, options_command
 from osmosis_cli.terminal.errors import EXIT_FAILED, current_output, handle_errors
-from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt
+from osmosis_cli.terminal.pages import Paging, show_list
 
 app = typer.Typer(cls=Group, help="Create, list and check rollouts.", no_args_is_help=True)
 
@@ -57,42 +58,33 @@ def init(
     out.info(f"Try it offline: osmosis eval run configs/eval/{name}.toml --model mock/calculator")
 
 
-@app.command("list", cls=Command)
-@handle_errors
-def list_(
-    ctx: typer.Context,
+@dataclass(kw_only=True)
+class ListOptions(Paging):
     branch: Annotated[
         str | None, typer.Option("--branch", metavar="B", help="As synced from this branch.")
-    ] = None,
-    limit: PageLimitOpt = None,
-    all_: AllOpt = False,
-) -> None:
-    """The rollouts the platform synced from this workspace's repository."""
-    from osmosis_cli.terminal.pages import PAGE, check_paging, collect
+    ] = None
 
-    check_paging(all_, limit)
-    out = current_output()
+
+@handle_errors
+def list_(ctx: typer.Context, opts: ListOptions) -> None:
+    """The rollouts the platform synced from this workspace's repository."""
     client, _ = state(ctx).scoped_client()
     with client:
-        pages = client.rollouts.pages(branch, limit or PAGE)
-        found = collect(pages, lambda p: p.rollouts, every=all_)
+        found = opts.collect(lambda size: client.rollouts.pages(opts.branch, size),
+                             lambda p: p.rollouts)  # fmt: skip
     items = [r.model_dump(mode="json") for r in found.items]
     rows = [
         [str(i["name"]), str(i["last_synced_commit_sha"] or "")[:8], str(i["last_synced_at"] or "")]
         for i in items
     ]
-    extra = {"branch": branch} if branch else None
-    if out.list_result(
-        items,
-        rows=rows,
-        **found.paging(),
-        extra=extra,
-    ):
-        return
-    if not items:
-        out.info("No rollouts synced yet: push rollouts/NAME and check Git Sync on the platform.")
-        return
-    out.table(["name", "commit", "synced"], rows, keep=("name",))
+    show_list(current_output(), found, items=items, rows=rows,
+              columns=["name", "commit", "synced"], keep=("name",),
+              extra={"branch": opts.branch} if opts.branch else None,
+              empty="No rollouts synced yet: push rollouts/NAME and check Git Sync on the "
+              "platform.")  # fmt: skip
+
+
+app.command("list", cls=Command)(options_command(ListOptions, list_))
 
 
 @app.command("validate", cls=Command)

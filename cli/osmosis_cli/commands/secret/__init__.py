@@ -6,14 +6,15 @@ appears in output, errors or logs."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import Command, Group
+from osmosis_cli.terminal.declare import Command, Group, options_command
 from osmosis_cli.terminal.errors import current_output, handle_errors
-from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt
+from osmosis_cli.terminal.pages import Paging, show_list
 from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -37,22 +38,17 @@ def _scope(value: str, allowed: tuple[str, ...]) -> Any:
     return value
 
 
-@app.command("list", cls=Command)
-@handle_errors
-def list_(
-    ctx: typer.Context,
+@dataclass(kw_only=True)
+class ListOptions(Paging):
     scope: Annotated[
         str, typer.Option("--scope", metavar="all|personal|workspace", help="Which secrets.")
-    ] = "all",
-    limit: PageLimitOpt = None,
-    all_: AllOpt = False,
-) -> None:
-    """The secrets you can use: names and scopes (never values)."""
-    from osmosis_cli.terminal.pages import PAGE, check_paging, collect
+    ] = "all"
 
-    check_paging(all_, limit)
-    out = current_output()
-    wanted = _scope(scope, ("all", "personal", "workspace"))
+
+@handle_errors
+def list_(ctx: typer.Context, opts: ListOptions) -> None:
+    """The secrets you can use: names and scopes (never values)."""
+    wanted = _scope(opts.scope, ("all", "personal", "workspace"))
     client, _ = state(ctx).scoped_client()
     urls: list[str] = []
 
@@ -61,20 +57,17 @@ def list_(
         return page.environment_secrets
 
     with client:
-        found = collect(client.secrets.pages(wanted, limit or PAGE), secrets_of, every=all_)
-    url = urls[0] if urls else None
+        found = opts.collect(lambda size: client.secrets.pages(wanted, size), secrets_of)
     rows = [
         [s.name or "", s.scope or "", s.updated_at or "", s.updater_name or ""] for s in found.items
     ]
-    extra = {"platform_url": url} if url else None
-    if out.list_result(
-        [s.to_json() for s in found.items], rows=rows, extra=extra, **found.paging()
-    ):
-        return
-    if not found.items:
-        out.info("No secrets yet: `osmosis secret set NAME`")
-        return
-    out.table(["name", "scope", "updated", "by"], rows, keep=("name",))
+    show_list(current_output(), found, items=[s.to_json() for s in found.items], rows=rows,
+              columns=["name", "scope", "updated", "by"], keep=("name",),
+              extra={"platform_url": urls[0]} if urls else None,
+              empty="No secrets yet: `osmosis secret set NAME`")  # fmt: skip
+
+
+app.command("list", cls=Command)(options_command(ListOptions, list_))
 
 
 @app.command("set", cls=Command)

@@ -15,7 +15,7 @@ from osmosis_cli.context import result_scope, state, workspace_top
 from osmosis_cli.terminal.declare import Command, Group, YesOpt, options_command
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
-from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt
+from osmosis_cli.terminal.pages import Paging, show_list
 
 app = typer.Typer(cls=Group, help="Training runs on the platform.", no_args_is_help=True)
 
@@ -29,33 +29,21 @@ app.command("submit", cls=Command)(
 )
 
 
-@app.command("list", cls=Command)
 @handle_errors
-def list_(
-    ctx: typer.Context,
-    limit: PageLimitOpt = None,
-    all_: AllOpt = False,
-) -> None:
+def list_(ctx: typer.Context, opts: Paging) -> None:
     """The workspace's training runs, newest first."""
-    from osmosis_cli.terminal.pages import check_paging, collect
-
-    check_paging(all_, limit)
-    out = current_output()
     client, workspace = state(ctx).scoped_client()
     with client:
-        found = collect(
-            client.training_runs.pages(limit or 50), lambda p: p.training_runs, every=all_
-        )
-    rows = [row(r) for r in found.items]
-    if out.list_result([item(r) for r in found.items], rows=rows, **found.paging(),
-                       extra=result_scope(workspace)):  # fmt: skip
-        return
-    if not rows:
-        out.info("No training runs yet: submit one with `osmosis train submit CONFIG`.")
-        return
+        found = opts.collect(client.training_runs.pages, lambda p: p.training_runs)
     head = ["Name", "Status", "Base Model", "Rollout", "Reward", "Submitted", "Submitted By"]
-    out.table(head, rows, keep=("Name",))
-    out.info("Use osmosis train info <name> for details.")
+    if show_list(current_output(), found, items=[item(r) for r in found.items],
+                 rows=[row(r) for r in found.items], columns=head, keep=("Name",),
+                 extra=result_scope(workspace),
+                 empty="No training runs yet: submit one with `osmosis train submit CONFIG`."):
+        current_output().info("Use osmosis train info <name> for details.")  # fmt: skip
+
+
+app.command("list", cls=Command)(options_command(Paging, list_))
 
 
 @app.command("info", cls=Command)
