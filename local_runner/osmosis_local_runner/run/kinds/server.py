@@ -5,9 +5,8 @@ driven over HTTP (rollout-protocol.md part B).
 Per attempt: ``POST /rollout`` (the row's prompt, label and metadata; this
 rollout's bridge URL and the run's bearer token; both timeouts), then long polls
 of its result with the lease until a terminal status. The reward is
-``sample.reward``; ``remove_sample`` skips the attempt; a failure keeps the
-server's ``err_category`` and message. The conversation comes from the
-``trajectory.json`` the server writes (in chat format).
+``sample.reward``; ``remove_sample`` skips the attempt; a failure keeps the server's
+``err_category`` and message. The conversation is the ``trajectory.json`` it writes.
 
 Unlike the published CLI, a supervisor deadline (agent + grader timeouts + slack) fails
 only its own attempt (cancelled on the server), transient infrastructure errors are
@@ -215,8 +214,8 @@ class ServerRollout:
         if self._server is not None:
             await self._server.stop()
             if self._warm is not None and self._warm.launched and self._env and self._env.note:
-                startup = self._server.startup_seconds
-                self._env.note(self._warm.kept(self._shown_entrypoint(), startup))  # next runs
+                kept = self._warm.kept(self._shown_entrypoint(), self._server.startup_seconds)
+                self._env.note(kept)  # for the next runs
         if self._bridge is not None:
             await self._bridge.stop()
         if self._session is not None:
