@@ -126,3 +126,15 @@ class _StderrHandler(logging.Handler):
             self.out.warn(message)
         elif self.out.verbose:
             self.out.line(f"debug: {redact_urls_in(message)}")
+
+
+def command(app: typer.Typer, name: str) -> Callable[[F], F]:
+    """``@command(app, "list")``: a command of ``app`` (our Command class) whose errors
+    :func:`handle_errors` renders — the two decorators every command wore."""
+    from osmosis_cli.terminal.declare import Command
+
+    def register(fn: F) -> F:
+        app.command(name, cls=Command)(handle_errors(fn))
+        return fn
+
+    return register

@@ -14,7 +14,7 @@ from osmosis_cli.commands.benchmark import submit as submit_command
 from osmosis_cli.commands.benchmark.render import RUN_KEYS
 from osmosis_cli.context import result_scope, state
 from osmosis_cli.terminal.declare import Command, Group, options_command
-from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt, Paging, show_list
 
 if TYPE_CHECKING:
@@ -62,8 +62,7 @@ def list_(ctx: typer.Context, opts: Paging) -> None:
 app.command("list", cls=Command)(options_command(Paging, list_))
 
 
-@app.command("info", cls=Command)
-@handle_errors
+@command(app, "info")
 def info(
     ctx: typer.Context,
     key: Annotated[str, typer.Argument(metavar="KEY", help="A benchmark's key (or name).")],

@@ -13,7 +13,7 @@ import typer
 
 from osmosis_cli.context import result_scope, state, workspace_top
 from osmosis_cli.terminal.declare import Command, Group, YesOpt, options_command
-from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
 from osmosis_cli.terminal.pages import Paging, show_list
 from osmosis_cli.terminal.sizes import size_text
@@ -46,8 +46,7 @@ def list_(ctx: typer.Context, opts: Paging) -> None:
 app.command("list", cls=Command)(options_command(Paging, list_))
 
 
-@app.command("info", cls=Command)
-@handle_errors
+@command(app, "info")
 def info(ctx: typer.Context, name: NameArg) -> None:
     """A benchmark run: progress, configuration, agents and their results."""
     from osmosis_cli.commands.benchmark.render import run_detail_data, run_lines
@@ -71,8 +70,7 @@ def info(ctx: typer.Context, name: NameArg) -> None:
     out.info(f"Download outputs with: osmosis benchmark runs download {run.name}")
 
 
-@app.command("logs", cls=Command)
-@handle_errors
+@command(app, "logs")
 def logs(
     ctx: typer.Context,
     name: NameArg,
@@ -87,8 +85,7 @@ def logs(
                    f"osmosis benchmark runs logs {name}")  # fmt: skip
 
 
-@app.command("stop", cls=Command)
-@handle_errors
+@command(app, "stop")
 def stop(
     ctx: typer.Context,
     name: NameArg,
@@ -111,8 +108,7 @@ def stop(
         out.info(message)
 
 
-@app.command("download", cls=Command)
-@handle_errors
+@command(app, "download")
 def download(
     ctx: typer.Context,
     name: NameArg,

@@ -11,7 +11,7 @@ import typer
 
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import Command, Group, options_command
-from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
 from osmosis_cli.terminal.pages import Paging, show_list
 
@@ -23,8 +23,7 @@ app = typer.Typer(
 )
 
 
-@app.command("validate", cls=Command)
-@handle_errors
+@command(app, "validate")
 def validate(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(metavar="FILE", help="A .jsonl, .csv or .parquet file.")],
@@ -44,8 +43,7 @@ def validate(
             out.print(line)
 
 
-@app.command("upload", cls=Command)
-@handle_errors
+@command(app, "upload")
 def upload(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(metavar="FILE", help="A .jsonl, .csv or .parquet file.")],
@@ -118,8 +116,7 @@ def list_(ctx: typer.Context, opts: Paging) -> None:
 app.command("list", cls=Command)(options_command(Paging, list_))
 
 
-@app.command("info", cls=Command)
-@handle_errors
+@command(app, "info")
 def info(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")],
@@ -137,8 +134,7 @@ def info(
         out.info(f"See logs with: osmosis dataset logs {name}")
 
 
-@app.command("preview", cls=Command)
-@handle_errors
+@command(app, "preview")
 def preview(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")],
@@ -189,8 +185,7 @@ def preview_document(record: Dataset, rows: int) -> dict[str, Any]:
     return data
 
 
-@app.command("download", cls=Command)
-@handle_errors
+@command(app, "download")
 def download(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")],
@@ -221,8 +216,7 @@ def download(
         out.info(message)
 
 
-@app.command("logs", cls=Command)
-@handle_errors
+@command(app, "logs")
 def logs(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")],

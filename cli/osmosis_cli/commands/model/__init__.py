@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli.context import result_scope, state
-from osmosis_cli.terminal.declare import Command, Group, YesOpt
-from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.declare import Group, YesOpt
+from osmosis_cli.terminal.errors import command, current_output
 
 if TYPE_CHECKING:
     from osmosis_client.platform.model_models import LoraModelPage
@@ -26,8 +26,7 @@ def register(root: typer.Typer) -> None:
     root.add_typer(app, name="model")
 
 
-@app.command("list", cls=Command)
-@handle_errors
+@command(app, "list")
 def list_(
     ctx: typer.Context,
     limit: Annotated[
@@ -65,8 +64,7 @@ def list_(
     list_models(out, base, lora, first[0] if first else None, result_scope(workspace))
 
 
-@app.command("info", cls=Command)
-@handle_errors
+@command(app, "info")
 def info(
     ctx: typer.Context,
     model: Annotated[
@@ -84,8 +82,7 @@ def info(
     show_model(out, found, result_scope(workspace))
 
 
-@app.command("deploy", cls=Command)
-@handle_errors
+@command(app, "deploy")
 def deploy(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="LORA_MODEL", help="The LoRA model to serve.")],
@@ -95,8 +92,7 @@ def deploy(
     _deployment(ctx, name, yes, "deploy")
 
 
-@app.command("undeploy", cls=Command)
-@handle_errors
+@command(app, "undeploy")
 def undeploy(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="LORA_MODEL", help="The LoRA model to stop.")],

@@ -12,14 +12,13 @@ import typer
 
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import Command, Group, options_command
-from osmosis_cli.terminal.errors import EXIT_FAILED, current_output, handle_errors
+from osmosis_cli.terminal.errors import EXIT_FAILED, command, current_output, handle_errors
 from osmosis_cli.terminal.pages import Paging, show_list
 
 app = typer.Typer(cls=Group, help="Create, list and check rollouts.", no_args_is_help=True)
 
 
-@app.command("init", cls=Command)
-@handle_errors
+@command(app, "init")
 def init(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="The rollout's name (a-z, 0-9, -).")],
@@ -87,8 +86,7 @@ def list_(ctx: typer.Context, opts: ListOptions) -> None:
 app.command("list", cls=Command)(options_command(ListOptions, list_))
 
 
-@app.command("validate", cls=Command)
-@handle_errors
+@command(app, "validate")
 def validate(
     ctx: typer.Context,
     target: Annotated[

@@ -13,7 +13,7 @@ import typer
 
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import Command, Group, options_command
-from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.pages import Paging, show_list
 from osmosis_client.errors import InvalidInputError
 
@@ -70,8 +70,7 @@ def list_(ctx: typer.Context, opts: ListOptions) -> None:
 app.command("list", cls=Command)(options_command(ListOptions, list_))
 
 
-@app.command("set", cls=Command)
-@handle_errors
+@command(app, "set")
 def set_(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="e.g. OPENAI_API_KEY")],
@@ -164,8 +163,7 @@ def _piped_text(out: Output) -> str:
     return text
 
 
-@app.command("delete", cls=Command)
-@handle_errors
+@command(app, "delete")
 def delete(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME")],

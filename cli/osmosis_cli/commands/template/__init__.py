@@ -9,14 +9,13 @@ from typing import Annotated
 
 import typer
 
-from osmosis_cli.terminal.declare import Command, Group
-from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.declare import Group
+from osmosis_cli.terminal.errors import command, current_output
 
 app = typer.Typer(cls=Group, help="List and apply rollout templates.", no_args_is_help=True)
 
 
-@app.command("list", cls=Command)
-@handle_errors
+@command(app, "list")
 def list_(ctx: typer.Context) -> None:
     """The templates `template apply` knows (bundled ones work offline)."""
     from osmosis_cli.commands.template.catalog import BUNDLED, REMOTE
@@ -40,8 +39,7 @@ def list_(ctx: typer.Context) -> None:
     )
 
 
-@app.command("apply", cls=Command)
-@handle_errors
+@command(app, "apply")
 def apply(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="A template (see `template list`).")],

@@ -13,7 +13,7 @@ from osmosis_cli.commands.train import submit as submit_command
 from osmosis_cli.commands.train.items import item, row
 from osmosis_cli.context import result_scope, state, workspace_top
 from osmosis_cli.terminal.declare import Command, Group, YesOpt, options_command
-from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
 from osmosis_cli.terminal.pages import Paging, show_list
 
@@ -46,8 +46,7 @@ def list_(ctx: typer.Context, opts: Paging) -> None:
 app.command("list", cls=Command)(options_command(Paging, list_))
 
 
-@app.command("info", cls=Command)
-@handle_errors
+@command(app, "info")
 def info(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="A training run's name or id.")],
@@ -71,8 +70,7 @@ def info(
          root=workspace_top())  # fmt: skip
 
 
-@app.command("logs", cls=Command)
-@handle_errors
+@command(app, "logs")
 def logs(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="A training run's name or id.")],
@@ -87,8 +85,7 @@ def logs(
                    f"osmosis train logs {name}")  # fmt: skip
 
 
-@app.command("stop", cls=Command)
-@handle_errors
+@command(app, "stop")
 def stop(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="A training run's name or id.")],

@@ -8,14 +8,13 @@ from typing import Annotated, Any
 import typer
 
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import Command, Group
-from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.declare import Group
+from osmosis_cli.terminal.errors import command, current_output
 
 app = typer.Typer(cls=Group, help="List, show and switch workspaces.", no_args_is_help=True)
 
 
-@app.command("list", cls=Command)
-@handle_errors
+@command(app, "list")
 def list_(
     ctx: typer.Context,
     remote: Annotated[
@@ -73,8 +72,7 @@ def list_(
     out.table(["", "name", "role", "logged in", "id"], table)
 
 
-@app.command("current", cls=Command)
-@handle_errors
+@command(app, "current")
 def current(ctx: typer.Context) -> None:
     """The workspace commands act in."""
     from osmosis_client.errors import WorkspaceRequiredError
@@ -99,8 +97,7 @@ def current(ctx: typer.Context) -> None:
     out.print(f"{doc['name']}{role} on {doc['platform_url']}")
 
 
-@app.command("switch", cls=Command)
-@handle_errors
+@command(app, "switch")
 def switch(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="Workspace name or id.")],
