@@ -151,6 +151,8 @@ DOORS: dict[str, set[str]] = {
     "osmosis_cli.user_code": {"sdk", "runner", "osmosis_cli.terminal"},
     # the values of a config's [secrets], for every command that submits or runs one
     "osmosis_cli.secret_values": {"sdk", "osmosis_cli.terminal"},
+    # what every submit command shares: pinned options, confirm and send
+    "osmosis_cli.submitting": {"sdk", "osmosis_cli.terminal", "osmosis_cli.secret_values"},
     "osmosis_cli.commands": {
         "sdk",
         "runner",
@@ -159,6 +161,7 @@ DOORS: dict[str, set[str]] = {
         "osmosis_cli.user_code",
         "osmosis_cli.bundled",
         "osmosis_cli.secret_values",
+        "osmosis_cli.submitting",
     },
     "osmosis_cli.__main__": {"osmosis_cli.main"},
     "osmosis_cli.main": {

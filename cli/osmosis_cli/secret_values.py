@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,8 +28,6 @@ from osmosis_client.errors import InvalidInputError
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
-
-T = TypeVar("T")
 
 
 #: ``--secrets-file FILE``: the option of every command that submits a config's [secrets]
@@ -170,34 +168,3 @@ def for_submit(
             data={"missing": found.missing, "commands": commands},
         )
     return found, stored
-
-
-def confirm_and_send(
-    out: Output,
-    client: Client,
-    *,
-    names: Sequence[str],
-    secrets_file: str | None,
-    yes: bool,
-    summary: Callable[[], None],
-    question: str,
-    operation: str,
-    send: Callable[[dict[str, str]], T],
-    before: Callable[[Mapping[str, str]], None] | None = None,
-    each_secret: bool = True,
-) -> T | None:
-    """The end of every submit (eval, training, benchmark): the config's secrets resolved
-    (refused before anything is sent when one is missing), the plan's summary with how
-    each secret reaches the platform (``each_secret``), the question, then
-    ``send(values)`` — None when the answer is no. ``before(stored)``: a last check that
-    needs the stored scopes."""
-    found, stored = for_submit(client, out, names, secrets_file)
-    if before is not None:
-        before(stored)
-    summary()
-    for name in names if each_secret else ():
-        out.info(f"  secret {name}: {scope_label(found, stored, name)}")
-    if not out.confirm(question, yes=yes):
-        out.cancelled(operation)
-        return None
-    return send(found.provided)

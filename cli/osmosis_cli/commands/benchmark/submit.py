@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli.context import result_scope, state
-from osmosis_cli.secret_values import SecretsFileOpt, confirm_and_send
+from osmosis_cli.secret_values import SecretsFileOpt
+from osmosis_cli.submitting import confirm_and_send
 from osmosis_cli.terminal.declare import YesOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 

@@ -12,8 +12,7 @@ import typer
 from osmosis_cli.commands.eval.platform import refuse_unconfirmed, wait_for_run
 from osmosis_cli.commands.eval.render import render_run, run_detail
 from osmosis_cli.context import state
-from osmosis_cli.secret_values import SecretsFileOpt, confirm_and_send
-from osmosis_cli.terminal.declare import YesOpt
+from osmosis_cli.submitting import PinnedSubmit, confirm_and_send, warn_all
 from osmosis_cli.terminal.errors import EvaluationNotPassed, current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -24,15 +23,8 @@ if TYPE_CHECKING:
 
 
 @dataclass(kw_only=True)
-class SubmitOptions:
+class SubmitOptions(PinnedSubmit):
     config_path: Annotated[Path, typer.Argument(metavar="CONFIG", help="configs/eval/NAME.toml")]
-    yes: YesOpt = False
-    allow_dirty: Annotated[
-        bool, typer.Option("--allow-dirty", help="Submit even with uncommitted changes.")
-    ] = False
-    allow_unpushed: Annotated[
-        bool, typer.Option("--allow-unpushed", help="Submit a HEAD no remote branch contains.")
-    ] = False
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the run to finish.")] = False
     timeout: Annotated[
         float | None,
@@ -61,7 +53,6 @@ class SubmitOptions:
             help="With --wait: JUnit XML with one test case per run (its verdict).",
         ),
     ] = None
-    secrets_file: SecretsFileOpt = None
 
     @property
     def waits(self) -> bool:
@@ -73,7 +64,6 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     """Submit a hosted eval run pinned to your pushed commit (a suite: one run per entry)."""
     from osmosis_cli.commands.eval.ci import check_junit_path
     from osmosis_client.platform.submission import (
-        PinRules,
         check_scope,
         plan_submission,
         submit_planned,
@@ -88,12 +78,8 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
         )
     check_junit_path(opts.junit)
     refuse_unconfirmed(out, opts)
-    rules = PinRules(
-        unattended=opts.yes, allow_dirty=opts.allow_dirty, allow_unpushed=opts.allow_unpushed
-    )
-    plan = plan_submission(opts.config_path, rules)
-    for warning in plan.warnings:
-        out.warn(warning)
+    plan = plan_submission(opts.config_path, opts.rules())
+    warn_all(out, plan.warnings)
     client, workspace = state(ctx).scoped_client(plan.repo)
     with client:
         where = check_scope(client, plan.repo.origin_repo)

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from osmosis_cli.context import result_scope, state
-from osmosis_cli.secret_values import SecretsFileOpt, confirm_and_send
-from osmosis_cli.terminal.declare import YesOpt
+from osmosis_cli.submitting import PinnedSubmit, confirm_and_send, warn_all
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -22,24 +21,16 @@ if TYPE_CHECKING:
 
 
 @dataclass(kw_only=True)
-class SubmitOptions:
+class SubmitOptions(PinnedSubmit):
     config_path: Annotated[
         Path, typer.Argument(metavar="CONFIG", help="configs/training/NAME.toml")
     ]
-    yes: YesOpt = False
-    secrets_file: SecretsFileOpt = None
-    allow_dirty: Annotated[
-        bool, typer.Option("--allow-dirty", help="Submit even with uncommitted rollout changes.")
-    ] = False
-    allow_unpushed: Annotated[
-        bool, typer.Option("--allow-unpushed", help="Submit a HEAD no remote branch contains.")
-    ] = False
 
 
 @handle_errors
 def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     """Submit a training run pinned to your pushed commit (the rollout is never imported)."""
-    from osmosis_client.platform.submission import PinRules, check_scope
+    from osmosis_client.platform.submission import check_scope
     from osmosis_client.platform.training_submission import (
         plan_training,
         submit_planned_training,
@@ -48,12 +39,8 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     out = current_output()
     if not opts.yes and not out.interactive:
         out.confirm("Submit this training run?", yes=False)  # refuses: exit 2, nothing sent
-    rules = PinRules(
-        unattended=opts.yes, allow_dirty=opts.allow_dirty, allow_unpushed=opts.allow_unpushed
-    )
-    plan = plan_training(opts.config_path, rules)
-    for warning in plan.warnings:
-        out.warn(warning)
+    plan = plan_training(opts.config_path, opts.rules())
+    warn_all(out, plan.warnings)
     client, workspace = state(ctx).scoped_client(plan.repo)
     with client:
         where = check_scope(client, plan.repo.origin_repo)
