@@ -153,6 +153,12 @@ SamplingArgsOpt = Annotated[
         help='Chat-completions parameters, e.g. \'{"temperature": 0.7, "top_p": 0.9}\'.',
     ),
 ]
+RowsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--rows", metavar="SPEC", help='Only these source rows, e.g. "3,7,10-20" (beats limit).'
+    ),
+]
 ByOpt = Annotated[
     str | None,
     typer.Option(

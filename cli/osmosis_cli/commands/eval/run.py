@@ -19,6 +19,7 @@ from osmosis_cli.commands.eval.options import (
     LocalRunOptions,
     RolloutModeOpt,
     RolloutPythonOpt,
+    RowsOpt,
 )
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.output import Output
@@ -68,12 +69,7 @@ class RunOptions(LocalRunOptions):
         bool,
         typer.Option("--fresh", help="Start NAME over (the earlier run is archived, not deleted)."),
     ] = False
-    rows_spec: Annotated[
-        str | None,
-        typer.Option(
-            "--rows", metavar="SPEC", help='Only these source rows, e.g. "3,7,10-20" (beats limit).'
-        ),
-    ] = None
+    rows_spec: RowsOpt = None
     retry_failed: Annotated[
         bool,
         typer.Option(

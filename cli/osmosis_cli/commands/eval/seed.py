@@ -11,7 +11,7 @@ import typer
 
 from osmosis_cli.commands.eval.execute import execute
 from osmosis_cli.commands.eval.failures import rerun_commands
-from osmosis_cli.commands.eval.options import LocalRunOptions, NoCompatOpt
+from osmosis_cli.commands.eval.options import LocalRunOptions, NoCompatOpt, RowsOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -89,12 +89,7 @@ class SeedOptions(LocalRunOptions):
     debug: Annotated[
         bool, typer.Option("--debug", help="Agent loops: ctx.log_event traces to ./local_debug/.")
     ] = False
-    rows_spec: Annotated[
-        str | None,
-        typer.Option(
-            "--rows", metavar="SPEC", help='Only these source rows, e.g. "3,7,10-20" (beats limit).'
-        ),
-    ] = None
+    rows_spec: RowsOpt = None
     retry_failed: Annotated[
         bool,
         typer.Option(
