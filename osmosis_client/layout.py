@@ -30,43 +30,29 @@ BENCHMARKS = STATE / "benchmarks"
 RUBRICS = STATE / "rubrics"
 
 
+class _Under:
+    """A place of :class:`Layout`: its relative path under the project's root."""
+
+    def __init__(self, relative: Path) -> None:
+        self.relative = relative
+
+    def __get__(self, layout: Layout, owner: type | None = None) -> Path:
+        return layout.root / self.relative
+
+
 @dataclass(frozen=True)
 class Layout:
-    """The places under one project's ``.osmosis/``."""
+    """The places under one project's ``.osmosis/`` (``Layout(root).evals`` …)."""
 
     root: Path
-
-    @property
-    def state(self) -> Path:
-        return self.root / STATE
-
-    @property
-    def evals(self) -> Path:
-        return self.root / EVALS
-
-    @property
-    def suites(self) -> Path:
-        return self.root / SUITES
-
-    @property
-    def hosted_suites(self) -> Path:
-        return self.root / HOSTED_SUITES
-
-    @property
-    def servers(self) -> Path:
-        return self.root / SERVERS
-
-    @property
-    def metrics(self) -> Path:
-        return self.root / METRICS
-
-    @property
-    def benchmarks(self) -> Path:
-        return self.root / BENCHMARKS
-
-    @property
-    def rubrics(self) -> Path:
-        return self.root / RUBRICS
+    state = _Under(STATE)
+    evals = _Under(EVALS)
+    suites = _Under(SUITES)
+    hosted_suites = _Under(HOSTED_SUITES)
+    servers = _Under(SERVERS)
+    metrics = _Under(METRICS)
+    benchmarks = _Under(BENCHMARKS)
+    rubrics = _Under(RUBRICS)
 
 
 __all__ = [

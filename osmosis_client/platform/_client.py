@@ -14,10 +14,11 @@ import os
 import ssl
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import httpx
 from pydantic import SecretStr
+from typing_extensions import Unpack
 
 from osmosis_client._plan import drive_async, drive_sync
 from osmosis_client._retry import RetryPolicy
@@ -53,29 +54,32 @@ def _secret(token: str | SecretStr | None) -> SecretStr | None:
     return SecretStr(token)
 
 
+class ClientSettings(TypedDict, total=False):
+    """What a client is made with (``Client(**settings)``, ``AsyncClient(**settings)``)."""
+
+    base_url: str | None  # default: OSMOSIS_PLATFORM_URL, else the hosted platform
+    token: str | SecretStr | None
+    workspace: str | None  # sent as X-Osmosis-Workspace on scoped calls
+    git_repo: str | None  # X-Osmosis-Git when no workspace is selected
+    timeout: httpx.Timeout | float | None
+    max_retries: int  # default 4
+    retry_policy: RetryPolicy | None
+    ca_bundle: str | os.PathLike[str] | None  # trusted besides the process's roots
+
+
 class _BaseClient:
-    def __init__(
-        self,
-        *,
-        base_url: str | None,
-        token: str | SecretStr | None,
-        workspace: str | None,
-        git_repo: str | None,
-        max_retries: int,
-        retry_policy: RetryPolicy | None,
-        timeout: httpx.Timeout | float | None,
-        ca_bundle: str | os.PathLike[str] | None = None,
-    ) -> None:
+    def __init__(self, settings: ClientSettings) -> None:
         #: the process's one TLS policy (osmosis_client._tls): downloads and uploads
         #: through this client reuse it
-        self._verify: ssl.SSLContext = ssl_context(ca_bundle)
+        self._verify: ssl.SSLContext = ssl_context(settings.get("ca_bundle"))
+        retries = RetryPolicy(max_retries=settings.get("max_retries", 4))
         self._transport = Transport(
-            base_url=resolve_platform_url(base_url),
-            token=_secret(token),
-            workspace=workspace,
-            git_repo=git_repo,
-            retry_policy=retry_policy or RetryPolicy(max_retries=max_retries),
-            timeout=_timeout(timeout),
+            base_url=resolve_platform_url(settings.get("base_url")),
+            token=_secret(settings.get("token")),
+            workspace=settings.get("workspace"),
+            git_repo=settings.get("git_repo"),
+            retry_policy=settings.get("retry_policy") or retries,
+            timeout=_timeout(settings.get("timeout")),
         )
 
     @property
@@ -118,27 +122,11 @@ class Client(_BaseClient):
     def __init__(
         self,
         *,
-        base_url: str | None = None,
-        token: str | SecretStr | None = None,
-        workspace: str | None = None,
-        git_repo: str | None = None,
-        timeout: httpx.Timeout | float | None = None,
-        max_retries: int = 4,
-        retry_policy: RetryPolicy | None = None,
         http_client: httpx.Client | None = None,
-        ca_bundle: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        **settings: Unpack[ClientSettings],
     ) -> None:
-        super().__init__(
-            base_url=base_url,
-            token=token,
-            workspace=workspace,
-            git_repo=git_repo,
-            max_retries=max_retries,
-            retry_policy=retry_policy,
-            timeout=timeout,
-            ca_bundle=ca_bundle,
-        )
+        super().__init__(settings)
         self._http = http_client or httpx.Client(
             timeout=self._transport.timeout, verify=self._verify
         )
@@ -187,27 +175,11 @@ class AsyncClient(_BaseClient):
     def __init__(
         self,
         *,
-        base_url: str | None = None,
-        token: str | SecretStr | None = None,
-        workspace: str | None = None,
-        git_repo: str | None = None,
-        timeout: httpx.Timeout | float | None = None,
-        max_retries: int = 4,
-        retry_policy: RetryPolicy | None = None,
         http_client: httpx.AsyncClient | None = None,
-        ca_bundle: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        **settings: Unpack[ClientSettings],
     ) -> None:
-        super().__init__(
-            base_url=base_url,
-            token=token,
-            workspace=workspace,
-            git_repo=git_repo,
-            max_retries=max_retries,
-            retry_policy=retry_policy,
-            timeout=timeout,
-            ca_bundle=ca_bundle,
-        )
+        super().__init__(settings)
         self._http = http_client or httpx.AsyncClient(
             timeout=self._transport.timeout, verify=self._verify
         )
