@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from pydantic import BaseModel
+
 from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.models import LogPage, parse
 
@@ -34,6 +36,7 @@ class Paged(Protocol):
 
 
 P = TypeVar("P", bound=Paged)
+M = TypeVar("M", bound=BaseModel)
 #: the platform's most items per page of a list
 PAGE_LIMIT = 50
 
@@ -41,6 +44,21 @@ PAGE_LIMIT = 50
 def page_params(limit: int, offset: int) -> dict[str, Any]:
     """``limit`` (clamped to 1..50) and ``offset`` (never negative) of one page."""
     return {"limit": min(max(limit, 1), PAGE_LIMIT), "offset": max(offset, 0)}
+
+
+def page_call(
+    route: str, read: Callable[[Any], T], limit: int, offset: int, **filters: str | None
+) -> Call[T]:
+    """``GET route``: one page of a list (``limit`` clamped to 1..50), the ``filters``
+    given as query parameters. Every list route is this one."""
+    params = page_params(limit, offset)
+    params.update({key: value for key, value in filters.items() if value})
+    return Call(RequestOptions("GET", route, params=params, scope="required"), read)
+
+
+def reader(model: type[M], what: str) -> Callable[[Any], M]:
+    """A wire model's reader, naming what it reads in its errors."""
+    return lambda data: parse(model, data, what=what)
 
 
 def next_offset(page: Paged) -> int | None:

@@ -25,10 +25,11 @@ from osmosis_client.platform.resources._base import (
     AsyncResource,
     SyncResource,
     awalk_pages,
+    reader,
     walk_pages,
     with_secrets,
 )
-from osmosis_client.platform.resources.run_routes import RunRoutes, parser
+from osmosis_client.platform.resources.run_routes import RunRoutes
 from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, SampleURL
 
 if TYPE_CHECKING:
@@ -37,9 +38,9 @@ if TYPE_CHECKING:
 ROUTE = "/api/cli/benchmark-runs"
 ROUTES: RunRoutes[CreatedBenchmarkRun, BenchmarkRunPage, BenchmarkRunDetail] = RunRoutes(
     ROUTE, "benchmark run",
-    created=parser(CreatedBenchmarkRun, "created benchmark run"),
-    page=parser(BenchmarkRunPage, "benchmark run list"),
-    detail=parser(BenchmarkRunDetail, "benchmark run"),
+    created=reader(CreatedBenchmarkRun, "created benchmark run"),
+    page=reader(BenchmarkRunPage, "benchmark run list"),
+    detail=reader(BenchmarkRunDetail, "benchmark run"),
     ambiguous="benchmark_run",
 )  # fmt: skip
 NO_OUTPUTS_ROUTE = (

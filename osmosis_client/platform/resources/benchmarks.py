@@ -15,7 +15,8 @@ from osmosis_client.platform.resources._base import (
     Call,
     SyncResource,
     awalk_pages,
-    page_params,
+    page_call,
+    reader,
     walk_pages,
 )
 
@@ -23,11 +24,7 @@ ROUTE = "/api/cli/benchmarks"
 
 
 def list_call(limit: int, offset: int) -> Call[BenchmarkPage]:
-    params = page_params(limit, offset)
-    return Call(
-        RequestOptions("GET", ROUTE, params=params, scope="required"),
-        lambda data: parse(BenchmarkPage, data, what="benchmark list"),
-    )
+    return page_call(ROUTE, reader(BenchmarkPage, "benchmark list"), limit, offset)
 
 
 def get_call(key: str) -> Call[BenchmarkDetail]:

@@ -16,6 +16,8 @@ from osmosis_client.platform.resources._base import (
     SyncResource,
     awalk_pages,
     log_page_call,
+    page_call,
+    reader,
     walk_pages,
 )
 
@@ -30,11 +32,7 @@ def _dataset(data: Any) -> Dataset:
 
 
 def list_call(limit: int, offset: int) -> Call[DatasetPage]:
-    params = {"limit": min(max(limit, 1), PAGE_LIMIT), "offset": offset}
-    return Call(
-        RequestOptions("GET", "/api/cli/datasets", params=params, scope="required"),
-        lambda data: parse(DatasetPage, data, what="dataset list"),
-    )
+    return page_call("/api/cli/datasets", reader(DatasetPage, "dataset list"), limit, offset)
 
 
 def get_call(name_or_id: str) -> Call[Dataset]:

@@ -16,15 +16,15 @@ from osmosis_client.platform.models import (
     parse,
     run_from_detail,
 )
-from osmosis_client.platform.resources._base import Call
+from osmosis_client.platform.resources._base import Call, reader
 from osmosis_client.platform.resources.run_routes import DOWNLOAD_URL_BATCH as DOWNLOAD_URL_BATCH
-from osmosis_client.platform.resources.run_routes import RunRoutes, parser
+from osmosis_client.platform.resources.run_routes import RunRoutes
 from osmosis_client.platform.sample_models import RetriedRun, SamplesManifest
 
 PAGE_LIMIT = 50
 ROUTES: RunRoutes[CreatedRun, EvalRunPage, EvalRun] = RunRoutes(
     "/api/cli/eval-runs", "run",
-    created=parser(CreatedRun, "created run"), page=page_from_wire, detail=run_from_detail,
+    created=reader(CreatedRun, "created run"), page=page_from_wire, detail=run_from_detail,
     ambiguous="run", outputs="samples",
 )  # fmt: skip
 create_call = ROUTES.create
@@ -48,7 +48,7 @@ def list_call(limit: int, offset: int, status: str | None) -> Call[EvalRunPage]:
 
 
 def metrics_call(name_or_id: str) -> Call[RunMetrics]:
-    return ROUTES.part(name_or_id, "/metrics", parser(RunMetrics, "run metrics"))
+    return ROUTES.part(name_or_id, "/metrics", reader(RunMetrics, "run metrics"))
 
 
 def manifest_call(run_id: str, types: Sequence[str], rows: str | None) -> Call[SamplesManifest]:

@@ -26,7 +26,8 @@ from osmosis_client.platform.resources._base import (
     Call,
     SyncResource,
     awalk_pages,
-    page_params,
+    page_call,
+    reader,
     walk_pages,
 )
 
@@ -37,19 +38,13 @@ ModelDetail = LoraModelDetail | BaseModelDetail
 
 
 def base_list_call(limit: int, offset: int) -> Call[BaseModelPage]:
-    return Call(
-        RequestOptions("GET", "/api/cli/models/base", params=page_params(limit, offset),
-                       scope="required"),
-        lambda data: parse(BaseModelPage, data, what="base model list"),
-    )  # fmt: skip
+    read = reader(BaseModelPage, "base model list")
+    return page_call("/api/cli/models/base", read, limit, offset)
 
 
 def lora_list_call(limit: int, offset: int) -> Call[LoraModelPage]:
-    return Call(
-        RequestOptions("GET", "/api/cli/models/lora", params=page_params(limit, offset),
-                       scope="required"),
-        lambda data: parse(LoraModelPage, data, what="LoRA model list"),
-    )  # fmt: skip
+    read = reader(LoraModelPage, "LoRA model list")
+    return page_call("/api/cli/models/lora", read, limit, offset)
 
 
 def lora_call(name: str) -> Call[LoraModelDetail]:

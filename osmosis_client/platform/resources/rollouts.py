@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
 
-from osmosis_client.platform._transport import RequestOptions
-from osmosis_client.platform.models import RolloutPage, parse
+from osmosis_client.platform.models import RolloutPage
 from osmosis_client.platform.resources._base import (
     AsyncResource,
     Call,
     SyncResource,
     awalk_pages,
+    page_call,
+    reader,
     walk_pages,
 )
 
@@ -20,13 +20,8 @@ PAGE_LIMIT = 50
 
 
 def list_call(limit: int, offset: int, branch: str | None) -> Call[RolloutPage]:
-    params: dict[str, Any] = {"limit": min(max(limit, 1), PAGE_LIMIT), "offset": offset}
-    if branch:
-        params["branch"] = branch
-    return Call(
-        RequestOptions("GET", "/api/cli/rollouts", params=params, scope="required"),
-        lambda data: parse(RolloutPage, data, what="rollout list"),
-    )
+    read = reader(RolloutPage, "rollout list")
+    return page_call("/api/cli/rollouts", read, limit, offset, branch=branch)
 
 
 class Rollouts(SyncResource):

@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.models import LogPage, parse
-from osmosis_client.platform.resources._base import Call, log_page_call, page_params
+from osmosis_client.platform.resources._base import Call, log_page_call, page_call
 from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, SampleURL, SampleURLs
 
 C = TypeVar("C")  # a created run
@@ -51,9 +51,7 @@ class RunRoutes(Generic[C, L, D]):
 
     def list(self, limit: int, offset: int, **filters: str | None) -> Call[L]:
         """One page, newest first; ``filters`` given are sent as query parameters."""
-        params = page_params(limit, offset)
-        params.update({key: value for key, value in filters.items() if value})
-        return Call(RequestOptions("GET", self.route, params=params, scope="required"), self.page)
+        return page_call(self.route, self.page, limit, offset, **filters)
 
     def get(self, name_or_id: str) -> Call[D]:
         return Call(RequestOptions("GET", self.at(name_or_id), scope="required"), self.detail)
@@ -98,9 +96,4 @@ class RunRoutes(Generic[C, L, D]):
         )  # fmt: skip
 
 
-def parser(model: Any, what: str) -> Callable[[Any], Any]:
-    """A wire model's reader, naming what it reads in its errors."""
-    return lambda data: parse(model, data, what=what)
-
-
-__all__ = ["DOWNLOAD_URL_BATCH", "RunRoutes", "parser"]
+__all__ = ["DOWNLOAD_URL_BATCH", "RunRoutes"]

@@ -22,6 +22,8 @@ from osmosis_client.platform.resources._base import (
     Call,
     SyncResource,
     awalk_pages,
+    page_call,
+    reader,
     walk_pages,
 )
 
@@ -79,11 +81,8 @@ def _scope(scope: str) -> str:
 
 
 def list_call(scope: ListScope, limit: int, offset: int) -> Call[SecretPage]:
-    params = {"limit": min(max(limit, 1), PAGE_LIMIT), "offset": offset, "scope": _scope(scope)}
-    return Call(
-        RequestOptions("GET", PATH, params=params, scope="required"),
-        lambda data: parse(SecretPage, data, what="secret list"),
-    )
+    read = reader(SecretPage, "secret list")
+    return page_call(PATH, read, limit, offset, scope=_scope(scope))
 
 
 def set_call(name: str, value: str, scope: Scope) -> Call[Secret | None]:

@@ -22,10 +22,11 @@ from osmosis_client.platform.resources._base import (
     Call,
     SyncResource,
     awalk_pages,
+    reader,
     walk_pages,
     with_secrets,
 )
-from osmosis_client.platform.resources.run_routes import RunRoutes, parser
+from osmosis_client.platform.resources.run_routes import RunRoutes
 from osmosis_client.platform.training_models import (
     Checkpoints,
     TrainingMetrics,
@@ -39,9 +40,9 @@ if TYPE_CHECKING:
 ROUTE = "/api/cli/training-runs"
 ROUTES: RunRoutes[CreatedRun, TrainingRunPage, TrainingRunDetail] = RunRoutes(
     ROUTE, "training run",
-    created=parser(CreatedRun, "created training run"),
-    page=parser(TrainingRunPage, "training run list"),
-    detail=parser(TrainingRunDetail, "training run"),
+    created=reader(CreatedRun, "created training run"),
+    page=reader(TrainingRunPage, "training run list"),
+    detail=reader(TrainingRunDetail, "training run"),
     ambiguous="training_run",
 )  # fmt: skip
 
@@ -58,11 +59,11 @@ def submit_payload(
 
 
 def checkpoints_call(name: str) -> Call[Checkpoints]:
-    return ROUTES.part(name, "/checkpoints", parser(Checkpoints, "checkpoint list"))
+    return ROUTES.part(name, "/checkpoints", reader(Checkpoints, "checkpoint list"))
 
 
 def metrics_call(run_id: str) -> Call[TrainingMetrics]:
-    return ROUTES.part(run_id, "/metrics", parser(TrainingMetrics, "training metrics"))
+    return ROUTES.part(run_id, "/metrics", reader(TrainingMetrics, "training metrics"))
 
 
 class TrainingRuns(SyncResource):
