@@ -20,15 +20,7 @@ from osmosis_client.platform.benchmark_models import (
     CreatedBenchmarkRun,
 )
 from osmosis_client.platform.models import LogPage
-from osmosis_client.platform.resources._base import (
-    PAGE_LIMIT,
-    AsyncResource,
-    SyncResource,
-    awalk_pages,
-    reader,
-    walk_pages,
-    with_secrets,
-)
+from osmosis_client.platform.resources import _base as base
 from osmosis_client.platform.resources.run_routes import RunRoutes
 from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, SampleURL
 
@@ -38,9 +30,9 @@ if TYPE_CHECKING:
 ROUTE = "/api/cli/benchmark-runs"
 ROUTES: RunRoutes[CreatedBenchmarkRun, BenchmarkRunPage, BenchmarkRunDetail] = RunRoutes(
     ROUTE, "benchmark run",
-    created=reader(CreatedBenchmarkRun, "created benchmark run"),
-    page=reader(BenchmarkRunPage, "benchmark run list"),
-    detail=reader(BenchmarkRunDetail, "benchmark run"),
+    created=base.reader(CreatedBenchmarkRun, "created benchmark run"),
+    page=base.reader(BenchmarkRunPage, "benchmark run list"),
+    detail=base.reader(BenchmarkRunDetail, "benchmark run"),
     ambiguous="benchmark_run",
 )  # fmt: skip
 NO_OUTPUTS_ROUTE = (
@@ -53,7 +45,7 @@ def submit_payload(
     config: BenchmarkConfig | Mapping[str, Any], secrets: Mapping[str, str] | None
 ) -> dict[str, Any]:
     payload = dict(config) if isinstance(config, Mapping) else config.to_submit_payload()
-    return with_secrets(payload, secrets)
+    return base.with_secrets(payload, secrets)
 
 
 def _outputs_gone(exc: NotFoundError) -> NotFoundError:
@@ -61,7 +53,7 @@ def _outputs_gone(exc: NotFoundError) -> NotFoundError:
     return exc
 
 
-class BenchmarkRuns(SyncResource):
+class BenchmarkRuns(base.SyncResource):
     def submit(
         self,
         config: BenchmarkConfig | Mapping[str, Any],
@@ -76,15 +68,15 @@ class BenchmarkRuns(SyncResource):
         return self._client._execute(ROUTES.create(submit_payload(config, secrets), key))
 
     def list(
-        self, limit: int = PAGE_LIMIT, offset: int = 0, benchmark: str | None = None
+        self, limit: int = base.PAGE_LIMIT, offset: int = 0, benchmark: str | None = None
     ) -> BenchmarkRunPage:
         """One page of runs, newest first; ``benchmark``: one benchmark's (its id)."""
         return self._client._execute(ROUTES.list(limit, offset, benchmark=benchmark))
 
     def pages(
-        self, page_size: int = PAGE_LIMIT, benchmark: str | None = None
+        self, page_size: int = base.PAGE_LIMIT, benchmark: str | None = None
     ) -> Iterator[BenchmarkRunPage]:
-        return walk_pages(lambda offset: self.list(page_size, offset, benchmark))
+        return base.walk_pages(lambda offset: self.list(page_size, offset, benchmark))
 
     def get(self, name_or_id: str) -> BenchmarkRunDetail:
         """The run with its configuration, agents, progress, totals and metrics."""
@@ -115,7 +107,7 @@ class BenchmarkRuns(SyncResource):
             raise _outputs_gone(exc) from exc
 
 
-class AsyncBenchmarkRuns(AsyncResource):
+class AsyncBenchmarkRuns(base.AsyncResource):
     async def submit(
         self,
         config: BenchmarkConfig | Mapping[str, Any],
@@ -127,14 +119,14 @@ class AsyncBenchmarkRuns(AsyncResource):
         return await self._client._execute(ROUTES.create(submit_payload(config, secrets), key))
 
     async def list(
-        self, limit: int = PAGE_LIMIT, offset: int = 0, benchmark: str | None = None
+        self, limit: int = base.PAGE_LIMIT, offset: int = 0, benchmark: str | None = None
     ) -> BenchmarkRunPage:
         return await self._client._execute(ROUTES.list(limit, offset, benchmark=benchmark))
 
     def pages(
-        self, page_size: int = PAGE_LIMIT, benchmark: str | None = None
+        self, page_size: int = base.PAGE_LIMIT, benchmark: str | None = None
     ) -> AsyncIterator[BenchmarkRunPage]:
-        return awalk_pages(lambda offset: self.list(page_size, offset, benchmark))
+        return base.awalk_pages(lambda offset: self.list(page_size, offset, benchmark))
 
     async def get(self, name_or_id: str) -> BenchmarkRunDetail:
         return await self._client._execute(ROUTES.get(name_or_id))

@@ -9,38 +9,29 @@ from collections.abc import AsyncIterator, Iterator
 from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.benchmark_models import BenchmarkDetail, BenchmarkPage
 from osmosis_client.platform.models import parse
-from osmosis_client.platform.resources._base import (
-    PAGE_LIMIT,
-    AsyncResource,
-    Call,
-    SyncResource,
-    awalk_pages,
-    page_call,
-    reader,
-    walk_pages,
-)
+from osmosis_client.platform.resources import _base as base
 
 ROUTE = "/api/cli/benchmarks"
 
 
-def list_call(limit: int, offset: int) -> Call[BenchmarkPage]:
-    return page_call(ROUTE, reader(BenchmarkPage, "benchmark list"), limit, offset)
+def list_call(limit: int, offset: int) -> base.Call[BenchmarkPage]:
+    return base.page_call(ROUTE, base.reader(BenchmarkPage, "benchmark list"), limit, offset)
 
 
-def get_call(key: str) -> Call[BenchmarkDetail]:
-    return Call(
+def get_call(key: str) -> base.Call[BenchmarkDetail]:
+    return base.Call(
         RequestOptions("GET", f"{ROUTE}/{encode_segment(key)}", scope="required"),
         lambda data: parse(BenchmarkDetail, data, what="benchmark"),
     )
 
 
-class Benchmarks(SyncResource):
-    def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> BenchmarkPage:
+class Benchmarks(base.SyncResource):
+    def list(self, limit: int = base.PAGE_LIMIT, offset: int = 0) -> BenchmarkPage:
         """One page of the catalog (at most 50)."""
         return self._client._execute(list_call(limit, offset))
 
-    def pages(self, page_size: int = PAGE_LIMIT) -> Iterator[BenchmarkPage]:
-        return walk_pages(lambda offset: self.list(page_size, offset))
+    def pages(self, page_size: int = base.PAGE_LIMIT) -> Iterator[BenchmarkPage]:
+        return base.walk_pages(lambda offset: self.list(page_size, offset))
 
     def get(self, key: str) -> BenchmarkDetail:
         """A benchmark by key, id or name: its tasks, task sets, what a run needs
@@ -48,12 +39,12 @@ class Benchmarks(SyncResource):
         return self._client._execute(get_call(key))
 
 
-class AsyncBenchmarks(AsyncResource):
-    async def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> BenchmarkPage:
+class AsyncBenchmarks(base.AsyncResource):
+    async def list(self, limit: int = base.PAGE_LIMIT, offset: int = 0) -> BenchmarkPage:
         return await self._client._execute(list_call(limit, offset))
 
-    def pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[BenchmarkPage]:
-        return awalk_pages(lambda offset: self.list(page_size, offset))
+    def pages(self, page_size: int = base.PAGE_LIMIT) -> AsyncIterator[BenchmarkPage]:
+        return base.awalk_pages(lambda offset: self.list(page_size, offset))
 
     async def get(self, key: str) -> BenchmarkDetail:
         return await self._client._execute(get_call(key))

@@ -10,18 +10,8 @@ from typing import Any
 from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.dataset_models import Dataset, DatasetDownload, DatasetPage
 from osmosis_client.platform.models import LogPage, parse
-from osmosis_client.platform.resources._base import (
-    AsyncResource,
-    Call,
-    SyncResource,
-    awalk_pages,
-    log_page_call,
-    page_call,
-    reader,
-    walk_pages,
-)
+from osmosis_client.platform.resources import _base as base
 
-PAGE_LIMIT = 50
 COMPLETE_TIMEOUT = 120.0  # with parts: the platform assembles them before answering
 
 Parts = Sequence[tuple[int, str]]  # (part number, ETag)
@@ -31,22 +21,23 @@ def _dataset(data: Any) -> Dataset:
     return parse(Dataset, data, what="dataset")
 
 
-def list_call(limit: int, offset: int) -> Call[DatasetPage]:
-    return page_call("/api/cli/datasets", reader(DatasetPage, "dataset list"), limit, offset)
+def list_call(limit: int, offset: int) -> base.Call[DatasetPage]:
+    read = base.reader(DatasetPage, "dataset list")
+    return base.page_call("/api/cli/datasets", read, limit, offset)
 
 
-def get_call(name_or_id: str) -> Call[Dataset]:
+def get_call(name_or_id: str) -> base.Call[Dataset]:
     path = f"/api/cli/datasets/{encode_segment(name_or_id)}"
-    return Call(RequestOptions("GET", path, scope="required"), _dataset)
+    return base.Call(RequestOptions("GET", path, scope="required"), _dataset)
 
 
 def create_call(
     name: str, file_size: int, extension: str, overwrite_dataset_id: str | None = None
-) -> Call[Dataset]:
+) -> base.Call[Dataset]:
     body: dict[str, Any] = {"file_name": name, "file_size": file_size, "extension": extension}
     if overwrite_dataset_id is not None:
         body["overwrite_dataset_id"] = overwrite_dataset_id
-    return Call(  # never retried: a second create would meet the first one (409)
+    return base.Call(  # never retried: a second create would meet the first one (409)
         RequestOptions(
             "POST",
             "/api/cli/datasets",
@@ -59,14 +50,14 @@ def create_call(
     )
 
 
-def complete_call(dataset_id: str, extension: str, parts: Parts | None = None) -> Call[Any]:
+def complete_call(dataset_id: str, extension: str, parts: Parts | None = None) -> base.Call[Any]:
     body: dict[str, Any] = {"file_extension": extension}
     if parts is not None:
         numbers = [n for n, _ in parts]
         if len(set(numbers)) != len(numbers):
             raise ValueError("duplicate part numbers")
         body["parts"] = [{"PartNumber": n, "ETag": etag} for n, etag in sorted(parts)]
-    return Call(
+    return base.Call(
         RequestOptions(
             "POST",
             f"/api/cli/datasets/{encode_segment(dataset_id)}/complete",
@@ -78,31 +69,31 @@ def complete_call(dataset_id: str, extension: str, parts: Parts | None = None) -
     )
 
 
-def abort_call(dataset_id: str) -> Call[Any]:
+def abort_call(dataset_id: str) -> base.Call[Any]:
     path = f"/api/cli/datasets/{encode_segment(dataset_id)}/abort"
-    return Call(
+    return base.Call(
         RequestOptions("POST", path, json={}, scope="required", retry=False), lambda data: data
     )
 
 
-def download_call(name_or_id: str) -> Call[DatasetDownload]:
+def download_call(name_or_id: str) -> base.Call[DatasetDownload]:
     path = f"/api/cli/datasets/{encode_segment(name_or_id)}/download"
-    return Call(
+    return base.Call(
         RequestOptions("GET", path, scope="required"),
         lambda data: parse(DatasetDownload, data, what="dataset download"),
     )
 
 
-def logs_call(name_or_id: str, limit: int, cursor: str | None) -> Call[LogPage]:
-    return log_page_call("/api/cli/datasets", name_or_id, limit, cursor, "dataset logs")
+def logs_call(name_or_id: str, limit: int, cursor: str | None) -> base.Call[LogPage]:
+    return base.log_page_call("/api/cli/datasets", name_or_id, limit, cursor, "dataset logs")
 
 
-class Datasets(SyncResource):
-    def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> DatasetPage:
+class Datasets(base.SyncResource):
+    def list(self, limit: int = base.PAGE_LIMIT, offset: int = 0) -> DatasetPage:
         return self._client._execute(list_call(limit, offset))
 
-    def pages(self, page_size: int = PAGE_LIMIT) -> Iterator[DatasetPage]:
-        return walk_pages(lambda offset: self.list(page_size, offset))
+    def pages(self, page_size: int = base.PAGE_LIMIT) -> Iterator[DatasetPage]:
+        return base.walk_pages(lambda offset: self.list(page_size, offset))
 
     def get(self, name_or_id: str) -> Dataset:
         return self._client._execute(get_call(name_or_id))
@@ -127,12 +118,12 @@ class Datasets(SyncResource):
         return self._client._execute(logs_call(name_or_id, limit, cursor))
 
 
-class AsyncDatasets(AsyncResource):
-    async def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> DatasetPage:
+class AsyncDatasets(base.AsyncResource):
+    async def list(self, limit: int = base.PAGE_LIMIT, offset: int = 0) -> DatasetPage:
         return await self._client._execute(list_call(limit, offset))
 
-    def pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[DatasetPage]:
-        return awalk_pages(lambda offset: self.list(page_size, offset))
+    def pages(self, page_size: int = base.PAGE_LIMIT) -> AsyncIterator[DatasetPage]:
+        return base.awalk_pages(lambda offset: self.list(page_size, offset))
 
     async def get(self, name_or_id: str) -> Dataset:
         return await self._client._execute(get_call(name_or_id))

@@ -16,12 +16,12 @@ from osmosis_client.platform.models import (
     parse,
     run_from_detail,
 )
+from osmosis_client.platform.resources._base import PAGE_LIMIT as PAGE_LIMIT
 from osmosis_client.platform.resources._base import Call, reader
 from osmosis_client.platform.resources.run_routes import DOWNLOAD_URL_BATCH as DOWNLOAD_URL_BATCH
 from osmosis_client.platform.resources.run_routes import RunRoutes
 from osmosis_client.platform.sample_models import RetriedRun, SamplesManifest
 
-PAGE_LIMIT = 50
 ROUTES: RunRoutes[CreatedRun, EvalRunPage, EvalRun] = RunRoutes(
     "/api/cli/eval-runs", "run",
     created=reader(CreatedRun, "created run"), page=page_from_wire, detail=run_from_detail,

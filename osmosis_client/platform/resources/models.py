@@ -20,16 +20,7 @@ from osmosis_client.platform.model_models import (
     LoraModelPage,
 )
 from osmosis_client.platform.models import parse
-from osmosis_client.platform.resources._base import (
-    PAGE_LIMIT,
-    AsyncResource,
-    Call,
-    SyncResource,
-    awalk_pages,
-    page_call,
-    reader,
-    walk_pages,
-)
+from osmosis_client.platform.resources import _base as base
 
 #: what a platform says when a deploy would exceed the workspace's quota
 QUOTA_CODES = ("DEPLOYMENT_LIMIT_REACHED",)
@@ -37,32 +28,32 @@ QUOTA_CODES = ("DEPLOYMENT_LIMIT_REACHED",)
 ModelDetail = LoraModelDetail | BaseModelDetail
 
 
-def base_list_call(limit: int, offset: int) -> Call[BaseModelPage]:
-    read = reader(BaseModelPage, "base model list")
-    return page_call("/api/cli/models/base", read, limit, offset)
+def base_list_call(limit: int, offset: int) -> base.Call[BaseModelPage]:
+    read = base.reader(BaseModelPage, "base model list")
+    return base.page_call("/api/cli/models/base", read, limit, offset)
 
 
-def lora_list_call(limit: int, offset: int) -> Call[LoraModelPage]:
-    read = reader(LoraModelPage, "LoRA model list")
-    return page_call("/api/cli/models/lora", read, limit, offset)
+def lora_list_call(limit: int, offset: int) -> base.Call[LoraModelPage]:
+    read = base.reader(LoraModelPage, "LoRA model list")
+    return base.page_call("/api/cli/models/lora", read, limit, offset)
 
 
-def lora_call(name: str) -> Call[LoraModelDetail]:
-    return Call(
+def lora_call(name: str) -> base.Call[LoraModelDetail]:
+    return base.Call(
         RequestOptions("GET", f"/api/cli/models/{encode_segment(name)}", scope="required"),
         lambda data: parse(LoraModelDetail, data, what="LoRA model"),
     )
 
 
-def base_call(name: str) -> Call[BaseModelDetail]:
-    return Call(
+def base_call(name: str) -> base.Call[BaseModelDetail]:
+    return base.Call(
         RequestOptions("GET", f"/api/cli/models/base/{encode_segment(name)}", scope="required"),
         lambda data: parse(BaseModelDetail, data, what="base model"),
     )
 
 
-def deployment_call(name: str, action: str) -> Call[Deployment]:
-    return Call(
+def deployment_call(name: str, action: str) -> base.Call[Deployment]:
+    return base.Call(
         RequestOptions("POST", f"/api/cli/models/{encode_segment(name)}/{action}", json={},
                        scope="required"),
         lambda data: parse(Deployment, data, what=f"{action} answer"),
@@ -89,20 +80,20 @@ def _is_quota(exc: ConflictError) -> bool:
     return exc.code in QUOTA_CODES or str(exc.body.get("platform_code")) in QUOTA_CODES
 
 
-class Models(SyncResource):
-    def list_base(self, limit: int = PAGE_LIMIT, offset: int = 0) -> BaseModelPage:
+class Models(base.SyncResource):
+    def list_base(self, limit: int = base.PAGE_LIMIT, offset: int = 0) -> BaseModelPage:
         """One page of base models (at most 50)."""
         return self._client._execute(base_list_call(limit, offset))
 
-    def list_lora(self, limit: int = PAGE_LIMIT, offset: int = 0) -> LoraModelPage:
+    def list_lora(self, limit: int = base.PAGE_LIMIT, offset: int = 0) -> LoraModelPage:
         """One page of LoRA adapters (at most 50), with the deployment quota."""
         return self._client._execute(lora_list_call(limit, offset))
 
-    def base_pages(self, page_size: int = PAGE_LIMIT) -> Iterator[BaseModelPage]:
-        return walk_pages(lambda offset: self.list_base(page_size, offset))
+    def base_pages(self, page_size: int = base.PAGE_LIMIT) -> Iterator[BaseModelPage]:
+        return base.walk_pages(lambda offset: self.list_base(page_size, offset))
 
-    def lora_pages(self, page_size: int = PAGE_LIMIT) -> Iterator[LoraModelPage]:
-        return walk_pages(lambda offset: self.list_lora(page_size, offset))
+    def lora_pages(self, page_size: int = base.PAGE_LIMIT) -> Iterator[LoraModelPage]:
+        return base.walk_pages(lambda offset: self.list_lora(page_size, offset))
 
     def get(self, name: str) -> ModelDetail:
         """A LoRA adapter by name, else a base model (by name or Hugging Face path)."""
@@ -134,18 +125,18 @@ class Models(SyncResource):
         return self._client._execute(deployment_call(name, "undeploy"))
 
 
-class AsyncModels(AsyncResource):
-    async def list_base(self, limit: int = PAGE_LIMIT, offset: int = 0) -> BaseModelPage:
+class AsyncModels(base.AsyncResource):
+    async def list_base(self, limit: int = base.PAGE_LIMIT, offset: int = 0) -> BaseModelPage:
         return await self._client._execute(base_list_call(limit, offset))
 
-    async def list_lora(self, limit: int = PAGE_LIMIT, offset: int = 0) -> LoraModelPage:
+    async def list_lora(self, limit: int = base.PAGE_LIMIT, offset: int = 0) -> LoraModelPage:
         return await self._client._execute(lora_list_call(limit, offset))
 
-    def base_pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[BaseModelPage]:
-        return awalk_pages(lambda offset: self.list_base(page_size, offset))
+    def base_pages(self, page_size: int = base.PAGE_LIMIT) -> AsyncIterator[BaseModelPage]:
+        return base.awalk_pages(lambda offset: self.list_base(page_size, offset))
 
-    def lora_pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[LoraModelPage]:
-        return awalk_pages(lambda offset: self.list_lora(page_size, offset))
+    def lora_pages(self, page_size: int = base.PAGE_LIMIT) -> AsyncIterator[LoraModelPage]:
+        return base.awalk_pages(lambda offset: self.list_lora(page_size, offset))
 
     async def get(self, name: str) -> ModelDetail:
         if "/" not in name:

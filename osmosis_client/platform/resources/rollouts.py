@@ -6,25 +6,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 
 from osmosis_client.platform.models import RolloutPage
-from osmosis_client.platform.resources._base import (
-    AsyncResource,
-    Call,
-    SyncResource,
-    awalk_pages,
-    page_call,
-    reader,
-    walk_pages,
-)
+from osmosis_client.platform.resources import _base as base
 
 PAGE_LIMIT = 50
 
 
-def list_call(limit: int, offset: int, branch: str | None) -> Call[RolloutPage]:
-    read = reader(RolloutPage, "rollout list")
-    return page_call("/api/cli/rollouts", read, limit, offset, branch=branch)
+def list_call(limit: int, offset: int, branch: str | None) -> base.Call[RolloutPage]:
+    read = base.reader(RolloutPage, "rollout list")
+    return base.page_call("/api/cli/rollouts", read, limit, offset, branch=branch)
 
 
-class Rollouts(SyncResource):
+class Rollouts(base.SyncResource):
     def list(
         self, limit: int = PAGE_LIMIT, offset: int = 0, branch: str | None = None
     ) -> RolloutPage:
@@ -35,10 +27,10 @@ class Rollouts(SyncResource):
         self, branch: str | None = None, page_size: int = PAGE_LIMIT
     ) -> Iterator[RolloutPage]:
         """Pages, following ``next_offset`` until the last one."""
-        return walk_pages(lambda offset: self.list(page_size, offset, branch))
+        return base.walk_pages(lambda offset: self.list(page_size, offset, branch))
 
 
-class AsyncRollouts(AsyncResource):
+class AsyncRollouts(base.AsyncResource):
     async def list(
         self, limit: int = PAGE_LIMIT, offset: int = 0, branch: str | None = None
     ) -> RolloutPage:
@@ -47,4 +39,4 @@ class AsyncRollouts(AsyncResource):
     def pages(
         self, branch: str | None = None, page_size: int = PAGE_LIMIT
     ) -> AsyncIterator[RolloutPage]:
-        return awalk_pages(lambda offset: self.list(page_size, offset, branch))
+        return base.awalk_pages(lambda offset: self.list(page_size, offset, branch))

@@ -17,15 +17,7 @@ from pydantic import field_validator
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.platform._transport import RequestOptions
 from osmosis_client.platform.models import Id, Page, WireModel, parse
-from osmosis_client.platform.resources._base import (
-    AsyncResource,
-    Call,
-    SyncResource,
-    awalk_pages,
-    page_call,
-    reader,
-    walk_pages,
-)
+from osmosis_client.platform.resources import _base as base
 
 PAGE_LIMIT = 50
 NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -80,24 +72,24 @@ def _scope(scope: str) -> str:
     return WIRE[scope]
 
 
-def list_call(scope: ListScope, limit: int, offset: int) -> Call[SecretPage]:
-    read = reader(SecretPage, "secret list")
-    return page_call(PATH, read, limit, offset, scope=_scope(scope))
+def list_call(scope: ListScope, limit: int, offset: int) -> base.Call[SecretPage]:
+    read = base.reader(SecretPage, "secret list")
+    return base.page_call(PATH, read, limit, offset, scope=_scope(scope))
 
 
-def set_call(name: str, value: str, scope: Scope) -> Call[Secret | None]:
+def set_call(name: str, value: str, scope: Scope) -> base.Call[Secret | None]:
     if not value:
         raise InvalidInputError("a secret's value cannot be empty", code="VALIDATION")
     body = {"name": check_name(name), "value": value, "scope": _scope(scope)}
-    return Call(
+    return base.Call(
         RequestOptions("POST", PATH, json=body, scope="required"),  # an upsert: safe to retry
         lambda data: _record(data, name, scope),
     )
 
 
-def delete_call(name: str, scope: Scope) -> Call[Any]:
+def delete_call(name: str, scope: Scope) -> base.Call[Any]:
     body = {"name": check_name(name), "scope": _scope(scope)}
-    return Call(RequestOptions("DELETE", PATH, json=body, scope="required"), lambda data: data)
+    return base.Call(RequestOptions("DELETE", PATH, json=body, scope="required"), lambda data: data)
 
 
 def _record(data: Any, name: str, scope: str) -> Secret | None:
@@ -154,14 +146,14 @@ def redacted(exc: OsmosisError, value: str) -> OsmosisError:
     return exc
 
 
-class Secrets(SyncResource):
+class Secrets(base.SyncResource):
     def list(
         self, scope: ListScope = "all", limit: int = PAGE_LIMIT, offset: int = 0
     ) -> SecretPage:
         return self._client._execute(list_call(scope, limit, offset))
 
     def pages(self, scope: ListScope = "all", page_size: int = PAGE_LIMIT) -> Iterator[SecretPage]:
-        return walk_pages(lambda offset: self.list(scope, page_size, offset), _next)
+        return base.walk_pages(lambda offset: self.list(scope, page_size, offset), _next)
 
     def all(self, scope: ListScope = "all") -> builtins.list[Secret]:
         return [s for page in self.pages(scope) for s in page.environment_secrets]
@@ -175,7 +167,7 @@ class Secrets(SyncResource):
         self._client._execute(delete_call(name, scope))
 
 
-class AsyncSecrets(AsyncResource):
+class AsyncSecrets(base.AsyncResource):
     async def list(
         self, scope: ListScope = "all", limit: int = PAGE_LIMIT, offset: int = 0
     ) -> SecretPage:
@@ -184,7 +176,7 @@ class AsyncSecrets(AsyncResource):
     def pages(
         self, scope: ListScope = "all", page_size: int = PAGE_LIMIT
     ) -> AsyncIterator[SecretPage]:
-        return awalk_pages(lambda offset: self.list(scope, page_size, offset), _next)
+        return base.awalk_pages(lambda offset: self.list(scope, page_size, offset), _next)
 
     async def all(self, scope: ListScope = "all") -> builtins.list[Secret]:
         return [s async for page in self.pages(scope) for s in page.environment_secrets]

@@ -16,16 +16,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.platform.models import CreatedRun, LogPage
-from osmosis_client.platform.resources._base import (
-    PAGE_LIMIT,
-    AsyncResource,
-    Call,
-    SyncResource,
-    awalk_pages,
-    reader,
-    walk_pages,
-    with_secrets,
-)
+from osmosis_client.platform.resources import _base as base
 from osmosis_client.platform.resources.run_routes import RunRoutes
 from osmosis_client.platform.training_models import (
     Checkpoints,
@@ -40,9 +31,9 @@ if TYPE_CHECKING:
 ROUTE = "/api/cli/training-runs"
 ROUTES: RunRoutes[CreatedRun, TrainingRunPage, TrainingRunDetail] = RunRoutes(
     ROUTE, "training run",
-    created=reader(CreatedRun, "created training run"),
-    page=reader(TrainingRunPage, "training run list"),
-    detail=reader(TrainingRunDetail, "training run"),
+    created=base.reader(CreatedRun, "created training run"),
+    page=base.reader(TrainingRunPage, "training run list"),
+    detail=base.reader(TrainingRunDetail, "training run"),
     ambiguous="training_run",
 )  # fmt: skip
 
@@ -55,18 +46,18 @@ def submit_payload(
     """The body: the config's (or the mapping as given) with run-scoped secret values
     in ``secrets.provided`` — each of them also listed in ``secrets.required``."""
     payload = dict(config) if isinstance(config, Mapping) else config.to_submit_payload(commit_sha)
-    return with_secrets(payload, secrets)
+    return base.with_secrets(payload, secrets)
 
 
-def checkpoints_call(name: str) -> Call[Checkpoints]:
-    return ROUTES.part(name, "/checkpoints", reader(Checkpoints, "checkpoint list"))
+def checkpoints_call(name: str) -> base.Call[Checkpoints]:
+    return ROUTES.part(name, "/checkpoints", base.reader(Checkpoints, "checkpoint list"))
 
 
-def metrics_call(run_id: str) -> Call[TrainingMetrics]:
-    return ROUTES.part(run_id, "/metrics", reader(TrainingMetrics, "training metrics"))
+def metrics_call(run_id: str) -> base.Call[TrainingMetrics]:
+    return ROUTES.part(run_id, "/metrics", base.reader(TrainingMetrics, "training metrics"))
 
 
-class TrainingRuns(SyncResource):
+class TrainingRuns(base.SyncResource):
     def submit(
         self,
         config: TrainingConfig | Mapping[str, Any],
@@ -82,12 +73,12 @@ class TrainingRuns(SyncResource):
         payload = submit_payload(config, commit_sha, secrets)
         return self._client._execute(ROUTES.create(payload, key))
 
-    def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> TrainingRunPage:
+    def list(self, limit: int = base.PAGE_LIMIT, offset: int = 0) -> TrainingRunPage:
         """One page of training runs, newest first (at most 50)."""
         return self._client._execute(ROUTES.list(limit, offset))
 
-    def pages(self, page_size: int = PAGE_LIMIT) -> Iterator[TrainingRunPage]:
-        return walk_pages(lambda offset: self.list(page_size, offset))
+    def pages(self, page_size: int = base.PAGE_LIMIT) -> Iterator[TrainingRunPage]:
+        return base.walk_pages(lambda offset: self.list(page_size, offset))
 
     def get(self, name_or_id: str) -> TrainingRunDetail:
         """The run, what it trains on, its config, branch and commit."""
@@ -113,7 +104,7 @@ class TrainingRuns(SyncResource):
         return self.get(name_or_id)
 
 
-class AsyncTrainingRuns(AsyncResource):
+class AsyncTrainingRuns(base.AsyncResource):
     async def submit(
         self,
         config: TrainingConfig | Mapping[str, Any],
@@ -126,11 +117,11 @@ class AsyncTrainingRuns(AsyncResource):
         payload = submit_payload(config, commit_sha, secrets)
         return await self._client._execute(ROUTES.create(payload, key))
 
-    async def list(self, limit: int = PAGE_LIMIT, offset: int = 0) -> TrainingRunPage:
+    async def list(self, limit: int = base.PAGE_LIMIT, offset: int = 0) -> TrainingRunPage:
         return await self._client._execute(ROUTES.list(limit, offset))
 
-    def pages(self, page_size: int = PAGE_LIMIT) -> AsyncIterator[TrainingRunPage]:
-        return awalk_pages(lambda offset: self.list(page_size, offset))
+    def pages(self, page_size: int = base.PAGE_LIMIT) -> AsyncIterator[TrainingRunPage]:
+        return base.awalk_pages(lambda offset: self.list(page_size, offset))
 
     async def get(self, name_or_id: str) -> TrainingRunDetail:
         return await self._client._execute(ROUTES.get(name_or_id))
