@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
-from osmosis_client.platform.models import Id, Page, WireModel
+from osmosis_client.platform.models import Id, Page, Submitted, WireModel
 
 #: benchmark-run statuses by what they mean (§1.4)
 PENDING = frozenset({"pending", "queued"})
@@ -99,7 +99,7 @@ class BenchmarkDetail(WireModel):
     leaderboard: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class BenchmarkRun(WireModel):
+class BenchmarkRun(Submitted):
     """A benchmark run as listed (and the core of its detail)."""
 
     id: Id
@@ -109,12 +109,6 @@ class BenchmarkRun(WireModel):
     status: str | None = None
     benchmark_name: str | None = None
     benchmark_id: str | None = None
-    created_at: str | None = None
-    started_at: str | None = None
-    completed_at: str | None = None
-    creator_name: str | None = None
-    creator_email: str | None = None
-    platform_url: str | None = None
     agent_count: int = 0
     best_pass_at_1: float | None = None
     ingested_results: int = 0

@@ -4,6 +4,7 @@ patterns its values must match, and the payload ``eval submit`` sends."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -120,13 +121,21 @@ class EvalConfig(_Section):
         evaluation = self.evaluation.model_dump(include=self.evaluation.model_fields_set)
         if evaluation:
             payload["evaluation_config"] = evaluation
-        if self.advanced:
-            payload["advanced_config"] = dict(self.advanced)
-        if self.env:
-            payload["env_config"] = dict(self.env)
-        if self.secrets.required:
-            payload["secrets"] = {"required": list(self.secrets.required)}
-        return payload
+        return {**payload, **shared_sections(self.advanced, self.env, self.secrets.required)}
+
+
+def shared_sections(
+    advanced: Mapping[str, Any], env: Mapping[str, str], secrets: Sequence[str]
+) -> dict[str, Any]:
+    """The sections an eval and a training config send alike (each only when set)."""
+    found: dict[str, Any] = {}
+    if advanced:
+        found["advanced_config"] = dict(advanced)
+    if env:
+        found["env_config"] = dict(env)
+    if secrets:
+        found["secrets"] = {"required": list(secrets)}
+    return found
 
 
 SECTIONS: dict[str, type[BaseModel]] = {

@@ -40,6 +40,18 @@ class Page(WireModel):
     next_offset: int | None = None
 
 
+class Submitted(WireModel):
+    """When a platform run (training, benchmark) was submitted, started and ended, by
+    whom, and where it is on the platform."""
+
+    created_at: str | None = None
+    started_at: str | None = None
+    completed_at: str | None = None
+    creator_name: str | None = None
+    creator_email: str | None = None
+    platform_url: str | None = None
+
+
 M = TypeVar("M", bound=BaseModel)
 
 

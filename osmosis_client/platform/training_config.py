@@ -32,7 +32,13 @@ from osmosis_client.platform.config_check import (
     suggest,
 )
 from osmosis_client.platform.eval_config import check_experiment, find_root
-from osmosis_client.platform.eval_model import ENV_NAME, SECRET_NAME, Experiment, Secrets
+from osmosis_client.platform.eval_model import (
+    ENV_NAME,
+    SECRET_NAME,
+    Experiment,
+    Secrets,
+    shared_sections,
+)
 
 Count = Annotated[StrictInt, Field(ge=1)]
 
@@ -146,13 +152,7 @@ class TrainingConfig(BaseModel):
             values = model.model_dump(include=model.model_fields_set)
             if values:
                 payload[key] = values
-        if self.advanced:
-            payload["advanced_config"] = dict(self.advanced)
-        if self.env:
-            payload["env_config"] = dict(self.env)
-        if self.secrets.required:
-            payload["secrets"] = {"required": list(self.secrets.required)}
-        return payload
+        return {**payload, **shared_sections(self.advanced, self.env, self.secrets.required)}
 
 
 def _check_structure(data: Mapping[str, Any], out: Collector) -> None:

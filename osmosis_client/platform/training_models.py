@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from osmosis_client.platform.models import Page, WireModel
+from osmosis_client.platform.models import Page, Submitted, WireModel
 
 #: training-run statuses by what they mean (published-cli-0.3.8-train.md §1.4)
 PENDING = frozenset({"pending", "queued"})
@@ -31,7 +31,7 @@ class Named(WireModel):
     file_name: str | None = None  # the list row's dataset
 
 
-class TrainingRun(WireModel):
+class TrainingRun(Submitted):
     """A training run as listed (and the core of its detail)."""
 
     id: str
@@ -40,12 +40,6 @@ class TrainingRun(WireModel):
     model: Named | None = None
     dataset: Named | None = None
     rollout: Named | None = None
-    created_at: str | None = None
-    started_at: str | None = None
-    completed_at: str | None = None
-    creator_name: str | None = None
-    creator_email: str | None = None
-    platform_url: str | None = None
     current_step: int | None = None
     total_steps: int | None = None
     reward: float | None = None
