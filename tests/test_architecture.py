@@ -152,7 +152,9 @@ DOORS: dict[str, set[str]] = {
     # the values of a config's [secrets], for every command that submits or runs one
     "osmosis_cli.secret_values": {"sdk", "osmosis_cli.terminal"},
     # what every submit command shares: pinned options, confirm and send
-    "osmosis_cli.submitting": {"sdk", "osmosis_cli.terminal", "osmosis_cli.secret_values"},
+    "osmosis_cli.submitting": {
+        "sdk", "osmosis_cli.terminal", "osmosis_cli.secret_values", "osmosis_cli.context",
+    },
     "osmosis_cli.commands": {
         "sdk",
         "runner",

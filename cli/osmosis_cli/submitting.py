@@ -6,9 +6,10 @@ terminal asks for it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -16,6 +17,7 @@ from osmosis_cli.secret_values import SecretsFileOpt, for_submit, scope_label
 from osmosis_cli.terminal.declare import YesOpt
 
 if TYPE_CHECKING:
+    from osmosis_cli.context import AppState
     from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
     from osmosis_client.platform.submission import PinRules
@@ -44,10 +46,32 @@ class PinnedSubmit:
         )
 
 
-def warn_all(out: Output, warnings: Sequence[str]) -> None:
-    """A plan's warnings, each on its line, before anything is asked or sent."""
-    for warning in warnings:
+def refuse_unconfirmed(out: Output, yes: bool) -> None:
+    """No terminal and no ``--yes``: refused before anything is read or sent (a submit
+    would stop at its question; it never hangs)."""
+    if not yes and not out.interactive:
+        from osmosis_cli.terminal.output import ConfirmationRequired
+
+        raise ConfirmationRequired(
+            "submitting needs confirmation but stdin is not a terminal",
+            hint="pass --yes to submit non-interactively",
+        )
+
+
+@contextlib.contextmanager
+def pinned_scope(
+    app_state: AppState, out: Output, plan: Any
+) -> Iterator[tuple[Client, str | None, str]]:
+    """A pinned plan's warnings said, then its workspace's client (closed after), the
+    workspace, and where the run goes (this checkout's repository is the one connected
+    to it: the SDK's ``check_scope``)."""
+    from osmosis_client.platform.submission import check_scope
+
+    for warning in plan.warnings:
         out.warn(warning)
+    client, workspace = app_state.scoped_client(plan.repo)
+    with client:
+        yield client, workspace, check_scope(client, plan.repo.origin_repo)
 
 
 def confirm_and_send(
@@ -80,4 +104,4 @@ def confirm_and_send(
     return send(found.provided)
 
 
-__all__ = ["PinnedSubmit", "confirm_and_send", "warn_all"]
+__all__ = ["PinnedSubmit", "confirm_and_send", "pinned_scope", "refuse_unconfirmed"]

@@ -12,7 +12,7 @@ import typer
 
 from osmosis_cli.context import result_scope, state
 from osmosis_cli.secret_values import SecretsFileOpt
-from osmosis_cli.submitting import confirm_and_send
+from osmosis_cli.submitting import confirm_and_send, refuse_unconfirmed
 from osmosis_cli.terminal.declare import YesOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
@@ -41,8 +41,7 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     )
 
     out = current_output()
-    if not opts.yes and not out.interactive:
-        out.confirm("Submit this benchmark run?", yes=False)  # refuses: exit 2, nothing sent
+    refuse_unconfirmed(out, opts.yes)
     client, workspace = state(ctx).scoped_client()
     with client:
         plan = plan_benchmark(client, opts.config_path.expanduser())  # the file checked first

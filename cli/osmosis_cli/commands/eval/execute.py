@@ -14,6 +14,7 @@ import typer
 from osmosis_cli.terminal.errors import EXIT_FAILED, EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
+    from osmosis_cli.commands.eval.options import LocalRunOptions
     from osmosis_cli.terminal.output import Output
     from osmosis_local_runner.run.session import RunRequest, RunSession
     from osmosis_local_runner.run.spec import Progress, RunPlan, RunResult, RunSpec
@@ -31,20 +32,16 @@ def server_echo(out: Output) -> Callable[[str], None]:
 def execute(
     request: RunRequest,
     out: Output,
-    *,
-    quiet: bool,
-    max_error_rate: float | None,
-    junit: Path | None = None,
+    opts: LocalRunOptions,
     resource: Callable[[RunSession], dict[str, Any]] | None = None,
-    adopted: Callable[[list[tuple[str, Any]]], str | None] | None = None,
 ) -> None:
     """One local run through the runner's session (the library's one run path), shown:
     the plan, live progress, Ctrl-C (the first stops cleanly), the result, the exit code
     — 130 when stopped, 1 when every attempt (or more than ``--max-error-rate``)
     errored. With ``--json``, whatever user code prints goes to stderr: stdout holds the
     document. ``--junit`` and the GitHub step summary are written whatever the verdict;
-    ``resource`` adds keys to the ``--json`` result; ``adopted`` says which settings a
-    continued run took from its journal (in this face's flags)."""
+    ``resource`` adds keys to the ``--json`` result; what a continued run took from its
+    journal is said in this form's flags (``opts.adopted_line``)."""
     from osmosis_cli.commands.eval.outcome import report_finished, report_result
     from osmosis_local_runner.run.session import RunSession
 
@@ -54,14 +51,14 @@ def execute(
         if session.opening == "finished":
             report_finished(out, session)
             return
-        line = adopted(session.adopted) if adopted is not None else None
+        line = opts.adopted_line(session.adopted)
         if line:
             out.info(line)
-        result = _run(session, out, quiet=quiet, junit=junit)
+        result = _run(session, out, quiet=opts.quiet, junit=opts.junit)
     if result is None:
         return
     report_result(out, result, **(resource(session) if resource else {}))
-    _verdict(out, result, junit, max_error_rate)
+    _verdict(out, result, opts.junit, opts.max_error_rate)
 
 
 def _run(session: RunSession, out: Output, *, quiet: bool, junit: Path | None) -> RunResult | None:

@@ -1,12 +1,9 @@
-"""What every hosted command shares: a client scoped by the selected workspace (else the
-repository's origin), the refusal to ask with nobody to answer, and waiting with
-progress lines. What a submit may pin is the SDK's (``osmosis_client.platform.submission``)."""
+"""What every hosted eval command shares: a client scoped by the selected workspace (else
+the repository's origin), and waiting with progress lines."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
-
-from osmosis_cli.terminal.output import ConfirmationRequired
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from osmosis_cli.context import AppState
@@ -15,22 +12,9 @@ if TYPE_CHECKING:
     from osmosis_client.platform.models import EvalRun, RunMetrics
 
 
-class Confirmable(Protocol):
-    yes: bool
-
-
 def scoped_client(app_state: AppState) -> tuple[Client, str | None]:
     """A client scoped by the selected workspace, else by the cwd's git origin."""
     return app_state.scoped_client()
-
-
-def refuse_unconfirmed(out: Output, opts: Confirmable) -> None:
-    """No TTY and no ``--yes``: refuse before anything is sent, never hang."""
-    if not opts.yes and not out.interactive:
-        raise ConfirmationRequired(
-            "submitting needs confirmation but stdin is not a terminal",
-            hint="pass --yes to submit non-interactively",
-        )
 
 
 def wait_for_run(client: Client, out: Output, name: str, timeout: float | None) -> EvalRun:

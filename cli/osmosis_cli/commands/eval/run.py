@@ -292,16 +292,10 @@ def _run_config(ctx: typer.Context, out: Output, opts: RunOptions, echo: Any) ->
         )
     upload = uploader(ctx, out) if opts.upload else None
     request = opts.request(upload=upload, server_echo=echo)
-    execute(
-        request,
-        out,
-        quiet=opts.quiet,
-        max_error_rate=opts.max_error_rate,
-        junit=opts.junit,
-        resource=(lambda s: rerun_commands(out, s.results)) if to_file else
-        (lambda s: named_resource(out, s)),
-        adopted=opts.adopted_line,
-    )  # fmt: skip
+    resource = (lambda s: rerun_commands(out, s.results)) if to_file else (
+        lambda s: named_resource(out, s)
+    )
+    execute(request, out, opts, resource)
 
 
 def uploader(ctx: typer.Context, out: Output) -> Uploader:

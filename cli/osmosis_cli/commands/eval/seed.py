@@ -166,15 +166,7 @@ def seed(ctx: typer.Context, opts: SeedOptions) -> None:
             raise InvalidInputError(f"{flag} needs --baseline-model", code="USAGE")
     request = opts.request()
     prepare_user_imports(out, no_compat=opts.no_compat)
-    execute(
-        request,
-        out,
-        quiet=opts.quiet,
-        max_error_rate=opts.max_error_rate,
-        junit=opts.junit,
-        resource=lambda session: rerun_commands(out, session.results),
-        adopted=opts.adopted_line,
-    )
+    execute(request, out, opts, lambda session: rerun_commands(out, session.results))
 
 
 def _check_given(opts: SeedOptions) -> None:

@@ -9,10 +9,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from osmosis_cli.commands.eval.platform import refuse_unconfirmed, wait_for_run
+from osmosis_cli.commands.eval.platform import wait_for_run
 from osmosis_cli.commands.eval.render import render_run, run_detail
 from osmosis_cli.context import state
-from osmosis_cli.submitting import PinnedSubmit, confirm_and_send, warn_all
+from osmosis_cli.submitting import (
+    PinnedSubmit,
+    confirm_and_send,
+    pinned_scope,
+    refuse_unconfirmed,
+)
 from osmosis_cli.terminal.errors import EvaluationNotPassed, current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -64,7 +69,6 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     """Submit a hosted eval run pinned to your pushed commit (a suite: one run per entry)."""
     from osmosis_cli.commands.eval.ci import check_junit_path
     from osmosis_client.platform.submission import (
-        check_scope,
         plan_submission,
         submit_planned,
     )
@@ -77,12 +81,9 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
             code="USAGE",
         )
     check_junit_path(opts.junit)
-    refuse_unconfirmed(out, opts)
+    refuse_unconfirmed(out, opts.yes)
     plan = plan_submission(opts.config_path, opts.rules())
-    warn_all(out, plan.warnings)
-    client, workspace = state(ctx).scoped_client(plan.repo)
-    with client:
-        where = check_scope(client, plan.repo.origin_repo)
+    with pinned_scope(state(ctx), out, plan) as (client, workspace, where):
         submitted = confirm_and_send(
             out, client, names=plan.secret_names, secrets_file=opts.secrets_file, yes=opts.yes,
             summary=lambda: _summary_of(out, plan, where), each_secret=plan.suite is None,

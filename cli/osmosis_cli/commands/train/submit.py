@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from osmosis_cli.context import result_scope, state
-from osmosis_cli.submitting import PinnedSubmit, confirm_and_send, warn_all
+from osmosis_cli.submitting import (
+    PinnedSubmit,
+    confirm_and_send,
+    pinned_scope,
+    refuse_unconfirmed,
+)
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -30,20 +35,15 @@ class SubmitOptions(PinnedSubmit):
 @handle_errors
 def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     """Submit a training run pinned to your pushed commit (the rollout is never imported)."""
-    from osmosis_client.platform.submission import check_scope
     from osmosis_client.platform.training_submission import (
         plan_training,
         submit_planned_training,
     )
 
     out = current_output()
-    if not opts.yes and not out.interactive:
-        out.confirm("Submit this training run?", yes=False)  # refuses: exit 2, nothing sent
+    refuse_unconfirmed(out, opts.yes)
     plan = plan_training(opts.config_path, opts.rules())
-    warn_all(out, plan.warnings)
-    client, workspace = state(ctx).scoped_client(plan.repo)
-    with client:
-        where = check_scope(client, plan.repo.origin_repo)
+    with pinned_scope(state(ctx), out, plan) as (client, workspace, where):
         submitted = confirm_and_send(
             out, client, names=plan.secret_names, secrets_file=opts.secrets_file, yes=opts.yes,
             summary=lambda: _summary(out, plan, where), question="Submit this training run?",
