@@ -59,29 +59,6 @@ if TYPE_CHECKING:
     )
     from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext, Grader, GraderContext
 
-_ERRORS = (
-    "APIConnectionError",
-    "APIStatusError",
-    "APITimeoutError",
-    "AuthError",
-    "AuthenticationError",
-    "BadRequestError",
-    "ConfigError",
-    "ConflictError",
-    "InvalidInputError",
-    "MissingAPIKeyError",
-    "ModelEndpointError",
-    "ModelNotFoundError",
-    "NotAuthenticatedError",
-    "NotFoundError",
-    "OsmosisError",
-    "PermissionDeniedError",
-    "ProtocolError",
-    "ProviderRequestError",
-    "RateLimitError",
-    "ServerError",
-)
-
 #: public name → the module that defines it
 _EXPORTS: dict[str, str] = {
     "Client": "osmosis_client.platform._client",
@@ -106,7 +83,6 @@ _EXPORTS: dict[str, str] = {
     "AgentWorkflowContext": "osmosis_client.rollout",
     "Grader": "osmosis_client.rollout",
     "GraderContext": "osmosis_client.rollout",
-    **{name: "osmosis_client.errors" for name in _ERRORS},
 }
 
 __all__ = [
@@ -154,6 +130,10 @@ __all__ = [
     "osmosis_reward",
     "osmosis_rubric",
 ]
+
+
+#: the error tree: every public name ending in ``Error`` (errors.py draws it)
+_EXPORTS.update({name: "osmosis_client.errors" for name in __all__ if name.endswith("Error")})
 
 
 def __getattr__(name: str) -> Any:
