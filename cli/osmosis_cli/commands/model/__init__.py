@@ -82,22 +82,17 @@ def info(
     show_model(out, found, result_scope(workspace))
 
 
+LoraArg = Annotated[str, typer.Argument(metavar="LORA_MODEL", help="A LoRA model's name.")]
+
+
 @command(app, "deploy")
-def deploy(
-    ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="LORA_MODEL", help="The LoRA model to serve.")],
-    yes: YesOpt = False,
-) -> None:
+def deploy(ctx: typer.Context, name: LoraArg, yes: YesOpt = False) -> None:
     """Serve a LoRA model for inference (counts toward the deployment quota)."""
     _deployment(ctx, name, yes, "deploy")
 
 
 @command(app, "undeploy")
-def undeploy(
-    ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="LORA_MODEL", help="The LoRA model to stop.")],
-    yes: YesOpt = False,
-) -> None:
+def undeploy(ctx: typer.Context, name: LoraArg, yes: YesOpt = False) -> None:
     """Stop serving a LoRA model."""
     _deployment(ctx, name, yes, "undeploy")
 

@@ -18,14 +18,14 @@ from osmosis_cli.terminal.pages import Paging, show_list
 app = typer.Typer(cls=Group, help="Create, list and check rollouts.", no_args_is_help=True)
 
 
+NewNameArg = Annotated[str, typer.Argument(metavar="NAME", help="The rollout name (a-z, 0-9, -).")]
+ReplaceOpt = Annotated[
+    bool, typer.Option("--force", "-f", help="Replace the rollout and its configs.")
+]
+
+
 @command(app, "init")
-def init(
-    ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME", help="The rollout's name (a-z, 0-9, -).")],
-    force: Annotated[
-        bool, typer.Option("--force", "-f", help="Replace the rollout and its configs.")
-    ] = False,
-) -> None:
+def init(ctx: typer.Context, name: NewNameArg, force: ReplaceOpt = False) -> None:
     """A runnable rollout: rollouts/NAME (AgentWorkflow + Grader + pyproject.toml), its
     eval and training configs, and data/NAME.jsonl."""
     from osmosis_cli.commands.rollout.init import init as write

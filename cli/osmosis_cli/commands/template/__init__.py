@@ -39,14 +39,16 @@ def list_(ctx: typer.Context) -> None:
     )
 
 
+TemplateArg = Annotated[
+    str, typer.Argument(metavar="NAME", help="A template (see `template list`).")
+]
+OverwriteOpt = Annotated[
+    bool, typer.Option("--force", "-f", help="Replace the rollout and overwrite its files.")
+]
+
+
 @command(app, "apply")
-def apply(
-    ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME", help="A template (see `template list`).")],
-    force: Annotated[
-        bool, typer.Option("--force", "-f", help="Replace the rollout and overwrite its files.")
-    ] = False,
-) -> None:
+def apply(ctx: typer.Context, name: TemplateArg, force: OverwriteOpt = False) -> None:
     """Write a template's rollout, configs and data into this workspace."""
     from osmosis_cli.commands.template.catalog import apply as apply_template
     from osmosis_cli.commands.template.catalog import find
