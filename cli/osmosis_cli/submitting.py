@@ -104,4 +104,35 @@ def confirm_and_send(
     return send(found.provided)
 
 
-__all__ = ["PinnedSubmit", "confirm_and_send", "pinned_scope", "refuse_unconfirmed"]
+def report_submitted(
+    out: Output,
+    operation: str,
+    *,
+    resource: dict[str, Any],
+    message: str,
+    steps: list[dict[str, Any]],
+    url: str | None,
+    lines: Sequence[str],
+) -> None:
+    """A created run: the operation envelope (``--json``: nothing more), else the message,
+    then (``--plain`` too) its ``lines`` and where to see it (``url``: opened last)."""
+    if url:
+        steps = [*steps, {"action": "open_url", "url": url}]
+    if out.operation_result(operation, resource=resource, message=message, next_steps=steps):
+        if out.json_mode:
+            return
+    else:
+        out.print(message)
+    for line in lines:
+        out.print(line)
+    if url:
+        out.print(f"View: {url}")
+
+
+__all__ = [
+    "PinnedSubmit",
+    "confirm_and_send",
+    "pinned_scope",
+    "refuse_unconfirmed",
+    "report_submitted",
+]

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from osmosis_cli import submitting
 from osmosis_cli.context import result_scope, state
 from osmosis_cli.secret_values import SecretsFileOpt
-from osmosis_cli.submitting import confirm_and_send, refuse_unconfirmed
 from osmosis_cli.terminal.declare import YesOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
@@ -41,13 +41,13 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     )
 
     out = current_output()
-    refuse_unconfirmed(out, opts.yes)
+    submitting.refuse_unconfirmed(out, opts.yes)
     client, workspace = state(ctx).scoped_client()
     with client:
         plan = plan_benchmark(client, opts.config_path.expanduser())  # the file checked first
         for code, warning in plan.warnings:
             out.warn(warning, code=code)
-        created = confirm_and_send(
+        created = submitting.confirm_and_send(
             out, client, names=plan.config.secrets.required, secrets_file=opts.secrets_file,
             yes=opts.yes, summary=lambda: _summary(out, plan, workspace),
             question="Submit this benchmark run?", operation="benchmark.submit",
@@ -95,18 +95,12 @@ def _report(
         {"action": "benchmark_info", "name": plan.benchmark.key},
         {"action": "benchmark_list"},
     ]
-    if created.platform_url:
-        steps.append({"action": "open_url", "url": created.platform_url})
-    message = f"Benchmark run submitted: {created.name}"
-    if out.operation_result(
-        "benchmark.submit", resource=resource, message=message, next_steps=steps
-    ):
-        if out.json_mode:
-            return
-    else:
-        out.print(message)
-    out.print(f"Status: {created.status}")
-    out.print(f"Benchmark: {plan.benchmark.name}")
-    out.print(f"Check status with: osmosis benchmark runs info {created.name}")
-    if created.platform_url:
-        out.print(f"View: {created.platform_url}")
+    lines = [
+        f"Status: {created.status}",
+        f"Benchmark: {plan.benchmark.name}",
+        f"Check status with: osmosis benchmark runs info {created.name}",
+    ]
+    submitting.report_submitted(
+        out, "benchmark.submit", resource=resource, steps=steps, lines=lines,
+        message=f"Benchmark run submitted: {created.name}", url=created.platform_url,
+    )  # fmt: skip

@@ -9,15 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from osmosis_cli import submitting
 from osmosis_cli.commands.eval.platform import wait_for_run
 from osmosis_cli.commands.eval.render import render_run, run_detail
 from osmosis_cli.context import state
-from osmosis_cli.submitting import (
-    PinnedSubmit,
-    confirm_and_send,
-    pinned_scope,
-    refuse_unconfirmed,
-)
 from osmosis_cli.terminal.errors import EvaluationNotPassed, current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -28,7 +23,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(kw_only=True)
-class SubmitOptions(PinnedSubmit):
+class SubmitOptions(submitting.PinnedSubmit):
     config_path: Annotated[Path, typer.Argument(metavar="CONFIG", help="configs/eval/NAME.toml")]
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the run to finish.")] = False
     timeout: Annotated[
@@ -81,10 +76,10 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
             code="USAGE",
         )
     check_junit_path(opts.junit)
-    refuse_unconfirmed(out, opts.yes)
+    submitting.refuse_unconfirmed(out, opts.yes)
     plan = plan_submission(opts.config_path, opts.rules())
-    with pinned_scope(state(ctx), out, plan) as (client, workspace, where):
-        submitted = confirm_and_send(
+    with submitting.pinned_scope(state(ctx), out, plan) as (client, workspace, where):
+        submitted = submitting.confirm_and_send(
             out, client, names=plan.secret_names, secrets_file=opts.secrets_file, yes=opts.yes,
             summary=lambda: _summary_of(out, plan, where), each_secret=plan.suite is None,
             question=f"Submit {len(plan.runs)} eval runs?" if plan.suite else

@@ -11,13 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from osmosis_cli import submitting
 from osmosis_cli.context import result_scope, state
-from osmosis_cli.submitting import (
-    PinnedSubmit,
-    confirm_and_send,
-    pinned_scope,
-    refuse_unconfirmed,
-)
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -26,7 +21,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(kw_only=True)
-class SubmitOptions(PinnedSubmit):
+class SubmitOptions(submitting.PinnedSubmit):
     config_path: Annotated[
         Path, typer.Argument(metavar="CONFIG", help="configs/training/NAME.toml")
     ]
@@ -41,10 +36,10 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     )
 
     out = current_output()
-    refuse_unconfirmed(out, opts.yes)
+    submitting.refuse_unconfirmed(out, opts.yes)
     plan = plan_training(opts.config_path, opts.rules())
-    with pinned_scope(state(ctx), out, plan) as (client, workspace, where):
-        submitted = confirm_and_send(
+    with submitting.pinned_scope(state(ctx), out, plan) as (client, workspace, where):
+        submitted = submitting.confirm_and_send(
             out, client, names=plan.secret_names, secrets_file=opts.secrets_file, yes=opts.yes,
             summary=lambda: _summary(out, plan, where), question="Submit this training run?",
             operation="train.submit",
@@ -90,22 +85,14 @@ def _report(
         },
     }
     steps = [{"action": "train_info", "name": created.name}, {"action": "train_list"}]
-    if created.platform_url:
-        steps.append({"action": "open_url", "url": created.platform_url})
-    message = f"Training run submitted: {created.name}"
-    if out.operation_result("train.submit", resource=resource, message=message, next_steps=steps):
-        if out.json_mode:
-            return
-    else:
-        out.print(message)
-    out.print(f"Status: {created.status}")
-    out.print(f"Rollout: {exp.rollout}")
-    out.print(f"Model: {exp.model_path}")
-    out.print(f"Dataset: {exp.dataset}")
-    if created.platform_url:
-        out.print(f"View: {created.platform_url}")
-    else:
-        out.print(f"Check status with: osmosis train info {created.name}")
+    lines = [f"Status: {created.status}", f"Rollout: {exp.rollout}", f"Model: {exp.model_path}",
+             f"Dataset: {exp.dataset}"]  # fmt: skip
+    if not created.platform_url:
+        lines.append(f"Check status with: osmosis train info {created.name}")
+    submitting.report_submitted(
+        out, "train.submit", resource=resource, steps=steps, lines=lines,
+        message=f"Training run submitted: {created.name}", url=created.platform_url,
+    )  # fmt: skip
 
 
 def _scope(plan: TrainingPlan, workspace: str | None) -> dict[str, object]:
