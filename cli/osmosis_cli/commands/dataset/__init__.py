@@ -18,6 +18,7 @@ from osmosis_cli.terminal.pages import Paging, show_list
 if TYPE_CHECKING:
     from osmosis_client.platform.dataset_models import Dataset
 
+DatasetArg = Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")]
 app = typer.Typer(
     cls=Group, help="Validate and manage the platform's datasets.", no_args_is_help=True
 )
@@ -117,10 +118,7 @@ app.command("list", cls=Command)(options_command(Paging, list_))
 
 
 @command(app, "info")
-def info(
-    ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")],
-) -> None:
+def info(ctx: typer.Context, name: DatasetArg) -> None:
     """One dataset: status, size, rows, format."""
     out = current_output()
     client, _ = state(ctx).scoped_client()
@@ -137,7 +135,7 @@ def info(
 @command(app, "preview")
 def preview(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")],
+    name: DatasetArg,
     rows: Annotated[
         int, typer.Option("--rows", min=1, max=100, metavar="N", help="How many rows (1-100).")
     ] = 5,
@@ -188,7 +186,7 @@ def preview_document(record: Dataset, rows: int) -> dict[str, Any]:
 @command(app, "download")
 def download(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")],
+    name: DatasetArg,
     output: Annotated[
         str,
         typer.Option(
@@ -219,7 +217,7 @@ def download(
 @command(app, "logs")
 def logs(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")],
+    name: DatasetArg,
     limit: LogLimitOpt = 50,
     cursor: CursorOpt = None,
 ) -> None:
