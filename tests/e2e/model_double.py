@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import re
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.e2e.trainer_double import calculator_reply
+from tests.loopback_http import LoopbackHTTPServer
 
 _BINARY = re.compile(r"(-?\d+(?:\.\d+)?)\s*([-+*/])\s*(-?\d+(?:\.\d+)?)")
 FILLER = "Let me work this out step by step — é, ü, 漢字, ✓ included. "
@@ -149,8 +150,7 @@ class ModelDouble:
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

@@ -22,9 +22,11 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from tests.loopback_http import LoopbackHTTPServer
 
 
 @dataclass
@@ -248,8 +250,7 @@ class PlatformDouble:
 
             do_GET = do_POST = do_DELETE = do_PUT = _handle
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         from tests.e2e.platform_benchmarks import Benchmarks
         from tests.e2e.platform_hosted import Stored

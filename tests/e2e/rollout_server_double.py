@@ -556,6 +556,17 @@ class Handler(BaseHTTPRequestHandler):
         self._send(404, {"detail": "Not Found"})
 
 
+class _Server(ThreadingHTTPServer):
+    # A non-blocking listener: a connection reset between socketserver's select and
+    # its accept() raises BlockingIOError (skipped) instead of blocking the serve loop
+    # until the next connection. Accepted connections stay blocking.
+    daemon_threads = True
+
+    def server_activate(self) -> None:
+        super().server_activate()
+        self.socket.setblocking(False)
+
+
 def main() -> None:
     if ENV.get("FAKE_CRASH_AT_START"):
         print(ENV["FAKE_CRASH_AT_START"], flush=True)
@@ -581,8 +592,7 @@ def main() -> None:
     if ENV.get("FAKE_WIRE"):
         import realwire  # copied beside this file by the test
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
+        server = _Server(("127.0.0.1", 0), Handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         proxy = realwire.Proxy(
             f"http://127.0.0.1:{server.server_address[1]}",
@@ -593,8 +603,7 @@ def main() -> None:
         print(f"rollout server double listening on {port} (through a real-wire proxy)", flush=True)
         proxy.serve_forever()
         return
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", port), Handler)
     print(f"rollout server double listening on {server.server_address[1]}", flush=True)
     server.serve_forever()
 

@@ -16,8 +16,10 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.loopback_http import LoopbackHTTPServer
 
 _BINARY = re.compile(r"(-?\d+(?:\.\d+)?)\s*([-+*/])\s*(-?\d+(?:\.\d+)?)")
 _TOOL_OF = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide"}
@@ -131,8 +133,7 @@ class Trainer:
                     trainer.changed.notify_all()
                 self._reply(500 if fail else 200, {"ok": not fail})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 

@@ -9,7 +9,7 @@ import shutil
 import tarfile
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ import respx
 from osmosis_local_runner.server import environment
 from tests import envelopes
 from tests.gitrepo import git
+from tests.loopback_http import SerialHTTPServer
 from tests.osmosis_cli.conftest import ACME, USER, Invoke
 
 SCAFFOLD = ("rollouts", "configs/training", "configs/eval", "data")
@@ -223,11 +224,14 @@ class _Archive(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def archive_server() -> Iterator[tuple[str, type[_Archive]]]:
-    server = HTTPServer(("127.0.0.1", 0), _Archive)
+    server = SerialHTTPServer(("127.0.0.1", 0), _Archive)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/archive.tar.gz", _Archive
-    server.shutdown()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/archive.tar.gz", _Archive
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def _tarball(files: dict[str, bytes], links: dict[str, str] | None = None) -> bytes:

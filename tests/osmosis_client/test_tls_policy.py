@@ -11,7 +11,7 @@ import json
 import ssl
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from osmosis_client._tls import ssl_context
 from osmosis_client.errors import EndpointUnreachableError
 from osmosis_client.llm.client import ModelClient
 from osmosis_client.llm.providers import ModelSpec
+from tests.loopback_http import LoopbackHTTPServer
 from tests.realwire import private_ca
 
 
@@ -58,8 +59,11 @@ class _Answer(BaseHTTPRequestHandler):
 def tls_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """(https://127.0.0.1:PORT, the private CA's PEM)."""
     context, pem = private_ca(tmp_path)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
+    server = LoopbackHTTPServer(("127.0.0.1", 0), _Answer)
+    # the handshake happens in the connection's thread, not the accept loop
+    server.socket = context.wrap_socket(
+        server.socket, server_side=True, do_handshake_on_connect=False
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

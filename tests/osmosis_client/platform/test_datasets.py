@@ -10,7 +10,7 @@ import socket
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,6 +23,7 @@ from osmosis_client.errors import APIConnectionError, InvalidInputError, Osmosis
 from osmosis_client.platform.dataset_upload import DatasetExists, upload_dataset
 from osmosis_client.platform.presigned import UploadFailed
 from tests.conftest import PLATFORM
+from tests.loopback_http import LoopbackHTTPServer
 from tests.osmosis_client.platform.conftest import Api
 from tests.realwire import Proxy, Wire, private_ca
 
@@ -238,7 +239,7 @@ def test_multipart_upload_over_tls_in_pieces_trusting_the_clients_ca(
 ) -> None:
     """The storage behind TLS with a private CA and answers cut in pieces: the upload
     trusts what the platform client trusts (its ``ca_bundle``) and sends every byte."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Storage)
+    server = LoopbackHTTPServer(("127.0.0.1", 0), _Storage)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     server_tls, pem = private_ca(tmp_path)
     wire = Wire(piece=3, delay=0.001, chunked=True)

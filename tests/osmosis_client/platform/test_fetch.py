@@ -6,7 +6,7 @@ import hashlib
 import random
 import ssl
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import ClassVar
 
@@ -16,6 +16,7 @@ import respx
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.platform.fetch import DownloadFailed, fetch_file, partial_path
+from tests.loopback_http import LoopbackHTTPServer
 from tests.realwire import Proxy, Wire, private_ca
 
 URL = "https://storage.example/bucket/file.json"
@@ -149,7 +150,7 @@ class _Objects(BaseHTTPRequestHandler):
 
 
 def test_over_tls_gzipped_chunked_in_pieces_a_dying_answer_is_resumed(tmp_path: Path) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Objects)
+    server = LoopbackHTTPServer(("127.0.0.1", 0), _Objects)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     server_tls, pem = private_ca(tmp_path)
     wire = Wire(piece=5, delay=0.001, chunked=True, encoding="gzip")

@@ -240,7 +240,9 @@ def test_model_calls_never_follow_a_redirect_to_another_host() -> None:
 
         async def test(server: RolloutServer, url: str) -> dict[str, Any]:
             import threading
-            from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+            from http.server import BaseHTTPRequestHandler
+
+            from tests.loopback_http import LoopbackHTTPServer
 
             completed: dict[str, Any] = {}
 
@@ -263,7 +265,7 @@ def test_model_calls_never_follow_a_redirect_to_another_host() -> None:
                     self.end_headers()
                     self.wfile.write(b"{}")
 
-            redirecting = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+            redirecting = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
             threading.Thread(target=redirecting.serve_forever, daemon=True).start()
             try:
                 trainer_url = f"http://127.0.0.1:{redirecting.server_address[1]}"
