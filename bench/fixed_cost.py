@@ -9,9 +9,11 @@ whose peak RSS the kernel reports when it is reaped (``wait4``). Fixed time = (f
 request − spawn) + (exit − last answer). The stub answers at once, so the window itself
 is the runner's own work and is left out.
 
-    python bench/fixed_cost.py                        # this checkout alone
-    python bench/fixed_cost.py --other /path/venv/bin/python   # and another install
+    python bench/fixed_cost.py                 # this checkout beside the baseline
+    python bench/fixed_cost.py --other /path/venv/bin/python   # beside another install
 
+The baseline is the commit before model calls moved to aiohttp (``BEFORE``), checked out
+and installed (editable, as this checkout is) under ~/.cache/osmosis-bench on first use.
 Prints JSON (medians of ``--trials`` interleaved runs); run_benchmarks.py includes it.
 """
 
@@ -33,6 +35,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = 2000
+BEFORE = "fd8c184"  # cb5ea9e^: the last commit with model calls on our own HTTP client
+CACHE = Path.home() / ".cache" / "osmosis-bench"
 
 
 class Clocked:
@@ -93,7 +97,9 @@ class Clocked:
 def project(where: Path) -> Path:
     """The quickstart with a 2,000-row dataset."""
     root = where / "qs"
-    shutil.copytree(ROOT / "examples" / "quickstart", root, ignore=shutil.ignore_patterns(".osmosis"))
+    shutil.copytree(
+        ROOT / "examples" / "quickstart", root, ignore=shutil.ignore_patterns(".osmosis")
+    )
     with (root / "data" / "big.jsonl").open("w") as out:
         for i in range(ROWS):
             row = {"user_prompt": f"What is {i} + {i + 1}?", "ground_truth": str(2 * i + 1)}
@@ -149,15 +155,36 @@ def measure(pythons: dict[str, str], trials: int) -> dict[str, Any]:
     }
 
 
+def baseline_python() -> str:
+    """The baseline commit's interpreter (checked out and installed once, then cached)."""
+    tree, venv = CACHE / "before-aiohttp", CACHE / "before-venv"
+    if not (tree / "pyproject.toml").exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(tree), BEFORE],
+                       check=True, capture_output=True)  # fmt: skip
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(tree)], check=True)
+    return str(python)
+
+
+def compared(trials: int = 9) -> dict[str, Any]:
+    """This checkout beside the baseline commit: run_benchmarks.py's section."""
+    found = measure({"this": sys.executable, "before": baseline_python()}, trials)
+    return {**found, "before_commit": BEFORE, "rows": ROWS, "trials": trials}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--other", help="another install's python (e.g. an older checkout's venv)")
-    parser.add_argument("--trials", type=int, default=5)
+    parser.add_argument("--other", help="another install's python (default: the baseline commit)")
+    parser.add_argument("--trials", type=int, default=9)
     args = parser.parse_args()
-    pythons = {"this": sys.executable}
     if args.other:
-        pythons["other"] = args.other
-    print(json.dumps(measure(pythons, args.trials), indent=2))
+        found = measure({"this": sys.executable, "other": args.other}, args.trials)
+    else:
+        found = compared(args.trials)
+    print(json.dumps(found, indent=2))
 
 
 if __name__ == "__main__":

@@ -255,7 +255,7 @@ def main() -> None:
                      concurrency=CONCURRENCY)  # fmt: skip
         return
     results: dict[str, Any] = {}
-    # --reuse server_mode,edit_loop,scale,html_report: those slow sections are carried over
+    # --reuse fixed_cost,server_mode,edit_loop,scale,html_report: those slow sections are carried over
     # from the last run's bench/last-results.json (the page says so) instead of re-measured
     reuse = sys.argv[2].split(",") if len(sys.argv) == 3 and sys.argv[1] == "--reuse" else []
     saved = ROOT / "bench" / "last-results.json"
@@ -356,6 +356,12 @@ def main() -> None:
 
     results.update(measure_startup())
     checkpoint()
+
+    from bench.fixed_cost import compared as measure_fixed_cost
+
+    if "fixed_cost" not in reuse:
+        results["fixed_cost"] = measure_fixed_cost()
+        checkpoint()
 
     from bench.server_mode import measure as measure_server_mode
 

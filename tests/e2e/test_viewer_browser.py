@@ -107,3 +107,28 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         assert answer is not None and answer.status == 403
     finally:
         stranger.close()
+
+
+def test_a_stopped_run_says_so_with_how_far_it_got(
+    browser: Any, project: Path, viewer_url: str
+) -> None:
+    # a run killed after 4 of its 9 attempts: its journal, no document (issue 43)
+    runs = project / ".osmosis" / "evals"
+    killed = runs / "ckpt-150"
+    killed.mkdir()
+    for name in ("manifest.json", "progress.json"):
+        (killed / name).write_bytes((runs / "ckpt-100" / name).read_bytes())
+    journal = (runs / "ckpt-100" / "results.json.journal.jsonl").read_text().splitlines()
+    (killed / "results.json.journal.jsonl").write_text("\n".join(journal[:5]) + "\n")
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(viewer_url)
+        row = page.locator("tr[data-name=ckpt-150]")
+        expect(row).to_have_count(1)
+        assert row.get_attribute("data-status") == "stopped"
+        assert row.locator("td.attempts").text_content() == "4 / 9"
+        assert page.locator("tr[data-name=ckpt-100] td.attempts").text_content() == "9"
+        snap(page, "viewer-stopped")
+    finally:
+        context.close()

@@ -14,8 +14,12 @@
     if (text !== undefined && text !== null) node.textContent = String(text);
     return node;
   }
-  function shown(key, value) {
+  function shown(key, value, run) {
     if (value === null || value === undefined) return "–";
+    // a run that stopped (or is still going) short of its plan: done of total
+    if (key === "attempts" && run && run.total_attempts && value < run.total_attempts) {
+      return value + " / " + run.total_attempts;
+    }
     if (key === "mean" || key === "pass_at_1") return value.toFixed(3);
     if (key === "duration_ms") return (value / 1000).toFixed(1) + " s";
     if (key === "started") return String(value).replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC");
@@ -70,7 +74,7 @@
           link.href = "runs/" + encodeURIComponent(run.name);
           cell.appendChild(link);
         } else {
-          cell.textContent = String(shown(column[0], run[column[0]]));
+          cell.textContent = String(shown(column[0], run[column[0]], run));
         }
         cell.className = column[0];
         tr.appendChild(cell);
