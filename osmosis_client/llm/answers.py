@@ -13,7 +13,7 @@ from osmosis_client.errors import (
     ProviderRequestError,
 )
 from osmosis_client.llm.routing import Route
-from osmosis_client.llm.streaming import ChunkAssembler, EventDecoder
+from osmosis_client.llm.streaming import EventDecoder
 
 if TYPE_CHECKING:
     from aiohttp import ClientResponse as Response
@@ -25,11 +25,12 @@ MAX_RESPONSE_BYTES = 64 << 20  # one chat completion, decompressed
 async def read_answer(
     response: Response, route: Route
 ) -> tuple[int, bytes | dict[str, Any], str | None]:
-    """(status, body — or the assembled stream —, Retry-After) of one response."""
+    """(status, the answer as a chat completion — or the bytes of one that is not —,
+    Retry-After) of one response."""
     status = response.status
     try:
         if status < 300 and response.content_type == "text/event-stream":
-            return status, await _read_stream(response, route.shown), None
+            return status, route.completion(await _read_stream(response, route)), None
         raw = await read_body(response, MAX_RESPONSE_BYTES)  # whole, decompressed
     except BodyTooLarge as exc:
         raise ProviderRequestError(
@@ -41,10 +42,10 @@ async def read_answer(
     return status, route.answer(status, raw), retry_after
 
 
-async def _read_stream(response: Response, where: str) -> dict[str, Any]:
-    """A streamed answer (server-sent events, in whatever pieces they arrive) as one
-    chat completion; capped like a whole answer."""
-    decoder, assembler, size = EventDecoder(), ChunkAssembler(where), 0
+async def _read_stream(response: Response, route: Route) -> dict[str, Any]:
+    """A streamed answer (server-sent events, in whatever pieces they arrive) made whole
+    as its wire has it; capped like a whole answer."""
+    decoder, assembler, size = EventDecoder(), route.assembler(), 0
     async for piece in response.content.iter_any():
         size += len(piece)
         if size > MAX_RESPONSE_BYTES:
@@ -56,7 +57,8 @@ async def _read_stream(response: Response, where: str) -> dict[str, Any]:
     else:
         for event in decoder.close():
             assembler.add(event)
-    return assembler.result()
+    whole: dict[str, Any] = assembler.result()
+    return whole
 
 
 def error_detail(raw: bytes) -> str:
@@ -123,6 +125,12 @@ def parse_reply(response: Mapping[str, Any]) -> tuple[Message, int]:
 _NOT_A_ROUTE = {"not found", "no details", "404 page not found", "404: not found"}
 
 
+_ROUTE_NAMES = {
+    "chat": "chat-completions",
+    "responses": "Responses API",
+    "anthropic": "Messages API",
+}
+
 #: a route a base URL should not end in (a pasted request URL)
 _ROUTES = ("/chat/completions", "/completions", "/responses", "/messages")
 
@@ -163,7 +171,8 @@ def status_error(status: int, raw: bytes, endpoint: Route) -> ProviderRequestErr
             else "a base URL ends before the route (…/v1), the client adds the rest"
         )
         return ModelNotFoundError(
-            f"the model endpoint {where} has no chat-completions route (404: {detail})",
+            f"the model endpoint {where} has no {_ROUTE_NAMES[endpoint.wire]} route "
+            f"(404: {detail})",
             status_code=status,
             hint=f"{why}: try the base URL {suggested}",
             code="ENDPOINT_PATH",

@@ -27,7 +27,8 @@ from osmosis_client.llm import answers, mock
 from osmosis_client.llm.answers import MAX_RESPONSE_BYTES, Message, parse_reply
 from osmosis_client.llm.failures import name_failure
 from osmosis_client.llm.providers import ModelTarget
-from osmosis_client.llm.routing import REST_SECONDS, SESSION_ID, Route, Routes
+from osmosis_client.llm.routing import PATHS, REST_SECONDS, SESSION_ID, Route, Routes
+from osmosis_client.llm.usage import METER
 
 if TYPE_CHECKING:
     import aiohttp
@@ -49,7 +50,7 @@ __all__ = [
 ]
 
 DEFAULT_REQUEST_TIMEOUT = 600.0  # seconds for a whole call, however slowly bytes trickle in
-#: what one try produced: (status, body or assembled stream, Retry-After)
+#: what one try produced: (status, a chat completion or the bytes of an error, Retry-After)
 Answer = tuple[int, "bytes | dict[str, Any]", "str | None"]
 
 
@@ -166,17 +167,21 @@ class ModelClient:
         if payload.get("stream") is True and "stream_options" not in payload:
             payload["stream_options"] = {"include_usage": True}  # tokens are counted
         if self.target.is_mock:
-            return await mock.complete(self.target.model, payload)
-        if self._watch is None:
-            return await self._post(payload, retry_policy or self.retry_policy)
-        try:
-            result = await self._post(payload, retry_policy or PROBE_POLICY)
-        except OsmosisError as exc:
-            watch = self._watch
-            if watch is not None:
-                watch(exc)
-            raise
-        self._watch = None  # proven: the endpoint answers
+            result = await mock.complete(self.target.model, payload)
+        elif self._watch is None:
+            result = await self._post(payload, retry_policy or self.retry_policy)
+        else:
+            try:
+                result = await self._post(payload, retry_policy or PROBE_POLICY)
+            except OsmosisError as exc:
+                watch = self._watch
+                if watch is not None:
+                    watch(exc)
+                raise
+            self._watch = None  # proven: the endpoint answers
+        meter = METER.get()
+        if meter is not None:  # an attempt counts its calls, by model
+            meter.add(self.target.model_path, result)
         return result
 
     def watch_first_calls(self, on_failure: Callable[[OsmosisError], None]) -> None:
@@ -202,13 +207,15 @@ class ModelClient:
         verdict = call.classify(first)
         if debug:
             took = (time.monotonic() - started) * 1000
-            shown = self._routes.all[0].shown
+            route = self._routes.all[0]
             calls_logger.debug(
-                "POST %s/chat/completions -> %s (%.0f ms)", shown, _status_label(first), took
-            )
+                "POST %s/%s -> %s (%.0f ms)",
+                route.shown, PATHS[route.wire], _status_label(first), took,
+            )  # fmt: skip
         if isinstance(verdict, Success):
             return verdict.value
-        describe = f"POST {self._routes.all[0].shown}/chat/completions"
+        route = self._routes.all[0]
+        describe = f"POST {route.shown}/{PATHS[route.wire]}"
         plan = retry_plan(
             None, policy, call.classify, monotonic=self._monotonic, describe=describe, after=verdict
         )
@@ -271,9 +278,9 @@ class _Call:
             return Failure(error, retryable=retryable)
         status, raw, retry_after = outcome
         if isinstance(raw, dict):
-            return Success(raw)  # an event stream, assembled
+            return Success(route.finish(raw))  # converted, or a stream assembled
         if status < 300:
-            return Success(answers.decode(raw, route.shown))
+            return Success(route.finish(answers.decode(raw, route.shown)))
         return Failure(
             answers.status_error(status, raw, route), status=status, retry_after=retry_after
         )

@@ -5,8 +5,9 @@
     model = "Qwen/Qwen3-8B"
     url = "http://gpu-1:8000/v1"
     key = "VLLM_API_KEY"               # the NAME of an env var, never a value
-    api_client_type = "openai_chat_completions"   # or "anthropic_messages"
+    api_client_type = "openai_chat_completions"   # or "openai_responses", "anthropic_messages"
     headers = { "X-Team" = "rl" }      # alias: extra_headers (not both)
+    think_tags = true                  # split <think>…</think> out of the answer (default)
 
 Several rows with the same ``endpoint_id`` are replicas of one model: requests are
 spread round-robin over them, and one that fails with a connection error or a 5xx
@@ -28,7 +29,7 @@ from osmosis_client._toml import locate, locate_keys
 from osmosis_client.errors import ConfigError, InvalidInputError, Problem
 
 DEFAULT_PATH = Path("configs") / "endpoints.toml"
-CLIENT_TYPES = ("openai_chat_completions", "anthropic_messages")
+CLIENT_TYPES = ("openai_chat_completions", "openai_responses", "anthropic_messages")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 
@@ -43,6 +44,8 @@ class Endpoint:
     key: str | None = None  # the NAME of the env var holding the key
     api_client_type: str = "openai_chat_completions"
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: a server without a reasoning parser answers ``<think>…</think>answer``: split it
+    think_tags: bool = True
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,16 @@ def merge_headers(*layers: Mapping[str, str] | None) -> dict[str, str]:
 
 
 ROW_KEYS = frozenset(
-    {"endpoint_id", "model", "url", "key", "api_client_type", "headers", "extra_headers"}
+    {
+        "endpoint_id",
+        "model",
+        "url",
+        "key",
+        "api_client_type",
+        "headers",
+        "extra_headers",
+        "think_tags",
+    }
 )
 
 
@@ -207,6 +219,9 @@ def _endpoint(row: Any, at: _Row) -> Endpoint | None:
     if client_type not in CLIENT_TYPES:
         at.bad("api_client_type", f"must be one of {', '.join(CLIENT_TYPES)}")
     headers = _headers(row, at)
+    think_tags = row.get("think_tags", True)
+    if not isinstance(think_tags, bool):
+        at.bad("think_tags", "must be true or false")
     if at.failed:
         return None
     return Endpoint(
@@ -216,6 +231,7 @@ def _endpoint(row: Any, at: _Row) -> Endpoint | None:
         key=key_env,
         api_client_type=client_type,
         headers=headers,
+        think_tags=think_tags,
     )
 
 

@@ -7,6 +7,7 @@ that provider's own URL.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping
@@ -62,6 +63,7 @@ class Replica:
     key_env: str | None = None
     api_client_type: str = "openai_chat_completions"
     headers: Mapping[str, str] = field(default_factory=dict)  # the registry row's
+    think_tags: bool = True  # split ``<think>…</think>`` out of the answer
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ class ModelTarget:
     endpoint_id: str | None = None
     #: how a bare model name was read (0.2's rule: ``gpt-5-mini`` → ``openai/gpt-5-mini``)
     assumed: str | None = None
+    #: split ``<think>…</think>`` out of answers (a server without a reasoning parser)
+    think_tags: bool = True
 
     @property
     def is_mock(self) -> bool:
@@ -98,6 +102,7 @@ class ModelTarget:
                 api_key=self.api_key,
                 key_env=self.key_env,
                 api_client_type=self.api_client_type,
+                think_tags=self.think_tags,
             ),
         )
 
@@ -126,6 +131,8 @@ class ModelSpec:
     registry: Registry | None = None
     endpoint_id: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: split ``<think>…</think>`` out of answers (None: the registry row's, else yes)
+    think_tags: bool | None = None
 
     def resolve(self, env: Mapping[str, str] | None = None) -> ModelTarget:
         return resolve_target(
@@ -137,6 +144,7 @@ class ModelSpec:
             registry=self.registry,
             endpoint_id=self.endpoint_id,
             headers=self.headers,
+            think_tags=self.think_tags,
         )
 
 
@@ -158,12 +166,17 @@ def resolve_target(
     registry: Registry | None = None,
     endpoint_id: str | None = None,
     headers: Mapping[str, str] | None = None,
+    think_tags: bool | None = None,
 ) -> ModelTarget:
-    """Decide the endpoint, request model name and key for ``model_path``.
+    """Decide the endpoint, request model name, wire and key for ``model_path``.
 
     Key precedence: ``api_key`` > the variable named by ``api_key_env`` (named but
     unset is an error) > the provider's variable, only when calling the provider's
     own URL. With a custom ``base_url`` and no key variable, no key is sent.
+
+    The wire: an ``openai/`` model on OpenAI's own API speaks the Responses API (as the
+    published CLI does); ``anthropic/`` models the Messages API; a registry row names
+    its own; everything else chat completions.
     """
     model_path = model_path.strip()
     if not model_path and not endpoint_id:
@@ -180,9 +193,13 @@ def resolve_target(
             code="UNKNOWN_ENDPOINT",
         )
     if rows:
-        return _from_registry(
+        found = _from_registry(
             endpoint_id or model_path, rows, base_url, api_key_env, api_key, env, headers
         )
+        if think_tags is None:
+            return found
+        replicas = tuple(dataclasses.replace(r, think_tags=think_tags) for r in found.replicas)
+        return dataclasses.replace(found, replicas=replicas, think_tags=think_tags)
     provider_name, model, assumed = _provider_of(model_path, base_url)
     if provider_name == MOCK_PROVIDER and not base_url:
         from osmosis_client.llm.mock import parse_mock_model
@@ -203,8 +220,21 @@ def resolve_target(
         key,
         key_env,
         headers=dict(headers or {}),
+        api_client_type=_wire(provider_name, url),
         assumed=assumed,
+        think_tags=True if think_tags is None else think_tags,
     )
+
+
+def _wire(provider: str | None, url: str) -> str:
+    """The API a provider's model is called with (see :func:`resolve_target`)."""
+    from osmosis_client.llm.responses import is_official
+
+    if provider == "openai" and is_official(url):
+        return "openai_responses"
+    if provider == "anthropic" and url == PROVIDERS["anthropic"].base_url:
+        return "anthropic_messages"
+    return "openai_chat_completions"
 
 
 def _provider_of(model_path: str, base_url: str | None) -> tuple[str | None, str, str | None]:
@@ -241,6 +271,7 @@ def _from_registry(
                 key_env=key_env,
                 api_client_type=row.api_client_type,
                 headers=dict(row.headers),
+                think_tags=row.think_tags,
             )
         )
     first = replicas[0]
@@ -255,6 +286,7 @@ def _from_registry(
         headers=dict(headers or {}),
         api_client_type=first.api_client_type,
         endpoint_id=name,
+        think_tags=first.think_tags,
     )
 
 

@@ -7,7 +7,8 @@ pieces — an event, a line or a UTF-8 character split across reads — so
 rules: ``\\n``, ``\\r\\n`` or ``\\r`` line ends, ``data:`` lines joined, ``:``
 comments ignored). :class:`ChunkAssembler` folds ``chat.completion.chunk`` objects
 into the one ``chat.completion`` the rest of the package expects: content and
-reasoning concatenated, tool calls merged by index, the last finish reason, usage.
+reasoning concatenated (under the name the server used), OpenRouter's reasoning blocks
+and tool calls merged by index, the last finish reason, usage.
 """
 
 from __future__ import annotations
@@ -121,6 +122,8 @@ class _Choice:
     finish_reason: str | None = None
     logprobs: list[Any] | None = None
     refusal: list[str] = field(default_factory=list)
+    #: OpenRouter's reasoning blocks, merged by their ``index`` as pieces arrive
+    details: dict[Any, dict[str, Any]] = field(default_factory=dict)
 
     def message(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": self.role}
@@ -131,6 +134,8 @@ class _Choice:
             message[key] = "".join(parts)
         if self.refusal:
             message["refusal"] = "".join(self.refusal)
+        if self.details:
+            message["reasoning_details"] = list(self.details.values())
         if self.tool_calls:
             message["tool_calls"] = [self.tool_calls[i].whole() for i in sorted(self.tool_calls)]
         return message
@@ -194,6 +199,9 @@ class ChunkAssembler:
         for key in ("reasoning_content", "reasoning"):
             if isinstance(delta.get(key), str):
                 choice.reasoning.setdefault(key, []).append(delta[key])
+        for order, detail in enumerate(delta.get("reasoning_details") or []):
+            if isinstance(detail, dict):
+                _merge_detail(choice.details, detail, order)
         for order, call in enumerate(delta.get("tool_calls") or []):
             if isinstance(call, dict):
                 _merge_call(choice.tool_calls, call, order)
@@ -235,6 +243,21 @@ class ChunkAssembler:
         if self.usage is not None:
             response["usage"] = self.usage
         return response
+
+
+def _merge_detail(details: dict[Any, dict[str, Any]], delta: dict[str, Any], order: int) -> None:
+    """A piece of an OpenRouter reasoning block: text joined to its block's (same
+    ``index``), other fields (the signature) taken as they come."""
+    key = (delta.get("index", f"#{order}"), delta.get("type"))
+    block = details.get(key)
+    if block is None:
+        details[key] = dict(delta)
+        return
+    for name, value in delta.items():
+        if name in ("text", "summary", "data") and isinstance(value, str):
+            block[name] = str(block.get(name) or "") + value
+        elif value not in (None, ""):
+            block[name] = value
 
 
 def _merge_call(calls: dict[int, _Call], delta: dict[str, Any], order: int) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from osmosis_client._fs import atomic_write_chunks
 from osmosis_local_runner.results.records import BASELINE, AttemptRecord
 from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k, passed
+from osmosis_local_runner.results.usage import usage_summary
 
 RESULTS_MODE = 0o600
 #: how every results document starts (document_chunks): how one of ours is recognized
@@ -117,7 +118,7 @@ def summarize(
             stats[f"pass_at_{k}"] = mean_pass_at_k(counts, k)
         per_fn[fn] = stats
     all_runs = [r for runs in rows.values() for r in runs]
-    return {
+    found = {
         "total_rows": len(rows),
         "total_runs": len(all_runs),
         "errored_runs": sum(not r.success for r in all_runs),
@@ -130,6 +131,10 @@ def summarize(
         "eval_fns": per_fn,
         "total_tokens": sum(r.tokens for r in all_runs),
     }
+    usage = usage_summary(r.usage for r in all_runs)
+    if usage is not None:
+        found["usage"] = usage
+    return found
 
 
 def _every_fn_raised(record: AttemptRecord, eval_fns: Sequence[str]) -> bool:
@@ -168,6 +173,9 @@ def document_head(
         per_model = model_summaries(rows, eval_fns, models, n=n, pass_threshold=pass_threshold)
         for key in ("total_runs", "errored_runs", "total_tokens"):
             summary[key] = sum(m[key] for m in per_model)
+        usage = usage_summary(r.usage for runs in rows.values() for r in runs)
+        if usage is not None:  # what both models' attempts used
+            summary["usage"] = usage
         head["model_summaries"] = per_model
     return head
 
@@ -195,6 +203,7 @@ def model_summaries(
                 "total_tokens": summary["total_tokens"],
                 "total_duration_ms": round(sum(r.duration_ms for r in runs)),
                 "eval_fns": summary["eval_fns"],
+                **({"usage": summary["usage"]} if "usage" in summary else {}),
             }
         )
     return out

@@ -54,6 +54,8 @@ class AttemptRecord:
     #: the row as the results keep it — ``{"prompt", "expected", "metadata"}`` as compact
     #: JSON text, one string shared by the row's attempts (None: not known)
     row_facts: str | None = None
+    #: tokens by kind, finish reason, truncation and cost (results/usage.py; None: no call)
+    usage: dict[str, Any] | None = None
 
     @property
     def key(self) -> tuple[int, int, str | None]:
@@ -68,6 +70,8 @@ class AttemptRecord:
             "tokens": self.tokens,
             "error": self.error,
         }
+        if self.usage is not None:
+            data["usage"] = self.usage
         if self.fn_errors:
             data["fn_errors"] = self.fn_errors
         if self.answer is not None:
@@ -128,6 +132,7 @@ class AttemptRecord:
             "model_tag",
             "skipped",
             "row",
+            "usage",
         }
         messages = data.get("messages")
         facts = data.get("row")
@@ -147,6 +152,7 @@ class AttemptRecord:
             model_tag=None if data.get("model_tag") == PRIMARY else data.get("model_tag"),
             skipped=data.get("skipped") is True,
             row_facts=facts_text(facts) if isinstance(facts, dict) else None,
+            usage=data["usage"] if isinstance(data.get("usage"), dict) else None,
         )
         if not isinstance(record.row_index, int) or not isinstance(record.run_index, int):
             raise TypeError("row_index and run_index must be integers")

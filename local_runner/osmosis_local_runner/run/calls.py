@@ -1,24 +1,36 @@
-"""Every model call of one attempt, with its timing: what the viewer's and the report's
-transcript depth show (each request and answer, raw JSON on demand).
+"""Every model call of one attempt's rollout: reasoning given back, tokens counted, a
+token budget kept, and — with transcripts — what the viewer's and the report's
+transcript depth show (each request and answer, raw JSON on demand, its usage).
 
 An attempt's rollout gets a :class:`CallLog`'s ``env`` in place of the run's: its
-``chat`` and ``complete`` time each call and keep the raw answer. When the attempt ends,
+``chat`` and ``complete`` give each request the reasoning its tool-calling turns were
+answered with (:class:`~osmosis_client.llm.reasoning.Replay`: a rollout that rebuilds
+its messages from the text alone — the OpenAI Agents SDK, a server-mode rollout — still
+sends Anthropic its signed thinking), refuse a call once the attempt's rollout has used
+``cap`` tokens, and count the rollout's usage (its last finish reason and truncation
+are the attempt's). With transcripts they time each call and keep the raw answer. When
+the attempt ends,
 :meth:`CallLog.entries` gives the calls as the record keeps them
 (``extra["model_calls"]``): how many messages a request sent — the start of the
 attempt's final conversation, the usual (a conversation only grows); else they are kept —
 its other parameters, and the raw answer, as JSON text: a call costs its answer and a
 few numbers, never a copy of the conversation.
 
-Kept with transcripts only (``--no-transcripts`` keeps neither).
+The calls themselves are kept with transcripts only (``--no-transcripts`` keeps
+neither the conversation nor its calls).
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from osmosis_client.errors import OsmosisError
 from osmosis_client.llm.answers import Message, parse_reply
+from osmosis_client.llm.reasoning import Replay
+from osmosis_client.llm.usage import Usage, call_usage, finish_reason
 from osmosis_local_runner.results.records import compact
 from osmosis_local_runner.run.kinds import RunEnv
 
@@ -28,16 +40,44 @@ MAX_ANSWER_CHARS = 64_000
 MAX_CALLS = 200
 
 
+class TokenBudgetReached(OsmosisError):
+    """The attempt's rollout used its ``--max-attempt-tokens``: no more model calls."""
+
+    code = "TOKEN_BUDGET"
+
+
 class CallLog:
-    """The model calls of one attempt (see the module)."""
+    """The model calls of one attempt's rollout (see the module)."""
 
-    __slots__ = ("_env", "calls", "started")
+    __slots__ = (
+        "_env",
+        "_replay",
+        "calls",
+        "cap",
+        "capped",
+        "keep",
+        "last_finish",
+        "started",
+        "usage",
+    )  # fmt: skip
 
-    def __init__(self, env: RunEnv, started: float) -> None:
+    def __init__(
+        self, env: RunEnv, started: float, *, keep: bool = True, cap: int | None = None
+    ) -> None:
         self._env = env
         self.started = started  # the attempt's start (time.perf_counter())
-        #: (offset ms, duration ms, request messages, params, answer or None, error or None)
-        self.calls: list[tuple[float, float, list[Message], dict[str, Any], Any, str | None]] = []
+        self.keep = keep  # the calls themselves (with transcripts)
+        self.cap = cap
+        self.capped = False  # a call was refused: the budget was used up
+        self._replay = Replay()
+        #: the rollout's own calls, added up; the finish reason of the last one
+        self.usage = Usage()
+        self.last_finish: str | None = None
+        #: (offset ms, duration ms, request messages, params, answer or None, error or None,
+        #: the call's usage)
+        self.calls: list[
+            tuple[float, float, list[Message], dict[str, Any], Any, str | None, Any]
+        ] = []
 
     def env(self) -> RunEnv:
         """The run's env, its model calls recorded here. (A shallow copy by hand: an
@@ -50,13 +90,25 @@ class CallLog:
         self, messages: Sequence[Message], params: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
         began = time.perf_counter()
-        sent = list(messages)
+        sent = list(self._replay.restore(messages))
+        if self.cap is not None and self.usage.total_tokens >= self.cap:
+            self.capped = True
+            raise TokenBudgetReached(
+                f"the attempt used {self.usage.total_tokens:,} tokens, its budget is "
+                f"{self.cap:,} (--max-attempt-tokens): no more model calls",
+                hint="raise --max-attempt-tokens, or leave it unset",
+            )
         try:
             answer = await self._env.complete(sent, dict(params or {}))
         except Exception as exc:
             self._keep(began, sent, params, None, f"{type(exc).__name__}: {exc}"[:1000])
             raise
-        self._keep(began, sent, params, answer, None)
+        one = call_usage(answer)
+        self.usage.add(one)
+        self.last_finish = finish_reason(answer) or self.last_finish
+        with contextlib.suppress(KeyError, IndexError, TypeError):  # no message: nothing
+            self._replay.remember(answer["choices"][0]["message"])
+        self._keep(began, sent, params, answer, None, one)
         return answer
 
     async def chat(
@@ -71,12 +123,14 @@ class CallLog:
         params: Mapping[str, Any] | None,
         answer: Any,
         error: str | None,
+        usage: Usage | None = None,
     ) -> None:
-        if len(self.calls) >= MAX_CALLS:
+        if not self.keep or len(self.calls) >= MAX_CALLS:
             return
         now = time.perf_counter()
         at, took = (began - self.started) * 1000, (now - began) * 1000
-        self.calls.append((at, took, messages, dict(params or {}), answer, error))
+        shown = usage.to_json() if usage is not None else None
+        self.calls.append((at, took, messages, dict(params or {}), answer, error, shown))
 
     def entries(self, final: Sequence[Message]) -> list[dict[str, Any]]:
         """The calls as the record keeps them (see the module). What user code or a peer
@@ -92,10 +146,13 @@ class CallLog:
         params: dict[str, Any],
         answer: Any,
         error: str | None,
+        usage: dict[str, Any] | None,
         final: Sequence[Message],
     ) -> dict[str, Any]:
         n = len(messages)
         entry: dict[str, Any] = {"at_ms": round(at, 3), "duration_ms": round(took, 3), "sent": n}
+        if usage is not None:
+            entry["usage"] = usage
         request = dict(params)
         if list(final[:n]) != messages:  # not the start of the final conversation: kept
             request["messages"] = messages
@@ -119,4 +176,4 @@ def _text(value: Any) -> str:
     return text
 
 
-__all__ = ["MAX_ANSWER_CHARS", "MAX_CALLS", "CallLog"]
+__all__ = ["MAX_ANSWER_CHARS", "MAX_CALLS", "CallLog", "TokenBudgetReached"]

@@ -20,11 +20,13 @@ from osmosis_client._redact import redact_url
 from osmosis_client.errors import OsmosisError
 from osmosis_client.llm.client import SESSION_ID, ModelClient
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
+from osmosis_client.llm.usage import METER, Meter
 from osmosis_local_runner.errors import RunAborted
 from osmosis_local_runner.results.document import check_results_path, write_document
 from osmosis_local_runner.results.records import BASELINE, AttemptRecord
 from osmosis_local_runner.results.scoring import passed
 from osmosis_local_runner.results.slices import check_column
+from osmosis_local_runner.results.usage import attempt_usage
 from osmosis_local_runner.run.calls import CallLog
 from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
 from osmosis_local_runner.run.journal import Journal, forget_finished, journal_path, resumable
@@ -303,13 +305,20 @@ class Runner:
         # the attempt's session: X-Session-ID on its model calls (sticky routing)
         SESSION_ID.set(f"row{row.index}-run{run_index}{'-' + tag if tag else ''}")
         started = time.perf_counter()
-        env = self._envs[tag]
-        calls = CallLog(env, started) if self.spec.transcripts else None  # transcript depth
-        outcome = await self._rollout_with_retries(row, run_index, calls.env() if calls else env)
-        if calls is not None and calls.calls:
+        meter = Meter()  # every model call made for this attempt: the rollout's, a judge's
+        METER.set(meter)
+        spec = self.spec
+        calls = CallLog(
+            self._envs[tag], started, keep=spec.transcripts, cap=spec.max_attempt_tokens
+        )
+        outcome = await self._rollout_with_retries(row, run_index, calls.env())
+        if calls.calls:
             outcome.extra["model_calls"] = calls.entries(outcome.messages)
-        record = await record_attempt(self.spec, self.fn_names, row, run_index, outcome, started)
+        record = await record_attempt(spec, self.fn_names, row, run_index, outcome, started)
         record.model_tag = tag
+        record.usage = attempt_usage(
+            meter, calls.usage, calls.last_finish, spec.prices, capped=calls.capped
+        )
         # the attempt is over: its bookkeeping runs after the other ready callbacks, so
         # when many replies arrive together the next requests leave first
         asyncio.get_running_loop().call_soon(self._finish, record)
@@ -322,6 +331,21 @@ class Runner:
             self._succeeded += 1
         if self.on_progress is not None:
             self.on_progress(self.progress)
+        budget = self.spec.max_cost
+        if budget is not None and (self.progress.cost_usd or 0.0) >= budget:
+            self._over_budget(budget)
+
+    def _over_budget(self, budget: float) -> None:
+        spent = self.progress.cost_usd or 0.0
+        self._abort(
+            RunAborted(
+                f"the run has cost ${spent:.4f}, its budget is ${budget:g} (--max-cost): it "
+                "stopped; in-flight attempts were cancelled, finished ones kept",
+                hint="resume it with a higher --max-cost (or none) to run the rest",
+                code="BUDGET",
+                data={"results": str(self.spec.output), "cost_usd": spent, "max_cost": budget},
+            )
+        )
 
     async def _rollout_with_retries(self, row: Row, run_index: int, env: RunEnv) -> Outcome:
         retries = 0

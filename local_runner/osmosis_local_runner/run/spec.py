@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError
+from osmosis_client.llm.prices import EMPTY as EMPTY_PRICES
+from osmosis_client.llm.prices import PriceTable
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
 from osmosis_local_runner.results.checks import MAX_N
 from osmosis_local_runner.results.records import AttemptRecord
@@ -75,6 +77,12 @@ class RunSpec:
     #: how the run was asked for (the flags given): kept in the journal's header, never
     #: compared — ``--resume`` takes from it the flags not given again
     settings: dict[str, Any] = field(default_factory=dict)
+    #: what model calls cost (``--prices``; an attempt's cost is null without a price)
+    prices: PriceTable = EMPTY_PRICES
+    #: stop the run once its calls have cost this much, in USD (None: no budget)
+    max_cost: float | None = None
+    #: an attempt's rollout gets no more model calls once it has used this many tokens
+    max_attempt_tokens: int | None = None
 
     def rollout_kind(self) -> RolloutKind:
         if self.rollout is not None:
@@ -101,6 +109,9 @@ class Progress:
     window: int = 1  # attempts in flight at once: no rate (nor ETA) before the first wave
     retried: int = 0  # attempts run again after a transient failure
     fns: list[str] = field(default_factory=list)  # the eval fns, in order
+    #: what the finished attempts cost (None once one of them had no known price)
+    cost_usd: float | None = 0.0
+    truncated: int = 0  # attempts cut by a length limit (or their token budget)
     _calls_retried_before: int = field(default_factory=lambda: _calls_retried())
 
     @property
@@ -127,6 +138,12 @@ class Progress:
         self.skipped += record.skipped
         self.retried += bool(record.extra and record.extra.get("retries")) and not resumed
         self.unscored += record.model_tag is not None
+        usage = record.usage
+        if usage is not None:
+            self.truncated += usage.get("truncated") is True
+            cost = usage.get("cost_usd")
+            if self.cost_usd is not None and usage.get("calls"):
+                self.cost_usd = self.cost_usd + cost if isinstance(cost, int | float) else None
         if record.model_tag is None:
             for fn in passing:
                 self.passed[fn] = self.passed.get(fn, 0) + 1

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from osmosis_client._wire import loads
 from osmosis_client.errors import InvalidInputError, OsmosisError, ProviderRequestError
 from osmosis_client.llm.client import SESSION_ID, parse_reply
+from osmosis_client.llm.usage import METER, Meter
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -83,6 +84,7 @@ class Route:
     session: str | None = None  # X-Session-ID of the attempt's model calls
     tokens: int = 0
     calls: int = 0
+    meter: Meter | None = None  # the attempt's: its calls counted by kind and model
 
 
 class BridgeError(Exception):
@@ -139,7 +141,9 @@ class Bridge:
         return f"{base}/v1/rollouts/{rollout_id}"
 
     def register(self, rollout_id: str, complete: Complete, session: str | None = None) -> Route:
-        route = self.routes[rollout_id] = Route(complete, session)
+        """Route ``rollout_id``'s calls to ``complete``, as the attempt registering it
+        (its session id and the meter counting its calls)."""
+        route = self.routes[rollout_id] = Route(complete, session, meter=METER.get())
         return route
 
     def unregister(self, rollout_id: str) -> Route | None:
@@ -255,6 +259,7 @@ class Bridge:
     ) -> dict[str, Any]:
         if route.session is not None:
             SESSION_ID.set(route.session)  # this handler's own task: the attempt's session
+        METER.set(route.meter)
         try:
             response = await route.complete(messages, params)
             _, tokens = parse_reply(response)
