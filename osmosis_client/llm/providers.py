@@ -184,22 +184,12 @@ def resolve_target(
             "no model given", hint="name a model as provider/model", code="NO_MODEL"
         )
     env = os.environ if env is None else env
-    rows = registry.get(endpoint_id or model_path) if registry is not None else ()
-    if endpoint_id and not rows:
-        where = registry.path if registry is not None and registry.path else "no registry"
-        raise InvalidInputError(
-            f"endpoint_id {endpoint_id!r} is not in the endpoint registry ({where})",
-            hint="add an [[endpoint]] row for it, or name the model with model_path",
-            code="UNKNOWN_ENDPOINT",
-        )
+    rows = _rows(registry, endpoint_id, model_path)
     if rows:
         found = _from_registry(
             endpoint_id or model_path, rows, base_url, api_key_env, api_key, env, headers
         )
-        if think_tags is None:
-            return found
-        replicas = tuple(dataclasses.replace(r, think_tags=think_tags) for r in found.replicas)
-        return dataclasses.replace(found, replicas=replicas, think_tags=think_tags)
+        return found if think_tags is None else _think_tags(found, think_tags)
     provider_name, model, assumed = _provider_of(model_path, base_url)
     if provider_name == MOCK_PROVIDER and not base_url:
         from osmosis_client.llm.mock import parse_mock_model
@@ -224,6 +214,28 @@ def resolve_target(
         assumed=assumed,
         think_tags=True if think_tags is None else think_tags,
     )
+
+
+def _rows(
+    registry: Registry | None, endpoint_id: str | None, model_path: str
+) -> tuple[Endpoint, ...]:
+    """The registry's rows for the model (none: it is not registered); an ``endpoint_id``
+    that is not there is an error."""
+    rows = registry.get(endpoint_id or model_path) if registry is not None else ()
+    if endpoint_id and not rows:
+        where = registry.path if registry is not None and registry.path else "no registry"
+        raise InvalidInputError(
+            f"endpoint_id {endpoint_id!r} is not in the endpoint registry ({where})",
+            hint="add an [[endpoint]] row for it, or name the model with model_path",
+            code="UNKNOWN_ENDPOINT",
+        )
+    return rows
+
+
+def _think_tags(target: ModelTarget, split: bool) -> ModelTarget:
+    """A registry target whose rows' ``think_tags`` a run's setting overrides."""
+    replicas = tuple(dataclasses.replace(r, think_tags=split) for r in target.replicas)
+    return dataclasses.replace(target, replicas=replicas, think_tags=split)
 
 
 def _wire(provider: str | None, url: str) -> str:

@@ -41,7 +41,7 @@ MAX_CALLS = 200
 
 
 class TokenBudgetReached(OsmosisError):
-    """The attempt's rollout used its ``--max-attempt-tokens``: no more model calls."""
+    """The attempt's rollout used its ``max_attempt_tokens``: no more model calls."""
 
     code = "TOKEN_BUDGET"
 
@@ -95,8 +95,8 @@ class CallLog:
             self.capped = True
             raise TokenBudgetReached(
                 f"the attempt used {self.usage.total_tokens:,} tokens, its budget is "
-                f"{self.cap:,} (--max-attempt-tokens): no more model calls",
-                hint="raise --max-attempt-tokens, or leave it unset",
+                f"{self.cap:,} (max_attempt_tokens): no more model calls",
+                hint="raise max_attempt_tokens, or leave it unset",
             )
         try:
             answer = await self._env.complete(sent, dict(params or {}))

@@ -27,6 +27,7 @@ from osmosis_local_runner.results.records import BASELINE, AttemptRecord
 from osmosis_local_runner.results.scoring import passed
 from osmosis_local_runner.results.slices import check_column
 from osmosis_local_runner.results.usage import attempt_usage
+from osmosis_local_runner.run import stops
 from osmosis_local_runner.run.calls import CallLog
 from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
 from osmosis_local_runner.run.journal import Journal, forget_finished, journal_path, resumable
@@ -273,25 +274,10 @@ class Runner:
                         yield row, run_index, tag
 
     def _deadline_passed(self, seconds: float) -> None:
-        self._abort(
-            RunAborted(
-                f"the run reached its deadline of {seconds:g}s; in-flight attempts were "
-                "cancelled, finished ones kept",
-                hint="resume it to run the rest",
-                code="DEADLINE",
-                data={"results": str(self.spec.output)},
-            )
-        )
+        self._abort(stops.deadline_reached(seconds, self.spec.output))
 
     def _journal_failed(self, exc: OSError) -> None:
-        self._abort(
-            RunAborted(
-                f"cannot write the journal ({exc.strerror or exc}); the run stopped",
-                hint="free space or fix permissions, then resume the run",
-                code="JOURNAL_WRITE_FAILED",
-                data={"results": str(self.spec.output)},
-            )
-        )
+        self._abort(stops.journal_failed(exc, self.spec.output))
 
     # ------------------------------------------------------------ attempts
 
@@ -333,19 +319,7 @@ class Runner:
             self.on_progress(self.progress)
         budget = self.spec.max_cost
         if budget is not None and (self.progress.cost_usd or 0.0) >= budget:
-            self._over_budget(budget)
-
-    def _over_budget(self, budget: float) -> None:
-        spent = self.progress.cost_usd or 0.0
-        self._abort(
-            RunAborted(
-                f"the run has cost ${spent:.4f}, its budget is ${budget:g} (--max-cost): it "
-                "stopped; in-flight attempts were cancelled, finished ones kept",
-                hint="resume it with a higher --max-cost (or none) to run the rest",
-                code="BUDGET",
-                data={"results": str(self.spec.output), "cost_usd": spent, "max_cost": budget},
-            )
-        )
+            self._abort(stops.over_budget(self.progress.cost_usd or 0.0, budget, self.spec.output))
 
     async def _rollout_with_retries(self, row: Row, run_index: int, env: RunEnv) -> Outcome:
         retries = 0

@@ -1,0 +1,39 @@
+"""Why a run stops before its end, as the error it ends with: finished attempts are kept
+and the run resumes where it stopped (``status: stopped``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from osmosis_local_runner.errors import RunAborted
+
+_KEPT = "in-flight attempts were cancelled, finished ones kept"
+
+
+def deadline_reached(seconds: float, output: Path) -> RunAborted:
+    return RunAborted(
+        f"the run reached its deadline of {seconds:g}s; {_KEPT}",
+        hint="resume it to run the rest",
+        code="DEADLINE",
+        data={"results": str(output)},
+    )
+
+
+def journal_failed(exc: OSError, output: Path) -> RunAborted:
+    return RunAborted(
+        f"cannot write the journal ({exc.strerror or exc}); the run stopped",
+        hint="free space or fix permissions, then resume the run",
+        code="JOURNAL_WRITE_FAILED",
+        data={"results": str(output)},
+    )
+
+
+def over_budget(spent: float, budget: float, output: Path) -> RunAborted:
+    """The run's model calls have cost its ``max_cost``."""
+    return RunAborted(
+        f"the run has cost ${spent:.4f}, its budget is ${budget:g} (max_cost): it stopped; "
+        f"{_KEPT}",
+        hint="resume it with a higher max_cost (or none) to run the rest",
+        code="BUDGET",
+        data={"results": str(output), "cost_usd": spent, "max_cost": budget},
+    )
