@@ -92,7 +92,7 @@ def room(module: str) -> str:
 #: which rooms a room may import (besides itself); a module directly in a package (its
 #: base: errors, _wire…) is a room of its own
 DOORS: dict[str, set[str]] = {
-    # the SDK: base modules, then llm → (nothing), platform → llm, rewards → llm
+    # the SDK: base modules, then llm → (nothing), platform, rewards and rollout → llm
     "osmosis_client._fs": set(),
     "osmosis_client._json": set(),
     "osmosis_client._plan": set(),
@@ -113,7 +113,7 @@ DOORS: dict[str, set[str]] = {
     "osmosis_client.errors": set(),
     "osmosis_client.llm": {"base"},
     "osmosis_client.platform": {"base", "osmosis_client.llm"},
-    "osmosis_client.rollout": {"base"},
+    "osmosis_client.rollout": {"base", "osmosis_client.llm"},
     "osmosis_client.rewards": {"base", "osmosis_client.llm"},
     # the runner: results and server never import run
     "osmosis_local_runner.errors": {"sdk"},

@@ -28,7 +28,7 @@ from osmosis_client.llm.answers import MAX_RESPONSE_BYTES, Message, parse_reply
 from osmosis_client.llm.failures import name_failure
 from osmosis_client.llm.providers import ModelTarget
 from osmosis_client.llm.routing import PATHS, REST_SECONDS, SESSION_ID, Route, Routes
-from osmosis_client.llm.usage import METER
+from osmosis_client.llm.usage import COUNTED, METER, call_usage
 
 if TYPE_CHECKING:
     import aiohttp
@@ -180,8 +180,8 @@ class ModelClient:
                 raise
             self._watch = None  # proven: the endpoint answers
         meter = METER.get()
-        if meter is not None:  # an attempt counts its calls, by model
-            meter.add(self.target.model_path, result)
+        if meter is not None and not COUNTED.get():  # an attempt counts its calls, by model
+            meter.add(self.target.model_path, call_usage(result))
         return result
 
     def watch_first_calls(self, on_failure: Callable[[OsmosisError], None]) -> None:

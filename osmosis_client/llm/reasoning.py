@@ -26,9 +26,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 Message = dict[str, Any]
+#: how hard a reasoning model is asked to think (``reasoning_effort``); each provider
+#: takes its own subset and is mapped (docs/models.md)
+Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+EFFORTS: tuple[str, ...] = get_args(Effort)
 
 #: reasoning as text, under the names servers use
 TEXT_FIELDS = ("reasoning_content", "reasoning")
@@ -80,6 +84,8 @@ def raw_text(message: Mapping[str, Any]) -> str:
     """The reasoning and the answer as one text (``<think>…</think>`` then the answer):
     what an eval fn gets when the config asks for the raw text."""
     content = message.get("content")
+    if isinstance(content, list):  # content parts: their text
+        content = "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
     answer = content if isinstance(content, str) else ""
     thinking = reasoning_text(message)
     return f"<think>{thinking}</think>\n\n{answer}" if thinking else answer
@@ -150,9 +156,11 @@ class Replay:
 
 
 __all__ = [
+    "EFFORTS",
     "FIELDS",
     "OPAQUE_FIELDS",
     "TEXT_FIELDS",
+    "Effort",
     "Replay",
     "for_chat",
     "raw_text",

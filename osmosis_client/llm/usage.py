@@ -70,9 +70,21 @@ class Usage:
         self.truncated += other.truncated
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {kind: getattr(self, kind) for kind in KINDS}
-        data["calls"] = self.calls
-        data["truncated_calls"] = self.truncated
+        """Input and output tokens and calls always; the other kinds when not 0 (a
+        journal line per attempt stays short)."""
+        data: dict[str, Any] = {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "calls": self.calls,
+        }
+        if self.reasoning_tokens:
+            data["reasoning_tokens"] = self.reasoning_tokens
+        if self.cache_read_tokens:
+            data["cache_read_tokens"] = self.cache_read_tokens
+        if self.cache_write_tokens:
+            data["cache_write_tokens"] = self.cache_write_tokens
+        if self.truncated:
+            data["truncated_calls"] = self.truncated
         if self.reported_cost is not None:
             data["reported_cost_usd"] = round(self.reported_cost, 10)
         return data
@@ -80,10 +92,13 @@ class Usage:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Usage:
         """The inverse of :meth:`to_json` (counts that are not whole numbers ≥ 0 are 0)."""
-        found = {kind: _count(data.get(kind)) for kind in KINDS}
         cost = data.get("reported_cost_usd")
         return cls(
-            **found,
+            input_tokens=_count(data.get("input_tokens")),
+            output_tokens=_count(data.get("output_tokens")),
+            reasoning_tokens=_count(data.get("reasoning_tokens")),
+            cache_read_tokens=_count(data.get("cache_read_tokens")),
+            cache_write_tokens=_count(data.get("cache_write_tokens")),
             calls=_count(data.get("calls")),
             truncated=_count(data.get("truncated_calls")),
             reported_cost=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
@@ -91,12 +106,7 @@ class Usage:
 
 
 def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _details(usage: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    found = usage.get(key)
-    return found if isinstance(found, Mapping) else {}
+    return value if type(value) is int and value > 0 else 0
 
 
 def finish_reason(response: Mapping[str, Any]) -> str | None:
@@ -108,29 +118,35 @@ def finish_reason(response: Mapping[str, Any]) -> str | None:
     return None
 
 
-def call_usage(response: Mapping[str, Any]) -> Usage:
-    """One chat completion's usage (a call that reported none counts as a call of 0)."""
+def call_usage(response: Mapping[str, Any], reason: str | None = None) -> Usage:
+    """One chat completion's usage (a call that reported none counts as a call of 0);
+    ``reason``: its finish reason, when the caller has read it already."""
     raw = response.get("usage")
-    usage: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-    prompt = _count(usage.get("prompt_tokens"))
-    completion = _count(usage.get("completion_tokens"))
+    found = Usage(calls=1)
+    if reason is None:
+        reason = finish_reason(response)
+    if reason in TRUNCATED:
+        found.truncated = 1
+    if not isinstance(raw, Mapping):
+        return found
+    prompt = _count(raw.get("prompt_tokens"))
+    completion = _count(raw.get("completion_tokens"))
     if not prompt and not completion:  # only a total: counted as it was before (input)
-        prompt = _count(usage.get("total_tokens"))
-    asked = _details(usage, "prompt_tokens_details")
-    done = _details(usage, "completion_tokens_details")
-    cache_read = _count(asked.get("cached_tokens")) or _count(usage.get("prompt_cache_hit_tokens"))
-    cost = usage.get("cost")
-    reason = finish_reason(response)
-    return Usage(
-        input_tokens=prompt,
-        output_tokens=completion,
-        reasoning_tokens=_count(done.get("reasoning_tokens")),
-        cache_read_tokens=min(cache_read, prompt) if prompt else cache_read,
-        cache_write_tokens=_count(asked.get("cache_write_tokens")),
-        calls=1,
-        truncated=1 if reason in TRUNCATED else 0,
-        reported_cost=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
-    )
+        prompt = _count(raw.get("total_tokens"))
+    found.input_tokens, found.output_tokens = prompt, completion
+    asked = raw.get("prompt_tokens_details")
+    if isinstance(asked, Mapping):
+        found.cache_read_tokens = min(_count(asked.get("cached_tokens")), prompt)
+        found.cache_write_tokens = _count(asked.get("cache_write_tokens"))
+    if not found.cache_read_tokens and "prompt_cache_hit_tokens" in raw:  # DeepSeek
+        found.cache_read_tokens = min(_count(raw["prompt_cache_hit_tokens"]), prompt)
+    done = raw.get("completion_tokens_details")
+    if isinstance(done, Mapping):
+        found.reasoning_tokens = _count(done.get("reasoning_tokens"))
+    cost = raw.get("cost")
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+        found.reported_cost = float(cost)
+    return found
 
 
 @dataclass
@@ -138,19 +154,15 @@ class Meter:
     """The model calls of one attempt, by model (the rollout's and any judge's)."""
 
     by_model: dict[str, Usage] = field(default_factory=dict)
-    #: the last finish reason of each model's calls
-    last_finish: dict[str, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def add(self, model: str, response: Mapping[str, Any]) -> Usage:
-        """Count one answer of ``model``; returns that call's usage."""
-        one = call_usage(response)
-        reason = finish_reason(response)
+    def add(self, model: str, usage: Usage) -> None:
+        """Count one call of ``model``."""
         with self._lock:  # a sync eval fn's judge runs on a worker thread
-            self.by_model.setdefault(model, Usage()).add(one)
-            if reason is not None:
-                self.last_finish[model] = reason
-        return one
+            found = self.by_model.get(model)
+            if found is None:
+                self.by_model[model] = found = Usage()
+            found.add(usage)
 
     def total(self) -> Usage:
         found = Usage()
@@ -161,5 +173,17 @@ class Meter:
 
 #: the attempt whose model calls are being counted (None: nobody counts)
 METER: contextvars.ContextVar[Meter | None] = contextvars.ContextVar("osmosis_meter", default=None)
+#: set while a caller that counts its own calls (the runner's CallLog) waits for one: the
+#: client leaves that call to it (each call counted once, its usage read once)
+COUNTED: contextvars.ContextVar[bool] = contextvars.ContextVar("osmosis_counted", default=False)
 
-__all__ = ["KINDS", "METER", "TRUNCATED", "Meter", "Usage", "call_usage", "finish_reason"]
+__all__ = [
+    "COUNTED",
+    "KINDS",
+    "METER",
+    "TRUNCATED",
+    "Meter",
+    "Usage",
+    "call_usage",
+    "finish_reason",
+]

@@ -8,7 +8,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+)
+
+from osmosis_client.llm.reasoning import Effort
 
 SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 SECRET_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -89,6 +99,18 @@ class Local(_Section):
     header: list[StrictStr] = Field(default_factory=list)
     #: a dataset column every statistic is also broken down by (like --by)
     slice_by: StrictStr | None = None
+    #: how hard a reasoning model thinks (mapped per provider: docs/models.md)
+    reasoning_effort: Effort | None = None
+    #: split ``<think>…</think>`` out of answers (a server with no reasoning parser)
+    think_tags: StrictBool | None = None
+    #: eval fns get the reasoning too (``<think>…</think>`` before the answer)
+    raw_answers: StrictBool = False
+    #: a price table (USD per million tokens), for what the run costs
+    prices: StrictStr | None = None
+    #: stop the run once its model calls have cost this much (USD)
+    max_cost: PositiveNumber | None = None
+    #: an attempt's rollout gets no more model calls past this many tokens
+    max_attempt_tokens: Annotated[StrictInt, Field(ge=1)] | None = None
 
 
 class EvalConfig(_Section):

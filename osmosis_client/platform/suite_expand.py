@@ -36,6 +36,12 @@ LOCAL_KEYS = (
     "seed",
     "mode",
     "rollout_python",
+    "reasoning_effort",
+    "think_tags",
+    "raw_answers",
+    "prices",
+    "max_cost",
+    "max_attempt_tokens",
 )
 OWN_KEYS = ("config", "name")
 ENTRY_KEYS = (*EXPERIMENT_KEYS, *EVALUATION_KEYS, *LOCAL_KEYS, *OWN_KEYS)

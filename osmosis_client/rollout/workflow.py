@@ -113,9 +113,10 @@ class GraderContext:
         metadata: Mapping[str, Any],
         row_index: int,
         run_index: int,
+        raw: bool = False,
     ) -> None:
         self.messages = messages
-        self.solution_str = last_assistant_content(messages)
+        self.solution_str = last_assistant_content(messages, raw=raw)
         self.ground_truth = ground_truth
         self.metadata: Mapping[str, Any] = MappingProxyType(
             dict(metadata) if not isinstance(metadata, dict) else metadata
@@ -143,11 +144,17 @@ class Grader:
         raise NotImplementedError
 
 
-def last_assistant_content(messages: Sequence[Message]) -> str:
-    """The text of the last assistant message ("" if none)."""
+def last_assistant_content(messages: Sequence[Message], *, raw: bool = False) -> str:
+    """The text of the last assistant message ("" if none): the answer alone — its
+    reasoning travels beside it — or, ``raw``, the reasoning in ``<think>…</think>``
+    then the answer."""
     for message in reversed(messages):
         if isinstance(message, Mapping) and message.get("role") == "assistant":
             content = message.get("content")
+            if raw:
+                from osmosis_client.llm.reasoning import raw_text
+
+                return raw_text(message)
             if isinstance(content, str):
                 return content
             if isinstance(content, list):  # content parts

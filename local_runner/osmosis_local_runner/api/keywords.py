@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from osmosis_client.errors import InvalidInputError
+from osmosis_client.llm.reasoning import Effort
 from osmosis_local_runner.run.seed import SeedSource, rows_of
 from osmosis_local_runner.run.session import RunRequest, Uploader
 from osmosis_local_runner.run.settings import RunSettings, parse_rows
@@ -35,6 +36,8 @@ class SettingsKeywords(TypedDict, total=False):
     sampling_args: Mapping[str, Any] | None
     temperature: float | None
     max_tokens: int | None
+    reasoning_effort: Effort | None
+    think_tags: bool | None
     ca_bundle: str | Path | None
     baseline_model: str | None
     baseline_base_url: str | None
@@ -44,12 +47,16 @@ class SettingsKeywords(TypedDict, total=False):
     limit: int | None
     n: int | None
     pass_threshold: float | None
+    raw_answers: bool
     seed: int | None
     rows: Iterable[int] | str | None  # source row indices, or "3,7,10-20"
     offset: int
     batch_size: int | None
     max_retries: int | None
     deadline: float | None  # seconds for this call; finished attempts are kept
+    prices: str | Path | None  # a price table: what the run's calls cost
+    max_cost: float | None  # USD: the run stops (resumable) once its calls cost this
+    max_attempt_tokens: int | None
     transcripts: bool
     by: str | None
     rollout_mode: Literal["server", "native"] | None
@@ -92,7 +99,7 @@ class RunKeywords(SettingsKeywords, total=False):
 #: keywords that are not settings, each with what it becomes
 _RUN_ONLY = frozenset(RunKeywords.__annotations__) - frozenset(SettingsKeywords.__annotations__)
 _SEED = ("workflow", "module", "agent_loop", "mcp", "eval_fns")
-_PATHS = ("endpoints", "ca_bundle", "rollout_python", "debug_dir", "dataset")
+_PATHS = ("endpoints", "ca_bundle", "rollout_python", "debug_dir", "dataset", "prices")
 
 
 def settings_of(options: Mapping[str, Any], allowed: Iterable[str] = ()) -> RunSettings:

@@ -3,18 +3,20 @@
 An attempt's ``usage`` (its record's, the journal's, the document's per-run key) is what
 every model call made on its behalf cost — the rollout's and any judge's, counted by
 :class:`~osmosis_client.llm.usage.Meter` — plus, from the rollout's own calls, its last
-finish reason and whether it was cut by a length limit (``truncated``)::
+finish reason and whether it was cut by a length limit. Kinds that are 0 are left out
+(a journal line per attempt stays short)::
 
-    {"input_tokens": 812, "output_tokens": 340, "reasoning_tokens": 256,
-     "cache_read_tokens": 512, "cache_write_tokens": 0, "calls": 3, "truncated_calls": 0,
-     "finish_reason": "stop", "truncated": false, "cost_usd": 0.00123,
-     "model": "openai/gpt-5-mini"}          # or, when it called more than one model:
+    {"input_tokens": 812, "output_tokens": 340, "calls": 3, "reasoning_tokens": 256,
+     "cache_read_tokens": 512, "finish_reason": "stop", "cost_usd": 0.00123,
+     "model": "openai/gpt-5-mini"}            # or, when it called more than one model:
      "by_model": {"openai/gpt-5-mini": {…}, "openai/gpt-5-nano": {…}}
+    # and "truncated": true when cut (length, max_output_tokens, its token budget)
 
-The run's (``summary.usage``) adds attempts up: totals are sums of calls, never averages
-of averages; ``per_attempt`` gives each kind's mean, p50 and p95 over the attempts;
-``by_model`` the same totals per model when the run called more than one (a judge apart
-from the model under test). ``cost_usd`` is null when any call's price is unknown.
+The run's (``summary.usage``) adds attempts up — totals are sums of calls, never
+averages of averages — with ``truncated`` attempts and their rate, ``cost_usd`` (null
+when any call's price is unknown), ``per_attempt`` mean / p50 / p95 of each kind, and
+``by_model`` when the run called more than one model (a judge apart from the model
+under test).
 """
 
 from __future__ import annotations
@@ -40,72 +42,111 @@ def attempt_usage(
 ) -> dict[str, Any] | None:
     """One attempt's ``usage`` (None: it made no model call). ``rollout``: the usage of
     the rollout's own calls (truncation is theirs, not a judge's)."""
-    if not meter.by_model:
+    models = meter.by_model
+    if not models:
         return None
-    total = meter.total()
-    found = total.to_json()
-    found["finish_reason"] = "token_budget" if capped else last_finish
-    found["truncated"] = capped or rollout.truncated > 0
-    found["cost_usd"] = _rounded(costs(prices, meter.by_model))
-    if len(meter.by_model) == 1:
-        found["model"] = next(iter(meter.by_model))
+    if len(models) == 1:
+        ((model, total),) = models.items()
+        found = total.to_json()
+        found["model"] = model
+        cost = prices.cost(model, total)
     else:
-        found["by_model"] = {
-            model: {**usage.to_json(), "cost_usd": _rounded(costs(prices, {model: usage}))}
-            for model, usage in meter.by_model.items()
-        }
+        found = meter.total().to_json()
+        cost = costs(prices, models)
+        found["by_model"] = {}
+        for name, usage in models.items():
+            one = usage.to_json()
+            priced = prices.cost(name, usage)
+            if priced is not None:
+                one["cost_usd"] = round(priced, 10)
+            found["by_model"][name] = one
+    reason = "token_budget" if capped else last_finish
+    if reason is not None:
+        found["finish_reason"] = reason
+    if capped or rollout.truncated:
+        found["truncated"] = True
+    if cost is not None:
+        found["cost_usd"] = round(cost, 10)
     return found
 
 
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 10)
+def _count(value: Any) -> int:
+    return value if type(value) is int and value > 0 else 0
+
+
+def _cost(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+class _Totals:
+    """Sums of kinds over attempts (or one model's calls), and their cost."""
+
+    __slots__ = ("calls", "cost", "kinds")
+
+    def __init__(self) -> None:
+        self.kinds = dict.fromkeys(KINDS, 0)
+        self.calls = 0
+        self.cost: float | None = 0.0
+
+    def add(self, usage: Mapping[str, Any]) -> None:
+        for kind in KINDS:
+            self.kinds[kind] += _count(usage.get(kind))
+        calls = _count(usage.get("calls"))
+        self.calls += calls
+        cost = _cost(usage.get("cost_usd"))
+        if calls and (cost is None or self.cost is None):
+            self.cost = None  # a call whose price nobody knows
+        elif cost is not None and self.cost is not None:
+            self.cost += cost
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.kinds,
+            "total_tokens": self.kinds["input_tokens"] + self.kinds["output_tokens"],
+            "calls": self.calls,
+            "cost_usd": None if self.cost is None else round(self.cost, 10),
+        }
 
 
 def usage_summary(usages: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] | None:
     """A run's ``summary.usage`` from its attempts' (None: no attempt has one — a run
     kept before usage was, or one that called no model)."""
-    kept = [u for u in usages if isinstance(u, Mapping)]
-    if not kept:
-        return None
-    total, by_model = Usage(), _ByModel()
-    truncated, cost, priced = 0, 0.0, True
-    for usage in kept:
-        total.add(Usage.from_json(usage))
+    total = _Totals()
+    models: dict[str, _Totals] = {}
+    columns: dict[str, list[float]] = {key: [] for key in DISTRIBUTIONS}
+    attempts = truncated = 0
+    for usage in usages:
+        if not isinstance(usage, Mapping):
+            continue
+        attempts += 1
+        total.add(usage)
         truncated += usage.get("truncated") is True
-        one = usage.get("cost_usd")
-        if isinstance(one, int | float) and math.isfinite(one):
-            cost += one
-        elif _count(usage.get("calls")):
-            priced = False  # an attempt whose calls have no known price
-        by_model.add(usage)
-    summary: dict[str, Any] = {kind: getattr(total, kind) for kind in KINDS}
-    summary["total_tokens"] = total.total_tokens
-    summary["calls"] = total.calls
-    summary["attempts"] = len(kept)
+        inputs, outputs = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
+        columns["input_tokens"].append(inputs)
+        columns["output_tokens"].append(outputs)
+        columns["reasoning_tokens"].append(_count(usage.get("reasoning_tokens")))
+        columns["total_tokens"].append(inputs + outputs)
+        cost = _cost(usage.get("cost_usd"))
+        if cost is not None:
+            columns["cost_usd"].append(cost)
+        by_model = usage.get("by_model")
+        if not isinstance(by_model, Mapping):
+            by_model = {str(usage.get("model") or "?"): usage}
+        for model, one in by_model.items():
+            if isinstance(one, Mapping):
+                models.setdefault(str(model), _Totals()).add(one)
+    if not attempts:
+        return None
+    summary = total.to_json()
+    summary["attempts"] = attempts
     summary["truncated"] = truncated
-    summary["truncation_rate"] = truncated / len(kept)
-    summary["cost_usd"] = round(cost, 10) if priced else None
-    summary["per_attempt"] = {
-        key: spread([v for u in kept if (v := _value(u, key)) is not None])
-        for key in DISTRIBUTIONS
-    }
-    models = by_model.summary()
+    summary["truncation_rate"] = truncated / attempts
+    summary["per_attempt"] = {key: spread(values) for key, values in columns.items()}
     if len(models) > 1:
-        summary["by_model"] = models
+        summary["by_model"] = {model: sums.to_json() for model, sums in models.items()}
     return summary
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _value(usage: Mapping[str, Any], key: str) -> float | None:
-    if key == "total_tokens":
-        return float(_count(usage.get("input_tokens")) + _count(usage.get("output_tokens")))
-    value = usage.get(key)
-    if key == "cost_usd":
-        return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
-    return float(_count(value))
 
 
 def spread(values: list[float]) -> dict[str, float] | None:
@@ -125,35 +166,6 @@ def _percentile(ordered: list[float], q: float) -> float:
     low = math.floor(at)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
-
-
-class _ByModel:
-    """Totals per model over the attempts."""
-
-    def __init__(self) -> None:
-        self.models: dict[str, Usage] = {}
-        self.costs: dict[str, float | None] = {}
-
-    def add(self, usage: Mapping[str, Any]) -> None:
-        models = usage.get("by_model")
-        if not isinstance(models, Mapping):
-            models = {str(usage.get("model") or "?"): usage}
-        for model, one in models.items():
-            if isinstance(one, Mapping):
-                self.models.setdefault(str(model), Usage()).add(Usage.from_json(one))
-                self.costs[str(model)] = _plus(self.costs.get(str(model), 0.0), one.get("cost_usd"))
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            model: {**usage.to_json(), "cost_usd": _rounded(self.costs.get(model))}
-            for model, usage in self.models.items()
-        }
-
-
-def _plus(total: float | None, value: Any) -> float | None:
-    if total is None or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return total + value
 
 
 __all__ = ["DISTRIBUTIONS", "attempt_usage", "spread", "usage_summary"]

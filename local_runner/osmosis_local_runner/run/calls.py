@@ -30,7 +30,7 @@ from typing import Any
 from osmosis_client.errors import OsmosisError
 from osmosis_client.llm.answers import Message, parse_reply
 from osmosis_client.llm.reasoning import Replay
-from osmosis_client.llm.usage import Usage, call_usage, finish_reason
+from osmosis_client.llm.usage import COUNTED, METER, Usage, call_usage, finish_reason
 from osmosis_local_runner.results.records import compact
 from osmosis_local_runner.run.kinds import RunEnv
 
@@ -98,14 +98,21 @@ class CallLog:
                 f"{self.cap:,} (max_attempt_tokens): no more model calls",
                 hint="raise max_attempt_tokens, or leave it unset",
             )
+        counting = COUNTED.set(True)  # counted here, once (the client leaves it to us)
         try:
             answer = await self._env.complete(sent, dict(params or {}))
         except Exception as exc:
             self._keep(began, sent, params, None, f"{type(exc).__name__}: {exc}"[:1000])
             raise
-        one = call_usage(answer)
+        finally:
+            COUNTED.reset(counting)
+        reason = finish_reason(answer)
+        one = call_usage(answer, reason)
         self.usage.add(one)
-        self.last_finish = finish_reason(answer) or self.last_finish
+        meter = METER.get()
+        if meter is not None:
+            meter.add(self._env.model_path or self._env.model, one)
+        self.last_finish = reason or self.last_finish
         with contextlib.suppress(KeyError, IndexError, TypeError):  # no message: nothing
             self._replay.remember(answer["choices"][0]["message"])
         self._keep(began, sent, params, answer, None, one)

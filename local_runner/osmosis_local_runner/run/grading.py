@@ -62,10 +62,12 @@ async def grade(
     run_index: int,
     *,
     timeout: float | None,
+    raw: bool = False,
 ) -> Grades:
+    """Every eval fn's score (``raw``: they get the answer with its reasoning)."""
     grades = Grades()
     for fn in eval_fns:
-        scoring = _score(fn, messages, row, run_index)
+        scoring = _score(fn, messages, row, run_index, raw)
         try:
             if timeout is None:
                 score, explanation = await scoring
@@ -95,7 +97,7 @@ async def grade(
 
 
 async def _score(
-    fn: EvalFn, messages: list[dict[str, Any]], row: Row, run_index: int
+    fn: EvalFn, messages: list[dict[str, Any]], row: Row, run_index: int, raw: bool
 ) -> tuple[float, str | None]:
     if fn.mode == "grader":
         ctx = GraderContext(
@@ -104,6 +106,7 @@ async def _score(
             metadata=row.metadata,
             row_index=row.index,
             run_index=run_index,
+            raw=raw,
         )
         value = await call(fn.fn, ctx, is_async=fn.is_async)
         if value is None:
@@ -111,6 +114,6 @@ async def _score(
         if value is None:
             raise ValueError("grade() returned no score and did not call ctx.set_reward()")
         return scored(value)
-    first: Any = last_assistant_content(messages) if fn.mode == "simple" else messages
+    first: Any = last_assistant_content(messages, raw=raw) if fn.mode == "simple" else messages
     args, kwargs = fn.arguments(first, row.ground_truth, dict(row.data))
     return scored(await call(fn.fn, *args, is_async=fn.is_async, **kwargs))

@@ -36,6 +36,7 @@ def run_env(
         chat=client.chat,
         complete=client.complete,
         model=target.model,
+        model_path=target.model_path,
         base_url=target.base_url,
         api_key=target.api_key.get_secret_value() if target.api_key else None,
         sampling=spec.sampling,

@@ -154,7 +154,8 @@ def config_spec(
     ``ctx.config`` (beside ``env``, ``advanced`` and ``sampling``)."""
     exp, ev, local = config.experiment, config.evaluation, config.local
     dataset = dataset_of(config, flags.dataset)
-    sampling = {**local.sampling, **flags.sampling()}
+    effort = {"reasoning_effort": local.reasoning_effort} if local.reasoning_effort else {}
+    sampling = {**local.sampling, **effort, **flags.sampling()}
     detection = detect_mode(config, flags)
     rollout: RolloutKind
     eval_fns: list[EvalFn] = []
@@ -174,6 +175,7 @@ def config_spec(
             registry=registry_of(config, flags.endpoints),
             endpoint_id=None if flags.model else local.endpoint_id,
             headers=run_headers([dict(local.headers)], [*local.header, *flags.headers]),
+            think_tags=local.think_tags if flags.think_tags is None else flags.think_tags,
         ),
         dataset=dataset,
         rollout=rollout,
@@ -196,8 +198,28 @@ def config_spec(
         },
         inputs=_inputs(config),
         slice_by=flags.by or local.slice_by,
+        **accounting(flags, config),
         **flags.invocation(),
     )
+
+
+def accounting(flags: Overrides, config: EvalConfig | None = None) -> dict[str, Any]:
+    """What a run's calls cost and how far they may go — each setting given, else the
+    config's — and whether eval fns see the reasoning."""
+    from osmosis_client.llm.prices import EMPTY, load_prices
+
+    local = config.local if config is not None else None
+    prices = flags.prices
+    if prices is None and local is not None and local.prices:
+        prices = (config.root if config and config.root else Path.cwd()) / local.prices
+    max_cost = flags.max_cost if flags.max_cost is not None else local and local.max_cost
+    tokens = flags.max_attempt_tokens or (local.max_attempt_tokens if local else None)
+    return {
+        "prices": load_prices(prices) if prices is not None else EMPTY,
+        "max_cost": float(max_cost) if max_cost else None,
+        "max_attempt_tokens": tokens,
+        "raw_answers": flags.raw_answers or bool(local and local.raw_answers),
+    }
 
 
 def _inputs(config: EvalConfig) -> dict[str, Path]:
@@ -252,6 +274,7 @@ def _seed_model(
         api_key=SecretStr(key) if key else None,
         registry=registry_of(None, flags.endpoints),
         headers=run_headers([], flags.headers),
+        think_tags=flags.think_tags,
     )
 
 
@@ -313,5 +336,6 @@ def seed_run_spec(
         baseline=baseline,
         fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
         slice_by=flags.by,
+        **accounting(flags),
         **flags.invocation(),
     )

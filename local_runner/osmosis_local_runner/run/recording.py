@@ -37,8 +37,9 @@ async def record_attempt(
         scores = outcome.scores
     else:
         grades = await grade(
-            spec.eval_fns, outcome.messages, row, run_index, timeout=spec.grader_timeout_s
-        )
+            spec.eval_fns, outcome.messages, row, run_index, timeout=spec.grader_timeout_s,
+            raw=spec.raw_answers,
+        )  # fmt: skip
         scores, fn_errors, error = grades.scores, grades.fn_errors, grades.error
         if grades.explanations:  # what the grader said besides its score
             outcome.extra["explanations"] = grades.explanations

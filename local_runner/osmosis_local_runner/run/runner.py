@@ -119,6 +119,7 @@ class Runner:
         targets: dict[Tag, ModelTarget] = {None: _resolve(spec.model)}
         if spec.baseline is not None:
             targets[BASELINE] = _resolve(spec.baseline)
+        stops.check_budget(spec.max_cost, spec.prices, targets.values())
         selected_rows = count_selected(info.total_rows, selected)
         self.progress.total = selected_rows * spec.n * len(self.tags)
         self.progress.window = spec.batch_size
@@ -317,9 +318,11 @@ class Runner:
             self._succeeded += 1
         if self.on_progress is not None:
             self.on_progress(self.progress)
-        budget = self.spec.max_cost
-        if budget is not None and (self.progress.cost_usd or 0.0) >= budget:
-            self._abort(stops.over_budget(self.progress.cost_usd or 0.0, budget, self.spec.output))
+        budget, spent = self.spec.max_cost, self.progress.cost_usd
+        if budget is not None and spent is None:  # e.g. a judge with no price
+            self._abort(stops.cost_unknown("a model the run called", self.spec.output))
+        elif budget is not None and spent is not None and spent >= budget:
+            self._abort(stops.over_budget(spent, budget, self.spec.output))
 
     async def _rollout_with_retries(self, row: Row, run_index: int, env: RunEnv) -> Outcome:
         retries = 0

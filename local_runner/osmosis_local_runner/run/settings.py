@@ -37,6 +37,17 @@ SECRET: Keep = "secret"
 ONCE: Keep = "once"
 
 
+def check_effort(effort: str) -> str:
+    from osmosis_client.llm.reasoning import EFFORTS
+
+    if effort not in EFFORTS:
+        raise InvalidInputError(
+            f"reasoning_effort must be one of {', '.join(EFFORTS)}, not {effort!r}",
+            code="INVALID_REASONING_EFFORT",
+        )
+    return effort
+
+
 def _setting(default: Any = None, keep: Keep = KEPT, compared: str | None = None) -> Any:
     """A field and its fate (``compared``: the fingerprint key a finished run's value is
     read from when the run is asked for again)."""
@@ -62,6 +73,10 @@ class RunSettings:
     sampling_args: dict[str, Any] = _setting({})
     temperature: float | None = _setting()
     max_tokens: int | None = _setting()
+    #: how hard a reasoning model thinks (mapped per provider: docs/models.md)
+    reasoning_effort: str | None = _setting()
+    #: split ``<think>…</think>`` out of answers (None: the endpoint row's, else yes)
+    think_tags: bool | None = _setting()
     ca_bundle: Path | None = _setting()
     baseline_model: str | None = _setting(compared="baseline")
     baseline_base_url: str | None = _setting()
@@ -72,6 +87,8 @@ class RunSettings:
     limit: int | None = _setting(compared="limit")
     n: int | None = _setting(compared="n")
     pass_threshold: float | None = _setting(compared="pass_threshold")
+    #: eval fns get the reasoning too (``<think>…</think>`` before the answer)
+    raw_answers: bool = _setting(False, compared="raw_answers")
     seed: int | None = _setting(compared="seed")
     rows: frozenset[int] | None = _setting(compared="rows")  # source rows (wins over limit)
     offset: int = _setting(0, compared="offset")  # rows skipped first (the seed form)
@@ -79,6 +96,12 @@ class RunSettings:
     batch_size: int | None = _setting()
     max_retries: int | None = _setting()
     deadline: float | None = _setting(keep=ONCE)  # this invocation's budget, in seconds
+    #: what model calls cost (a price table, USD per million tokens)
+    prices: Path | None = _setting()
+    #: stop once the run's calls have cost this much, in USD (its whole cost so far)
+    max_cost: float | None = _setting(keep=ONCE)
+    #: an attempt's rollout gets no more model calls past this many tokens
+    max_attempt_tokens: int | None = _setting()
     transcripts: bool = _setting(True)
     by: str | None = _setting()
     # the rollout
@@ -98,6 +121,8 @@ class RunSettings:
             params["temperature"] = self.temperature
         if self.max_tokens is not None:
             params["max_tokens"] = self.max_tokens
+        if self.reasoning_effort is not None:
+            params["reasoning_effort"] = check_effort(self.reasoning_effort)
         return params
 
     # ------------------------------------------------------------ persistence

@@ -83,6 +83,8 @@ class RunSpec:
     max_cost: float | None = None
     #: an attempt's rollout gets no more model calls once it has used this many tokens
     max_attempt_tokens: int | None = None
+    #: eval fns get the answer with its reasoning (``<think>…</think>`` first)
+    raw_answers: bool = False
 
     def rollout_kind(self) -> RolloutKind:
         if self.rollout is not None:
@@ -265,6 +267,8 @@ def fingerprint(
         extra["rows"] = rows_text(spec.rows)
     if spec.baseline is not None:
         extra["baseline"] = spec.baseline.model_path
+    if spec.raw_answers:
+        extra["raw_answers"] = True
     return {
         "model": target.model_path,
         "base_url": redact_url(target.base_url) if target.base_url else None,

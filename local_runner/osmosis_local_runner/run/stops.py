@@ -3,8 +3,11 @@ and the run resumes where it stopped (``status: stopped``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
+from osmosis_client.llm.prices import PriceTable
+from osmosis_client.llm.providers import ModelTarget
 from osmosis_local_runner.errors import RunAborted
 
 _KEPT = "in-flight attempts were cancelled, finished ones kept"
@@ -37,3 +40,23 @@ def over_budget(spent: float, budget: float, output: Path) -> RunAborted:
         code="BUDGET",
         data={"results": str(output), "cost_usd": spent, "max_cost": budget},
     )
+
+
+def cost_unknown(model: str, output: Path | None = None) -> RunAborted:
+    """A cost budget, and a call whose price nobody knows (before the run: its model)."""
+    return RunAborted(
+        f"no price is known for {model}: a run with a cost budget (max_cost) needs one",
+        hint='give a price table (prices) with a [models."NAME"] entry for it',
+        code="NO_PRICE",
+        data={"model": model, **({"results": str(output)} if output else {})},
+    )
+
+
+def check_budget(budget: float | None, prices: PriceTable, targets: Iterable[ModelTarget]) -> None:
+    """A cost budget nobody could keep is refused before the run: each model needs a
+    price (OpenRouter reports what each call cost)."""
+    if budget is None:
+        return
+    for target in targets:
+        if prices.price(target.model_path) is None and target.provider != "openrouter":
+            raise cost_unknown(target.model_path)

@@ -170,6 +170,60 @@ ByOpt = Annotated[
 TemperatureOpt = Annotated[
     float | None, typer.Option("--temperature", metavar="T", help="Sampling temperature.")
 ]
+EffortOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--reasoning-effort",
+        metavar="LEVEL",
+        help="How hard a reasoning model thinks: none, minimal, low, medium, high, xhigh, "
+        "max (OpenAI effort, Anthropic thinking budget, Qwen3 enable_thinking…).",
+    ),
+]
+ThinkTagsOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--think-tags/--no-think-tags",
+        help="Move <think>…</think> out of answers (a server without a reasoning parser); "
+        "default: the endpoint row's, else on.",
+        show_default=False,
+    ),
+]
+RawAnswersOpt = Annotated[
+    bool,
+    typer.Option(
+        "--raw-answers",
+        help="Eval fns get the reasoning too (<think>…</think> before the answer).",
+    ),
+]
+PricesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--prices",
+        metavar="FILE",
+        help='A price table (TOML: [models."NAME"] input, output, cache_read, cache_write '
+        "in USD per million tokens): the run's cost.",
+    ),
+]
+MaxCostOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-cost",
+        min=0.000001,
+        metavar="USD",
+        help="Stop the run once its model calls have cost this much (status stopped; "
+        "resumable). Needs a price for the model.",
+    ),
+]
+MaxAttemptTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-attempt-tokens",
+        min=1,
+        metavar="N",
+        help="An attempt's rollout gets no more model calls once it has used N tokens "
+        "(the attempt ends, truncated).",
+    ),
+]
 
 
 def sampling_args(text: str | None) -> dict[str, Any]:
@@ -207,14 +261,18 @@ class LocalRunOptions:
     """What both local forms take."""
 
     PANELS: ClassVar[dict[str, str]] = {
-        **dict.fromkeys(("limit", "n", "pass_threshold", "resume", "by"), WHAT),
+        **dict.fromkeys(("limit", "n", "pass_threshold", "resume", "by", "raw_answers"), WHAT),
         **dict.fromkeys(
             ("model", "base_url", "api_key_env", "endpoints", "header", "sampling_args_json",
-             "temperature", "ca_bundle"),
+             "temperature", "reasoning_effort", "think_tags", "ca_bundle"),
             MODEL,
         ),
-        **dict.fromkeys(("batch_size", "max_retries", "max_error_rate", "deadline"), PACE),
-        **dict.fromkeys(("output", "no_transcripts", "junit", "quiet"), OUTPUT),
+        **dict.fromkeys(
+            ("batch_size", "max_retries", "max_error_rate", "deadline", "max_cost",
+             "max_attempt_tokens"),
+            PACE,
+        ),
+        **dict.fromkeys(("output", "no_transcripts", "junit", "quiet", "prices"), OUTPUT),
     }
 
     limit: LimitOpt = None
@@ -230,6 +288,12 @@ class LocalRunOptions:
     header: HeaderOpt = None
     sampling_args_json: SamplingArgsOpt = None
     temperature: TemperatureOpt = None
+    reasoning_effort: EffortOpt = None
+    think_tags: ThinkTagsOpt = None
+    raw_answers: RawAnswersOpt = False
+    prices: PricesOpt = None
+    max_cost: MaxCostOpt = None
+    max_attempt_tokens: MaxAttemptTokensOpt = None
     max_retries: MaxRetriesOpt = None
     max_error_rate: MaxErrorRateOpt = None
     deadline: DeadlineOpt = None

@@ -60,6 +60,8 @@ class RunEnv:
     note: Callable[[str], None] | None = None
     #: stop the run for a reason that is not one attempt's (results are kept)
     abort: Callable[[Any], None] | None = None
+    #: the model as the run names it (``openai/gpt-5-mini``): its calls are counted so
+    model_path: str = ""
 
 
 class RolloutKind(Protocol):
