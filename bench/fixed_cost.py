@@ -4,10 +4,13 @@ plan; after the last answer, the results document, the published files and the e
 and the run's peak memory, beside the same measure of another checkout.
 
 Measured from outside, by one clock: a loopback stub in this process notes when the
-first request arrives and when the last answer leaves; the CLI runs in a child process
-whose peak RSS the kernel reports when it is reaped (``wait4``). Fixed time = (first
-request − spawn) + (exit − last answer). The stub answers at once, so the window itself
-is the runner's own work and is left out.
+first request arrives and when the last answer leaves; the CLI runs in a child process.
+Fixed time = (first request − spawn) + (exit − last answer). The stub answers at once, so
+the window itself is the runner's own work and is left out. Peak memory is the child's
+own high-water mark (``VmHWM``), read as it exits: the kernel's ``ru_maxrss`` would
+count the parent's pages the child shared until its ``exec`` (a large benchmark process
+made every child look 690 MB), and scale.py's middle process would add its own start-up
+to the time measured.
 
     python bench/fixed_cost.py                 # this checkout beside the baseline
     python bench/fixed_cost.py --other /path/venv/bin/python   # beside another install
@@ -110,8 +113,9 @@ def project(where: Path) -> Path:
 def one(python: str, root: Path, stub: Clocked, tag: str, trial: int) -> dict[str, float]:
     """One run of ``python -m osmosis_cli`` (time outside the window, peak MB)."""
     stub.reset()
+    peak = root / f".peak-{tag}-{trial}"
     command = [
-        python, "-m", "osmosis_cli", "eval", "run", "configs/eval/quickstart.toml",
+        python, "-c", _PEAK, "eval", "run", "configs/eval/quickstart.toml",
         "--model", "stub-model", "--base-url", stub.url, "--dataset", "data/big.jsonl",
         "--limit", str(ROWS), "--n", "1", "--batch-size", "64", "-o", f"out-{tag}-{trial}.json",
         "-q",
@@ -119,24 +123,40 @@ def one(python: str, root: Path, stub: Clocked, tag: str, trial: int) -> dict[st
     # as installed: modules load from their bytecode caches (pip writes them; a session
     # with PYTHONDONTWRITEBYTECODE=1 would compile every module of ours from source)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["OSMOSIS_BENCH_PEAK"] = str(peak)
     spawned = time.monotonic()
     proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)  # fmt: skip
     assert proc.stderr is not None
     errors = proc.stderr.read()  # to the end: the child has closed it as it exits
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc.wait()
     ended = time.monotonic()
-    proc.returncode = os.waitstatus_to_exitcode(status)
     # (older versions probed the endpoint with a request of its own first)
     assert proc.returncode == 0 and stub.count >= ROWS and stub.first is not None, errors[-2000:]
-    rss_kib = usage.ru_maxrss
+    rss_kib = int(peak.read_text())
     return {
         "fixed_s": (stub.first - spawned) + (ended - stub.last),
         "start_s": stub.first - spawned,
         "end_s": ended - stub.last,
         "window_s": stub.last - stub.first,
-        "peak_mb": int(rss_kib) / 1024,
+        "peak_mb": rss_kib / 1024,
     }
+
+
+#: the console script as installed, with its own peak memory written as it exits
+_PEAK = """
+import atexit, os, runpy, sys
+
+def peak():
+    with open("/proc/self/status") as status:
+        found = next(line for line in status if line.startswith("VmHWM:"))
+    with open(os.environ["OSMOSIS_BENCH_PEAK"], "w") as out:
+        out.write(found.split()[1])
+
+atexit.register(peak)
+sys.argv = ["osmosis", *sys.argv[1:]]
+runpy.run_module("osmosis_cli", run_name="__main__", alter_sys=True)
+"""
 
 
 def measure(pythons: dict[str, str], trials: int) -> dict[str, Any]:

@@ -8,6 +8,10 @@ example and the test suite run anywhere. Behaviours (``mock/<name>``):
 - ``flaky-calculator``: like ``calculator`` but wrong on ~30 % of (prompt, seed) pairs
   — pass ``seed`` (e.g. the run index) to get different attempts;
 - ``judge``: answers a rubric prompt with ``{"score", "explanation"}`` JSON;
+- ``thinking-calculator``: like ``flaky-calculator``, thinking first — the reasoning
+  apart (``reasoning_content``), its tokens counted (more at a higher
+  ``reasoning_effort``), a cached prompt prefix; an answer cut short (``finish_reason:
+  "length"``, no answer) when ``max_tokens`` leaves no room after the thinking;
 - ``tool-calculator``: for "What is A op B?" with calculator tools offered (``add``,
   ``subtract``, ``multiply``, ``divide`` taking ``a`` and ``b``), first calls the
   matching tool, then answers with the tool's result (an agent-loop test double); for
@@ -150,6 +154,20 @@ def _tool_calculator(
     }
 
 
+#: words of thinking per effort (mock/thinking-calculator)
+_THINKING = {"none": 0, "minimal": 8, "low": 16, "medium": 32, "high": 64, "xhigh": 96, "max": 128}
+
+
+def _thinking(messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> dict[str, Any]:
+    text = _last_user(messages)
+    size = _THINKING.get(str(params.get("reasoning_effort") or "medium"), 32)
+    size += _digest(text) % 16  # some questions take longer
+    steps = " ".join(["hmm,"] * max(0, size - 6))
+    thought = f"Let me work it out: {steps} checking the arithmetic." if size else ""
+    answer = _flaky(messages, params)
+    return {"content": answer, **({"reasoning_content": thought} if thought else {})}
+
+
 Behaviour = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], "str | dict[str, Any]"]
 
 BEHAVIOURS: dict[str, Behaviour] = {
@@ -157,6 +175,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "calculator": _calculator,
     "flaky-calculator": _flaky,
     "judge": _judge,
+    "thinking-calculator": _thinking,
     "tool-calculator": _tool_calculator,
 }
 
@@ -195,21 +214,27 @@ async def complete(name: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     else:
         message["content"] = answer
     prompt_tokens = sum(_words(str(m.get("content", ""))) for m in messages) + 1
-    completion_tokens = _words(json.dumps(answer) if isinstance(answer, dict) else answer) + 1
+    thinking = _words(str(message.get("reasoning_content") or ""))
+    shown = {k: v for k, v in message.items() if k != "reasoning_content"}
+    completion_tokens = (
+        thinking + _words(json.dumps(shown) if isinstance(answer, dict) else answer) + 1
+    )
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    limit = payload.get("max_tokens") or payload.get("max_completion_tokens")
+    if thinking and isinstance(limit, int) and completion_tokens > limit:  # cut mid-thought
+        message["content"], finish, completion_tokens = None, "length", limit
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    if thinking:  # a reasoning model's usage: its thinking counted, its prompt prefix cached
+        usage["completion_tokens_details"] = {"reasoning_tokens": min(thinking, completion_tokens)}
+        usage["prompt_tokens_details"] = {"cached_tokens": prompt_tokens // 2}
     return {
         "id": f"mock-{_digest(messages, payload.get('seed')):x}",
         "object": "chat.completion",
         "model": f"mock/{name}",
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": usage,
     }

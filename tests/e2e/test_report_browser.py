@@ -442,3 +442,46 @@ def test_a_suite_report_ranks_entries_and_charts_the_sweep(
         shot(page, "suite", shots)
     finally:
         page.close()
+
+
+def test_a_reasoning_models_report_shows_its_thinking_tokens_and_cost(
+    browser: Any, project: Path
+) -> None:
+    """Issue 44: each turn's reasoning collapsed under it with its tokens, every attempt's
+    and call's usage, and the run's output tokens, truncation and cost on its card."""
+    (project / "prices.toml").write_text(
+        '[models."mock/thinking-calculator"]\ninput = 1.0\noutput = 4.0\ncache_read = 0.1\n'
+    )
+    ran = invoke("eval", "run", "configs/eval/quickstart.toml", "--model",
+                 "mock/thinking-calculator", "--reasoning-effort", "high", "--prices",
+                 "prices.toml", "--limit", "4", "-o", "think.json", "--quiet")  # fmt: skip
+    assert ran.exit_code in (0, 1), ran.stderr
+    usage = json.loads((project / "think.json").read_text())["summary"]["usage"]
+    made = invoke("eval", "report", "think.json", "-o", "out/think.html")
+    assert made.exit_code == 0, made.stderr
+    page = Page(browser, project / "out" / "think.html")
+    try:
+        assert page.errors == []
+        assert page.text("[data-testid=output_tokens-0]") == f"{usage['output_tokens']:,}"
+        assert page.text("[data-testid=cost-0]") == f"${usage['cost_usd']:.4f}"
+        page.page.locator("tr.row").first.click()
+        transcript = page.page.locator(".transcript")
+        transcript.wait_for()
+        thought = transcript.locator(".msg.assistant details.reasoning").first
+        summary = str(thought.locator("summary").text_content())
+        assert summary.startswith("reasoning · ") and summary.endswith(" tokens")
+        assert not thought.locator("pre").is_visible()  # collapsed until asked
+        thought.locator("summary").click()
+        assert str(thought.locator("pre").text_content()).startswith("Let me work it out")
+        title = str(transcript.locator(".attempt h4").first.text_content())
+        assert " out (" in title and "reasoning)" in title and "$" in title
+        calls = transcript.locator("details.calls").first
+        calls.locator("summary").click()
+        assert "reasoning)" in str(calls.locator(".call-head").first.text_content())
+        shot = page.page.screenshot(full_page=False)
+        assert len(shot) > 20_000
+        if keep := os.environ.get("OSMOSIS_SCREENSHOTS"):
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            (Path(keep) / "report-reasoning.png").write_bytes(shot)
+    finally:
+        page.close()

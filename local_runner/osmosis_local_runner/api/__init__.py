@@ -9,7 +9,9 @@ from osmosis_local_runner.api.results import Attempt as Attempt
 from osmosis_local_runner.api.results import EvalResult as EvalResult
 from osmosis_local_runner.api.results import FnSummary as FnSummary
 from osmosis_local_runner.api.results import RowResult as RowResult
+from osmosis_local_runner.api.results import Spread as Spread
 from osmosis_local_runner.api.results import Summary as Summary
+from osmosis_local_runner.api.results import UsageSummary as UsageSummary
 from osmosis_local_runner.api.results import load_run as load_run
 from osmosis_local_runner.api.running import RunProgress as RunProgress
 from osmosis_local_runner.api.running import arun_eval as arun_eval

@@ -33,6 +33,12 @@ class RunInfo:
     path: str
     total_attempts: int | None = None  # the rows chosen × n (from the manifest)
     config_path: str | None = None  # the eval config it ran, relative to the project
+    #: what its model calls used: output tokens (reasoning among them), the share of
+    #: attempts cut short, the cost (None: not counted, or a price not known)
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    truncation_rate: float | None = None
+    cost_usd: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -112,12 +118,18 @@ def _from_head(run: RunDirectory, head: dict[str, Any], facts: _Facts) -> RunInf
     fns = summary.get("eval_fns") or {}
     first: dict[str, Any] = next(iter(fns.values()), {}) if isinstance(fns, dict) else {}
     status = "running" if run.held() else str(summary.get("status") or "stopped")
+    found = summary.get("usage")
+    usage: dict[str, Any] = found if isinstance(found, dict) else {}
     return RunInfo(
         run.name, status, _text(config.get("model")) or facts.model,
         _int(summary.get("total_rows")), _int(summary.get("total_runs")),
         _number(first.get("mean")), _number(first.get("pass_at_1")), facts.started,
         _number(summary.get("total_duration_ms")), str(run.path),
         total_attempts=facts.total, config_path=facts.config,
+        output_tokens=_int(usage.get("output_tokens")),
+        reasoning_tokens=_int(usage.get("reasoning_tokens")),
+        truncation_rate=_number(usage.get("truncation_rate")),
+        cost_usd=_number(usage.get("cost_usd")),
     )  # fmt: skip
 
 

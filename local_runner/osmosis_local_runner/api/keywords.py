@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from osmosis_client.errors import InvalidInputError
+from osmosis_client.llm.prices import PriceTable
 from osmosis_client.llm.reasoning import Effort
 from osmosis_local_runner.run.seed import SeedSource, rows_of
 from osmosis_local_runner.run.session import RunRequest, Uploader
@@ -54,7 +55,9 @@ class SettingsKeywords(TypedDict, total=False):
     batch_size: int | None
     max_retries: int | None
     deadline: float | None  # seconds for this call; finished attempts are kept
-    prices: str | Path | None  # a price table: what the run's calls cost
+    #: what the run's calls cost: a price table's file, "platform" (with ``client``), or
+    #: a table (``client.models.prices([...])``)
+    prices: str | Path | PriceTable | None
     max_cost: float | None  # USD: the run stops (resumable) once its calls cost this
     max_attempt_tokens: int | None
     transcripts: bool
@@ -89,6 +92,7 @@ class RunKeywords(SettingsKeywords, total=False):
     retry_failed: bool
     on_progress: Callable[[RunProgress], None] | None
     upload: Client | None  # a finished named run goes to the platform with this client
+    client: Client | None  # logged in: prices="platform" reads the platform's prices
     workflow: Any
     module: str | None
     agent_loop: Any
@@ -153,6 +157,7 @@ def request_of(config: str | Path | None, options: Mapping[str, Any]) -> RunRequ
         fresh=bool(options.get("fresh")),
         retry_failed=bool(options.get("retry_failed")),
         upload=_uploader(options.get("upload")),
+        price_source=_prices_of(options.get("client")),
     )
 
 
@@ -173,6 +178,10 @@ def _seed(
         workflow=given.get("workflow"), agent_loop=given.get("agent_loop"), rows=rows,
         eval_fns=list(given.get("eval_fns") or ()),
     )  # fmt: skip
+
+
+def _prices_of(client: Any) -> Callable[[list[str]], PriceTable] | None:
+    return None if client is None else client.models.prices
 
 
 def _uploader(client: Any) -> Uploader | None:

@@ -42,6 +42,69 @@ class FnSummary:
 
 
 @dataclass(frozen=True)
+class Spread:
+    """A per-attempt distribution: mean, median, 95th percentile."""
+
+    mean: float
+    p50: float
+    p95: float
+
+
+@dataclass(frozen=True)
+class UsageSummary:
+    """What a run's model calls used (docs/models.md#tokens-truncation-and-cost):
+    totals are sums of calls; ``cost_usd`` is None when a price was not known."""
+
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    calls: int
+    attempts: int
+    truncated: int  # attempts cut by a length limit or their token budget
+    cost_usd: float | None
+    #: ``output_tokens``, ``reasoning_tokens``, ``input_tokens``, ``total_tokens``,
+    #: ``cost_usd`` → their spread over the attempts
+    per_attempt: dict[str, Spread] = field(default_factory=dict)
+    #: model → its own totals, when the run called more than one (a judge apart)
+    by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def truncation_rate(self) -> float:
+        return self.truncated / self.attempts if self.attempts else 0.0
+
+    @classmethod
+    def of(cls, raw: Any) -> UsageSummary | None:
+        if not isinstance(raw, dict):
+            return None
+
+        def count(key: str) -> int:
+            value = raw.get(key)
+            return value if type(value) is int and value > 0 else 0
+
+        spreads: dict[str, Spread] = {}
+        for key, found in (raw.get("per_attempt") or {}).items():
+            values = (
+                [_float(found.get(s)) for s in ("mean", "p50", "p95")]
+                if isinstance(found, dict)
+                else []
+            )
+            if len(values) == 3 and all(v is not None for v in values):
+                spreads[str(key)] = Spread(*values)  # type: ignore[arg-type]
+        models = raw.get("by_model")
+        return cls(
+            **{k: count(k) for k in ("input_tokens", "output_tokens", "reasoning_tokens",
+                                     "cache_read_tokens", "cache_write_tokens", "calls",
+                                     "attempts", "truncated")},
+            cost_usd=_float(raw.get("cost_usd")),
+            per_attempt=spreads,
+            by_model={str(k): dict(v) for k, v in models.items() if isinstance(v, dict)}
+            if isinstance(models, dict) else {},
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Summary:
     """A run's totals and its eval fns' statistics."""
 
@@ -52,6 +115,8 @@ class Summary:
     total_tokens: int
     duration_ms: float
     eval_fns: dict[str, FnSummary]
+    #: tokens by kind, truncation and cost (None: a run kept before they were counted)
+    usage: UsageSummary | None = None
 
     @property
     def mean(self) -> float | None:
@@ -78,6 +143,8 @@ class Attempt:
     model_tag: str | None = None  # "baseline" for a --baseline-model attempt
     skipped: bool = False
     transcript: str | None = field(default=None, repr=False)  # compact JSON text
+    #: tokens by kind, finish reason, truncation and cost of the attempt's calls
+    usage: dict[str, Any] | None = None
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -113,6 +180,7 @@ def _attempt(record: AttemptRecord) -> Attempt:
     return Attempt(
         record.run_index, record.success, record.answer, dict(record.scores), record.error,
         record.duration_ms, record.tokens, record.model_tag, record.skipped, record.transcript,
+        record.usage,
     )  # fmt: skip
 
 
@@ -159,6 +227,7 @@ class EvalResult:
             eval_fns={
                 str(k): _fn_summary(str(k), v) for k, v in fns.items() if isinstance(v, dict)
             },
+            usage=UsageSummary.of(raw.get("usage")),
         )
 
     def rows(self, *, transcripts: bool = True) -> Iterator[RowResult]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from osmosis_local_runner.results.documents import Row, excerpt
 from osmosis_local_runner.results.sources import Source
+from osmosis_local_runner.results.usage import usage_properties
 from osmosis_local_runner.results.verdicts import RowVerdict
 
 #: characters XML 1.0 cannot hold, even escaped
@@ -70,6 +71,7 @@ def junit_xml(sources: Sequence[Source], *, name: str = "osmosis eval") -> bytes
             stats = (doc.summary.get("eval_fns") or {}).get(fn) or {}
             shown = {"model": doc.model, "eval_fn": fn, "pass_threshold": doc.pass_threshold}
             shown.update({k: v for k, v in stats.items() if v is not None})
+            shown.update(usage_properties(doc.summary.get("usage")))
             for key, value in shown.items():
                 ET.SubElement(
                     properties,

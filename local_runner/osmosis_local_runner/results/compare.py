@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.results.compare_usage import UsageComparison, compare_usage
 from osmosis_local_runner.results.documents import ResultsFile, majority_passes
 from osmosis_local_runner.results.pairing import Pairs, RowStats, Side, scan_both, with_text
 from osmosis_local_runner.results.scoring import counted_mean, ks_for, pass_at_k, score_text
@@ -156,6 +157,8 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     #: the paired rows sliced by a column (compare_slices.compare_by)
     sliced: SlicedComparison | None = None
+    #: tokens, truncation and cost, compared (documents that counted usage)
+    usage: dict[str, UsageComparison] = field(default_factory=dict)
 
     def regressions(self, delta: float) -> list[str]:
         return [fn for fn, c in self.fns.items() if c.regressed(delta)]
@@ -204,6 +207,7 @@ class Comparison:
             "only_in_a": self.only_a,
             "only_in_b": self.only_b,
             "notes": self.notes,
+            "usage": {metric: c.to_json() for metric, c in self.usage.items()},
         }
         if self.sliced is not None:
             data["slices"] = self.sliced.to_json()
@@ -328,6 +332,7 @@ def compare_sides(side_a: Side, side_b: Side, shared: Sequence[str]) -> Comparis
         unpaired_b=pairs.unpaired_b,
         fns=fns,
         worst=worst,
+        usage=compare_usage(pairs),
         only_a=[fn for fn in a.eval_fns if fn not in b.eval_fns],
         only_b=[fn for fn in b.eval_fns if fn not in a.eval_fns],
         notes=_notes(a, b, len(pairs), pairs.unpaired_a, pairs.unpaired_b, fns),

@@ -11,6 +11,7 @@ from osmosis_local_runner.results.ci_reports import HostedCase
 from osmosis_local_runner.results.documents import excerpt, pass_at_key
 from osmosis_local_runner.results.scoring import score_text
 from osmosis_local_runner.results.sources import Source, primary_score
+from osmosis_local_runner.results.usage import usage_lines
 from osmosis_local_runner.results.verdicts import worst_rows
 
 if TYPE_CHECKING:
@@ -54,6 +55,9 @@ def run_markdown(source: Source) -> str:
         cells = [_md(fn), _num(stats.get("mean")), _num(stats.get("std"))]
         cells += [_num(stats.get(k)) for k in ks]
         lines.append("| " + " | ".join(cells) + " |")
+    usage = usage_lines(summary.get("usage"))  # tokens by kind, truncation, cost
+    if usage:
+        lines += ["", *(f"{_md(line.strip())}  " for line in usage)]
     worst = worst_rows(doc)
     if worst.rows:
         lines += [
@@ -138,6 +142,10 @@ def compare_markdown(comparison: Comparison, fail_if_worse: float | None = None)
             f"{_num(c.pass_rate_a)} | {_num(c.pass_rate_b)} | {c.flipped_to_fail} | "
             f"{c.flipped_to_pass} | {c.mcnemar_p:.3g} |"
         )
+    if comparison.usage:  # tokens, truncation and cost per paired row
+        lines += ["", "| per row | A | B | B−A | 95% CI |", "|---|---:|---:|---:|---|"]
+        lines += ["| " + " | ".join(_md(cell) for cell in c.row()) + " |"
+                  for c in comparison.usage.values()]  # fmt: skip
     if comparison.sliced is not None:
         lines += ["", f"By {_md(comparison.sliced.by)}:", ""]
         lines += ["| value | fn | pairs | B−A | 95% CI |", "|---|---|---:|---:|---|"]

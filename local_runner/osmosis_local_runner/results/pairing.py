@@ -23,6 +23,7 @@ from osmosis_local_runner.results.documents import ResultsFile, excerpt, majorit
 from osmosis_local_runner.results.scoring import attempt_passes
 from osmosis_local_runner.results.slices import slice_value
 from osmosis_local_runner.results.stats import mean
+from osmosis_local_runner.results.usage import USAGE_METRICS, row_usage
 
 #: a row's statistics for one eval fn: (mean score or None, attempts, passing attempts,
 #: attempts that errored or whose eval fn raised)
@@ -62,12 +63,19 @@ class Side:
         index_append, digest_append, stats_append = (
             self.index.append, self.digest.append, self.stats.append,
         )  # fmt: skip  # a million rows: each lookup saved counts
+        #: per row, the mean over its attempts of each usage metric (NaN: not known) —
+        #: only for a document that counted usage
+        self.usage: dict[str, array[float]] = (
+            {metric: array("d") for metric in USAGE_METRICS} if doc.summary.get("usage") else {}
+        )
         #: where each row's line starts: the rows a comparison shows are read back by it
         self.offsets: array[int] | None = array("q")
         for index, digest, runs, raw in doc.checked_rows(transcripts=False, offsets=self.offsets):
             index_append(index)
             digest_append(digest)
             stats_append(_row_stats(runs, self.fns, threshold, one, memo))
+            if self.usage:
+                row_usage(runs, self.usage)
             if self.by or columns:
                 metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None
                 for column in self.by:

@@ -47,6 +47,29 @@ def _fmt(value: Any) -> str:
     return score_text(value)
 
 
+def _usage_facts(usage: Any) -> list[tuple[str, str]]:
+    """Tokens by kind, truncation and cost as a card's facts (a run kept before usage
+    was counted has none)."""
+    if not isinstance(usage, dict):
+        return []
+
+    def count(key: str) -> int:
+        value = usage.get(key)
+        return value if type(value) is int and value > 0 else 0
+
+    facts = [("output tokens", f"{count('output_tokens'):,}")]
+    if count("reasoning_tokens"):
+        facts.append(("reasoning tokens", f"{count('reasoning_tokens'):,}"))
+    if count("cache_read_tokens"):
+        facts.append(("cached input", f"{count('cache_read_tokens'):,}"))
+    attempts = count("attempts")
+    facts.append(("truncated", f"{count('truncated') / attempts:.1%}" if attempts else "–"))
+    cost = usage.get("cost_usd")
+    known = isinstance(cost, int | float) and not isinstance(cost, bool) and cost == cost
+    facts.append(("cost", f"${cost:.4f}" if known else "unknown"))
+    return facts
+
+
 def cards_html(data: dict[str, Any]) -> str:
     cards = []
     for position, run in enumerate(data["runs"]):
@@ -61,10 +84,11 @@ def cards_html(data: dict[str, Any]) -> str:
             ("errored", f"{summary.get('errored_runs') or 0:,}"),
             ("tokens", f"{summary.get('total_tokens') or 0:,}"),
             ("time", f"{(summary.get('total_duration_ms') or 0) / 1000:.1f}s"),
+            *_usage_facts(summary.get("usage")),
         ]
         facts_html = "".join(
             f'<div class="fact"><span class="value" '
-            f'data-testid="{name.replace("@", "_at_")}-{position}">'
+            f'data-testid="{name.replace("@", "_at_").replace(" ", "_")}-{position}">'
             f'{html.escape(value)}</span><span class="name">{name}</span></div>'
             for name, value in facts
         )

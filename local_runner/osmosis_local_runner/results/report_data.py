@@ -20,10 +20,15 @@ from osmosis_local_runner.results.documents import (
     Row,
     excerpt,
     majority_passes,
-    text_of,
 )
 from osmosis_local_runner.results.pairing import Side
 from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.report_transcripts import (
+    MAX_MESSAGE,
+    calls_of,
+    explanations_of,
+    messages_of,
+)
 from osmosis_local_runner.results.scoring import counted_mean, pass_at_k, passed
 from osmosis_local_runner.results.slices import MAX_SLICES, slice_columns, slice_value
 from osmosis_local_runner.results.sources import Source
@@ -31,8 +36,6 @@ from osmosis_local_runner.results.verdicts import RowVerdict
 
 #: run colours (colour-blind safe: Okabe–Ito)
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
-#: the longest message text kept in the page (a transcript is for reading, not archiving)
-MAX_MESSAGE = 20_000
 #: pass@k is drawn for every k up to this, then at doubling k up to n
 EVERY_K = 50
 
@@ -47,37 +50,6 @@ def ks_up_to(n: int) -> list[int]:
     if n > EVERY_K:
         ks.append(n)
     return ks
-
-
-def _messages(record_messages: list[Any] | None) -> list[dict[str, Any]] | None:
-    if record_messages is None:
-        return None
-    shown = []
-    for message in record_messages:
-        if not isinstance(message, dict):
-            continue
-        item: dict[str, Any] = {
-            "role": str(message.get("role", "?")),
-            "content": text_of(message.get("content"))[:MAX_MESSAGE],
-        }
-        calls = message.get("tool_calls")
-        if isinstance(calls, list) and calls:
-            functions = [
-                call["function"]
-                for call in calls
-                if isinstance(call, dict) and isinstance(call.get("function"), dict)
-            ]
-            item["tool_calls"] = [
-                {
-                    "name": str(function.get("name", "?")),
-                    "arguments": str(function.get("arguments", ""))[:MAX_MESSAGE],
-                }
-                for function in functions
-            ]
-        if message.get("name"):
-            item["name"] = str(message["name"])
-        shown.append(item)
-    return shown
 
 
 def _cell(row: Row, doc: ResultsFile, transcripts: bool) -> dict[str, Any]:
@@ -103,44 +75,14 @@ def _cell(row: Row, doc: ResultsFile, transcripts: bool) -> dict[str, Any]:
                 "answer": (r.answer or "")[:MAX_MESSAGE],
                 "ms": r.duration_ms,
                 "tokens": r.tokens,
-                "messages": _messages(r.messages()) if transcripts else None,
-                "calls": _calls(r) if transcripts else None,
-                "explanations": _explanations(r),
+                "usage": r.usage,
+                "messages": messages_of(r.messages(), calls_of(r)) if transcripts else None,
+                "calls": calls_of(r) if transcripts else None,
+                "explanations": explanations_of(r),
             }
             for r in runs
         ],
     }
-
-
-def _explanations(record: AttemptRecord) -> dict[str, str] | None:
-    """What each eval fn said besides its score (grading.scored), when it said it."""
-    found = (record.extra or {}).get("explanations")
-    if not isinstance(found, dict):
-        return None
-    return {str(k): str(v)[:MAX_MESSAGE] for k, v in found.items() if isinstance(v, str)} or None
-
-
-#: the longest raw request or answer of a model call the page keeps (whole in the document)
-MAX_CALL_TEXT = 8_000
-
-
-def _calls(record: AttemptRecord) -> list[dict[str, Any]] | None:
-    """The attempt's model calls (run/calls.py): timing, messages sent, and the raw
-    request parameters and answer as text (cut to :data:`MAX_CALL_TEXT`)."""
-    calls = (record.extra or {}).get("model_calls")
-    if not isinstance(calls, list):
-        return None
-    shown = []
-    for call in calls:
-        if not isinstance(call, dict):
-            continue
-        item = {k: call.get(k) for k in ("at_ms", "duration_ms", "sent", "error")}
-        for key in ("request", "response"):
-            text = call.get(key)
-            if isinstance(text, str):
-                item[key] = text if len(text) <= MAX_CALL_TEXT else text[:MAX_CALL_TEXT] + "…"
-        shown.append(item)
-    return shown
 
 
 def _first_errors(runs: Sequence[AttemptRecord], fns: list[str]) -> dict[str, str]:

@@ -22,6 +22,7 @@ under test).
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -149,6 +150,37 @@ def usage_summary(usages: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] 
     return summary
 
 
+#: what a comparison compares besides scores, per row the mean over its attempts
+USAGE_METRICS = ("output_tokens", "reasoning_tokens", "truncation_rate", "cost_usd")
+
+
+def row_usage(runs: list[dict[str, Any]], columns: dict[str, array[float]]) -> None:
+    """A row's usage metrics (primary attempts that called a model; NaN when none did,
+    or — cost — when a price was not known)."""
+    found = [
+        u for r in runs
+        if r.get("model_tag") in (None, "primary") and isinstance(u := r.get("usage"), dict)
+    ]  # fmt: skip
+    nan = float("nan")
+    if not found:
+        for column in columns.values():
+            column.append(nan)
+        return
+    count = len(found)
+    columns["output_tokens"].append(sum(_number(u.get("output_tokens")) for u in found) / count)
+    columns["reasoning_tokens"].append(
+        sum(_number(u.get("reasoning_tokens")) for u in found) / count
+    )
+    columns["truncation_rate"].append(sum(u.get("truncated") is True for u in found) / count)
+    costs = [u.get("cost_usd") for u in found]
+    known = all(isinstance(c, int | float) and not isinstance(c, bool) for c in costs)
+    columns["cost_usd"].append(sum(costs) / count if known else nan)  # type: ignore[arg-type]
+
+
+def _number(value: Any) -> float:
+    return float(value) if type(value) is int and value > 0 else 0.0
+
+
 def spread(values: list[float]) -> dict[str, float] | None:
     """Mean, median and 95th percentile (linear between the closest ranks)."""
     if not values:
@@ -168,4 +200,87 @@ def _percentile(ordered: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (at - low)
 
 
-__all__ = ["DISTRIBUTIONS", "attempt_usage", "spread", "usage_summary"]
+def _spread_text(spread_: Any) -> str:
+    if not isinstance(spread_, Mapping):
+        return ""
+    p50, p95 = _cost(spread_.get("p50")), _cost(spread_.get("p95"))
+    return "" if p50 is None or p95 is None else f"p50 {round(p50):,}, p95 {round(p95):,}"
+
+
+def usage_lines(usage: Any) -> list[str]:
+    """A run's usage in a few lines (the terminal summary, Markdown step summaries)::
+
+        tokens: 12,345 in (4,100 cached), 8,210 out (6,020 reasoning); out per attempt
+          p50 410, p95 1,204   (one line)
+        truncated: 3 of 60 attempts (5.0%); cost: $0.4213 ($0.0070 per attempt)
+          by model: openai/gpt-5-mini 10,000 in, 8,000 out, $0.4000; mock/judge …
+
+    Whatever a document read back holds, it is shown as numbers or left out."""
+    if not isinstance(usage, Mapping) or not usage:
+        return []
+    get = usage.get
+    tokens = f"tokens: {_count(get('input_tokens')):,} in"
+    if _count(get("cache_read_tokens")):
+        tokens += f" ({_count(get('cache_read_tokens')):,} cached)"
+    tokens += f", {_count(get('output_tokens')):,} out"
+    if _count(get("reasoning_tokens")):
+        tokens += f" ({_count(get('reasoning_tokens')):,} reasoning)"
+    per = _spread_text((get("per_attempt") or {}).get("output_tokens"))
+    if per:
+        tokens += f"; out per attempt {per}"
+    attempts = _count(get("attempts"))
+    second = f"truncated: {_count(get('truncated')):,} of {attempts:,} attempts"
+    if attempts:
+        second += f" ({_count(get('truncated')) / attempts:.1%})"
+    cost = _cost(get("cost_usd"))
+    if cost is not None:
+        second += f"; cost: ${cost:.4f}" + (
+            f" (${cost / attempts:.4f} per attempt)" if attempts else ""
+        )
+    else:
+        second += "; cost: unknown (no price for a model it called)"
+    lines = [tokens, second]
+    models = get("by_model")
+    if isinstance(models, Mapping) and models:
+        parts = []
+        for model, one in models.items():
+            if not isinstance(one, Mapping):
+                continue
+            text = f"{model} {_count(one.get('input_tokens')):,} in, "
+            text += f"{_count(one.get('output_tokens')):,} out"
+            if (priced := _cost(one.get("cost_usd"))) is not None:
+                text += f", ${priced:.4f}"
+            parts.append(text)
+        lines.append("  by model: " + "; ".join(parts))
+    return lines
+
+
+def usage_properties(usage: Any) -> dict[str, Any]:
+    """A run's usage as flat ``usage.*`` names (JUnit properties, CI artefacts); only
+    numbers are kept."""
+    if not isinstance(usage, Mapping):
+        return {}
+    found: dict[str, Any] = {}
+    for key in (*KINDS, "total_tokens", "calls", "truncated", "truncation_rate", "cost_usd"):
+        value = _cost(usage.get(key))
+        if value is not None:
+            found[f"usage.{key}"] = usage[key]
+    per = usage.get("per_attempt")
+    for key, spread_ in per.items() if isinstance(per, Mapping) else ():
+        if isinstance(spread_, Mapping):
+            for stat in ("mean", "p50", "p95"):
+                if (value := _cost(spread_.get(stat))) is not None:
+                    found[f"usage.{key}.{stat}"] = value
+    return found
+
+
+__all__ = [
+    "DISTRIBUTIONS",
+    "USAGE_METRICS",
+    "attempt_usage",
+    "row_usage",
+    "spread",
+    "usage_lines",
+    "usage_properties",
+    "usage_summary",
+]

@@ -16,6 +16,7 @@ from pydantic import SecretStr
 
 from osmosis_client.layout import Layout
 from osmosis_client.llm.endpoints import Registry
+from osmosis_client.llm.prices import PriceTable
 from osmosis_client.llm.providers import ModelSpec
 from osmosis_client.platform.eval_config import EvalConfig
 from osmosis_local_runner.run.dataset import find_dataset
@@ -56,6 +57,9 @@ class Overrides(RunSettings):
     server_echo: Callable[[str], None] | None = None
     #: what else the journal keeps to resume with only a name: the seed form's source
     source: dict[str, Any] = field(default_factory=dict)
+    #: the platform's published prices of some models (``prices = "platform"``): given
+    #: by a logged-in caller
+    price_source: Callable[[list[str]], PriceTable] | None = None
 
     def journal_settings(self) -> dict[str, Any]:
         """What the run's journal keeps (never a secret: :meth:`RunSettings.kept`)."""
@@ -198,28 +202,57 @@ def config_spec(
         },
         inputs=_inputs(config),
         slice_by=flags.by or local.slice_by,
-        **accounting(flags, config),
+        **accounting(flags, [flags.model or exp.model_path], config),
         **flags.invocation(),
     )
 
 
-def accounting(flags: Overrides, config: EvalConfig | None = None) -> dict[str, Any]:
+def accounting(
+    flags: Overrides, models: list[str], config: EvalConfig | None = None
+) -> dict[str, Any]:
     """What a run's calls cost and how far they may go — each setting given, else the
     config's — and whether eval fns see the reasoning."""
-    from osmosis_client.llm.prices import EMPTY, load_prices
-
     local = config.local if config is not None else None
-    prices = flags.prices
+    prices: Path | PriceTable | None = flags.prices
     if prices is None and local is not None and local.prices:
-        prices = (config.root if config and config.root else Path.cwd()) / local.prices
+        root = config.root if config and config.root else Path.cwd()
+        prices = PLATFORM if local.prices == "platform" else root / local.prices
     max_cost = flags.max_cost if flags.max_cost is not None else local and local.max_cost
     tokens = flags.max_attempt_tokens or (local.max_attempt_tokens if local else None)
     return {
-        "prices": load_prices(prices) if prices is not None else EMPTY,
+        "prices": price_table(prices, models, flags.price_source),
         "max_cost": float(max_cost) if max_cost else None,
         "max_attempt_tokens": tokens,
         "raw_answers": flags.raw_answers or bool(local and local.raw_answers),
     }
+
+
+#: ``prices = "platform"``: the platform's published inference prices
+PLATFORM = Path("platform")
+
+
+def price_table(
+    prices: Path | PriceTable | None,
+    models: list[str],
+    source: Callable[[list[str]], PriceTable] | None,
+) -> PriceTable:
+    """The run's price table: a file's, one in memory, or the platform's for its models."""
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_client.llm.prices import EMPTY, load_prices
+
+    if prices is None:
+        return EMPTY
+    if isinstance(prices, PriceTable):
+        return prices
+    if prices == PLATFORM:
+        if source is None:
+            raise InvalidInputError(
+                "the platform's prices need a logged-in client",
+                hint="log in (the CLI), or pass a price table from client.models.prices()",
+                code="NO_PRICE",
+            )
+        return source(models)
+    return load_prices(prices)
 
 
 def _inputs(config: EvalConfig) -> dict[str, Path]:
@@ -336,6 +369,6 @@ def seed_run_spec(
         baseline=baseline,
         fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
         slice_by=flags.by,
-        **accounting(flags),
+        **accounting(flags, [m for m in (flags.model, flags.baseline_model) if m]),
         **flags.invocation(),
     )

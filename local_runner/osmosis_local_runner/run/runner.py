@@ -320,7 +320,7 @@ class Runner:
             self.on_progress(self.progress)
         budget, spent = self.spec.max_cost, self.progress.cost_usd
         if budget is not None and spent is None:  # e.g. a judge with no price
-            self._abort(stops.cost_unknown("a model the run called", self.spec.output))
+            self._abort(stops.cost_unknown(self.spec.output))
         elif budget is not None and spent is not None and spent >= budget:
             self._abort(stops.over_budget(spent, budget, self.spec.output))
 

@@ -34,6 +34,7 @@ from osmosis_local_runner.run.seed import SeedSource
 from osmosis_local_runner.run.settings import RunSettings
 
 if TYPE_CHECKING:
+    from osmosis_client.llm.prices import PriceTable
     from osmosis_client.platform.eval_config import EvalConfig
     from osmosis_client.platform.run_import import ImportSession
     from osmosis_local_runner.run.invocation import Invocation
@@ -73,6 +74,8 @@ class RunRequest:
     dry_run: bool = False  # the plan only: nothing locked, archived or written
     upload: Uploader | None = None  # a finished named run goes to the platform
     server_echo: Callable[[str], None] | None = None  # the rollout server's output, live
+    #: the platform's published prices of some models (``prices="platform"``)
+    price_source: Callable[[list[str]], PriceTable] | None = None
 
     @property
     def to_file(self) -> bool:
@@ -234,6 +237,7 @@ class RunSession:
             resume=self.resuming, retry_failed=request.retry_failed,
             server_echo=request.server_echo,
             source=request.seed.kept() if request.seed else {},
+            price_source=request.price_source,
         )  # fmt: skip
         if self.config is not None:
             if request.seed is not None:

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError
+from osmosis_client.llm.prices import PriceTable
 
 Keep = Literal["kept", "secret", "once"]
 KEPT: Keep = "kept"
@@ -96,8 +97,10 @@ class RunSettings:
     batch_size: int | None = _setting()
     max_retries: int | None = _setting()
     deadline: float | None = _setting(keep=ONCE)  # this invocation's budget, in seconds
-    #: what model calls cost (a price table, USD per million tokens)
-    prices: Path | None = _setting()
+    #: what model calls cost: a price table's file (USD per million tokens), ``platform``
+    #: (the platform's published prices: a logged-in caller supplies them), or a table
+    #: in memory (not kept: give it again to resume)
+    prices: Path | PriceTable | None = _setting()
     #: stop once the run's calls have cost this much, in USD (its whole cost so far)
     max_cost: float | None = _setting(keep=ONCE)
     #: an attempt's rollout gets no more model calls past this many tokens
@@ -143,6 +146,8 @@ class RunSettings:
                 continue
             if keep == SECRET:
                 withheld.append(name)
+            elif isinstance(value, PriceTable):
+                continue  # a table in memory is not kept: its runs' costs are
             elif name == "headers":
                 withheld += sorted({f"headers:{header}" for header in header_names(value)})
             elif isinstance(value, str) and redact_url(value) != value:
@@ -236,7 +241,7 @@ def _from_json(name: str, kind: Any, value: Any) -> Any:
     try:
         if name == "rows":
             return parse_rows(TypeAdapter(str).validate_python(value, strict=True))
-        if kind in (Path, Path | None):
+        if kind in (Path, Path | None, Path | PriceTable | None):  # a table is never kept
             return Path(TypeAdapter(str).validate_python(value, strict=True))
         return TypeAdapter(kind).validate_python(value, strict=True)
     except (ValidationError, InvalidInputError) as exc:

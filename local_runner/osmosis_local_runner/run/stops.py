@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from osmosis_client.errors import InvalidInputError
 from osmosis_client.llm.prices import PriceTable
 from osmosis_client.llm.providers import ModelTarget
 from osmosis_local_runner.errors import RunAborted
@@ -42,13 +43,17 @@ def over_budget(spent: float, budget: float, output: Path) -> RunAborted:
     )
 
 
-def cost_unknown(model: str, output: Path | None = None) -> RunAborted:
-    """A cost budget, and a call whose price nobody knows (before the run: its model)."""
+_NO_PRICE = 'give a price table (prices) with a [models."NAME"] entry for it'
+
+
+def cost_unknown(output: Path) -> RunAborted:
+    """A cost budget, and a call (a judge's, say) whose price nobody knows."""
     return RunAborted(
-        f"no price is known for {model}: a run with a cost budget (max_cost) needs one",
-        hint='give a price table (prices) with a [models."NAME"] entry for it',
+        "a model the run called has no known price, so its cost budget (max_cost) cannot "
+        f"be kept: it stopped; {_KEPT}",
+        hint=_NO_PRICE,
         code="NO_PRICE",
-        data={"model": model, **({"results": str(output)} if output else {})},
+        data={"results": str(output)},
     )
 
 
@@ -59,4 +64,10 @@ def check_budget(budget: float | None, prices: PriceTable, targets: Iterable[Mod
         return
     for target in targets:
         if prices.price(target.model_path) is None and target.provider != "openrouter":
-            raise cost_unknown(target.model_path)
+            raise InvalidInputError(
+                f"no price is known for {target.model_path}: a run with a cost budget "
+                "(max_cost) needs one",
+                hint=_NO_PRICE,
+                code="NO_PRICE",
+                data={"model": target.model_path},
+            )

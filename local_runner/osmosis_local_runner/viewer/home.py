@@ -37,6 +37,9 @@ tr[data-status=stopped] .status {{ color: #b00020; }}
 <h2>Across runs <select id="stat" aria-label="statistic">
 <option value="mean">mean</option><option value="pass_at_1">pass@1</option>
 <option value="attempts">attempts</option><option value="duration_ms">duration</option>
+<option value="output_tokens">output tokens</option>
+<option value="reasoning_tokens">reasoning tokens</option>
+<option value="truncation_rate">truncated</option><option value="cost_usd">cost</option>
 </select></h2>
 <svg id="chart" data-testid="chart" width="640" height="160" role="img"
  aria-label="the chosen statistic across the runs shown, oldest first"></svg>

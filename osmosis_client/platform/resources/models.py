@@ -8,9 +8,10 @@ and a deploy refused by the workspace's deployment quota names the quota.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 
 from osmosis_client.errors import ConflictError, NotFoundError
+from osmosis_client.llm.prices import Price, PriceTable
 from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.model_models import (
     BaseModelDetail,
@@ -123,6 +124,32 @@ class Models(base.SyncResource):
     def undeploy(self, name: str) -> Deployment:
         """Stop serving the LoRA adapter (idempotent)."""
         return self._client._execute(deployment_call(name, "undeploy"))
+
+    def prices(self, names: Iterable[str]) -> PriceTable:
+        """The platform's published inference prices of these base models (a model it
+        does not know, or prices no price for, is left out: never guessed)."""
+        found: dict[str, Price] = {}
+        for name in dict.fromkeys(names):
+            try:
+                model = self._client._execute(base_call(name))
+            except NotFoundError:
+                continue
+            price = platform_price(model)
+            if price is not None:
+                found[name] = price
+        return PriceTable(found, "platform")
+
+
+def platform_price(model: BaseModelDetail) -> Price | None:
+    """A base model's published price (no reasoning price exists: reasoning is output,
+    as every provider bills it); None when input or output is not published."""
+    given, answer = (
+        model.inference_input_usd_per_million_tokens,
+        model.inference_output_usd_per_million_tokens,
+    )
+    if given is None or answer is None:
+        return None
+    return Price(given, answer, cache_read=model.inference_cached_input_usd_per_million_tokens)
 
 
 class AsyncModels(base.AsyncResource):

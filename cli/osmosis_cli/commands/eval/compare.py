@@ -106,6 +106,7 @@ def show_comparison(out: Output, comparison: Comparison, fail_if_worse: float | 
     )
     _means(out, comparison)
     _pass_at_k(out, comparison)
+    _usage(out, comparison)
     for fn, c in comparison.fns.items():
         _flips(out, fn, c, comparison)
     for fn in comparison.fns:
@@ -146,6 +147,19 @@ def _means(out: Output, comparison: Comparison) -> None:
             for fn, c in comparison.fns.items()
         ],
         keep=["eval fn"],
+    )
+
+
+def _usage(out: Output, comparison: Comparison) -> None:
+    """Tokens, truncation and cost per paired row, B − A with its interval."""
+    if not comparison.usage:
+        return
+    methods = {c.interval.method for c in comparison.usage.values() if c.interval}
+    out.print()
+    out.table(
+        ["per row", "A", "B", "B−A", f"95% CI ({'/'.join(sorted(methods)) or 'none'})"],
+        [c.row() for c in comparison.usage.values()],
+        keep=["per row"],
     )
 
 

@@ -184,9 +184,11 @@ def progress_stats(progress: Progress, fns: list[str]) -> str:
     if len(fns) > 3:
         rates.append(f"(+{len(fns) - 3} fns)")
     retries = f"  retries {progress.retries:,}" if progress.retries else ""
+    cut = f"  truncated {progress.truncated:,}" if progress.truncated else ""
+    cost = f"  ${progress.cost_usd:.4f}" if progress.cost_usd else ""
     return (
-        f"{progress.rate:.1f}/s  {'  '.join(rates)}  errors {progress.errors}{retries}  "
-        f"tokens {progress.tokens:,}  elapsed {_clock(progress.elapsed)}"
+        f"{progress.rate:.1f}/s  {'  '.join(rates)}  errors {progress.errors}{retries}{cut}  "
+        f"tokens {progress.tokens:,}{cost}  elapsed {_clock(progress.elapsed)}"
     )
 
 

@@ -183,8 +183,8 @@ ThinkTagsOpt = Annotated[
     bool | None,
     typer.Option(
         "--think-tags/--no-think-tags",
-        help="Move <think>…</think> out of answers (a server without a reasoning parser); "
-        "default: the endpoint row's, else on.",
+        help="Move the thinking a server writes into the answer (think tags: no reasoning "
+        "parser) out of it; default: the endpoint row's, else on.",
         show_default=False,
     ),
 ]
@@ -192,7 +192,7 @@ RawAnswersOpt = Annotated[
     bool,
     typer.Option(
         "--raw-answers",
-        help="Eval fns get the reasoning too (<think>…</think> before the answer).",
+        help="Eval fns get the reasoning too, in think tags before the answer.",
     ),
 ]
 PricesOpt = Annotated[
@@ -201,7 +201,8 @@ PricesOpt = Annotated[
         "--prices",
         metavar="FILE",
         help='A price table (TOML: [models."NAME"] input, output, cache_read, cache_write '
-        "in USD per million tokens): the run's cost.",
+        "in USD per million tokens), or `platform` (the platform's published prices; "
+        "logged in): the run's cost.",
     ),
 ]
 MaxCostOpt = Annotated[

@@ -69,6 +69,10 @@ def _summary_table(
         f"({summary['errored_runs']:,} errored), {summary['total_tokens']:,} tokens, "
         f"{seconds:.1f}s — {summary['status']}"
     )
+    from osmosis_local_runner.results.usage import usage_lines
+
+    for line in usage_lines(summary.get("usage")):  # by kind, truncation, cost
+        out.print(line)
 
 
 def _headline(fns: dict[str, Any]) -> str:

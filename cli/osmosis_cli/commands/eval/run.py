@@ -3,6 +3,7 @@ platform's semantics."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
@@ -291,11 +292,26 @@ def _run_config(ctx: typer.Context, out: Output, opts: RunOptions, echo: Any) ->
             code="USAGE",
         )
     upload = uploader(ctx, out) if opts.upload else None
-    request = opts.request(upload=upload, server_echo=echo)
+    request = opts.request(upload=upload, server_echo=echo, price_source=platform_prices(ctx))
     resource = (lambda s: rerun_commands(out, s.results)) if to_file else (
         lambda s: named_resource(out, s)
     )
     execute(request, out, opts, resource)
+
+
+def platform_prices(ctx: typer.Context) -> Callable[[list[str]], Any]:
+    """``--prices platform``: the platform's published prices, read with this face's
+    logged-in client — only if the run asks for them."""
+    from osmosis_cli.context import state
+
+    app_state = state(ctx)
+
+    def read(models: list[str]) -> Any:
+        client, _ = app_state.scoped_client()
+        with client:
+            return client.models.prices(models)
+
+    return read
 
 
 def uploader(ctx: typer.Context, out: Output) -> Uploader:

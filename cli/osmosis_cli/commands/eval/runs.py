@@ -81,7 +81,9 @@ def list_runs(ctx: typer.Context, opts: ListOptions) -> None:
         out.info(f"… more runs: use --limit {limit * 2} or --all")
 
 
-LOCAL_COLUMNS = ["name", "status", "model", "rows", "mean", "pass@1", "started", "duration"]
+LOCAL_COLUMNS = [
+    "name", "status", "model", "rows", "mean", "pass@1", "started", "duration", "cost",
+]  # fmt: skip
 
 
 def _list_local(opts: ListOptions) -> None:
@@ -107,8 +109,9 @@ def _local_cells(r: Any) -> list[str]:
     status = r.status
     if status != "finished" and r.attempts is not None and r.total_attempts:
         status = f"{status} {r.attempts}/{r.total_attempts}"  # how far it got
+    cost = "" if r.cost_usd is None else f"${r.cost_usd:.4f}"
     return [r.name, status, r.model or "", "" if r.rows is None else str(r.rows),
-            num(r.mean), pct(r.pass_at_1), when(r.started), duration]  # fmt: skip
+            num(r.mean), pct(r.pass_at_1), when(r.started), duration, cost]  # fmt: skip
 
 
 def resume_command(r: Any) -> str | None:
@@ -238,6 +241,11 @@ def _info_local(name: str) -> None:
         out.print(f"{label + ':':<10} {cell}")
     if found.status != "finished" and found.total_attempts:
         out.print(f"{'progress:':<10} {found.attempts or 0} of {found.total_attempts} attempts")
+    if found.output_tokens is not None:
+        reasoning = f" ({found.reasoning_tokens:,} reasoning)" if found.reasoning_tokens else ""
+        out.print(f"{'output:':<10} {found.output_tokens:,} tokens{reasoning}")
+    if found.truncation_rate is not None:
+        out.print(f"{'truncated:':<10} {found.truncation_rate:.1%} of attempts")
     out.print(f"{'path:':<10} {found.path}")
     command = resume_command(found)
     if command is not None:

@@ -116,7 +116,7 @@ class SeedOptions(LocalRunOptions):
             found["rows"] = parse_rows(self.rows_spec)
         return found
 
-    def request(self) -> RunRequest:
+    def request(self, **more: Any) -> RunRequest:
         """What this invocation asks the runner for: one results document (``-o``, else a
         new one under ``.osmosis/evals``, as 0.2 wrote them)."""
         from osmosis_local_runner.run.seed import SeedSource
@@ -134,7 +134,7 @@ class SeedOptions(LocalRunOptions):
         source = SeedSource(module=self.module, mcp=self.mcp, eval_fns=list(self.eval_fn or []))
         return RunRequest(
             settings=self.run_settings(), seed=source, output=output, resume=self.resume,
-            retry_failed=self.retry_failed,
+            retry_failed=self.retry_failed, **more,
         )  # fmt: skip
 
 
@@ -164,7 +164,9 @@ def seed(ctx: typer.Context, opts: SeedOptions) -> None:
     ):
         if value is not None and not opts.baseline_model:
             raise InvalidInputError(f"{flag} needs --baseline-model", code="USAGE")
-    request = opts.request()
+    from osmosis_cli.commands.eval.run import platform_prices
+
+    request = opts.request(price_source=platform_prices(ctx))
     prepare_user_imports(out, no_compat=opts.no_compat)
     execute(request, out, opts, lambda session: rerun_commands(out, session.results))
 

@@ -270,6 +270,14 @@
   function message(m) {
     var box = el("div", "msg " + (m.role || "other"));
     box.appendChild(el("span", "role", m.role + (m.name ? " (" + m.name + ")" : "")));
+    if (m.reasoning) {  // the model's reasoning, apart from its answer: collapsed
+      var thought = el("details", "reasoning");
+      var size = m.reasoning_tokens ? m.reasoning_tokens.toLocaleString("en-US") + " tokens"
+        : m.reasoning.split(/\s+/).length.toLocaleString("en-US") + " words";
+      thought.appendChild(el("summary", null, "reasoning · " + size));
+      thought.appendChild(el("pre", null, m.reasoning));
+      box.appendChild(thought);
+    }
     if (m.content) box.appendChild(document.createTextNode(m.content));
     (m.tool_calls || []).forEach(function (call) {
       box.appendChild(el("div", "call", "→ " + call.name + "(" + call.arguments + ")"));
@@ -301,7 +309,7 @@
     var scores = Object.keys(a.scores).map(function (k) { return k + " = " + fmt(a.scores[k]); }).join(", ");
     var title = runs[i].label + " · attempt " + a.run + (a.tag ? " (" + a.tag + ")" : "") +
       " · " + attemptStatus(a) + " · " + (scores || "no score") +
-      " · " + (a.ms / 1000).toFixed(3) + "s · " + a.tokens + " tokens";
+      " · " + (a.ms / 1000).toFixed(3) + "s · " + (a.usage ? usageText(a.usage) : a.tokens + " tokens");
     box.appendChild(el("h4", null, title));
     if (a.error) box.appendChild(errorLine(a.error));
     if (a.fn_errors) {
@@ -324,6 +332,16 @@
     if (a.calls && a.calls.length) box.appendChild(modelCalls(a.calls));
     return box;
   }
+  // tokens by kind, the finish reason, truncation and cost of an attempt or a call
+  function usageText(u) {
+    var n = function (v) { return (v || 0).toLocaleString("en-US"); };
+    var text = n(u.input_tokens) + " in" + (u.cache_read_tokens ? " (" + n(u.cache_read_tokens) + " cached)" : "") +
+      " · " + n(u.output_tokens) + " out" + (u.reasoning_tokens ? " (" + n(u.reasoning_tokens) + " reasoning)" : "");
+    if (u.truncated || u.truncated_calls) text += " · truncated";
+    if (u.finish_reason && u.finish_reason !== "stop") text += " · " + u.finish_reason;
+    if (typeof u.cost_usd === "number") text += " · $" + u.cost_usd.toFixed(4);
+    return text;
+  }
   // an error's stage is its first words ("workflow: …", "grader timed out …")
   function errorLine(text) {
     var line = el("div", "err");
@@ -342,7 +360,8 @@
       var item = el("div", "call-item" + (c.error ? " failed" : ""));
       item.appendChild(el("span", "call-head", "#" + (i + 1) + " at +" +
         ((c.at_ms || 0) / 1000).toFixed(3) + "s · took " + ((c.duration_ms || 0) / 1000).toFixed(3) +
-        "s · sent " + c.sent + " message" + (c.sent === 1 ? "" : "s")));
+        "s · sent " + c.sent + " message" + (c.sent === 1 ? "" : "s") +
+        (c.usage ? " · " + usageText(c.usage) : "")));
       if (c.error) item.appendChild(errorLine("model call: " + c.error));
       var raw = el("details", "raw");
       raw.appendChild(el("summary", null, "raw JSON"));

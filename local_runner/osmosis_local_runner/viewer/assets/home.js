@@ -5,7 +5,7 @@
   var COLUMNS = [
     ["name", "run"], ["status", "status"], ["model", "model"], ["rows", "rows"],
     ["attempts", "attempts"], ["mean", "mean"], ["pass_at_1", "pass@1"],
-    ["started", "started"], ["duration_ms", "duration"]
+    ["started", "started"], ["duration_ms", "duration"], ["cost_usd", "cost"]
   ];
   var state = { runs: [], sort: "started", desc: true, filter: "", picked: [] };
 
@@ -22,6 +22,9 @@
     }
     if (key === "mean" || key === "pass_at_1") return value.toFixed(3);
     if (key === "duration_ms") return (value / 1000).toFixed(1) + " s";
+    if (key === "cost_usd") return "$" + value.toFixed(4);
+    if (key === "truncation_rate") return (value * 100).toFixed(1) + "%";
+    if (key === "output_tokens" || key === "reasoning_tokens") return value.toLocaleString("en-US");
     if (key === "started") return String(value).replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC");
     return value;
   }

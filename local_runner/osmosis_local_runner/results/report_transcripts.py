@@ -1,0 +1,96 @@
+"""An attempt's transcript as the report and the viewer show it: each turn's text, its
+tool calls and its reasoning (collapsed on the page, with its tokens), every model call
+with its timing, usage and raw JSON, and what a grader said."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from osmosis_client.llm.reasoning import reasoning_text
+from osmosis_local_runner.results.documents import text_of
+from osmosis_local_runner.results.records import AttemptRecord
+
+#: the longest message text kept in the page (a transcript is for reading, not archiving)
+MAX_MESSAGE = 20_000
+
+
+def messages_of(
+    record_messages: list[Any] | None, calls: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]] | None:
+    """The transcript as the page shows it: each turn's text, its tool calls, and its
+    reasoning (collapsed on the page) with the reasoning tokens of the call that answered
+    it — the k-th assistant turn is the k-th answered call's, when they line up."""
+    if record_messages is None:
+        return None
+    answered = [c.get("usage") for c in calls or [] if not c.get("error")]
+    turns = sum(1 for m in record_messages if isinstance(m, dict) and m.get("role") == "assistant")
+    counts = [u.get("reasoning_tokens") if isinstance(u, dict) else None for u in answered]
+    counts = counts if len(counts) == turns else []
+    shown = []
+    turn = 0
+    for message in record_messages:
+        if not isinstance(message, dict):
+            continue
+        item: dict[str, Any] = {
+            "role": str(message.get("role", "?")),
+            "content": text_of(message.get("content"))[:MAX_MESSAGE],
+        }
+        calls = message.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            functions = [
+                call["function"]
+                for call in calls
+                if isinstance(call, dict) and isinstance(call.get("function"), dict)
+            ]
+            item["tool_calls"] = [
+                {
+                    "name": str(function.get("name", "?")),
+                    "arguments": str(function.get("arguments", ""))[:MAX_MESSAGE],
+                }
+                for function in functions
+            ]
+        if message.get("name"):
+            item["name"] = str(message["name"])
+        if item["role"] == "assistant":
+            thinking = reasoning_text(message)
+            if thinking:
+                item["reasoning"] = thinking[:MAX_MESSAGE]
+                if turn < len(counts) and counts[turn]:
+                    item["reasoning_tokens"] = counts[turn]
+            turn += 1
+        shown.append(item)
+    return shown
+
+
+def explanations_of(record: AttemptRecord) -> dict[str, str] | None:
+    """What each eval fn said besides its score (grading.scored), when it said it."""
+    found = (record.extra or {}).get("explanations")
+    if not isinstance(found, dict):
+        return None
+    return {str(k): str(v)[:MAX_MESSAGE] for k, v in found.items() if isinstance(v, str)} or None
+
+
+#: the longest raw request or answer of a model call the page keeps (whole in the document)
+MAX_CALL_TEXT = 8_000
+
+
+def calls_of(record: AttemptRecord) -> list[dict[str, Any]] | None:
+    """The attempt's model calls (run/calls.py): timing, messages sent, and the raw
+    request parameters and answer as text (cut to :data:`MAX_CALL_TEXT`)."""
+    calls = (record.extra or {}).get("model_calls")
+    if not isinstance(calls, list):
+        return None
+    shown = []
+    for call in calls:
+        if not isinstance(call, dict):
+            continue
+        item = {k: call.get(k) for k in ("at_ms", "duration_ms", "sent", "error", "usage")}
+        for key in ("request", "response"):
+            text = call.get(key)
+            if isinstance(text, str):
+                item[key] = text if len(text) <= MAX_CALL_TEXT else text[:MAX_CALL_TEXT] + "…"
+        shown.append(item)
+    return shown
+
+
+__all__ = ["MAX_CALL_TEXT", "MAX_MESSAGE", "calls_of", "explanations_of", "messages_of"]
