@@ -208,6 +208,7 @@ class Runner:
                     await client.aclose()
         if self._unusable is not None:
             raise self._unusable
+        self._fatal = self._fatal or stops.spent(spec.max_cost, self.progress.cost_usd, spec.output)
         head = self._head(prepared, status, started)
         write_document(spec.output, head, self._records)
         if self._fatal is not None:
@@ -322,7 +323,8 @@ class Runner:
         if budget is not None and spent is None:  # e.g. a judge with no price
             self._abort(stops.cost_unknown(self.spec.output))
         elif budget is not None and spent is not None and spent >= budget:
-            self._abort(stops.over_budget(spent, budget, self.spec.output))
+            # no attempt starts; those in flight finish, so every call paid for is counted
+            self._stop.set()
 
     async def _rollout_with_retries(self, row: Row, run_index: int, env: RunEnv) -> Outcome:
         retries = 0

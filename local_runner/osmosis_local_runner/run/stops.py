@@ -32,11 +32,19 @@ def journal_failed(exc: OSError, output: Path) -> RunAborted:
     )
 
 
+def spent(budget: float | None, cost: float | None, output: Path) -> RunAborted | None:
+    """The error a run ends with when its calls reached its budget (None: they did not)."""
+    if budget is None or cost is None or cost < budget:
+        return None
+    return over_budget(cost, budget, output)
+
+
 def over_budget(spent: float, budget: float, output: Path) -> RunAborted:
-    """The run's model calls have cost its ``max_cost``."""
+    """The run's model calls have cost its ``max_cost``: no attempt started after that,
+    the ones in flight finished (every call paid for is counted)."""
     return RunAborted(
-        f"the run has cost ${spent:.4f}, its budget is ${budget:g} (max_cost): it stopped; "
-        f"{_KEPT}",
+        f"the run has cost ${spent:.4f}, its budget is ${budget:g} (max_cost): it stopped "
+        "(the attempts in flight finished; every finished attempt is kept)",
         hint="resume it with a higher max_cost (or none) to run the rest",
         code="BUDGET",
         data={"results": str(output), "cost_usd": spent, "max_cost": budget},
