@@ -476,7 +476,7 @@ def test_a_reasoning_models_report_shows_its_thinking_tokens_and_cost(
         title = str(transcript.locator(".attempt h4").first.text_content())
         assert " out (" in title and "reasoning)" in title and "$" in title
         calls = transcript.locator("details.calls").first
-        calls.locator("summary").click()
+        calls.locator("summary").first.click()
         assert "reasoning)" in str(calls.locator(".call-head").first.text_content())
         shot = page.page.screenshot(full_page=False)
         assert len(shot) > 20_000
