@@ -94,19 +94,27 @@ class Usage:
         """The inverse of :meth:`to_json` (counts that are not whole numbers ≥ 0 are 0)."""
         cost = data.get("reported_cost_usd")
         return cls(
-            input_tokens=_count(data.get("input_tokens")),
-            output_tokens=_count(data.get("output_tokens")),
-            reasoning_tokens=_count(data.get("reasoning_tokens")),
-            cache_read_tokens=_count(data.get("cache_read_tokens")),
-            cache_write_tokens=_count(data.get("cache_write_tokens")),
-            calls=_count(data.get("calls")),
-            truncated=_count(data.get("truncated_calls")),
+            input_tokens=count_of(data.get("input_tokens")),
+            output_tokens=count_of(data.get("output_tokens")),
+            reasoning_tokens=count_of(data.get("reasoning_tokens")),
+            cache_read_tokens=count_of(data.get("cache_read_tokens")),
+            cache_write_tokens=count_of(data.get("cache_write_tokens")),
+            calls=count_of(data.get("calls")),
+            truncated=count_of(data.get("truncated_calls")),
             reported_cost=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
         )
 
 
-def _count(value: Any) -> int:
+def count_of(value: Any) -> int:
+    """A token count as written (a JSON number ≥ 0), else 0: whatever a document holds."""
     return value if type(value) is int and value > 0 else 0
+
+
+def amount_of(value: Any) -> float | None:
+    """A finite number as written (a cost, a rate), else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value - value == 0:
+        return float(value)
+    return None
 
 
 def finish_reason(response: Mapping[str, Any]) -> str | None:
@@ -129,20 +137,20 @@ def call_usage(response: Mapping[str, Any], reason: str | None = None) -> Usage:
         found.truncated = 1
     if not isinstance(raw, Mapping):
         return found
-    prompt = _count(raw.get("prompt_tokens"))
-    completion = _count(raw.get("completion_tokens"))
+    prompt = count_of(raw.get("prompt_tokens"))
+    completion = count_of(raw.get("completion_tokens"))
     if not prompt and not completion:  # only a total: counted as it was before (input)
-        prompt = _count(raw.get("total_tokens"))
+        prompt = count_of(raw.get("total_tokens"))
     found.input_tokens, found.output_tokens = prompt, completion
     asked = raw.get("prompt_tokens_details")
     if isinstance(asked, Mapping):
-        found.cache_read_tokens = min(_count(asked.get("cached_tokens")), prompt)
-        found.cache_write_tokens = _count(asked.get("cache_write_tokens"))
+        found.cache_read_tokens = min(count_of(asked.get("cached_tokens")), prompt)
+        found.cache_write_tokens = count_of(asked.get("cache_write_tokens"))
     if not found.cache_read_tokens and "prompt_cache_hit_tokens" in raw:  # DeepSeek
-        found.cache_read_tokens = min(_count(raw["prompt_cache_hit_tokens"]), prompt)
+        found.cache_read_tokens = min(count_of(raw["prompt_cache_hit_tokens"]), prompt)
     done = raw.get("completion_tokens_details")
     if isinstance(done, Mapping):
-        found.reasoning_tokens = _count(done.get("reasoning_tokens"))
+        found.reasoning_tokens = count_of(done.get("reasoning_tokens"))
     cost = raw.get("cost")
     if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
         found.reported_cost = float(cost)
@@ -184,6 +192,8 @@ __all__ = [
     "TRUNCATED",
     "Meter",
     "Usage",
+    "amount_of",
     "call_usage",
+    "count_of",
     "finish_reason",
 ]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.layout import EVALS
+from osmosis_client.llm.usage import count_of
 from osmosis_local_runner.results.documents import ResultsFile, Row, pass_at_key
 from osmosis_local_runner.results.records import AttemptRecord
 from osmosis_local_runner.results.scoring import counted_mean, pass_at_k
@@ -80,11 +81,11 @@ class UsageSummary:
             return None
 
         def count(key: str) -> int:
-            value = raw.get(key)
-            return value if type(value) is int and value > 0 else 0
+            return count_of(raw.get(key))
 
         spreads: dict[str, Spread] = {}
-        for key, found in (raw.get("per_attempt") or {}).items():
+        given = raw.get("per_attempt")
+        for key, found in (given.items() if isinstance(given, dict) else ()):
             values = (
                 [_float(found.get(s)) for s in ("mean", "p50", "p95")]
                 if isinstance(found, dict)

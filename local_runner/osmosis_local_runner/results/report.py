@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_client._fs import atomic_write
 from osmosis_client.errors import InvalidInputError
+from osmosis_client.llm.usage import amount_of, count_of
 from osmosis_local_runner.results.report_charts import histogram_svg, pass_at_k_svg, slice_charts
 from osmosis_local_runner.results.report_data import build_data
 from osmosis_local_runner.results.report_suite import ranked_html, setting_charts, suite_name
@@ -54,8 +55,7 @@ def _usage_facts(usage: Any) -> list[tuple[str, str]]:
         return []
 
     def count(key: str) -> int:
-        value = usage.get(key)
-        return value if type(value) is int and value > 0 else 0
+        return count_of(usage.get(key))
 
     facts = [("output tokens", f"{count('output_tokens'):,}")]
     if count("reasoning_tokens"):
@@ -64,9 +64,8 @@ def _usage_facts(usage: Any) -> list[tuple[str, str]]:
         facts.append(("cached input", f"{count('cache_read_tokens'):,}"))
     attempts = count("attempts")
     facts.append(("truncated", f"{count('truncated') / attempts:.1%}" if attempts else "–"))
-    cost = usage.get("cost_usd")
-    known = isinstance(cost, int | float) and not isinstance(cost, bool) and cost == cost
-    facts.append(("cost", f"${cost:.4f}" if known else "unknown"))
+    cost = amount_of(usage.get("cost_usd"))
+    facts.append(("cost", "unknown" if cost is None else f"${cost:.4f}"))
     return facts
 
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from osmosis_client.llm.prices import PriceTable, costs
-from osmosis_client.llm.usage import KINDS, Meter, Usage
+from osmosis_client.llm.usage import KINDS, Meter, Usage, amount_of, count_of
 
 #: per-attempt distributions the summary gives
 DISTRIBUTIONS = ("input_tokens", "output_tokens", "reasoning_tokens", "total_tokens", "cost_usd")
@@ -71,16 +71,6 @@ def attempt_usage(
     return found
 
 
-def _count(value: Any) -> int:
-    return value if type(value) is int and value > 0 else 0
-
-
-def _cost(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
-
-
 class _Totals:
     """Sums of kinds over attempts (or one model's calls), and their cost."""
 
@@ -93,10 +83,10 @@ class _Totals:
 
     def add(self, usage: Mapping[str, Any]) -> None:
         for kind in KINDS:
-            self.kinds[kind] += _count(usage.get(kind))
-        calls = _count(usage.get("calls"))
+            self.kinds[kind] += count_of(usage.get(kind))
+        calls = count_of(usage.get("calls"))
         self.calls += calls
-        cost = _cost(usage.get("cost_usd"))
+        cost = amount_of(usage.get("cost_usd"))
         if calls and (cost is None or self.cost is None):
             self.cost = None  # a call whose price nobody knows
         elif cost is not None and self.cost is not None:
@@ -124,12 +114,12 @@ def usage_summary(usages: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] 
         attempts += 1
         total.add(usage)
         truncated += usage.get("truncated") is True
-        inputs, outputs = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
+        inputs, outputs = count_of(usage.get("input_tokens")), count_of(usage.get("output_tokens"))
         columns["input_tokens"].append(inputs)
         columns["output_tokens"].append(outputs)
-        columns["reasoning_tokens"].append(_count(usage.get("reasoning_tokens")))
+        columns["reasoning_tokens"].append(count_of(usage.get("reasoning_tokens")))
         columns["total_tokens"].append(inputs + outputs)
-        cost = _cost(usage.get("cost_usd"))
+        cost = amount_of(usage.get("cost_usd"))
         if cost is not None:
             columns["cost_usd"].append(cost)
         by_model = usage.get("by_model")
@@ -167,18 +157,14 @@ def row_usage(runs: list[dict[str, Any]], columns: dict[str, array[float]]) -> N
             column.append(nan)
         return
     count = len(found)
-    columns["output_tokens"].append(sum(_number(u.get("output_tokens")) for u in found) / count)
+    columns["output_tokens"].append(sum(count_of(u.get("output_tokens")) for u in found) / count)
     columns["reasoning_tokens"].append(
-        sum(_number(u.get("reasoning_tokens")) for u in found) / count
+        sum(count_of(u.get("reasoning_tokens")) for u in found) / count
     )
     columns["truncation_rate"].append(sum(u.get("truncated") is True for u in found) / count)
     costs = [u.get("cost_usd") for u in found]
     known = all(isinstance(c, int | float) and not isinstance(c, bool) for c in costs)
     columns["cost_usd"].append(sum(costs) / count if known else nan)  # type: ignore[arg-type]
-
-
-def _number(value: Any) -> float:
-    return float(value) if type(value) is int and value > 0 else 0.0
 
 
 def spread(values: list[float]) -> dict[str, float] | None:
@@ -203,7 +189,7 @@ def _percentile(ordered: list[float], q: float) -> float:
 def _spread_text(spread_: Any) -> str:
     if not isinstance(spread_, Mapping):
         return ""
-    p50, p95 = _cost(spread_.get("p50")), _cost(spread_.get("p95"))
+    p50, p95 = amount_of(spread_.get("p50")), amount_of(spread_.get("p95"))
     return "" if p50 is None or p95 is None else f"p50 {round(p50):,}, p95 {round(p95):,}"
 
 
@@ -219,20 +205,21 @@ def usage_lines(usage: Any) -> list[str]:
     if not isinstance(usage, Mapping) or not usage:
         return []
     get = usage.get
-    tokens = f"tokens: {_count(get('input_tokens')):,} in"
-    if _count(get("cache_read_tokens")):
-        tokens += f" ({_count(get('cache_read_tokens')):,} cached)"
-    tokens += f", {_count(get('output_tokens')):,} out"
-    if _count(get("reasoning_tokens")):
-        tokens += f" ({_count(get('reasoning_tokens')):,} reasoning)"
-    per = _spread_text((get("per_attempt") or {}).get("output_tokens"))
+    tokens = f"tokens: {count_of(get('input_tokens')):,} in"
+    if count_of(get("cache_read_tokens")):
+        tokens += f" ({count_of(get('cache_read_tokens')):,} cached)"
+    tokens += f", {count_of(get('output_tokens')):,} out"
+    if count_of(get("reasoning_tokens")):
+        tokens += f" ({count_of(get('reasoning_tokens')):,} reasoning)"
+    spreads = get("per_attempt")
+    per = _spread_text(spreads.get("output_tokens") if isinstance(spreads, Mapping) else None)
     if per:
         tokens += f"; out per attempt {per}"
-    attempts = _count(get("attempts"))
-    second = f"truncated: {_count(get('truncated')):,} of {attempts:,} attempts"
+    attempts = count_of(get("attempts"))
+    second = f"truncated: {count_of(get('truncated')):,} of {attempts:,} attempts"
     if attempts:
-        second += f" ({_count(get('truncated')) / attempts:.1%})"
-    cost = _cost(get("cost_usd"))
+        second += f" ({count_of(get('truncated')) / attempts:.1%})"
+    cost = amount_of(get("cost_usd"))
     if cost is not None:
         second += f"; cost: ${cost:.4f}" + (
             f" (${cost / attempts:.4f} per attempt)" if attempts else ""
@@ -246,9 +233,9 @@ def usage_lines(usage: Any) -> list[str]:
         for model, one in models.items():
             if not isinstance(one, Mapping):
                 continue
-            text = f"{model} {_count(one.get('input_tokens')):,} in, "
-            text += f"{_count(one.get('output_tokens')):,} out"
-            if (priced := _cost(one.get("cost_usd"))) is not None:
+            text = f"{model} {count_of(one.get('input_tokens')):,} in, "
+            text += f"{count_of(one.get('output_tokens')):,} out"
+            if (priced := amount_of(one.get("cost_usd"))) is not None:
                 text += f", ${priced:.4f}"
             parts.append(text)
         lines.append("  by model: " + "; ".join(parts))
@@ -262,14 +249,14 @@ def usage_properties(usage: Any) -> dict[str, Any]:
         return {}
     found: dict[str, Any] = {}
     for key in (*KINDS, "total_tokens", "calls", "truncated", "truncation_rate", "cost_usd"):
-        value = _cost(usage.get(key))
+        value = amount_of(usage.get(key))
         if value is not None:
             found[f"usage.{key}"] = usage[key]
     per = usage.get("per_attempt")
     for key, spread_ in per.items() if isinstance(per, Mapping) else ():
         if isinstance(spread_, Mapping):
             for stat in ("mean", "p50", "p95"):
-                if (value := _cost(spread_.get(stat))) is not None:
+                if (value := amount_of(spread_.get(stat))) is not None:
                     found[f"usage.{key}.{stat}"] = value
     return found
 

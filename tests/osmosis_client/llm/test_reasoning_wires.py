@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -324,3 +325,33 @@ def test_official_openai_models_take_the_responses_api_as_the_published_cli_does
     assert proxied.api_client_type == "openai_chat_completions"
     assert resolve_target("anthropic/claude-x", env=env).api_client_type == "anthropic_messages"
     assert resolve_target("m", base_url="http://h/v1").api_client_type == "openai_chat_completions"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize(("wire", "flavor"), [("openai_responses", "openai"),
+                                              ("anthropic_messages", "anthropic"),
+                                              ("openai_chat_completions", "openrouter")])  # fmt: skip
+def test_a_tool_loop_over_a_real_wire_keeps_and_gives_back_reasoning(
+    tmp_path: Path, wire: str, flavor: str, stream: bool
+) -> None:
+    """In 97-byte pieces, chunked, gzipped, over TLS with a private CA (tests/realwire.py
+    in front of the peer): streams cut mid-event still assemble, signatures intact."""
+    from tests.realwire import Proxy, Wire, private_ca
+
+    server_tls, pem = private_ca(tmp_path)
+    with ReasoningPeer(flavor) as peer:
+        cut = Wire(piece=97, delay=0.0005, chunked=True, encoding="gzip")
+        with Proxy(peer.url, cut, tls=server_tls) as proxy:
+            remote = ModelTarget("peer/reasoner", "reasoner", None, proxy.url, None, None,
+                                 api_client_type=wire)  # fmt: skip
+
+            async def go() -> Any:
+                async with ModelClient(remote, ca_bundle=pem) as client:
+                    return await tool_loop(client, "What is 6 * 7?", params(wire, stream=stream),
+                                           rebuild=True, replay=Replay())  # fmt: skip
+
+            messages, answers = run(go())
+    assert peer.refused == [] and messages[-1]["content"] == "The answer is 42."
+    assert reasoning_text(answers[0]["choices"][0]["message"]) == (
+        "I should use the multiply tool on 6 and 7."
+    )
