@@ -27,7 +27,7 @@ from typing import Any
 
 from osmosis_client._wire import loads
 from osmosis_client.errors import InvalidInputError, ProviderRequestError
-from osmosis_client.llm.streaming import Event
+from osmosis_client.llm.streaming import Event, event_object
 
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -308,24 +308,12 @@ class MessagesAssembler:
         self.done = False
 
     def add(self, event: Event) -> None:
-        data = event.data.strip()
-        if self.done or not data:
+        if self.done:
             return
-        try:
-            found = loads(data)
-        except ValueError as exc:
-            raise ProviderRequestError(
-                f"the model endpoint {self.where} streamed an event that is not JSON"
-            ) from exc
-        if not isinstance(found, dict):
+        found = event_object(event, self.where)
+        if found is None:
             return
         kind = found.get("type") or event.event
-        if kind == "error" or event.event == "error":
-            error = found.get("error") if isinstance(found.get("error"), Mapping) else found
-            said = error.get("message") if isinstance(error, Mapping) else error
-            raise ProviderRequestError(
-                f"the model endpoint {self.where} reported an error mid-stream: {str(said)[:200]}"
-            )
         at = found.get("index")
         index = at if isinstance(at, int) else 0
         if kind == "message_start" and isinstance(found.get("message"), dict):

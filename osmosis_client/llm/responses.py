@@ -31,9 +31,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from osmosis_client._wire import loads
 from osmosis_client.errors import ProviderRequestError
-from osmosis_client.llm.streaming import Event
+from osmosis_client.llm.streaming import Event, event_object
 
 logger = logging.getLogger("osmosis_client")
 
@@ -331,28 +330,15 @@ class ResponsesAssembler:
         self.done = False
 
     def add(self, event: Event) -> None:
-        data = event.data.strip()
-        if self.done or not data:
+        if self.done:
             return
-        if data == "[DONE]":  # vLLM ends with it; OpenAI with a terminal event
+        if event.data.strip() == "[DONE]":  # vLLM ends with it; OpenAI with a terminal event
             self.done = True
             return
-        try:
-            found = loads(data)
-        except ValueError as exc:
-            raise ProviderRequestError(
-                f"the model endpoint {self.where} streamed an event that is not JSON"
-            ) from exc
-        if not isinstance(found, dict):
+        found = event_object(event, self.where)
+        if found is None:
             return
         kind = found.get("type") or event.event
-        if kind == "error" or event.event == "error":
-            error = found.get("error") if isinstance(found.get("error"), Mapping) else found
-            message = error.get("message") if isinstance(error, Mapping) else error
-            raise ProviderRequestError(
-                f"the model endpoint {self.where} reported an error mid-stream: "
-                f"{str(message)[:200]}"
-            )
         if kind == "response.output_item.done" and isinstance(found.get("item"), dict):
             index = found.get("output_index")
             self.items[index if isinstance(index, int) else len(self.items)] = found["item"]

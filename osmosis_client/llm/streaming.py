@@ -27,6 +27,34 @@ class Event:
     event: str = "message"
 
 
+def event_object(event: Event, where: str) -> dict[str, Any] | None:
+    """The JSON object one streamed event carries: None for an empty event or another
+    JSON value. An error the provider streamed — an ``error`` event, ``"type": "error"``
+    (Responses, Anthropic) or an ``error`` member (chat) — raises with its message."""
+    data = event.data.strip()
+    if not data:
+        return None
+    try:
+        found = loads(data)
+    except ValueError as exc:
+        raise ProviderRequestError(
+            f"the model endpoint {where} streamed an event that is not JSON"
+        ) from exc
+    if isinstance(found, dict):
+        failed = found.get("type") == "error" or (
+            "type" not in found and found.get("error") is not None
+        )
+        error: Any = (found.get("error") or found) if failed or event.event == "error" else None
+    else:
+        error = found if event.event == "error" else None
+    if error is not None:
+        said = error.get("message") if isinstance(error, dict) else error
+        raise ProviderRequestError(
+            f"the model endpoint {where} reported an error mid-stream: {str(said or error)[:200]}"
+        )
+    return found if isinstance(found, dict) else None
+
+
 class EventDecoder:
     """Bytes in, complete events out (``feed`` as often as pieces arrive, then ``close``)."""
 
@@ -154,26 +182,11 @@ class ChunkAssembler:
     def add(self, event: Event) -> None:
         if self.done:
             return
-        data = event.data.strip()
-        if data == "[DONE]":
+        if event.data.strip() == "[DONE]":
             self.done = True
             return
-        if not data:
-            return
-        try:
-            chunk = loads(data)
-        except ValueError as exc:
-            raise ProviderRequestError(
-                f"the model endpoint {self.where} streamed an event that is not JSON"
-            ) from exc
-        if event.event == "error" or (isinstance(chunk, dict) and "error" in chunk):
-            error = chunk.get("error", chunk) if isinstance(chunk, dict) else chunk
-            message = error.get("message") if isinstance(error, dict) else error
-            raise ProviderRequestError(
-                f"the model endpoint {self.where} reported an error mid-stream: "
-                f"{str(message or error)[:200]}"
-            )
-        if not isinstance(chunk, dict):
+        chunk = event_object(event, self.where)
+        if chunk is None:
             return
         for key in ("id", "created", "model", "system_fingerprint"):
             if key in chunk and key not in self.head:

@@ -14,22 +14,19 @@ from osmosis_local_runner.errors import RunAborted
 _KEPT = "in-flight attempts were cancelled, finished ones kept"
 
 
+def _stopped(message: str, hint: str, code: str, output: Path, **data: object) -> RunAborted:
+    return RunAborted(message, hint=hint, code=code, data={"results": str(output), **data})
+
+
 def deadline_reached(seconds: float, output: Path) -> RunAborted:
-    return RunAborted(
-        f"the run reached its deadline of {seconds:g}s; {_KEPT}",
-        hint="resume it to run the rest",
-        code="DEADLINE",
-        data={"results": str(output)},
-    )
+    message = f"the run reached its deadline of {seconds:g}s; {_KEPT}"
+    return _stopped(message, "resume it to run the rest", "DEADLINE", output)
 
 
 def journal_failed(exc: OSError, output: Path) -> RunAborted:
-    return RunAborted(
-        f"cannot write the journal ({exc.strerror or exc}); the run stopped",
-        hint="free space or fix permissions, then resume the run",
-        code="JOURNAL_WRITE_FAILED",
-        data={"results": str(output)},
-    )
+    message = f"cannot write the journal ({exc.strerror or exc}); the run stopped"
+    hint = "free space or fix permissions, then resume the run"
+    return _stopped(message, hint, "JOURNAL_WRITE_FAILED", output)
 
 
 def spent(budget: float | None, cost: float | None, output: Path) -> RunAborted | None:
@@ -42,12 +39,14 @@ def spent(budget: float | None, cost: float | None, output: Path) -> RunAborted 
 def over_budget(spent: float, budget: float, output: Path) -> RunAborted:
     """The run's model calls have cost its ``max_cost``: no attempt started after that,
     the ones in flight finished (every call paid for is counted)."""
-    return RunAborted(
+    return _stopped(
         f"the run has cost ${spent:.4f}, its budget is ${budget:g} (max_cost): it stopped "
         "(the attempts in flight finished; every finished attempt is kept)",
-        hint="resume it with a higher max_cost (or none) to run the rest",
-        code="BUDGET",
-        data={"results": str(output), "cost_usd": spent, "max_cost": budget},
+        "resume it with a higher max_cost (or none) to run the rest",
+        "BUDGET",
+        output,
+        cost_usd=spent,
+        max_cost=budget,
     )
 
 
@@ -56,12 +55,12 @@ _NO_PRICE = 'give a price table (prices) with a [models."NAME"] entry for it'
 
 def cost_unknown(output: Path) -> RunAborted:
     """A cost budget, and a call (a judge's, say) whose price nobody knows."""
-    return RunAborted(
+    return _stopped(
         "a model the run called has no known price, so its cost budget (max_cost) cannot "
         f"be kept: it stopped; {_KEPT}",
-        hint=_NO_PRICE,
-        code="NO_PRICE",
-        data={"results": str(output)},
+        _NO_PRICE,
+        "NO_PRICE",
+        output,
     )
 
 

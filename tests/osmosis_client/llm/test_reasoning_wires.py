@@ -355,3 +355,44 @@ def test_a_tool_loop_over_a_real_wire_keeps_and_gives_back_reasoning(
     assert reasoning_text(answers[0]["choices"][0]["message"]) == (
         "I should use the multiply tool on 6 and 7."
     )
+
+
+# ------------------------------------------------------------ errors streamed mid-way
+
+
+def _assemblers() -> list[Any]:
+    from osmosis_client.llm.anthropic import MessagesAssembler
+    from osmosis_client.llm.responses import ResponsesAssembler
+    from osmosis_client.llm.streaming import ChunkAssembler
+
+    return [ChunkAssembler("e"), ResponsesAssembler("e"), MessagesAssembler("e")]
+
+
+@pytest.mark.parametrize(
+    ("data", "event"),
+    [
+        ('{"error": {"message": "overloaded"}}', "message"),  # chat (vLLM, OpenRouter)
+        ('{"type": "error", "message": "overloaded"}', "message"),  # Responses
+        ('{"type": "error", "error": {"type": "x", "message": "overloaded"}}', "error"),
+        ('"overloaded"', "error"),  # an error event whose data is not an object
+    ],
+)
+def test_an_error_streamed_mid_way_fails_the_call_with_its_message_on_every_wire(
+    data: str, event: str
+) -> None:
+    from osmosis_client.llm.streaming import Event
+
+    for assembler in _assemblers():
+        with pytest.raises(ProviderRequestError, match="mid-stream: overloaded"):
+            assembler.add(Event(data, event))
+
+
+def test_a_null_error_member_or_a_non_object_is_not_an_error_and_garbage_is_named() -> None:
+    from osmosis_client.llm.streaming import Event
+
+    for assembler in _assemblers():
+        assembler.add(Event('{"id": "x", "error": null, "choices": []}'))
+        assembler.add(Event("[1, 2]"))
+        assembler.add(Event("   "))
+        with pytest.raises(ProviderRequestError, match="not JSON"):
+            assembler.add(Event("{half"))
