@@ -165,7 +165,7 @@ beside the same command of the commit before model calls moved to aiohttp
 notes the first request and the last answer; the fixed time is (first request − spawn) +
 (exit − last answer) — interpreter start-up, imports, the config and dataset checks and
 the plan; then the results document, the published files and the exit. Peak memory is
-the child's maximum RSS as the kernel reports it when it is reaped.
+the child's own high-water mark (`VmHWM`), read as it exits.
 
 | what | this checkout | before aiohttp | ratio |
 |---|---:|---:|---:|
@@ -180,9 +180,10 @@ garbage collector at the console script's exit as well as its start; the CI-gate
 agent-loop and TLS modules load only when a run needs them (a TLS context is built only
 when a route is HTTPS); the config check parses TOML with the standard library's
 `tomllib`; a verdict that passed everywhere is not recomputed per row. The floor under
-both measures is aiohttp itself: importing it costs ~110–150 ms here (about half of it
-the TLS contexts it builds at import) and ~14 MB, which the old commit's own HTTP client
-did not pay — and which bought everything its section above lists. The issue's figures
+both measures is aiohttp itself: importing it costs ~110–170 ms here (about half of it
+the TLS contexts it builds at import) and ~11 MB on top of what a run imports anyway
+(measured with asyncio, ssl and pydantic already loaded), which the old commit's own HTTP
+client did not pay — and which bought everything its section above lists. The issue's figures
 (0.68 s vs 0.51 s) were taken with `PYTHONDONTWRITEBYTECODE=1`, which makes every
 start compile our modules from source; an installed CLI loads bytecode, and so does this
 measure.

@@ -31,6 +31,18 @@ def open_nofollow(path: Path, flags: int, mode: int = 0o600) -> int:
         raise
 
 
+def first_link_below(top: Path, path: Path) -> Path | None:
+    """The first symbolic link on the way from ``top`` down to ``path`` (``top`` itself
+    is the user's choice and not checked): a folder of ours planted as a link — a
+    committed ``.osmosis`` pointing elsewhere, say — is where nothing may be written."""
+    current = top
+    for part in path.relative_to(top).parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return None
+
+
 def drop_unless_regular(path: Path) -> None:
     """A file of ours (a partial download, a temp file) that is now a symlink or another
     non-file was planted: remove the link itself — never what it points at."""

@@ -34,6 +34,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("OSMOSIS_WARM", "0")
     monkeypatch.setenv("OSMOSIS_WARM_DIR", str(tmp_path / "warm"))
     monkeypatch.setenv("OSMOSIS_PLATFORM_URL", PLATFORM)
+    # an OSMOSIS_TOKEN a test sets is one issued for the test platform
+    monkeypatch.setenv("OSMOSIS_TOKEN_PLATFORM_URL", PLATFORM)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     return config
 

@@ -148,6 +148,8 @@ DOORS: dict[str, set[str]] = {
     # commands called without a command line (tests, gh's runF seam)
     "osmosis_cli.direct": {"osmosis_cli.context"},
     "osmosis_cli.bundled": set(),
+    # how `osmosis upgrade` finds the installer and the latest release
+    "osmosis_cli.upgrade": {"sdk"},
     "osmosis_cli.user_code": {"sdk", "runner", "osmosis_cli.terminal"},
     # the values of a config's [secrets], for every command that submits or runs one
     "osmosis_cli.secret_values": {"sdk", "osmosis_cli.terminal"},
@@ -164,6 +166,7 @@ DOORS: dict[str, set[str]] = {
         "osmosis_cli.bundled",
         "osmosis_cli.secret_values",
         "osmosis_cli.submitting",
+        "osmosis_cli.upgrade",
     },
     "osmosis_cli.__main__": {"osmosis_cli.main"},
     "osmosis_cli.main": {
@@ -178,7 +181,13 @@ BASE = {
     m
     for m in MODULES
     if m.count(".") == 1 and m.startswith("osmosis_client.") and m.split(".")[1][0] == "_"
-} | {"osmosis_client.errors", "osmosis_client", "osmosis_client.layout"}
+} | {
+    "osmosis_client.errors",
+    "osmosis_client",
+    "osmosis_client.layout",
+    "osmosis_client.workspace",
+    "osmosis_client.envfile",
+}
 
 
 def allowed(source: str, target: str) -> bool:

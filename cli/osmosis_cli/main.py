@@ -139,12 +139,16 @@ auth: Log in, log out, and show who you are (also: osmosis login).
 [osmosis_cli.commands.workspace:register]
 workspace: List, show and switch workspaces.
 # Set up a workspace
+[osmosis_cli.commands.quickstart:register]
+quickstart: The steps to a first run: what is done, what to run next.
 [osmosis_cli.commands.doctor:register]
 doctor: Check this workspace: folders, git, login, configs, endpoints.
 [osmosis_cli.commands.template:register]
 template: List and apply rollout templates.
 [osmosis_cli.commands.rollout:register]
 rollout: Create, list and check rollouts.
+[osmosis_cli.commands.upgrade:register]
+upgrade: Upgrade osmosis-client with the installer that installed it.
 # Commands of the 0.2 SDK (agent loops, rubrics)
 [osmosis_cli.commands.agent_loop:register]
 serve: Serve an agent loop for training (0.2's rollout server).

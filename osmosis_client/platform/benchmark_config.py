@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StrictInt, StrictStr
 from pydantic import ValidationError as _ValidationError
@@ -23,6 +23,7 @@ from osmosis_client.platform.config_check import (
     parse_toml,
     pydantic_message,
     read_config_text,
+    suggest,
 )
 from osmosis_client.platform.training_config import Positive, number
 
@@ -184,8 +185,41 @@ def _check_schema(data: Mapping[str, Any], out: Collector) -> None:
                    if not (p in MODEL_TYPES and i and err["loc"][i - 1] == "model")]  # fmt: skip
             message = pydantic_message(err, with_input=True)
             if err["type"] == "extra_forbidden":
-                message = "Unrecognized key"
+                message = "Unrecognized key" + suggest(str(loc[-1]), _keys_at(err["loc"]))
             out.add(loc, message)
+
+
+#: the model table of each ``type``, as the union's tag names it in an error's path
+MODEL_TABLES: dict[str, type[BaseModel]] = {
+    "provider": ProviderModel,
+    "endpoint": EndpointModel,
+    "hosted": HostedModel,
+}
+
+
+def _keys_at(loc: tuple[Any, ...]) -> list[str]:
+    """The keys the table holding an unrecognized key may have (for a did-you-mean)."""
+    model: type[BaseModel] = BenchmarkConfig
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        if part in MODEL_TABLES:
+            model = MODEL_TABLES[part]
+            continue
+        field = model.model_fields.get(str(part))
+        inner = _model_in(field.annotation) if field is not None else None
+        if inner is None and str(part) != "model":  # an agent's model: its tag comes next
+            return []
+        model = inner or model
+    return [k for k in model.model_fields if k != "path"]
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The one model class an annotation holds (``list[Agent]``, ``Tasks | None``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    found = [m for arg in get_args(annotation) if (m := _model_in(arg)) is not None]
+    return found[0] if len(found) == 1 else None
 
 
 def parse_benchmark_config(text: str, *, path: Path) -> BenchmarkConfig:

@@ -72,10 +72,13 @@ def plan_benchmark(client: Client, path: str | Path) -> BenchmarkPlan:
     try:
         benchmark = client.benchmarks.get(wanted).benchmark
     except NotFoundError as exc:
+        close = _closest(client, wanted)
+        mean = f"did you mean {close!r}? " if close else ""
         raise InvalidInputError(
             f"benchmark {wanted!r} not found",
-            hint="use a key (or name) from the benchmark list",
+            hint=f"{mean}use a key (or name) from the benchmark list",
             code="NOT_FOUND",
+            data={"benchmark": wanted, "did_you_mean": close},
         ) from exc
     if benchmark.sync_status != "ready":
         reason = benchmark.sync_error or f"its task list is {benchmark.sync_status}"
@@ -90,6 +93,25 @@ def plan_benchmark(client: Client, path: str | Path) -> BenchmarkPlan:
     if hle and config.tasks.task_set != "parity":
         warnings.append(("HLE_PARITY_RECOMMENDED", HLE_PARITY))
     return BenchmarkPlan(Path(path), config, benchmark, tuple(warnings))
+
+
+def _closest(client: Client, wanted: str) -> str | None:
+    """The catalog's key nearest to a key that was not found (None: none is near, or
+    the catalog cannot be read — the not-found stands either way)."""
+    import difflib
+
+    from osmosis_client.errors import OsmosisError
+
+    try:
+        keys = {b.source_ref: b for page in client.benchmarks.pages() for b in page.benchmarks}
+    except OsmosisError:
+        return None
+    names = {b.name.casefold(): key for key, b in keys.items()}
+    found = difflib.get_close_matches(wanted, list(keys), n=1, cutoff=0.5)
+    if not found:
+        by_name = difflib.get_close_matches(wanted.casefold(), list(names), n=1, cutoff=0.5)
+        found = [names[by_name[0]]] if by_name else []
+    return found[0] if found else None
 
 
 def require_stored(

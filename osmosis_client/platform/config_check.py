@@ -8,6 +8,7 @@ rules with these; nothing here knows a schema.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -151,10 +152,53 @@ def parse_toml(text: str, shown: str) -> dict[str, Any]:
         import tomllib
 
         try:
-            return tomllib.loads(text)
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            return _parse_located(text, shown, exc)
-    return _parse_located(text, shown, None)
+            data = _parse_located(text, shown, exc)
+    else:
+        data = _parse_located(text, shown, None)
+    _check_integers(data, text, shown)
+    return data
+
+
+#: TOML integers are 64-bit: "an integer that cannot be represented losslessly must be
+#: an error" (the spec), which both parsers leave to us
+INT_RANGE = range(-(2**63), 2**63)
+
+
+def _check_integers(data: Any, text: str, shown: str) -> None:
+    out: Collector | None = None
+    for path, value in _leaves(data, ()):
+        if isinstance(value, int) and not isinstance(value, bool) and value not in INT_RANGE:
+            out = out or Collector.for_text(shown, text, numbered=True)
+            out.add(path, "is too large for a TOML integer (64 bits)")
+    if out is not None:
+        out.raise_if_any()
+
+
+def _leaves(value: Any, path: tuple[Any, ...]) -> Iterable[tuple[tuple[Any, ...], Any]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _leaves(item, (*path, index))
+    else:
+        yield path, value
+
+
+#: a template's fill-me-in value, ``"<your-base-model>"``
+PLACEHOLDER = re.compile(r"^\s*<[^<>\n]+>\s*$")
+
+
+def check_sent_values(value: Any, where: list[str], out: Collector) -> None:
+    """Values sent to the platform as they are written ([advanced]): JSON has no NaN or
+    Infinity, and a template's ``<placeholder>`` is not a value."""
+    for path, item in _leaves(value, tuple(where)):
+        if isinstance(item, float) and not math.isfinite(item):
+            out.add(path, f"must be a finite number, got {item!r} (JSON has no NaN or Infinity)")
+        elif isinstance(item, str) and PLACEHOLDER.match(item):
+            out.add(path, f"{item} is a template placeholder: replace it with a real value")
 
 
 def _parse_located(text: str, shown: str, refused: ValueError | None) -> dict[str, Any]:
@@ -203,4 +247,12 @@ def read_config_text(path: Path) -> str:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
 
 
-__all__ = ["Collector", "parse_toml", "pydantic_message", "read_config_text", "suggest"]
+__all__ = [
+    "PLACEHOLDER",
+    "Collector",
+    "check_sent_values",
+    "parse_toml",
+    "pydantic_message",
+    "read_config_text",
+    "suggest",
+]

@@ -11,7 +11,8 @@ read-modify-write holds an exclusive lock (``.lock``, fcntl) so concurrent login
 lose an entry; a file we cannot parse — or whose values have the wrong types — is moved
 aside with a warning, never silently overwritten. An existing config dir keeps its mode;
 a token file readable by others is reported, not changed.
-``OSMOSIS_TOKEN`` (with ``OSMOSIS_WORKSPACE``) wins over the store and is never written.
+``OSMOSIS_TOKEN`` (with ``OSMOSIS_WORKSPACE``) wins over the store and is never written;
+it goes only to its platform (``OSMOSIS_TOKEN_PLATFORM_URL``, else the default one).
 """
 
 from __future__ import annotations
@@ -32,7 +33,12 @@ from osmosis_client._fs import ensure_private_dir, move_aside
 from osmosis_client.errors import CredentialStoreError, NotAuthenticatedError
 from osmosis_client.platform.credential_files import PrivateFiles, well_formed
 from osmosis_client.platform.models import TokenGrant, User, Workspace
-from osmosis_client.platform.settings import ENV_TOKEN, ENV_WORKSPACE, config_dir
+from osmosis_client.platform.settings import (
+    ENV_TOKEN,
+    ENV_WORKSPACE,
+    check_env_token_platform,
+    config_dir,
+)
 from osmosis_client.platform.token_store import KEYRING_TIMEOUT, TokenSource, TokenStore
 
 logger = logging.getLogger("osmosis_client")
@@ -152,6 +158,7 @@ class CredentialStore:
         wanted = workspace or self._env.get(ENV_WORKSPACE) or None
         env_token = self._env.get(ENV_TOKEN)
         if env_token:
+            check_env_token_platform(platform, self._env)
             return ResolvedAuth(token=SecretStr(env_token), source="env", workspace=wanted)
         data = self._load()
         plat = data["platforms"].get(platform)

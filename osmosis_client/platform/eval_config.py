@@ -17,7 +17,9 @@ from pydantic import ValidationError
 
 from osmosis_client._toml import locate_keys
 from osmosis_client.platform.config_check import (
+    PLACEHOLDER,
     Collector,
+    check_sent_values,
     parse_toml,
     pydantic_message,
     read_config_text,
@@ -115,11 +117,27 @@ def _check_rules(data: Mapping[str, Any], root: Path, out: Collector) -> None:
     if isinstance(data.get("evaluation"), dict):
         _check_evaluation(data["evaluation"], ["evaluation"], out)
     _check_env_and_secrets(data, out)
+    for section in ("advanced", "env"):
+        check_sent_values(data.get(section), [section], out)
     if isinstance(data.get("local"), dict):
         _check_local(data["local"], out)
 
 
+#: what a template's ``<placeholder>`` in [experiment] stands for
+FILL_IN = {
+    "rollout": "the name of a folder under rollouts/",
+    "entrypoint": "the rollout's entry file (main.py)",
+    "model_path": "a base model from `osmosis model list`",
+    "dataset": "a dataset from `osmosis dataset list`",
+}
+
+
 def check_experiment(exp: Mapping[str, Any], root: Path, out: Collector) -> None:
+    placeholders = [k for k, v in exp.items() if isinstance(v, str) and PLACEHOLDER.match(v)]
+    for key in placeholders:
+        wanted = FILL_IN.get(key, "a real value")
+        out.add(["experiment", key], f"{exp[key]} is a template placeholder: set it to {wanted}")
+    exp = {k: v for k, v in exp.items() if k not in placeholders}
     rollout = exp.get("rollout")
     if isinstance(rollout, str):
         if not SAFE_SEGMENT.match(rollout) or rollout in (".", ".."):

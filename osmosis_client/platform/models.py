@@ -101,6 +101,7 @@ class WorkspaceList(WireModel):
     workspaces: list[Workspace]
 
 
+
 class DeviceAuthorization(WireModel):
     device_code: SecretStr
     user_code: str

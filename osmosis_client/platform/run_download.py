@@ -140,17 +140,17 @@ def default_root(top: Path, folder: Path, name: str, run_id: str) -> Path:
     """A run's default download directory, ``top/folder/<safe name>``, made of our own
     folders: a symlink planted on the way — ``.osmosis`` committed as a link to somewhere
     else, say — is refused before anything is written through it."""
+    from osmosis_client._fs import first_link_below
+
     root = top / folder / safe_name(name, run_id)
-    current = top
-    for part in root.relative_to(top).parts:
-        current = current / part
-        if current.is_symlink():
-            raise InvalidInputError(
-                f"{current} is a symbolic link: downloads never write through one",
-                hint="remove the link, or download to another directory",
-                code="SYMLINK_REFUSED",
-                data={"path": str(current)},
-            )
+    link = first_link_below(top, root)
+    if link is not None:
+        raise InvalidInputError(
+            f"{link} is a symbolic link: downloads never write through one",
+            hint="remove the link, or download to another directory",
+            code="SYMLINK_REFUSED",
+            data={"path": str(link)},
+        )
     return root
 
 

@@ -12,12 +12,14 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from osmosis_client._redact import redact_url
-from osmosis_client.errors import InsecureURLError, InvalidInputError
+from osmosis_client.errors import AuthError, InsecureURLError, InvalidInputError
 
 DEFAULT_PLATFORM_URL = "https://platform.osmosis.ai"
 
 ENV_PLATFORM_URL = "OSMOSIS_PLATFORM_URL"
 ENV_TOKEN = "OSMOSIS_TOKEN"
+#: the platform an ``OSMOSIS_TOKEN`` was issued for (the published CLI's name)
+ENV_TOKEN_PLATFORM = "OSMOSIS_TOKEN_PLATFORM_URL"
 ENV_WORKSPACE = "OSMOSIS_WORKSPACE"
 ENV_CONFIG_DIR = "OSMOSIS_CONFIG_DIR"
 ENV_TOKEN_STORE = "OSMOSIS_TOKEN_STORE"
@@ -96,3 +98,37 @@ def resolve_platform_url(explicit: str | None = None, env: Mapping[str, str] | N
     env = os.environ if env is None else env
     url = explicit or env.get(ENV_PLATFORM_URL) or DEFAULT_PLATFORM_URL
     return normalize_platform_url(url, allow_insecure=env.get(ENV_ALLOW_INSECURE) == "1")
+
+
+def check_env_token_platform(platform: str, env: Mapping[str, str] | None = None) -> None:
+    """An ``OSMOSIS_TOKEN`` goes only to the platform it was issued for, as the published
+    CLI binds it: ``OSMOSIS_TOKEN_PLATFORM_URL`` names that platform, and without it only
+    the default platform gets the token — so ``--platform`` (or a planted ``.env``)
+    pointing elsewhere cannot collect a CI secret. Raised before any request."""
+    env = os.environ if env is None else env
+    bound = env.get(ENV_TOKEN_PLATFORM)
+    if not bound:
+        if platform != DEFAULT_PLATFORM_URL:
+            raise AuthError(
+                f"{ENV_TOKEN} was not sent to {redact_url(platform)}: without "
+                f"{ENV_TOKEN_PLATFORM} it goes only to {DEFAULT_PLATFORM_URL}",
+                hint=f"set {ENV_TOKEN_PLATFORM}={redact_url(platform)} if the token was "
+                "issued there (or unset the platform override)",
+                code="ENV_TOKEN_PLATFORM_REQUIRED",
+                data={"platform": redact_url(platform)},
+            )
+        return
+    try:
+        wanted = normalize_platform_url(bound, allow_insecure=env.get(ENV_ALLOW_INSECURE) == "1")
+    except InvalidInputError as exc:
+        raise InvalidInputError(
+            f"{ENV_TOKEN_PLATFORM}: {exc.message}", hint=exc.hint, code=exc.code
+        ) from None
+    if wanted != platform:
+        raise AuthError(
+            f"{ENV_TOKEN} was not sent to {redact_url(platform)}: {ENV_TOKEN_PLATFORM} binds "
+            f"it to {redact_url(wanted)}",
+            hint=f"talk to {redact_url(wanted)}, or use a token issued for {redact_url(platform)}",
+            code="ENV_TOKEN_PLATFORM_MISMATCH",
+            data={"platform": redact_url(platform), "token_platform": redact_url(wanted)},
+        )

@@ -88,7 +88,9 @@ class SubmittedRun:
     entry: str | None = None
 
 
-def pin_problems(pin: Pin, rules: PinRules) -> tuple[InvalidInputError | None, list[str]]:
+def pin_problems(
+    pin: Pin, rules: PinRules, sent: str | None = None
+) -> tuple[InvalidInputError | None, list[str]]:
     """eval-config.md's rules for what a submit may pin: (refusal, warnings).
 
     An unpushed HEAD is refused unless ``allow_unpushed``. Changed tracked files of the
@@ -103,9 +105,15 @@ def pin_problems(pin: Pin, rules: PinRules) -> tuple[InvalidInputError | None, l
             code="UNPUSHED",
         ), []
     warnings = []
-    if pin.other_changes:
+    others = tuple(f for f in pin.other_changes if f != sent)
+    if sent is not None and sent in pin.other_changes:  # its values travel in the request
         warnings.append(
-            f"files not committed are not part of the run ({_shown(pin.other_changes)}); "
+            f"{sent} is not committed: its values are sent as they are in the file now "
+            f"(the commit keeps another version); the platform runs the rollout at {pin.label}"
+        )
+    if others:
+        warnings.append(
+            f"files not committed are not part of the run ({_shown(others)}); "
             f"the platform runs {pin.label}"
         )
     if not pin.dirty_files:
@@ -161,26 +169,35 @@ def plan_submission(path: str | Path, rules: PinRules | None = None) -> Submissi
 
 
 def _pin(repo: RepoState, config: EvalConfig, rules: PinRules) -> tuple[Pin, list[str]]:
-    return pin_source(repo, config.experiment, config.rollout_dir, rules)
+    return pin_source(repo, config.experiment, config.rollout_dir, rules, config.path)
 
 
 def pin_source(
-    repo: RepoState, experiment: Experiment, rollout_dir: Path, rules: PinRules
+    repo: RepoState,
+    experiment: Experiment,
+    rollout_dir: Path,
+    rules: PinRules,
+    config_file: Path | None = None,
 ) -> tuple[Pin, list[str]]:
     """What a source-backed run (eval or training) pins, by the rules: raises a refusal,
-    returns the pin and its warnings."""
+    returns the pin and its warnings. ``config_file``: the config whose values the
+    request carries (its uncommitted state is sent, not left behind)."""
     from osmosis_client.platform.git import plan_pin
 
     rollout = rollout_dir.resolve()
     with contextlib.suppress(ValueError):
         rollout = rollout.relative_to(repo.root.resolve())
+    sent = None
+    if config_file is not None:
+        with contextlib.suppress(ValueError):
+            sent = config_file.resolve().relative_to(repo.root.resolve()).as_posix()
     pin = plan_pin(
         repo,
         commit_sha=experiment.commit_sha,
         branch=experiment.branch,
         rollout=rollout.as_posix(),
     )
-    refusal, warnings = pin_problems(pin, rules)
+    refusal, warnings = pin_problems(pin, rules, sent)
     if refusal is not None:
         raise refusal
     return pin, warnings

@@ -26,6 +26,7 @@ from pydantic import (
 
 from osmosis_client.platform.config_check import (
     Collector,
+    check_sent_values,
     parse_toml,
     pydantic_message,
     read_config_text,
@@ -225,6 +226,8 @@ def parse_training_config(text: str, *, path: Path, root: Path | None = None) ->
     if isinstance(data.get("experiment"), dict):
         check_experiment(data["experiment"], root, out)
     _check_env_and_secrets(data, out)
+    for section in ("advanced", "env"):
+        check_sent_values(data.get(section), [section], out)
     out.raise_if_any(error="Invalid training config")
     return TrainingConfig.model_validate({**data, "path": path, "root": root})
 

@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.layout import METRICS
-from osmosis_client.platform.training_models import TrainingMetrics, TrainingRunDetail
+from osmosis_client.platform.training_models import (
+    Checkpoint,
+    TrainingMetrics,
+    TrainingRunDetail,
+)
 
 #: the platform's metric keys → the names the export uses (others pass through)
 KEY_MAP = {
@@ -77,6 +82,47 @@ def export_metrics(detail: TrainingRunDetail, metrics: TrainingMetrics) -> dict[
     }
 
 
+@dataclass(frozen=True)
+class Trend:
+    """One metric of a training run, first to last: what ``train info`` shows."""
+
+    key: str
+    title: str
+    initial: float | None
+    latest: float | None
+    delta: float | None
+    #: the series' values in step order (for a sparkline)
+    values: tuple[float, ...]
+
+
+def trends(metrics: TrainingMetrics) -> list[Trend]:
+    """Each metric's initial → latest: the platform's summary where it gave one, else
+    read off the series; summaries first, in the platform's order."""
+    series: dict[str, tuple[str, tuple[float, ...]]] = {}
+    for m in metrics.metrics:
+        points = sorted(m.data_points, key=lambda p: p.step)
+        series[m.metric_key] = (m.title, tuple(p.value for p in points if p.value is not None))
+    found = []
+    for s in metrics.overview.metric_summaries:
+        values = series.pop(s.key, (s.title, ()))[1]
+        key = KEY_MAP.get(s.key, s.key)
+        found.append(Trend(key, s.title, s.initial, s.latest, s.delta, values))
+    for key, (title, values) in series.items():
+        if values:
+            first, last = values[0], values[-1]
+            found.append(Trend(KEY_MAP.get(key, key), title, first, last, last - first, values))
+    return found
+
+
+def newest_checkpoint(checkpoints: list[Checkpoint]) -> Checkpoint | None:
+    """The checkpoint to deploy: the latest step among the uploaded ones (any, when none
+    says it is uploaded), named."""
+    named = [c for c in checkpoints if c.checkpoint_name]
+    ready = [c for c in named if (c.status or "").lower() in ("uploaded", "ready", "completed")]
+    pool = ready or named
+    return max(pool, key=lambda c: c.checkpoint_step) if pool else None
+
+
 def default_name(detail: TrainingRunDetail) -> str:
     """``<name>_<id[:8]>.json``, the name's unsafe characters replaced by ``_``."""
     run = detail.training_run
@@ -91,24 +137,61 @@ def metrics_path(detail: TrainingRunDetail, given: str | None, root: Path) -> Pa
     if given is None:
         return root / METRICS_DIR / default_name(detail)
     path = Path(given).expanduser()
-    if given.endswith(("/", "\\")) or path.is_dir():
+    if given.endswith(("/", "\\")) or _is_dir(path):
         return path / default_name(detail)
     return path.with_suffix(".json")
 
 
-def save_metrics(document: dict[str, Any], path: Path, *, overwrite: bool) -> Path:
-    """Write the export (parents created, atomically, never through a symlink)."""
-    from osmosis_client._fs import atomic_write
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a name too long, say: not a folder; saving there says why
+        return False
 
-    if (path.exists() or path.is_symlink()) and not overwrite:
+
+def save_metrics(
+    document: dict[str, Any], path: Path, *, overwrite: bool, top: Path | None = None
+) -> Path:
+    """Write the export (parents created, atomically, never through a symlink). ``top``:
+    the folder the default place is under — no link may stand between it and ``path``
+    (a planted ``.osmosis`` or ``.osmosis/metrics``). A place that cannot be written
+    (under a file, a name too long, a read-only folder) is invalid input, said."""
+    from osmosis_client._fs import atomic_write, first_link_below
+
+    link = first_link_below(top, path) if top is not None else None
+    if link is not None:
         raise InvalidInputError(
-            f"{path} already exists",
-            hint="replace it (overwrite=True), or choose another path",
-            code="FILE_EXISTS",
+            f"{link} is a symbolic link: the metrics are never written through one",
+            hint="remove the link, or save them elsewhere with -o PATH",
+            code="SYMLINK_REFUSED",
+            data={"path": str(link)},
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, (json.dumps(document, indent=2, allow_nan=False) + "\n").encode())
+    try:
+        if (path.exists() or path.is_symlink()) and not overwrite:
+            raise InvalidInputError(
+                f"{path} already exists",
+                hint="replace it (overwrite=True), or choose another path",
+                code="FILE_EXISTS",
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, (json.dumps(document, indent=2, allow_nan=False) + "\n").encode())
+    except OSError as exc:
+        raise InvalidInputError(
+            f"cannot save the metrics to {path}: {exc.strerror or exc}",
+            hint="choose a path in a folder you can write (-o PATH)",
+            code="VALIDATION",
+            data={"path": str(path)},
+        ) from None
     return path
 
 
-__all__ = ["KEY_MAP", "default_name", "export_metrics", "metrics_path", "save_metrics"]
+__all__ = [
+    "KEY_MAP",
+    "Trend",
+    "default_name",
+    "export_metrics",
+    "metrics_path",
+    "newest_checkpoint",
+    "save_metrics",
+    "trends",
+]

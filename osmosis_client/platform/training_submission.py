@@ -82,7 +82,9 @@ def plan_training(path: str | Path, rules: PinRules | None = None) -> TrainingPl
     check_location(path, root)
     config = load_training_config(path, root=root)
     repo = inspect_repo(path.resolve().parent)
-    pin, warnings = pin_source(repo, config.experiment, config.rollout_dir, rules or PinRules())
+    pin, warnings = pin_source(
+        repo, config.experiment, config.rollout_dir, rules or PinRules(), path
+    )
     return TrainingPlan(path, repo, config, pin, tuple(warnings))
 
 

@@ -36,6 +36,7 @@ def run_osmosis(platform: PlatformDouble, tmp_path: Path) -> Run:
         OSMOSIS_CONFIG_DIR=str(tmp_path / "cfg"),
         OSMOSIS_TOKEN_STORE="file",
         OSMOSIS_PLATFORM_URL=platform.url,
+        OSMOSIS_TOKEN_PLATFORM_URL=platform.url,
         PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
         HOME=str(tmp_path / "home"),
     )

@@ -73,7 +73,12 @@ def test_env_token_only(run_osmosis: Run, platform: PlatformDouble, tmp_path: Pa
 
 def test_unreachable_platform_is_one_line(run_osmosis: Run) -> None:
     result = run_osmosis(
-        "whoami", extra_env={"OSMOSIS_TOKEN": "x", "OSMOSIS_PLATFORM_URL": "http://127.0.0.1:9"}
+        "whoami",
+        extra_env={
+            "OSMOSIS_TOKEN": "x",
+            "OSMOSIS_PLATFORM_URL": "http://127.0.0.1:9",
+            "OSMOSIS_TOKEN_PLATFORM_URL": "http://127.0.0.1:9",
+        },
     )
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1

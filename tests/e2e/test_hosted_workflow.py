@@ -244,6 +244,7 @@ def test_a_killed_upload_is_cleaned_up_by_the_next_one(
         "OSMOSIS_CONFIG_DIR": str(tmp_path / "cfg"),
         "OSMOSIS_TOKEN_STORE": "file",
         "OSMOSIS_PLATFORM_URL": platform.url,
+        "OSMOSIS_TOKEN_PLATFORM_URL": platform.url,
         "OSMOSIS_TOKEN": platform.state.token,
         "OSMOSIS_WORKSPACE": "acme",
         "HOME": str(tmp_path / "home"),

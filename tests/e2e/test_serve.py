@@ -260,6 +260,7 @@ def test_registration_happens_after_health_and_the_platform_checks_us(
 ) -> None:
     env = {
         "OSMOSIS_PLATFORM_URL": platform.url,
+        "OSMOSIS_TOKEN_PLATFORM_URL": platform.url,
         "OSMOSIS_TOKEN": platform.state.token,
         "OSMOSIS_WORKSPACE": "acme",
     }

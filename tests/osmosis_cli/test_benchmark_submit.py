@@ -66,6 +66,7 @@ def platform(router: respx.MockRouter) -> respx.MockRouter:
     router.get("/api/cli/benchmarks/hle").respond(200, json={**DETAIL, "benchmark": {
         **DETAIL["benchmark"], "name": "HLE", "source_ref": "hle", "tasks": []}})  # fmt: skip
     router.get("/api/cli/benchmarks/nope").respond(404, json={"error": "not found"})
+    router.get("/api/cli/benchmarks").respond(500)  # the catalog unreadable: no suggestion
     router.get("/api/cli/environment-secrets").respond(
         200, json=stored("OPENAI_API_KEY", "JUDGE_KEY", "WEATHER_API_KEY"))
     return router

@@ -59,6 +59,7 @@ def test_eval_run_human_summary_and_default_output(invoke: Invoke, quickstart: P
     (run,) = [p for p in (quickstart / ".osmosis" / "evals").iterdir() if p.name != ".locks"]
     assert re.fullmatch(r"[a-z]+-[a-z]+-\d{1,2}", run.name)  # a generated run name
     assert f"Results written to .osmosis/evals/{run.name}/results.json" in result.stderr
+    assert f"Upload: osmosis eval upload {run.name}" in result.stderr  # the published next step
     published = {"manifest.json", "index.jsonl", "summary.jsonl", "events.jsonl"}
     assert published | {"progress.json", "metrics.json", "logs.txt"} <= set(os.listdir(run))
 

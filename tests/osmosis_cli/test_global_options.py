@@ -71,6 +71,7 @@ def test_root_workspace_scopes_this_invocation(
 @pytest.mark.parametrize("flag", ["--platform", "--platform-url"])
 def test_platform_and_its_alias(invoke: Invoke, monkeypatch: pytest.MonkeyPatch, flag: str) -> None:
     monkeypatch.setenv("OSMOSIS_TOKEN", "ci-token")
+    monkeypatch.setenv("OSMOSIS_TOKEN_PLATFORM_URL", "https://other.test")
     with respx.mock(base_url="https://other.test", assert_all_called=True) as other:
         other.get("/api/cli/verify").respond(200, json=VERIFY)
         result = invoke(flag, "https://other.test", "--json", "whoami")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -88,3 +89,42 @@ def test_logs_json_escapes_c1_controls(invoke: Invoke, api: respx.MockRouter) ->
         assert raw not in result.stdout
     assert "\\u009b31m" in result.stdout
     assert result.items()[0]["message"] == hostile  # the text itself is kept
+
+
+@pytest.mark.parametrize(
+    ("argv", "route", "detail_of", "said"),
+    [
+        (["train", "logs", "qwen-002"], "/api/cli/training-runs/qwen-002",
+         lambda status: {"training_run": {"id": "tr_1", "name": "qwen-002", "status": status}},
+         "Training run qwen-002 ended: finished."),
+        (["benchmark", "runs", "logs", "tb-001"], "/api/cli/benchmark-runs/tb-001",
+         lambda status: {"benchmark_run": {"id": "br_1", "name": "tb-001", "status": status}},
+         "Benchmark run tb-001 ended: finished."),
+    ],
+)  # fmt: skip
+def test_training_and_benchmark_logs_follow_as_eval_logs_does(
+    invoke: Invoke, api: respx.MockRouter, argv: list[str], route: str, detail_of: Any, said: str
+) -> None:
+    """New entries as they come, each once and in order, through a 503 mid-way, until
+    the run ends; the last line says how it ended."""
+    server = LogServer([entry(0)])
+    states = iter(["running", "error", "running", "finished"])
+
+    def run_state(request: httpx.Request) -> httpx.Response:
+        state = next(states)
+        if state == "error":
+            return httpx.Response(503, json={"error": "busy"})
+        server.entries.append(entry(len(server.entries)))
+        return httpx.Response(200, json=detail_of(state))
+
+    api.get(route).mock(side_effect=run_state)
+    api.get(f"{route}/logs").mock(side_effect=server)
+    result = invoke(*argv, "--follow")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split("  ")[-1].split()[-2:] for line in lines] == [
+        ["event", str(i)] for i in range(4)
+    ]
+    assert said in result.stderr
+    both = invoke(*argv, "--follow", "--cursor", "c1")
+    assert both.exit_code == 2 and "exclude each other" in both.stderr

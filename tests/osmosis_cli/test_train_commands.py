@@ -215,3 +215,65 @@ def test_metrics_that_cannot_be_read_are_said_and_checkpoints_errors_ignored(
     assert result.exit_code == 0, result.stderr
     data = result.data()
     assert data["checkpoints"] == [] and "metrics store unavailable" in data["metrics_error"]
+
+
+def test_info_shows_each_metric_first_to_last_and_names_the_checkpoint_to_deploy(
+    invoke: Invoke, platform: respx.MockRouter, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    lines = invoke("--plain", "train", "info", "qwen-multiply-002").stdout.splitlines()
+    assert "  Reward: 0.1 -> 0.41 (+0.31)" in lines  # a log gets numbers, no block characters
+    assert "Deploy the newest checkpoint with: osmosis model deploy qwen-multiply-002-step-20" in lines
+    assert not any("<" in line for line in lines)  # no placeholder left for the user to fill
+
+
+def test_on_a_terminal_a_metric_has_its_sparkline_and_series_without_summary_count() -> None:
+    from osmosis_cli.commands.train.info import _lines
+    from osmosis_cli.terminal.spark import sparkline
+    from osmosis_client.platform.training_models import TrainingMetrics, TrainingRunDetail
+
+    points = [{"step": s, "value": v, "timestamp": 0} for s, v in ((3, 0.9), (1, 0.1), (2, 0.5))]
+    metrics = TrainingMetrics.model_validate({**METRICS, "metrics": [
+        *METRICS["metrics"], {"metric_key": "train/entropy_loss", "title": "Entropy",
+                              "data_points": points}]})  # fmt: skip
+    detail = TrainingRunDetail.model_validate(DETAIL)
+    lines = _lines(detail, [], metrics, None, None, terminal=True)
+    assert "  Entropy: 0.1 → 0.9 (+0.8)  ▁▅█" in lines  # in step order, not wire order
+    assert "  Reward: 0.1 → 0.41 (+0.31)" in lines  # one point: no line to draw
+    assert sparkline([1.0] * 3) == "▄▄▄" and sparkline([]) == ""
+    assert len(sparkline([float(i) for i in range(100)])) == 24
+    assert sparkline([float(i) for i in range(100)])[0] == "▁"
+
+
+@pytest.mark.parametrize("planted", [".osmosis", ".osmosis/metrics"])
+def test_info_never_writes_its_default_file_through_a_planted_link(
+    invoke: Invoke, platform: respx.MockRouter, tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+    planted: str,
+) -> None:  # fmt: skip
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir()
+    elsewhere.mkdir()
+    (work / planted).parent.mkdir(parents=True, exist_ok=True)
+    (work / planted).symlink_to(elsewhere)
+    monkeypatch.chdir(work)
+    result = invoke("train", "info", "qwen-multiply-002")
+    assert result.exit_code == 2 and "symbolic link" in result.stderr
+    assert list(elsewhere.rglob("*")) == []
+
+
+def test_info_o_to_a_place_that_cannot_be_written_is_invalid_input(
+    invoke: Invoke, platform: respx.MockRouter, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-file").write_text("x")
+    places = ["a-file/m.json", "x" * 300 + ".json"]
+    if os.geteuid() != 0:  # root writes into read-only folders
+        (tmp_path / "ro").mkdir(mode=0o500)
+        places.append("ro/m.json")
+    for place in places:
+        result = invoke("train", "info", "qwen-multiply-002", "-o", place)
+        assert result.exit_code == 2, (place, result.stderr)
+        assert result.stderr.startswith("error: cannot save the metrics to"), result.stderr
+        assert "Traceback" not in result.stderr

@@ -132,6 +132,14 @@ def test_bad_values_are_refused_at_their_line_before_any_request(
     (TRAINING.replace("LOG_LEVEL", "ROLLOUT_PORT"), "is set by the platform"),
     (TRAINING.replace("[sampling]", "[sampling]\nrollout_top_p = true"), "must be a number"),
     (TRAINING.replace("lr = 1e-6", "lr = inf"), "must be a finite number"),
+    (TRAINING.replace("lr = 1e-6", "lr = 1" + "0" * 400), "training.lr: is too large for a TOML"),
+    (TRAINING.replace("= 8", "= 1" + "0" * 30), "n_samples_per_prompt: is too large"),
+    (TRAINING + "[advanced]\nx = nan\n", "advanced.x: must be a finite number, got nan"),
+    (TRAINING + "[advanced]\nx = [1, -inf]\n", "advanced.x: must be a finite number, got -inf"),
+    (TRAINING + '[advanced]\nx = "<your-value>"\n', "advanced.x: <your-value> is a template"),
+    (TRAINING.replace('"Qwen/Qwen3.6-35B-A3B"', '"<your-base-model>"'),
+     "experiment.model_path: <your-base-model> is a template placeholder: set it to a base "
+     "model from `osmosis model list`"),
 ])  # fmt: skip
 def test_every_problem_is_named(project: Path, text: str, problem: str) -> None:
     (project / CONFIG).write_text(text)
@@ -242,5 +250,21 @@ def test_people_see_the_summary_then_the_run(
     assert result.exit_code == 0, result.stderr
     assert "Rollout:    rollouts/demo/main.py" in result.stderr
     assert "secret OPENAI_API_KEY: workspace" in result.stderr
+    # every value the request carries is shown before it is sent
+    assert "Training:   lr=1e-06, n_samples_per_prompt=8, rollout_batch_size=16" in result.stderr
+    assert "Checkpoints: checkpoint_save_freq=20" in result.stderr
+    assert "Env:        LOG_LEVEL=debug" in result.stderr
     assert "Training run submitted: multiply-001" in result.stdout
     assert "View: https://platform.test/training/tr_1" in result.stdout
+
+
+def test_the_templates_placeholder_is_refused_at_its_place_before_any_request(
+    invoke: Invoke, project: Path, api: respx.MockRouter
+) -> None:
+    create = api.post("/api/cli/training-runs")
+    text = TRAINING.replace('"Qwen/Qwen3.6-35B-A3B"', '"<your-base-model>"')
+    (project / CONFIG).write_text(text)
+    git(project, "commit", "-qam", "placeholder")
+    result = invoke("train", "submit", CONFIG, "--yes")
+    assert result.exit_code == 2 and not create.called
+    assert f"{CONFIG}:4:1: experiment.model_path: <your-base-model> is a template" in result.stderr

@@ -225,11 +225,44 @@ MAYBE_DONE = {
 def _store_secrets(exc: OsmosisError, command: str) -> str:
     names = exc.data.get("missing") or ["NAME"]
     commands = " / ".join(f"`osmosis secret set {n}`" for n in names)
-    return f"store them first: {commands} (personal by default; --scope workspace shares them)"
+    return f"{commands} (personal by default; --scope workspace shares them)"
 
 
 _BY_CODE["SECRETS_NOT_STORED"] = _store_secrets
-_BY_CODE["SYMLINK_REFUSED"] = lambda e, c: "remove the link, or download elsewhere with -o DIR"
+_BY_CODE["SYMLINK_REFUSED"] = lambda e, c: (
+    "remove the link, or download elsewhere with -o DIR"
+    if c.endswith("download")
+    else "remove the link, or choose another place with -o PATH"
+)
+
+#: the command that lists what a command of each group looks up (most specific first)
+LISTS = (
+    ("benchmark runs", "osmosis benchmark runs list"),
+    ("benchmark", "osmosis benchmark list"),
+    ("train", "osmosis train list"),
+    ("model", "osmosis model list"),
+    ("dataset", "osmosis dataset list"),
+    ("secret", "osmosis secret list"),
+    ("eval", "osmosis eval list"),
+)
+
+
+def _not_found(exc: OsmosisError, command: str) -> str | None:
+    """Something looked up does not exist: the command that lists what does (after the
+    library's own did-you-mean, when it has one)."""
+    listing = next((cmd for group, cmd in LISTS if f" {group} " in f"{command} "), None)
+    if listing is None or "osmosis " in (exc.hint or ""):  # a command already named
+        return exc.hint
+    close = exc.data.get("did_you_mean")
+    mean = f"did you mean {close!r}? " if isinstance(close, str) else ""
+    return f"{mean}see what exists with `{listing}`"
+
+
+_BY_CODE["NOT_FOUND"] = _not_found
+_BY_CODE["RUN_NOT_FOUND"] = lambda e, c: (
+    f"did you mean {e.data['did_you_mean']!r}? " if isinstance(e.data.get("did_you_mean"), str)
+    else ""
+) + "see the local runs with `osmosis eval list --local`"  # fmt: skip
 
 
 def hint_for(exc: OsmosisError, command: str = "osmosis") -> str | None:

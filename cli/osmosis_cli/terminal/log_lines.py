@@ -23,6 +23,9 @@ LogLimitOpt = Annotated[
 CursorOpt = Annotated[
     str | None, Option("--cursor", metavar="C", help="An older page's cursor (next_cursor).")
 ]
+FollowOpt = Annotated[
+    bool, Option("--follow", "-f", help="Keep printing new entries until the run ends.")
+]
 
 
 def show_entries(out: Output, entries: list[LogEntry]) -> None:
@@ -72,3 +75,22 @@ def show_page(out: Output, page: LogPage, empty: str, older: str | None = None) 
     show_entries(out, entries)
     if older and page.next_cursor:
         out.info("older entries: " + older.replace("{cursor}", page.next_cursor))
+
+
+def follow_and_show(
+    out: Output,
+    client: Client,
+    follow: Callable[[Client, Callable[[list[LogEntry]], None]], str],
+    cursor: str | None = None,
+) -> None:
+    """A ``--follow`` log command's whole body: new entries printed as they come (with
+    ``--json``, one object per line) until the run ends; ``follow`` tails with
+    ``client`` (closed after) and says how the run ended, the last line."""
+    from osmosis_client.errors import InvalidInputError
+
+    if cursor is not None:
+        raise InvalidInputError("--cursor and --follow exclude each other", code="USAGE")
+    with client:
+        final = follow(client, lambda entries: show_entries(out, entries))
+    out.emitted = True
+    out.info(final)

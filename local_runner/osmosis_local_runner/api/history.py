@@ -64,10 +64,16 @@ def run_info(name: str, root: Path | None = None) -> RunInfo:
     run = RunDirectory((root or Path.cwd()) / RUNS, check_name(name))
     info = _info(run)
     if info is None:
+        import difflib
+
+        names = [p.name for p in run.path.parent.iterdir()] if run.path.parent.is_dir() else []
+        close = difflib.get_close_matches(name, [n for n in names if not n.startswith(".")], 1)
+        mean = f"did you mean {close[0]!r}? " if close else ""
         raise InvalidInputError(
             f"no local run named {name!r} under {RUNS}",
-            hint="list the local runs to see their names",
+            hint=f"{mean}list the local runs to see their names",
             code="RUN_NOT_FOUND",
+            data={"did_you_mean": close[0] if close else None},
         )
     return info
 

@@ -3,14 +3,16 @@ the client executes it. Sync and async resources differ only in ``await``."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from osmosis_client._plan import drive_async, drive_sync
+from osmosis_client.errors import APIConnectionError, APIStatusError
 from osmosis_client.platform._transport import RequestOptions, encode_segment
-from osmosis_client.platform.models import LogPage, parse
+from osmosis_client.platform.models import LogEntry, LogPage, parse
 
 if TYPE_CHECKING:
     from osmosis_client.platform._client import AsyncClient, Client
@@ -90,14 +92,29 @@ async def awalk_pages(
         offset = following(page)
 
 
+#: a follow's hand-over of new log entries
+OnEntries = Callable[[list[LogEntry]], None]
+#: what a follow survives between its polls (up to its own limit of failures in a row)
+FOLLOW_SURVIVES = (APIStatusError, APIConnectionError)
+
+
 class SyncResource:
     def __init__(self, client: Client) -> None:
         self._client = client
+
+    def _follow(self, plan: Generator[Call[Any] | float, Any, T]) -> T:
+        """Drive a follow plan: each failure goes back into it, which decides."""
+        return drive_sync(plan, self._client._execute, self._client._sleep, FOLLOW_SURVIVES)
 
 
 class AsyncResource:
     def __init__(self, client: AsyncClient) -> None:
         self._client = client
+
+    async def _follow(self, plan: Generator[Call[Any] | float, Any, T]) -> T:
+        return await drive_async(
+            plan, self._client._execute, self._client._sleep, FOLLOW_SURVIVES
+        )
 
 
 def with_secrets(payload: dict[str, Any], secrets: Mapping[str, str] | None) -> dict[str, Any]:

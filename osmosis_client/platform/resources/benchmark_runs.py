@@ -53,6 +53,10 @@ def _outputs_gone(exc: NotFoundError) -> NotFoundError:
     return exc
 
 
+
+def _ended(detail: BenchmarkRunDetail) -> bool:
+    return detail.benchmark_run.terminal
+
 class BenchmarkRuns(base.SyncResource):
     def submit(
         self,
@@ -84,6 +88,13 @@ class BenchmarkRuns(base.SyncResource):
 
     def logs(self, name_or_id: str, limit: int = 50, cursor: str | None = None) -> LogPage:
         return self._client._execute(ROUTES.logs(name_or_id, limit, cursor))
+
+    def follow_logs(
+        self, name_or_id: str, on_entries: base.OnEntries, limit: int = 50
+    ) -> BenchmarkRunDetail:
+        """Hand over new log entries as they appear until the run ends; returns the run
+        as it ended. Survives 429/5xx/lost connections (up to 20 polls in a row)."""
+        return self._follow(ROUTES.follow(name_or_id, limit, on_entries, _ended))
 
     def stop(self, name_or_id: str) -> BenchmarkRunDetail:
         """Stop a run (looked up first: ``NOT_FOUND`` sends nothing); returns the run as
@@ -133,6 +144,11 @@ class AsyncBenchmarkRuns(base.AsyncResource):
 
     async def logs(self, name_or_id: str, limit: int = 50, cursor: str | None = None) -> LogPage:
         return await self._client._execute(ROUTES.logs(name_or_id, limit, cursor))
+
+    async def follow_logs(
+        self, name_or_id: str, on_entries: base.OnEntries, limit: int = 50
+    ) -> BenchmarkRunDetail:
+        return await self._follow(ROUTES.follow(name_or_id, limit, on_entries, _ended))
 
     async def stop(self, name_or_id: str) -> BenchmarkRunDetail:
         run = (await self.get(name_or_id)).benchmark_run

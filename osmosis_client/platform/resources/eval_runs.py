@@ -10,7 +10,6 @@ from typing import Any, Protocol
 
 from osmosis_client._plan import drive_async, drive_sync
 from osmosis_client.errors import (
-    APIConnectionError,
     APIStatusError,
     OsmosisError,
 )
@@ -211,13 +210,7 @@ class EvalRuns(SyncResource):
     ) -> EvalRun:
         """Hand over new log entries as they appear until the run ends; returns the
         final run. Survives 429/5xx/lost connections (up to 20 polls in a row)."""
-        plan = follow_logs_plan(name_or_id, limit, on_entries)
-        return drive_sync(
-            plan,
-            self._client._execute,
-            self._client._sleep,
-            (APIStatusError, APIConnectionError),
-        )
+        return self._follow(follow_logs_plan(name_or_id, limit, on_entries))
 
 
 class AsyncEvalRuns(AsyncResource):
@@ -296,10 +289,4 @@ class AsyncEvalRuns(AsyncResource):
         on_entries: Callable[[LogEntries], None],
         limit: int = 50,
     ) -> EvalRun:
-        plan = follow_logs_plan(name_or_id, limit, on_entries)
-        return await drive_async(
-            plan,
-            self._client._execute,
-            self._client._sleep,
-            (APIStatusError, APIConnectionError),
-        )
+        return await self._follow(follow_logs_plan(name_or_id, limit, on_entries))

@@ -7,12 +7,12 @@ naming its route, its wire models and its words. The faces (``eval_runs``,
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from osmosis_client.platform._transport import RequestOptions, encode_segment
-from osmosis_client.platform.models import LogPage, parse
+from osmosis_client.platform.models import LogEntry, LogPage, parse
 from osmosis_client.platform.resources._base import Call, log_page_call, page_call
 from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, SampleURL, SampleURLs
 
@@ -62,6 +62,24 @@ class RunRoutes(Generic[C, L, D]):
 
     def logs(self, name_or_id: str, limit: int, cursor: str | None) -> Call[LogPage]:
         return log_page_call(self.route, name_or_id, limit, cursor, f"{self.kind} logs")
+
+    def follow(
+        self,
+        name_or_id: str,
+        limit: int,
+        on_entries: Callable[[builtins.list[LogEntry]], None],
+        ended: Callable[[D], bool],
+    ) -> Generator[Call[Any] | float, Any, D]:
+        """Tail the run's logs until ``ended`` says the run (read each poll) has ended."""
+        from osmosis_client.platform.resources.log_follow import follow_plan
+
+        return follow_plan(
+            lambda: self.get(name_or_id),
+            lambda count, cursor: self.logs(name_or_id, count, cursor),
+            ended,
+            limit,
+            on_entries,
+        )
 
     def stop(self, name_or_id: str) -> Call[Any]:
         """``POST route/NAME/stop`` (its answer says nothing the run's state does not)."""

@@ -57,6 +57,10 @@ def metrics_call(run_id: str) -> base.Call[TrainingMetrics]:
     return ROUTES.part(run_id, "/metrics", base.reader(TrainingMetrics, "training metrics"))
 
 
+
+def _ended(detail: TrainingRunDetail) -> bool:
+    return detail.training_run.terminal
+
 class TrainingRuns(base.SyncResource):
     def submit(
         self,
@@ -96,6 +100,13 @@ class TrainingRuns(base.SyncResource):
         """One page of logs, the newest first (``next_cursor`` reads older ones)."""
         return self._client._execute(ROUTES.logs(name_or_id, limit, cursor))
 
+    def follow_logs(
+        self, name_or_id: str, on_entries: base.OnEntries, limit: int = 50
+    ) -> TrainingRunDetail:
+        """Hand over new log entries as they appear until the run ends; returns the run
+        as it ended. Survives 429/5xx/lost connections (up to 20 polls in a row)."""
+        return self._follow(ROUTES.follow(name_or_id, limit, on_entries, _ended))
+
     def stop(self, name_or_id: str) -> TrainingRunDetail:
         """Stop a queued, pending or running run; returns its state afterwards
         (``NOT_FOUND`` for a run that does not exist; 409 once it has ended)."""
@@ -134,6 +145,11 @@ class AsyncTrainingRuns(base.AsyncResource):
 
     async def logs(self, name_or_id: str, limit: int = 50, cursor: str | None = None) -> LogPage:
         return await self._client._execute(ROUTES.logs(name_or_id, limit, cursor))
+
+    async def follow_logs(
+        self, name_or_id: str, on_entries: base.OnEntries, limit: int = 50
+    ) -> TrainingRunDetail:
+        return await self._follow(ROUTES.follow(name_or_id, limit, on_entries, _ended))
 
     async def stop(self, name_or_id: str) -> TrainingRunDetail:
         await self.get(name_or_id)

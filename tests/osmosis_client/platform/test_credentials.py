@@ -109,6 +109,7 @@ def test_env_token_wins_and_is_never_stored(isolated_env: Path) -> None:
     store = CredentialStore(
         env={
             "OSMOSIS_TOKEN": "env-tok",
+            "OSMOSIS_TOKEN_PLATFORM_URL": P,
             "OSMOSIS_WORKSPACE": "beta",
             "OSMOSIS_CONFIG_DIR": str(isolated_env),
         }

@@ -209,6 +209,14 @@ BROKEN = [
     ),
     ("seed negative", GOOD + "[local]\nseed = -1\n", "local.seed: must be >= 0"),
     ("empty dataset", GOOD.replace('"demo-set"', '""'), "experiment.dataset: must not be empty"),
+    ("advanced nan", GOOD + "[advanced]\nx = nan\n", "advanced.x: must be a finite number"),
+    ("advanced inf deep", GOOD + "[advanced.a]\nb = [inf]\n", "advanced.a.b: must be a finite"),
+    ("huge integer", GOOD + "[advanced]\nx = 1" + "0" * 400 + "\n", "advanced.x: is too large"),
+    (
+        "placeholder",
+        GOOD.replace('"demo-set"', '"<your-dataset>"'),
+        "experiment.dataset: <your-dataset> is a template placeholder: set it to a dataset",
+    ),
 ]
 
 

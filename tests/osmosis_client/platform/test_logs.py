@@ -12,7 +12,7 @@ import respx
 
 from osmosis_client import RetryPolicy
 from osmosis_client.errors import NotFoundError, ServerError
-from osmosis_client.platform.resources import eval_logs
+from osmosis_client.platform.resources import eval_logs, log_follow
 from tests.osmosis_client.platform.conftest import Api
 from tests.osmosis_client.platform.test_eval_runs import detail
 
@@ -149,7 +149,7 @@ def test_follow_survives_rate_limits_and_server_errors(
 def test_follow_gives_up_after_many_failures_and_on_a_missing_run(
     make_api: MakeApi, router: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(eval_logs, "FOLLOW_MAX_FAILURES", 3)
+    monkeypatch.setattr(log_follow, "FOLLOW_MAX_FAILURES", 3)
     router.get("/api/cli/eval-runs/demo-abc").respond(500, json={"message": "down"})
     api = make_api(token="t", workspace="a", retry_policy=NO_RETRIES)
     with pytest.raises(ServerError):
@@ -166,7 +166,7 @@ def test_a_long_follow_remembers_a_bounded_number_of_entries(
     """A platform sending many entries per poll for a long time: every entry is handed
     over once, and what the follow keeps to drop repeats stays bounded (it grew without
     bound: 63 → 265 MB in a minute)."""
-    monkeypatch.setattr(eval_logs, "FOLLOW_SEEN_MIN", 100)
+    monkeypatch.setattr(log_follow, "FOLLOW_SEEN_MIN", 100)
     server = LogServer([])
     polls, per_poll, limit = 400, 7, 10
     handed: list[str] = []

@@ -48,9 +48,10 @@ def test_the_template_training_configs_validate(workspace: Path, name: str) -> N
 def test_every_value_the_comments_show_validates(workspace: Path, name: str) -> None:
     path = workspace / "configs" / "training" / name
     text = COMMENTED.sub(r"\1", path.read_text())
-    text = text.replace("<your-rollout>", "multiply-local-openai").replace(
-        "<your-entrypoint-file>", "main.py"
-    )
+    for placeholder, value in (("<your-rollout>", "multiply-local-openai"),
+                               ("<your-entrypoint-file>", "main.py"),
+                               ("<your-model-path>", "Qwen/Qwen3-8B"), ("<your-dataset-name>", "d")):
+        text = text.replace(placeholder, value)  # fmt: skip
     config = parse_training_config(text, path=path, root=workspace)
     assert config.training.lr == 1e-6
     assert config.sampling.rollout_top_p == 1.0
@@ -69,7 +70,10 @@ def test_the_harbor_config_fails_as_0_3_8_fails_it(workspace: Path) -> None:
 def test_the_default_training_config_names_its_placeholders(workspace: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_training_config(workspace / "configs" / "training" / "default.toml")
-    assert [p.key for p in caught.value.problems] == ["experiment.rollout"]
+    assert [p.key for p in caught.value.problems] == [
+        "experiment.rollout", "experiment.entrypoint", "experiment.model_path", "experiment.dataset"
+    ]
+    assert all("template placeholder" in p.message for p in caught.value.problems)
 
 
 def test_the_template_benchmark_config_validates(workspace: Path) -> None:

@@ -163,6 +163,7 @@ def _token_login(client: Client, given: str | None) -> _Login:
 
 def _device_login(client: Client, out: Output, workspace: str | None, no_browser: bool) -> _Login:
     """The device flow: show the code, open a browser on a TTY, wait for approval."""
+    from osmosis_cli.terminal import clipboard
     from osmosis_client.platform import device_flow
 
     authorization = device_flow.start(client, workspace=workspace)
@@ -171,7 +172,11 @@ def _device_login(client: Client, out: Output, workspace: str | None, no_browser
             f"Open {authorization.url} and enter the code {authorization.user_code}",
             code="DEVICE_AUTHORIZATION",
         )
-    out.info(f"First copy your one-time code: {authorization.user_code}")
+    copied = out.interactive and clipboard.copy(authorization.user_code)
+    if copied:
+        out.info(f"Your one-time code (copied to the clipboard): {authorization.user_code}")
+    else:
+        out.info(f"First copy your one-time code: {authorization.user_code}")
     out.info(f"Then open {authorization.url} to approve this device.")
     if out.interactive and not no_browser:
         import webbrowser

@@ -12,7 +12,7 @@ import typer
 from osmosis_cli.commands.benchmark import runs
 from osmosis_cli.commands.benchmark import submit as submit_command
 from osmosis_cli.commands.benchmark.render import RUN_KEYS
-from osmosis_cli.context import result_scope, state
+from osmosis_cli.context import result_scope, state, workspace_top
 from osmosis_cli.terminal.declare import Command, Group, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt, Paging, show_list
@@ -33,6 +33,30 @@ app.add_typer(runs.app, name="runs")
 app.command("submit", cls=Command)(
     options_command(submit_command.SubmitOptions, submit_command.submit)
 )
+
+
+@command(app, "init")
+def init(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The config's name.")] = "default",
+    benchmark: Annotated[
+        str, typer.Option("--benchmark", metavar="KEY", help="A key from `benchmark list`.")
+    ] = "terminal-bench-2-1",
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+) -> None:
+    """Write a starter configs/benchmark/NAME.toml that validates as it is."""
+    from osmosis_client.platform.benchmark_starter import write_starter
+
+    out = current_output()
+    path = write_starter(workspace_top(), name, benchmark=benchmark, force=force)
+    shown = path.relative_to(workspace_top()).as_posix()
+    message = f"Wrote {shown}"
+    steps = [{"action": "benchmark_submit", "command": f"osmosis benchmark submit {shown}"}]
+    if not out.operation_result("benchmark.init", resource={"path": str(path)},
+                                message=message, next_steps=steps):  # fmt: skip
+        out.info(message)
+        out.info("Store the model's key once (`osmosis secret set OPENAI_API_KEY`), then: "
+                 f"osmosis benchmark submit {shown}")  # fmt: skip
 
 
 @handle_errors

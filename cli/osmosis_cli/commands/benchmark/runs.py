@@ -14,12 +14,16 @@ import typer
 from osmosis_cli.context import result_scope, state, workspace_top
 from osmosis_cli.terminal.declare import Command, Group, YesOpt, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
-from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
+from osmosis_cli.terminal.log_lines import CursorOpt, FollowOpt, LogLimitOpt
 from osmosis_cli.terminal.pages import Paging, show_list
 from osmosis_cli.terminal.sizes import size_text
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from osmosis_cli.terminal.output import Output
+    from osmosis_client import Client
+    from osmosis_client.platform.models import LogEntry
     from osmosis_client.platform.run_download import DownloadReport
 
 app = typer.Typer(cls=Group, help="Runs of benchmarks.", no_args_is_help=True)
@@ -76,12 +80,22 @@ def logs(
     name: NameArg,
     limit: LogLimitOpt = 50,
     cursor: CursorOpt = None,
+    follow: FollowOpt = False,
 ) -> None:
-    """One page of a benchmark run's logs (the newest first; --cursor for older ones)."""
-    from osmosis_cli.terminal.log_lines import fetch_and_show
+    """One page of a benchmark run's logs (the newest first; --cursor for older ones),
+    or --follow: new entries as they come until the run ends."""
+    from osmosis_cli.terminal.log_lines import fetch_and_show, follow_and_show
 
-    fetch_and_show(current_output(), state(ctx).scoped_client()[0],
-                   lambda c: c.benchmark_runs.logs(name, limit, cursor),
+    out, client = current_output(), state(ctx).scoped_client()[0]
+    if follow:
+
+        def tail(c: Client, show: Callable[[list[LogEntry]], None]) -> str:
+            run = c.benchmark_runs.follow_logs(name, show, limit).benchmark_run
+            return f"Benchmark run {run.name or name} ended: {run.status}."
+
+        follow_and_show(out, client, tail, cursor)
+        return
+    fetch_and_show(out, client, lambda c: c.benchmark_runs.logs(name, limit, cursor),
                    f"osmosis benchmark runs logs {name}")  # fmt: skip
 
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from osmosis_cli.commands.eval.platform import scoped_client
 from osmosis_cli.context import state
 from osmosis_cli.terminal.errors import current_output, handle_errors
-from osmosis_cli.terminal.log_lines import show_entries, show_page
+from osmosis_cli.terminal.log_lines import follow_and_show, show_page
+
+if TYPE_CHECKING:
+    from osmosis_client import Client
+    from osmosis_client.platform.models import LogEntry
 
 
 @handle_errors
@@ -37,21 +42,17 @@ def logs(
     """A hosted run's logs: the newest entries (oldest of them first), or --follow to
     tail them until the run ends. With --json: the list envelope (with --follow, one
     JSON object per entry and line)."""
-    from osmosis_client.errors import InvalidInputError
-
-    app_state = state(ctx)
     out = current_output()
-    if cursor is not None and follow:
-        raise InvalidInputError("--cursor and --follow exclude each other", code="USAGE")
-    client, _ = scoped_client(app_state)
+    client, _ = scoped_client(state(ctx))
+    if follow:
+
+        def tail(c: Client, show: Callable[[list[LogEntry]], None]) -> str:
+            final = c.eval_runs.follow_logs(name, show, limit=min(limit, 200))
+            return f"{final.name}: {final.status}"
+
+        follow_and_show(out, client, tail, cursor)
+        return
     with client:
-        if follow:
-            final = client.eval_runs.follow_logs(
-                name, lambda entries: show_entries(out, entries), limit=min(limit, 200)
-            )
-            out.emitted = True
-            out.info(f"{final.name}: {final.status}")
-            return
         if cursor is not None:
             page = client.eval_runs.logs(name, min(limit, 200), cursor)
         else:

@@ -48,6 +48,8 @@ def report_result(
     if again is not None:
         out.info(f"Run the rows that did not pass again: {again}")
     _report_errors(out, result, shown)
+    if resource.get("run_name") and "upload" not in resource:  # finished, not uploaded
+        out.info(f"Upload: osmosis eval upload {resource['run_name']}")
 
 
 def _summary_table(

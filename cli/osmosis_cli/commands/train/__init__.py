@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,8 +14,14 @@ from osmosis_cli.commands.train.items import item, row
 from osmosis_cli.context import result_scope, state, workspace_top
 from osmosis_cli.terminal.declare import Command, Group, YesOpt, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
-from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
+from osmosis_cli.terminal.log_lines import CursorOpt, FollowOpt, LogLimitOpt
 from osmosis_cli.terminal.pages import Paging, show_list
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from osmosis_client import Client
+    from osmosis_client.platform.models import LogEntry
 
 app = typer.Typer(cls=Group, help="Training runs on the platform.", no_args_is_help=True)
 
@@ -76,13 +82,24 @@ def logs(
     name: Annotated[str, typer.Argument(metavar="NAME", help="A training run's name or id.")],
     limit: LogLimitOpt = 50,
     cursor: CursorOpt = None,
+    follow: FollowOpt = False,
 ) -> None:
-    """One page of a training run's logs (the newest first; --cursor for older ones)."""
-    from osmosis_cli.terminal.log_lines import fetch_and_show
+    """One page of a training run's logs (the newest first; --cursor for older ones),
+    or --follow: new entries as they come until the run ends."""
+    from osmosis_cli.terminal.log_lines import fetch_and_show, follow_and_show
 
-    fetch_and_show(current_output(), state(ctx).scoped_client()[0],
-                   lambda c: c.training_runs.logs(name, limit, cursor),
+    out, client = current_output(), state(ctx).scoped_client()[0]
+    if follow:
+
+        def tail(c: Client, show: Callable[[list[LogEntry]], None]) -> str:
+            run = c.training_runs.follow_logs(name, show, limit).training_run
+            return f"Training run {run.name or name} ended: {run.status}."
+
+        follow_and_show(out, client, tail, cursor)
+        return
+    fetch_and_show(out, client, lambda c: c.training_runs.logs(name, limit, cursor),
                    f"osmosis train logs {name}")  # fmt: skip
+
 
 
 @command(app, "stop")

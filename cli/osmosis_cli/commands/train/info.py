@@ -67,7 +67,8 @@ def show(
     saved: Path | None = None
     if export is not None and (output is not None or not (out.json_mode or out.plain)):
         forced = overwrite or output is None  # the default file is refreshed in place
-        saved = save_metrics(export, metrics_path(detail, output, root), overwrite=forced)
+        path = metrics_path(detail, output, root)
+        saved = save_metrics(export, path, overwrite=forced, top=root if output is None else None)
     listed = item(run)
     summary = listed.pop("summary")
     listed.update(examples_processed_count=run.examples_processed_count, notes=run.notes)
@@ -85,7 +86,8 @@ def show(
     }
     if run.platform_url:
         data["platform_url"] = run.platform_url
-    lines = _lines(detail, checkpoints, metrics, error, saved)
+    terminal = out.stdout_is_tty and not out.plain
+    lines = _lines(detail, checkpoints, metrics, error, saved, terminal=terminal)
     if out.detail_result(data, lines=lines):
         return
     for line in lines:
@@ -98,7 +100,10 @@ def _lines(
     metrics: TrainingMetrics | None,
     error: str | None,
     saved: Path | None,
+    *,
+    terminal: bool = False,
 ) -> list[str]:
+    from osmosis_client.platform.training_export import newest_checkpoint
     from osmosis_client.platform.training_models import ERROR, PENDING
 
     run = detail.training_run
@@ -127,12 +132,14 @@ def _lines(
         lines += [f"{label}: {value}"] if value else []
     if error:
         lines.append(f"Metrics: {error}")
-    elif metrics is not None and not metrics.metrics:
+    elif metrics is not None and not metrics.metrics and not metrics.overview.metric_summaries:
         lines.append("Metrics: No metric data found.")
+    elif metrics is not None:
+        lines += _trend_lines(metrics, terminal)
     lines.append("Configuration:")
     lines.append(f"Entrypoint: {detail.entrypoint or DASH}")
     if detail.config:
-        lines.append("Config: " + ", ".join(_config_items(detail.config)))
+        lines.append("Config: " + ", ".join(config_items(detail.config)))
     lines += [f"Branch: {detail.branch}"] if detail.branch else []
     lines += [f"Commit: {detail.commit_sha[:7]}"] if detail.commit_sha else []
     for c in checkpoints:
@@ -141,13 +148,36 @@ def _lines(
     lines += [f"View: {run.platform_url}"] if run.platform_url else []
     if run.status in ERROR:
         lines.append(f"See logs with: osmosis train logs {run.name or run.id}")
-    if checkpoints:
-        lines.append("Deploy with: osmosis model deploy <lora-model-name>")
+    newest = newest_checkpoint(checkpoints)
+    if newest is not None:
+        lines.append(f"Deploy the newest checkpoint with: osmosis model deploy "
+                     f"{newest.checkpoint_name}")  # fmt: skip
     lines += [f"Saved metrics to {saved}"] if saved is not None else []
     return lines
 
 
-def _config_items(config: dict[str, Any], prefix: str = "") -> list[str]:
+def _trend_lines(metrics: TrainingMetrics, terminal: bool) -> list[str]:
+    """``Title: initial → latest (±delta)``, and on a terminal the course as a sparkline."""
+    from osmosis_cli.terminal.spark import sparkline
+    from osmosis_client.platform.training_export import trends
+
+    lines = ["Metrics:"]
+    arrow = "→" if terminal else "->"
+    for t in trends(metrics):
+        shown = f"{_number(t.initial)} {arrow} {_number(t.latest)}"
+        if t.delta is not None:
+            shown += f" ({t.delta:+.4g})"
+        if terminal and len(t.values) > 1:
+            shown += f"  {sparkline(t.values)}"
+        lines.append(f"  {t.title}: {shown}")
+    return lines
+
+
+def _number(value: float | None) -> str:
+    return DASH if value is None else f"{value:.4g}"
+
+
+def config_items(config: dict[str, Any], prefix: str = "") -> list[str]:
     """``key=value`` sorted, ``model_path`` and nulls left out, nested keys dotted."""
     found = []
     for key in sorted(config):
@@ -155,7 +185,7 @@ def _config_items(config: dict[str, Any], prefix: str = "") -> list[str]:
         if value is None or (not prefix and key == "model_path"):
             continue
         if isinstance(value, dict):
-            found += _config_items(value, f"{prefix}{key}.")
+            found += config_items(value, f"{prefix}{key}.")
         else:
             shown = value if isinstance(value, str) else json.dumps(value)
             found.append(f"{prefix}{key}={shown}")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from osmosis_cli import submitting
+from osmosis_cli.commands.train.info import config_items
 from osmosis_cli.context import result_scope, state
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
@@ -57,8 +58,23 @@ def _summary(out: Output, plan: TrainingPlan, where: str) -> None:
     out.info(f"Model:      {exp.model_path}")
     out.info(f"Dataset:    {exp.dataset}")
     out.info(f"Commit:     {pin.commit_sha or f'branch {pin.branch}'}")
-    if plan.config.env:
-        out.info(f"Env vars:   {', '.join(sorted(plan.config.env))}")
+    # every value the request carries, read off the payload itself (what is shown is sent)
+    payload = plan.config.to_submit_payload(pin.commit_sha)
+    for key, label in SENT_SECTIONS.items():
+        if payload.get(key):
+            out.info(f"{label:<11} {', '.join(config_items(payload[key]))}")
+    if not any(payload.get(key) for key in ("training_config", "sampling_config")):
+        out.info("Training:   the platform's defaults (no [training] or [sampling] values set)")
+
+
+#: the payload's sections as the summary names them
+SENT_SECTIONS = {
+    "training_config": "Training:",
+    "sampling_config": "Sampling:",
+    "checkpoints_config": "Checkpoints:",
+    "advanced_config": "Advanced:",
+    "env_config": "Env:",
+}
 
 
 def _report(
