@@ -120,7 +120,7 @@ def test_list_by_type_plain_rows_and_flags(invoke: Invoke, platform: respx.MockR
     assert lora.exit_code == 0, lora.stderr
     assert lora.stdout.splitlines() == [
         "qwen-multiply-step-40\tQwen/Qwen3.6-35B-A3B\tqwen-multiply-001\t40\t0.80\t"
-        "2026-11-19T09:00:00Z\t[deployed]"
+        "2026-11-19 9:00 AM UTC\t[deployed]"
     ]
     items = invoke("--json", "model", "list", "--type", "base").items()
     assert [i["id"] for i in items] == ["bm_1"]
@@ -191,5 +191,6 @@ def test_a_deploy_over_the_quota_names_it(invoke: Invoke, platform: respx.MockRo
     )
     result = invoke("model", "deploy", "big", "--yes")
     assert result.exit_code != 0
-    assert "1 of 2 inference deployments in use" in result.stderr
-    assert "undeploy" in result.stderr
+    # what holds the quota, and the command that frees a slot
+    assert "1 of 2 inference deployments in use: qwen-multiply-step-40" in result.stderr
+    assert "`osmosis model undeploy qwen-multiply-step-40`" in result.stderr

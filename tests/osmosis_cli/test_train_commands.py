@@ -122,7 +122,7 @@ def test_train_list_json_item_and_plain_row(invoke: Invoke, platform: respx.Mock
     plain = invoke("--plain", "train", "list", "--limit", "1")
     assert plain.stdout.splitlines()[0] == (
         "qwen-multiply-002\t[running]\tQwen/Qwen3.6-35B-A3B\tmultiply-local-openai\t0.41\t"
-        "2026-11-27T04:05:00Z\tDev Example"
+        "2026-11-27 4:05 AM UTC\tDev Example"
     )
     both = invoke("train", "list", "--all", "--limit", "2")
     assert both.exit_code == 2 and "mutually exclusive" in both.stderr
@@ -277,3 +277,15 @@ def test_info_o_to_a_place_that_cannot_be_written_is_invalid_input(
         assert result.exit_code == 2, (place, result.stderr)
         assert result.stderr.startswith("error: cannot save the metrics to"), result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_a_run_not_found_says_the_name_meant_and_the_command_that_lists_them(
+    invoke: Invoke, platform: respx.MockRouter
+) -> None:
+    platform.get("/api/cli/training-runs/qwen-multiply-02").respond(404, json={"error": "nope"})
+    result = invoke("train", "info", "qwen-multiply-02")
+    assert result.exit_code == 1
+    assert "did you mean 'qwen-multiply-002'? see what exists with `osmosis train list`" in (
+        result.stderr)  # fmt: skip
+    ghost = invoke("train", "info", "ghost")  # nothing near: the list command alone
+    assert ghost.stderr.rstrip().endswith("see what exists with `osmosis train list`")

@@ -258,6 +258,16 @@ def _not_found(exc: OsmosisError, command: str) -> str | None:
     return f"{mean}see what exists with `{listing}`"
 
 
+def _quota(exc: OsmosisError, command: str) -> str | None:
+    """A deploy refused by the deployment quota: the command that frees a slot."""
+    deployed = exc.data.get("deployed")
+    if not isinstance(deployed, list) or not deployed:
+        return exc.hint or "undeploy a LoRA model first (`osmosis model list` shows them)"
+    return f"free a slot: `osmosis model undeploy {deployed[0]}`" + (
+        f" (deployed: {', '.join(map(str, deployed))})" if len(deployed) > 1 else "")  # fmt: skip
+
+
+_BY_CODE["DEPLOYMENT_LIMIT_REACHED"] = _quota
 _BY_CODE["NOT_FOUND"] = _not_found
 _BY_CODE["RUN_NOT_FOUND"] = lambda e, c: (
     f"did you mean {e.data['did_you_mean']!r}? " if isinstance(e.data.get("did_you_mean"), str)
@@ -272,6 +282,8 @@ def hint_for(exc: OsmosisError, command: str = "osmosis") -> str | None:
         return MAYBE_DONE.get("run" if done is True else str(done), exc.hint)
     if exc.data.get("not_json"):
         return "check --platform-url / OSMOSIS_PLATFORM_URL points at the Osmosis platform"
+    if "max_active_deployments" in exc.data:  # the quota, whatever code carried it
+        return _quota(exc, command)
     fn = _BY_CODE.get(exc.code)
     if fn is None:
         return exc.hint

@@ -3,14 +3,22 @@ the client executes it. Sync and async resources differ only in ``await``."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from osmosis_client._plan import drive_async, drive_sync
-from osmosis_client.errors import APIConnectionError, APIStatusError
+from osmosis_client.errors import APIConnectionError, APIStatusError, NotFoundError, OsmosisError
 from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.models import LogEntry, LogPage, parse
 
@@ -98,12 +106,40 @@ OnEntries = Callable[[list[LogEntry]], None]
 FOLLOW_SURVIVES = (APIStatusError, APIConnectionError)
 
 
+def named_plan(
+    name: str,
+    get: Call[T],
+    listing: Call[P],
+    names: Callable[[P], Iterable[str | None]],
+) -> Generator[Call[Any] | float, Any, T]:
+    """``get``; when it is not found, the nearest name on ``listing``'s page is said
+    (the not-found stands either way; the page is read only then)."""
+    found = yield get
+    if isinstance(found, NotFoundError):
+        page = yield listing
+        if not isinstance(page, BaseException):
+            suggest_name(found, name, [n for n in names(page) if n])
+    if isinstance(found, BaseException):
+        raise found
+    return found  # type: ignore[no-any-return]
+
+
+def suggest_name(exc: OsmosisError, name: str, names: Iterable[str]) -> None:
+    """Add the nearest of ``names`` to a not-found as ``did_you_mean`` (and its hint)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.6)
+    if close and close[0] != name:
+        exc.data = {**exc.data, "did_you_mean": close[0]}
+        exc.hint = f"did you mean {close[0]!r}?"
+
+
 class SyncResource:
     def __init__(self, client: Client) -> None:
         self._client = client
 
-    def _follow(self, plan: Generator[Call[Any] | float, Any, T]) -> T:
-        """Drive a follow plan: each failure goes back into it, which decides."""
+    def _drive(self, plan: Generator[Call[Any] | float, Any, T]) -> T:
+        """Drive a plan that is sent its failures (a follow, a look-up that suggests)."""
         return drive_sync(plan, self._client._execute, self._client._sleep, FOLLOW_SURVIVES)
 
 
@@ -111,7 +147,7 @@ class AsyncResource:
     def __init__(self, client: AsyncClient) -> None:
         self._client = client
 
-    async def _follow(self, plan: Generator[Call[Any] | float, Any, T]) -> T:
+    async def _drive(self, plan: Generator[Call[Any] | float, Any, T]) -> T:
         return await drive_async(
             plan, self._client._execute, self._client._sleep, FOLLOW_SURVIVES
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import NotFoundError
@@ -54,6 +54,17 @@ def _outputs_gone(exc: NotFoundError) -> NotFoundError:
 
 
 
+
+def _named(name: str) -> Generator[base.Call[Any] | float, Any, BenchmarkRunDetail]:
+    """The run; not found, with the nearest name of the newest page said."""
+    listing = ROUTES.list(base.PAGE_LIMIT, 0)
+    return base.named_plan(name, ROUTES.get(name), listing, _names)
+
+
+def _names(page: BenchmarkRunPage) -> list[str | None]:
+    return [r.name for r in page.benchmark_runs]
+
+
 def _ended(detail: BenchmarkRunDetail) -> bool:
     return detail.benchmark_run.terminal
 
@@ -84,7 +95,7 @@ class BenchmarkRuns(base.SyncResource):
 
     def get(self, name_or_id: str) -> BenchmarkRunDetail:
         """The run with its configuration, agents, progress, totals and metrics."""
-        return self._client._execute(ROUTES.get(name_or_id))
+        return self._drive(_named(name_or_id))
 
     def logs(self, name_or_id: str, limit: int = 50, cursor: str | None = None) -> LogPage:
         return self._client._execute(ROUTES.logs(name_or_id, limit, cursor))
@@ -94,7 +105,7 @@ class BenchmarkRuns(base.SyncResource):
     ) -> BenchmarkRunDetail:
         """Hand over new log entries as they appear until the run ends; returns the run
         as it ended. Survives 429/5xx/lost connections (up to 20 polls in a row)."""
-        return self._follow(ROUTES.follow(name_or_id, limit, on_entries, _ended))
+        return self._drive(ROUTES.follow(name_or_id, limit, on_entries, _ended))
 
     def stop(self, name_or_id: str) -> BenchmarkRunDetail:
         """Stop a run (looked up first: ``NOT_FOUND`` sends nothing); returns the run as
@@ -140,7 +151,7 @@ class AsyncBenchmarkRuns(base.AsyncResource):
         return base.awalk_pages(lambda offset: self.list(page_size, offset, benchmark))
 
     async def get(self, name_or_id: str) -> BenchmarkRunDetail:
-        return await self._client._execute(ROUTES.get(name_or_id))
+        return await self._drive(_named(name_or_id))
 
     async def logs(self, name_or_id: str, limit: int = 50, cursor: str | None = None) -> LogPage:
         return await self._client._execute(ROUTES.logs(name_or_id, limit, cursor))
@@ -148,7 +159,7 @@ class AsyncBenchmarkRuns(base.AsyncResource):
     async def follow_logs(
         self, name_or_id: str, on_entries: base.OnEntries, limit: int = 50
     ) -> BenchmarkRunDetail:
-        return await self._follow(ROUTES.follow(name_or_id, limit, on_entries, _ended))
+        return await self._drive(ROUTES.follow(name_or_id, limit, on_entries, _ended))
 
     async def stop(self, name_or_id: str) -> BenchmarkRunDetail:
         run = (await self.get(name_or_id)).benchmark_run

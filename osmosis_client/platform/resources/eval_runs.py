@@ -210,7 +210,7 @@ class EvalRuns(SyncResource):
     ) -> EvalRun:
         """Hand over new log entries as they appear until the run ends; returns the
         final run. Survives 429/5xx/lost connections (up to 20 polls in a row)."""
-        return self._follow(follow_logs_plan(name_or_id, limit, on_entries))
+        return self._drive(follow_logs_plan(name_or_id, limit, on_entries))
 
 
 class AsyncEvalRuns(AsyncResource):
@@ -289,4 +289,4 @@ class AsyncEvalRuns(AsyncResource):
         on_entries: Callable[[LogEntries], None],
         limit: int = 50,
     ) -> EvalRun:
-        return await self._follow(follow_logs_plan(name_or_id, limit, on_entries))
+        return await self._drive(follow_logs_plan(name_or_id, limit, on_entries))

@@ -68,12 +68,17 @@ def _not_found(name: str) -> NotFoundError:
 
 
 def _quota(exc: ConflictError, page: LoraModelPage | None) -> ConflictError:
-    """A deploy refused by the quota, saying the quota (from the first LoRA page)."""
+    """A deploy refused by the quota, saying the quota and what holds it (the deployed
+    models of the first LoRA page: the ones to undeploy)."""
     used, most = (page.active_deployments, page.max_active_deployments) if page else (None, None)
+    deployed = [m.model_name for m in page.models if m.deployed and m.model_name] if page else []
     if most:
-        exc.message = f"{exc.message} ({used} of {most} inference deployments in use)"
-    exc.data = {**exc.data, "active_deployments": used, "max_active_deployments": most}
-    exc.hint = exc.hint or "undeploy a LoRA model first"
+        holding = f": {', '.join(deployed)}" if deployed else ""
+        exc.message = f"{exc.message} ({used} of {most} inference deployments in use{holding})"
+    exc.data = {**exc.data, "active_deployments": used, "max_active_deployments": most,
+                "deployed": deployed}  # fmt: skip
+    first = f" ({deployed[0]}, say)" if deployed else ""
+    exc.hint = exc.hint or f"undeploy one of the deployed LoRA models first{first}"
     return exc
 
 
@@ -116,7 +121,7 @@ class Models(base.SyncResource):
             if not _is_quota(exc):
                 raise
             try:
-                page: LoraModelPage | None = self.list_lora(1)
+                page: LoraModelPage | None = self.list_lora()
             except Exception:  # the quota's numbers are a courtesy
                 page = None
             raise _quota(exc, page) from exc
@@ -183,7 +188,7 @@ class AsyncModels(base.AsyncResource):
             if not _is_quota(exc):
                 raise
             try:
-                page: LoraModelPage | None = await self.list_lora(1)
+                page: LoraModelPage | None = await self.list_lora()
             except Exception:
                 page = None
             raise _quota(exc, page) from exc

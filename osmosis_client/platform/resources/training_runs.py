@@ -12,7 +12,7 @@ Better than the published client: ``stop`` of a run that does not exist is
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Generator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.platform.models import CreatedRun, LogPage
@@ -58,6 +58,17 @@ def metrics_call(run_id: str) -> base.Call[TrainingMetrics]:
 
 
 
+
+def _named(name: str) -> Generator[base.Call[Any] | float, Any, TrainingRunDetail]:
+    """The run; not found, with the nearest name of the newest page said."""
+    listing = ROUTES.list(base.PAGE_LIMIT, 0)
+    return base.named_plan(name, ROUTES.get(name), listing, _names)
+
+
+def _names(page: TrainingRunPage) -> list[str | None]:
+    return [r.name for r in page.training_runs]
+
+
 def _ended(detail: TrainingRunDetail) -> bool:
     return detail.training_run.terminal
 
@@ -86,7 +97,7 @@ class TrainingRuns(base.SyncResource):
 
     def get(self, name_or_id: str) -> TrainingRunDetail:
         """The run, what it trains on, its config, branch and commit."""
-        return self._client._execute(ROUTES.get(name_or_id))
+        return self._drive(_named(name_or_id))
 
     def checkpoints(self, name_or_id: str) -> Checkpoints:
         """The run's saved checkpoints (each a LoRA model once uploaded)."""
@@ -105,7 +116,7 @@ class TrainingRuns(base.SyncResource):
     ) -> TrainingRunDetail:
         """Hand over new log entries as they appear until the run ends; returns the run
         as it ended. Survives 429/5xx/lost connections (up to 20 polls in a row)."""
-        return self._follow(ROUTES.follow(name_or_id, limit, on_entries, _ended))
+        return self._drive(ROUTES.follow(name_or_id, limit, on_entries, _ended))
 
     def stop(self, name_or_id: str) -> TrainingRunDetail:
         """Stop a queued, pending or running run; returns its state afterwards
@@ -135,7 +146,7 @@ class AsyncTrainingRuns(base.AsyncResource):
         return base.awalk_pages(lambda offset: self.list(page_size, offset))
 
     async def get(self, name_or_id: str) -> TrainingRunDetail:
-        return await self._client._execute(ROUTES.get(name_or_id))
+        return await self._drive(_named(name_or_id))
 
     async def checkpoints(self, name_or_id: str) -> Checkpoints:
         return await self._client._execute(checkpoints_call(name_or_id))
@@ -149,7 +160,7 @@ class AsyncTrainingRuns(base.AsyncResource):
     async def follow_logs(
         self, name_or_id: str, on_entries: base.OnEntries, limit: int = 50
     ) -> TrainingRunDetail:
-        return await self._follow(ROUTES.follow(name_or_id, limit, on_entries, _ended))
+        return await self._drive(ROUTES.follow(name_or_id, limit, on_entries, _ended))
 
     async def stop(self, name_or_id: str) -> TrainingRunDetail:
         await self.get(name_or_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from osmosis_cli.terminal.numbers import labelled
 from osmosis_cli.terminal.times import DASH, ago, duration, parse_time, when
 
 if TYPE_CHECKING:
@@ -180,20 +181,29 @@ def run_lines(detail: BenchmarkRunDetail) -> list[str]:
              f"Completed: {when(run.completed_at)}", "Configuration:"]  # fmt: skip
     for key, label in (("source", "Source"), ("version", "Version"), ("digest", "Digest"),
                        ("task_filters", "Tasks"), ("config", "Settings")):  # fmt: skip
-        if config.get(key) is not None:
-            value = config[key]
-            shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-            lines.append(f"  {label}: {shown}")
+        value = config.get(key)
+        if value in (None, {}, [], ""):  # nothing set is not shown as "{}"
+            continue
+        if isinstance(value, dict):
+            shown = ", ".join(f"{k}={_text(v)}" for k, v in sorted(value.items()))
+        else:
+            shown = _text(value)
+        lines.append(f"  {label}: {shown}")
     lines.append("Agents:")
     for index, agent in enumerate(detail.agents, 1):
         model = agent.get("model_display_name") or agent.get("model") or agent.get("model_ref")
         status = agent.get("status") or DASH
         lines.append(f"  Agent {index}: {agent.get('harness') or 'default'} · {model} · {status}")
-    if detail.totals:
+    totals = list(labelled({k: v for k, v in detail.totals.items()
+                            if not isinstance(v, dict | list)}))  # fmt: skip
+    if totals:
         lines.append("Results:")
-        lines += [f"  {k.replace('_', ' ').title()}: {v}" for k, v in detail.totals.items()
-                  if not isinstance(v, dict | list)]  # fmt: skip
+        lines += [f"  {label}: {shown}" for label, shown in totals]
     return lines
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 __all__ = [

@@ -14,6 +14,7 @@ from osmosis_cli.terminal.declare import Command, Group, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
 from osmosis_cli.terminal.pages import Paging, show_list
+from osmosis_cli.terminal.times import when
 
 if TYPE_CHECKING:
     from osmosis_client.platform.dataset_models import Dataset
@@ -105,7 +106,7 @@ def list_(ctx: typer.Context, opts: Paging) -> None:
     with client:
         found = opts.collect(client.datasets.pages, lambda p: p.datasets)
     rows = [
-        [r.file_name or r.id, r.status or "", size_text(r.file_size), r.created_at or "",
+        [r.file_name or r.id, r.status or "", size_text(r.file_size), when(r.created_at),
          r.creator_name or ""]
         for r in found.items
     ]  # fmt: skip

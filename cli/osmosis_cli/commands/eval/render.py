@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from osmosis_cli.terminal.times import when
+
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.models import EvalRun
@@ -69,12 +71,6 @@ def num(value: float | None) -> str:
 
 def pct(value: float | None) -> str:
     return "" if value is None else f"{value:.1%}"
-
-
-def when(value: str | None) -> str:
-    if not value:
-        return ""
-    return value.replace("T", " ")[:16]
 
 
 # ------------------------------------------------------------------ --json documents

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli.commands.eval.platform import scoped_client, wait_for_run
-from osmosis_cli.commands.eval.render import num, pct, render_run, run_detail, run_item, when
+from osmosis_cli.commands.eval.render import num, pct, render_run, run_detail, run_item
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import YesOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
+from osmosis_cli.terminal.numbers import money
+from osmosis_cli.terminal.times import duration, when
 from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -105,13 +107,13 @@ def _list_local(opts: ListOptions) -> None:
 
 
 def _local_cells(r: Any) -> list[str]:
-    duration = "" if r.duration_ms is None else f"{r.duration_ms / 1000:.1f}s"
+    took = "" if r.duration_ms is None else duration(r.duration_ms / 1000)
     status = r.status
     if status != "finished" and r.attempts is not None and r.total_attempts:
         status = f"{status} {r.attempts}/{r.total_attempts}"  # how far it got
-    cost = "" if r.cost_usd is None else f"${r.cost_usd:.4f}"
-    return [r.name, status, r.model or "", "" if r.rows is None else str(r.rows),
-            num(r.mean), pct(r.pass_at_1), when(r.started), duration, cost]  # fmt: skip
+    cost = "" if r.cost_usd is None else money(r.cost_usd)
+    return [r.name, status, r.model or "", "" if r.rows is None else f"{r.rows:,}",
+            num(r.mean), pct(r.pass_at_1), when(r.started), took, cost]  # fmt: skip
 
 
 def resume_command(r: Any) -> str | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from osmosis_cli.terminal.times import when
+
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_cli.terminal.pages import Collected
@@ -50,7 +52,8 @@ def _reward(value: float | None) -> str:
 
 
 def _base_row(m: BaseModelInfo) -> list[str]:
-    return [m.model_name or DASH, m.created_at or DASH, m.creator_name or DASH]
+    # the path configs, LoRA models and `model info` use: Qwen/Qwen3.6-35B-A3B
+    return [m.base_model or m.model_name or DASH, when(m.created_at), m.creator_name or DASH]
 
 
 def _lora_row(m: LoraModel) -> list[str]:
@@ -60,7 +63,7 @@ def _lora_row(m: LoraModel) -> list[str]:
         m.training_run_name or DASH,
         DASH if m.checkpoint_step is None else str(m.checkpoint_step),
         _reward(m.reward),
-        m.created_at or DASH,
+        when(m.created_at),
     ]
     if m.has_deployment:
         row.append("[deployed]" if m.deployed else DASH)
@@ -166,7 +169,7 @@ def _lora_lines(m: LoraModelDetail) -> list[str]:
         f"Training Run: {m.training_run_name or DASH}",
         f"Checkpoint Step: {DASH if m.checkpoint_step is None else m.checkpoint_step}",
         f"Training Reward: {_reward(m.reward)}",
-        f"Created: {m.created_at or DASH}",
+        f"Created: {when(m.created_at)}",
         "Hugging Face:",
         f"  Upload Status: {(m.hf_upload_status or DASH).title()}",
     ]
@@ -174,7 +177,7 @@ def _lora_lines(m: LoraModelDetail) -> list[str]:
     lines += [f"  Uploaded By: {m.uploaded_by}"] if m.uploaded_by else []
     if m.has_deployment:
         lines += ["Deployment:", f"  Status: {'Deployed' if m.deployed else 'Not deployed'}"]
-        lines += [f"  Deployed: {m.deployed_at}"] if m.deployed_at else []
+        lines += [f"  Deployed: {when(m.deployed_at)}"] if m.deployed_at else []
         lines += [f"  Deployed By: {m.deployed_by}"] if m.deployed_by else []
     lines += [f"View: {m.platform_url}"] if m.platform_url else []
     name = m.model_name or m.id
@@ -193,10 +196,10 @@ def _price(value: float | None) -> str:
 
 
 def _base_lines(m: BaseModelDetail) -> list[str]:
-    lines = [f"Name: {m.model_name or DASH}"]
+    lines = [f"Name: {m.base_model or m.model_name or DASH}"]
     if m.is_internal_user:
         lines.append(f"ID: {m.id}")
-    lines += [f"Path: {m.base_model or DASH}", f"Namespace: {m.namespace or DASH}"]
+    lines += [f"Namespace: {m.namespace}"] if m.namespace else []
     if m.parameters:
         lines.append(f"Parameters: {_count(m.parameters, 1000, 'KMBT')} ({m.parameters:,})")
     if m.context_window:
@@ -204,7 +207,7 @@ def _base_lines(m: BaseModelDetail) -> list[str]:
             f"Context Window: {_count(m.context_window, 1024, 'KM')} tokens ({m.context_window:,})"
         )
     lines += [
-        f"Created: {m.created_at or DASH}",
+        f"Created: {when(m.created_at)}",
         f"Created By: {m.creator_name or DASH}",
         "Inference Pricing:",
         f"  Input: {_price(m.inference_input_usd_per_million_tokens)}",

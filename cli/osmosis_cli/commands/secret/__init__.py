@@ -15,6 +15,7 @@ from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import Command, Group, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.pages import Paging, show_list
+from osmosis_cli.terminal.times import when
 from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def list_(ctx: typer.Context, opts: ListOptions) -> None:
     with client:
         found = opts.collect(lambda size: client.secrets.pages(wanted, size), secrets_of)
     rows = [
-        [s.name or "", s.scope or "", s.updated_at or "", s.updater_name or ""] for s in found.items
+        [s.name or "", s.scope or "", when(s.updated_at), s.updater_name or ""] for s in found.items
     ]
     show_list(current_output(), found, items=[s.to_json() for s in found.items], rows=rows,
               columns=["name", "scope", "updated", "by"], keep=("name",),

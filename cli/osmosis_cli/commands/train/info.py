@@ -103,8 +103,8 @@ def _lines(
     *,
     terminal: bool = False,
 ) -> list[str]:
-    from osmosis_client.platform.training_export import newest_checkpoint
-    from osmosis_client.platform.training_models import ERROR, PENDING
+    from osmosis_cli.terminal.times import when
+    from osmosis_client.platform.training_models import PENDING
 
     run = detail.training_run
     lines = [f"Name: {run.name or DASH}"]
@@ -121,13 +121,14 @@ def _lines(
     if run.examples_processed_count is not None:
         lines.append(f"Examples Processed: {run.examples_processed_count:,}")
     lines += [
-        f"Submitted: {run.created_at or DASH}",
+        f"Submitted: {when(run.created_at)}",
         f"Submitted By: {run.creator_name or DASH}",
         f"Dataset: {detail.dataset.name if detail.dataset else run.dataset_name or DASH}",
         f"Base Model: {detail.model.name if detail.model else run.model_name or DASH}",
         f"Rollout: {detail.rollout.name if detail.rollout else run.rollout_name or DASH}",
     ]
-    for label, value in (("Started", run.started_at), ("Completed", run.completed_at),
+    for label, value in (("Started", when(run.started_at) if run.started_at else None),
+                         ("Completed", when(run.completed_at) if run.completed_at else None),
                          ("Notes", run.notes)):  # fmt: skip
         lines += [f"{label}: {value}"] if value else []
     if error:
@@ -136,8 +137,18 @@ def _lines(
         lines.append("Metrics: No metric data found.")
     elif metrics is not None:
         lines += _trend_lines(metrics, terminal)
-    lines.append("Configuration:")
-    lines.append(f"Entrypoint: {detail.entrypoint or DASH}")
+    return lines + _setup_lines(detail, checkpoints, saved)
+
+
+def _setup_lines(
+    detail: TrainingRunDetail, checkpoints: list[Checkpoint], saved: Path | None
+) -> list[str]:
+    """The configuration, the checkpoints and what to do next."""
+    from osmosis_client.platform.training_export import newest_checkpoint
+    from osmosis_client.platform.training_models import ERROR
+
+    run = detail.training_run
+    lines = ["Configuration:", f"Entrypoint: {detail.entrypoint or DASH}"]
     if detail.config:
         lines.append("Config: " + ", ".join(config_items(detail.config)))
     lines += [f"Branch: {detail.branch}"] if detail.branch else []

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from osmosis_cli.terminal.times import when
+
 if TYPE_CHECKING:
     from osmosis_client.platform.training_models import TrainingRun
 
@@ -42,6 +44,6 @@ def row(run: TrainingRun) -> list[str]:
         run.model_name or DASH,
         run.rollout_name or DASH,
         DASH if run.reward is None else f"{run.reward:.2f}",
-        run.created_at or DASH,
+        when(run.created_at),
         run.creator_name or DASH,
     ]

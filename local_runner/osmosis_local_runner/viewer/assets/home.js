@@ -21,12 +21,33 @@
       return value + " / " + run.total_attempts;
     }
     if (key === "mean" || key === "pass_at_1") return value.toFixed(3);
-    if (key === "duration_ms") return (value / 1000).toFixed(1) + " s";
-    if (key === "cost_usd") return "$" + value.toFixed(4);
+    if (key === "duration_ms") return took(value / 1000);
+    if (key === "cost_usd") return money(value);
+    if (key === "rows") return value.toLocaleString("en-US");
     if (key === "truncation_rate") return (value * 100).toFixed(1) + "%";
     if (key === "output_tokens" || key === "reasoning_tokens") return value.toLocaleString("en-US");
-    if (key === "started") return String(value).replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC");
+    if (key === "started") return when(value);
     return value;
+  }
+  // the CLI's forms (osmosis_cli/terminal/times.py, numbers.py): one style everywhere
+  function pad(n) { return (n < 10 ? "0" : "") + n; }
+  function when(value) {
+    var d = new Date(value);
+    if (isNaN(d.getTime())) return String(value);
+    var h = d.getUTCHours();
+    return d.getUTCFullYear() + "-" + pad(d.getUTCMonth() + 1) + "-" + pad(d.getUTCDate()) +
+      " " + (h % 12 || 12) + ":" + pad(d.getUTCMinutes()) + " " + (h < 12 ? "AM" : "PM") + " UTC";
+  }
+  function took(seconds) {
+    var s = Math.floor(seconds), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+    if (h) return h + "h " + m + "m";
+    return m ? m + "m " + (s % 60) + "s" : (s % 60) + "s";
+  }
+  function money(value) {
+    if (Math.abs(value) >= 0.01 || value === 0) {
+      return "$" + value.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    }
+    return Math.abs(value) >= 0.0001 ? "$" + value.toFixed(4) : "<$0.0001";
   }
   function compare(a, b) {
     var x = a[state.sort], y = b[state.sort];
