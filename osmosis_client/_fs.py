@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import BinaryIO
 
 STALE_TMP_SECONDS = 60.0
 #: every file we open to write in a user's directory refuses a symlink at its name
@@ -41,6 +42,33 @@ def first_link_below(top: Path, path: Path) -> Path | None:
         if current.is_symlink():
             return current
     return None
+
+
+def open_regular(path: Path, *, follow: bool = False) -> BinaryIO:
+    """Open a file to read only if it is a regular file — a ``/dev/zero`` would be read
+    forever, a FIFO would block the open (which is why it is opened non-blocking, then
+    checked) — and, unless ``follow`` (a path a user named), never through a symlink
+    planted at its name (a run's own files)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags) if follow else open_nofollow(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_capped(path: Path, limit: int) -> bytes | None:
+    """A regular file's bytes when it holds at most ``limit`` (None: larger, or not a
+    regular file we may read)."""
+    try:
+        with open_regular(path) as handle:
+            data = handle.read(limit + 1)
+    except OSError:
+        return None
+    return data if len(data) <= limit else None
 
 
 def drop_unless_regular(path: Path) -> None:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from osmosis_cli.context import AppState
     from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
+    from osmosis_client.platform.eval_model import Experiment
+    from osmosis_client.platform.git import Pin
     from osmosis_client.platform.submission import PinRules
 
 T = TypeVar("T")
@@ -136,3 +138,16 @@ __all__ = [
     "refuse_unconfirmed",
     "report_submitted",
 ]
+
+
+def config_keys(experiment: Experiment, pin: Pin) -> dict[str, Any]:
+    """The published ``resource.config`` of a source-pinned submit (eval or training)."""
+    return {
+        "rollout": experiment.rollout,
+        "entrypoint": experiment.entrypoint,
+        "model": experiment.model_path,
+        "dataset": experiment.dataset,
+        "branch": pin.branch,
+        "commit_sha": pin.commit_sha,
+    }
+

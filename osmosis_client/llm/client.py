@@ -28,7 +28,7 @@ from osmosis_client.llm.answers import MAX_RESPONSE_BYTES, Message, parse_reply
 from osmosis_client.llm.failures import name_failure
 from osmosis_client.llm.providers import ModelTarget
 from osmosis_client.llm.routing import PATHS, REST_SECONDS, SESSION_ID, Route, Routes
-from osmosis_client.llm.usage import COUNTED, METER, call_usage
+from osmosis_client.llm.usage import COUNTED, METER, TRIES, call_usage
 
 if TYPE_CHECKING:
     import aiohttp
@@ -216,8 +216,13 @@ class ModelClient:
             return verdict.value
         route = self._routes.all[0]
         describe = f"POST {route.shown}/{PATHS[route.wire]}"
+        classify = call.classify
+        failed = TRIES.get()
+        if failed is not None:
+            failed.append(_failed_try(first))
+            classify = functools.partial(_noted, call.classify, failed)
         plan = retry_plan(
-            None, policy, call.classify, monotonic=self._monotonic, describe=describe, after=verdict
+            None, policy, classify, monotonic=self._monotonic, describe=describe, after=verdict
         )
 
         async def sleep(seconds: float) -> None:  # each retry of a model call is counted
@@ -295,3 +300,16 @@ def _try_errors() -> tuple[type[BaseException], ...]:
 
 def _status_label(outcome: Any) -> str:
     return str(outcome[0]) if isinstance(outcome, tuple) else type(outcome).__name__
+
+
+def _failed_try(outcome: Any) -> str:
+    """A failed try as a transcript says it: ``HTTP 503``, ``ServerDisconnectedError``."""
+    return f"HTTP {outcome[0]}" if isinstance(outcome, tuple) else type(outcome).__name__
+
+
+def _noted(classify: Callable[[Any], Any], failed: list[str], outcome: Any) -> Any:
+    """``classify``, noting each try that failed (its status or error) in ``failed``."""
+    verdict = classify(outcome)
+    if not isinstance(verdict, Success):
+        failed.append(_failed_try(outcome))
+    return verdict

@@ -184,11 +184,18 @@ METER: contextvars.ContextVar[Meter | None] = contextvars.ContextVar("osmosis_me
 #: set while a caller that counts its own calls (the runner's CallLog) waits for one: the
 #: client leaves that call to it (each call counted once, its usage read once)
 COUNTED: contextvars.ContextVar[bool] = contextvars.ContextVar("osmosis_counted", default=False)
+#: the failed tries of the call being made (``HTTP 503``, an error's name), noted for
+#: whoever set a list here — an attempt's call log: its transcript shows three tries
+#: and why, not one slow call
+TRIES: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "osmosis_tries", default=None
+)
 
 __all__ = [
     "COUNTED",
     "KINDS",
     "METER",
+    "TRIES",
     "TRUNCATED",
     "Meter",
     "Usage",

@@ -59,7 +59,8 @@ def write_starter(
 ) -> Path:
     """Write ``configs/benchmark/NAME.toml`` under the workspace ``root``; an existing
     file is refused unless ``force``, and nothing is written through a symbolic link."""
-    from osmosis_client._fs import atomic_write, first_link_below
+    from osmosis_client._fs import atomic_write
+    from osmosis_client.platform.run_download import refuse_links
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name) or name.endswith(".toml"):
         raise InvalidInputError(
@@ -70,13 +71,7 @@ def write_starter(
     if not benchmark.strip() or '"' in benchmark or "\n" in benchmark:
         raise InvalidInputError(f"{benchmark!r} is not a benchmark key", code="VALIDATION")
     path = root / CONFIG_DIR / f"{name}.toml"
-    link = first_link_below(root, path)
-    if link is not None:
-        raise InvalidInputError(
-            f"{link} is a symbolic link: the config is never written through one",
-            code="SYMLINK_REFUSED",
-            data={"path": str(link)},
-        )
+    refuse_links(root, path, "a config is", "remove the link, or write the config elsewhere")
     if path.exists() and not force:
         raise InvalidInputError(
             f"{path} already exists", hint="keep it, or replace it (force)", code="FILE_EXISTS"

@@ -140,18 +140,24 @@ def default_root(top: Path, folder: Path, name: str, run_id: str) -> Path:
     """A run's default download directory, ``top/folder/<safe name>``, made of our own
     folders: a symlink planted on the way — ``.osmosis`` committed as a link to somewhere
     else, say — is refused before anything is written through it."""
+    root = top / folder / safe_name(name, run_id)
+    refuse_links(top, root, "downloads are", "remove the link, or download to another directory")
+    return root
+
+
+def refuse_links(top: Path, path: Path, what: str, hint: str) -> None:
+    """Refuse to write ``path`` when a symbolic link stands between ``top`` and it:
+    ``what`` (downloads, the metrics, the config) is never written through one."""
     from osmosis_client._fs import first_link_below
 
-    root = top / folder / safe_name(name, run_id)
-    link = first_link_below(top, root)
+    link = first_link_below(top, path)
     if link is not None:
         raise InvalidInputError(
-            f"{link} is a symbolic link: downloads never write through one",
-            hint="remove the link, or download to another directory",
+            f"{link} is a symbolic link: {what} never written through one",
+            hint=hint,
             code="SYMLINK_REFUSED",
             data={"path": str(link)},
         )
-    return root
 
 
 def path_problem(path: str, root: Path) -> str | None:

@@ -156,16 +156,11 @@ def save_metrics(
     the folder the default place is under — no link may stand between it and ``path``
     (a planted ``.osmosis`` or ``.osmosis/metrics``). A place that cannot be written
     (under a file, a name too long, a read-only folder) is invalid input, said."""
-    from osmosis_client._fs import atomic_write, first_link_below
+    from osmosis_client._fs import atomic_write
+    from osmosis_client.platform.run_download import refuse_links
 
-    link = first_link_below(top, path) if top is not None else None
-    if link is not None:
-        raise InvalidInputError(
-            f"{link} is a symbolic link: the metrics are never written through one",
-            hint="remove the link, or save them elsewhere with -o PATH",
-            code="SYMLINK_REFUSED",
-            data={"path": str(link)},
-        )
+    if top is not None:
+        refuse_links(top, path, "the metrics are", "remove the link, or save them elsewhere")
     try:
         if (path.exists() or path.is_symlink()) and not overwrite:
             raise InvalidInputError(

@@ -58,6 +58,17 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         page.fill("#filter", "ckpt-300")
         expect(rows).to_have_count(1)
         page.fill("#filter", "")
+        # a run of another config joins the table, not the chart: a chart plots one
+        # group of runs (one config, dataset and set of eval fns), its x axis labelled
+        other = ["eval", "run", "configs/eval/thinking.toml", "-q", "--name", "thinking-1",
+                 "--limit", "2"]  # fmt: skip
+        assert invoke(*other).exit_code == 0
+        expect(rows).to_have_count(4)
+        expect(page.locator("#group option")).to_have_count(2)
+        page.select_option("#group", index=1 if "thinking" in (
+            page.locator("#group option").first.text_content() or "") else 0)  # fmt: skip
+        assert "1 run of other configs" in str(page.text_content("#group-note"))
+        assert page.locator("#chart text.xtick").all_text_contents() == ["100", "200", "300"]
         # the chosen statistic across the runs, oldest first: a point a run
         assert page.locator("#chart circle").count() == 3
         snap(page, "viewer-home")  # the mean across runs
@@ -67,11 +78,16 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         page.click("th[data-key=name]")
         assert rows.first.get_attribute("data-name") == "ckpt-100"
 
-        page.check("tr[data-name=ckpt-100] input")
+        # ticked newest first, still compared oldest first: A is the baseline, and the
+        # page's title and its comparison section say the same
         page.check("tr[data-name=ckpt-200] input")
+        page.check("tr[data-name=ckpt-100] input")
+        assert "ckpt-100 (A, older) vs ckpt-200 (B)" in str(page.text_content("#compare"))
         page.click("#compare")
         page.wait_for_selector("body[data-ready='1']", timeout=10_000)
         assert "ckpt-100 vs ckpt-200" in str(page.text_content("[data-testid=title]"))
+        assert page.text_content("section.comparison h2") == "ckpt-100 vs ckpt-200"
+        assert not errors, errors  # no console errors (the favicon is served)
         snap(page, "viewer-compare")
 
         page.goto(viewer_url.split("?")[0] + "runs/ckpt-300")
@@ -130,5 +146,83 @@ def test_a_stopped_run_says_so_with_how_far_it_got(
         assert row.locator("td.attempts").text_content() == "4 / 9"
         assert page.locator("tr[data-name=ckpt-100] td.attempts").text_content() == "9"
         snap(page, "viewer-stopped")
+    finally:
+        context.close()
+
+
+def test_a_running_runs_page_grows_in_place_and_keeps_the_readers_place(
+    browser: Any, project: Path, viewer_url: str
+) -> None:
+    """Issue 46: the page of a running run no longer reloads itself (the search, the open
+    row and its #row= link were lost every 5 s); it takes the new attempts in place."""
+    from osmosis_local_runner.run.rundir import RunDirectory
+
+    runs = project / ".osmosis" / "evals"
+    growing = runs / "ckpt-250"
+    growing.mkdir()
+    for name in ("manifest.json", "progress.json"):
+        (growing / name).write_bytes((runs / "ckpt-100" / name).read_bytes())
+    journal = (runs / "ckpt-100" / "results.json.journal.jsonl").read_text().splitlines()
+    target = growing / "results.json.journal.jsonl"
+    target.write_text("\n".join(journal[:4]) + "\n")  # the header and row 0's three attempts
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    try:
+        with RunDirectory(runs, "ckpt-250").locked():  # an invocation runs it now
+            page.goto(viewer_url)
+            page.goto(viewer_url.split("?")[0] + "runs/ckpt-250")
+            page.wait_for_selector("body[data-ready='1'][data-live='on']", timeout=10_000)
+            assert page.locator("tr.row").count() == 1
+            page.fill("#search", "what")
+            page.locator("tr.row").first.click()  # opened: #row=0
+            assert page.url.endswith("#row=0")
+            with target.open("a") as handle:  # the run finishes more attempts
+                handle.write("\n".join(journal[4:]) + "\n")
+            expect(page.locator("tr.row")).to_have_count(3, timeout=10_000)
+            assert page.input_value("#search") == "what"  # the reader's place is kept
+            assert page.url.endswith("#row=0")
+            assert page.locator(".transcript").count() == 1  # row 0 is still open
+            snap(page, "viewer-live")
+        expect(page.locator("body")).to_have_attribute("data-live", "ended", timeout=10_000)
+        assert errors == []
+    finally:
+        context.close()
+
+
+def test_a_run_page_leads_home_and_walks_its_rows_by_button_and_key(
+    browser: Any, viewer_url: str
+) -> None:
+    """Issue 46: breadcrumbs home, previous / next row, keys (j/k, Enter, Esc, /)."""
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(viewer_url)
+        page.goto(viewer_url.split("?")[0] + "runs/ckpt-200")
+        page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+        crumbs = page.locator("[data-testid=crumbs]")
+        assert crumbs.text_content() == "runs › ckpt-200"
+        page.keyboard.press("j")  # from nowhere: the first row
+        page.keyboard.press("Enter")
+        assert page.url.endswith("#row=0")
+        page.click("[data-testid=next-row]")
+        assert page.url.endswith("#row=1") and page.locator(".transcript").count() == 1
+        assert page.locator("[data-testid=prev-row]").is_enabled()
+        page.click("[data-testid=prev-row]")
+        assert page.url.endswith("#row=0")
+        page.keyboard.press("Escape")  # closes the open row
+        assert page.locator(".transcript").count() == 0
+        page.keyboard.press("/")
+        assert page.evaluate("document.activeElement.id") == "search"
+        # the search reads transcripts too: the system message holds this, no prompt does
+        page.keyboard.type("you are a calculator")
+        expect(page.locator("[data-testid=row-count]")).to_contain_text("3 of 3 rows")
+        page.fill("#search", "no such words")
+        expect(page.locator("[data-testid=row-count]")).to_contain_text("0 of 3 rows")
+        page.keyboard.press("Escape")  # leaves the search
+        crumbs.locator("a").click()
+        page.wait_for_selector("#body tr")
+        assert page.url.rstrip("/").endswith(viewer_url.split("?")[0].rstrip("/"))
     finally:
         context.close()

@@ -288,7 +288,7 @@ def test_a_default_root_through_a_planted_symlink_is_refused(
     link.symlink_to(outside)
     result = invoke("benchmark", "runs", "download", "tb21-run-001")
     assert result.exit_code == 2
-    assert "is a symbolic link: downloads never write through one" in result.stderr
+    assert "is a symbolic link: downloads are never written through one" in result.stderr
     assert "-o DIR" in result.stderr
     assert list(outside.iterdir()) == []
 

@@ -5,6 +5,7 @@ runs root; and the command serving over a real socket."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -49,8 +50,11 @@ def test_nothing_is_served_without_the_token(project: Path) -> None:
             assert "first" not in await answer.text()
         wrong = await client.get("/?token=nope", allow_redirects=False)
         assert wrong.status == 403
-        client.session.cookie_jar.update_cookies({COOKIE: "forged"})
+        client.session.cookie_jar.update_cookies({COOKIE.format(port=client.port): "forged"})
         assert (await client.get("/api/runs")).status == 403
+        icon = await client.get("/favicon.ico")  # every tab asks: no 404 in its console
+        assert icon.status == 200 and icon.content_type == "image/svg+xml"
+        assert "first" not in await icon.text()
 
     served(viewer, check)
 
@@ -117,7 +121,7 @@ def test_eval_view_serves_on_loopback_and_prints_its_url(project: Path) -> None:
 def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Path) -> None:
     """A running run (or one killed before it wrote its document): its page is built from
     the journal's finished attempts; while an invocation holds the run it says running
-    and reloads itself, else it says stopped (issue 43)."""
+    and follows it in place (issue 46), else it says stopped (issue 43)."""
     from osmosis_local_runner.results.records import AttemptRecord
     from osmosis_local_runner.run.journal import JOURNAL_VERSION
 
@@ -140,19 +144,25 @@ def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Pa
 
         await client.get(f"/?token={viewer.token}")
         killed = await (await client.get("/runs/live")).text()
-        assert '<meta http-equiv="refresh"' not in killed and "mock/live" in killed
+        assert "mock/live" in killed
         data = json.loads(killed.split('id="data">', 1)[1].split("</script>")[0])
-        assert data["runs"][0]["summary"]["status"] == "stopped"
+        assert data["runs"][0]["summary"]["status"] == "stopped" and "live" not in data
         with RunDirectory(live.parent, "live").locked():  # an invocation runs it now
             answer = await client.get("/runs/live")
             assert answer.status == 200
             page = await answer.text()
-        assert '<meta http-equiv="refresh"' in page and "mock/live" in page
+            update = await (await client.get("/runs/live/live")).json()
+        # no reload (it lost the reader's place): the page polls its update and applies it
+        assert '<meta http-equiv="refresh"' not in page and "mock/live" in page
+        assert "connect-src 'self'" in page
         data = json.loads(page.split('id="data">', 1)[1].split("</script>")[0])
+        assert data["live"] == "/runs/live/live"
         assert data["runs"][0]["summary"]["status"] == "running"
         assert data["runs"][0]["summary"]["total_runs"] == 2  # the torn line is not kept
+        assert update["running"] is True and len(update["rows"]) == 1
+        assert "mock/live" in update["cards"]
         finished = await (await client.get("/runs/first")).text()
-        assert '<meta http-equiv="refresh"' not in finished
+        assert "connect-src" not in finished and '"live"' not in finished
         # nothing written beside the run
         assert sorted(p.name for p in live.iterdir()) == ["manifest.json", "results.json.journal.jsonl"]
 
@@ -189,3 +199,121 @@ def test_suite_runs_are_listed_and_open_as_their_report(
             assert (await client.get(f"/suites/{name}")).status == 404, name
 
     served(viewer, check)
+
+
+# ------------------------------------------------------------ the fourth audit (issue 46)
+
+
+def test_two_viewers_keep_their_own_cookies_and_no_cookie_holds_the_token(project: Path) -> None:
+    """Cookies are kept per host, not per port: each viewer's is named by its port, so
+    opening a second viewer never logs the first one's tab out."""
+    import aiohttp
+
+    first, second = Viewer(project), Viewer(project)
+
+    async def go() -> None:
+        async with TestServer(first.app()) as one, TestServer(second.app()) as two:
+            jar = aiohttp.CookieJar(unsafe=True)  # one browser, both viewers on 127.0.0.1
+            async with aiohttp.ClientSession(cookie_jar=jar) as browser:
+                await browser.get(one.make_url(f"/?token={first.token}"))
+                await browser.get(two.make_url(f"/?token={second.token}"))
+                assert (await browser.get(one.make_url("/api/runs"))).status == 200
+                assert (await browser.get(two.make_url("/api/runs"))).status == 200
+                values = [c.value for c in jar]
+                assert len(values) == 2
+                assert first.token not in values and second.token not in values
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("planted", ["manifest.json", "results.json.journal.jsonl"])
+def test_a_file_planted_as_a_link_to_dev_zero_is_never_read(
+    project: Path, invoke: Invoke, planted: str
+) -> None:
+    """A manifest or journal planted as a symlink to /dev/zero: the home's feed, the
+    run's page and `eval list --local` answer at once (nothing is read without limit)."""
+    run = project / ".osmosis" / "evals" / "first"
+    target = run / planted
+    if target.exists():
+        target.unlink()
+    target.symlink_to("/dev/zero")
+    viewer = Viewer(project)
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        await client.get(f"/?token={viewer.token}")
+        runs = await asyncio.wait_for(client.get("/api/runs"), 10)
+        assert runs.status == 200
+        page = await asyncio.wait_for(client.get("/runs/first"), 10)
+        assert page.status in (200, 404)
+
+    served(viewer, check)
+    listed = invoke("eval", "list", "--local")
+    assert listed.exit_code == 0 and "second" in listed.stdout
+
+
+def test_a_suite_document_whose_entries_are_not_objects_is_refused(
+    quickstart_project: Path, invoke: Invoke
+) -> None:
+    hostile = quickstart_project / ".osmosis" / "suites" / "odd"
+    hostile.mkdir(parents=True)
+    (hostile / "suite.json").write_text(json.dumps({"suite": "odd", "entries": [1, "x", None]}))
+    report = invoke("eval", "report", str(hostile))
+    assert report.exit_code == 2 and "not a suite directory" in report.stderr
+    assert "Traceback" not in report.stderr
+    viewer = Viewer(quickstart_project)
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        await client.get(f"/?token={viewer.token}")
+        assert (await client.get("/suites/odd")).status == 404
+        assert (await client.get("/api/suites")).status == 200
+
+    served(viewer, check)
+
+
+def test_half_sent_requests_are_closed_within_seconds(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Requests whose headers never end hold no connection for long (a few hundred of
+    them made the viewer unreachable): closed after HEADER_TIMEOUT, asking no token."""
+    import socket
+
+    from osmosis_local_runner.viewer import server
+
+    monkeypatch.setattr(server, "HEADER_TIMEOUT", 0.3)
+
+    async def go() -> None:
+        ready = asyncio.get_running_loop().create_future()
+        task = asyncio.ensure_future(server.serve(Viewer(project), ready=ready.set_result))
+        url = await asyncio.wait_for(ready, 10)
+        port = int(url.split(":")[2].split("/")[0])
+        held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(20)]
+        for sock in held:
+            sock.sendall(b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never ended
+        closed = await asyncio.gather(*(asyncio.to_thread(sock.recv, 100) for sock in held))
+        assert closed == [b""] * 20  # the server hung up on each (within the 5 s bound)
+        for sock in held:
+            sock.close()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+
+
+def test_a_port_in_use_or_an_address_not_here_is_one_line_exit_2(
+    project: Path, invoke: Invoke
+) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        used = invoke("eval", "view", "--no-browser", "--port", str(port))
+    assert used.exit_code == 2, used.stderr
+    assert used.stderr == f"error: port {port} on 127.0.0.1 is in use — pick another --port, or leave it out (a free one)\n"
+    far = invoke("eval", "view", "--no-browser", "--host", "192.0.2.1")  # TEST-NET: not ours
+    assert far.exit_code == 2 and far.stderr.startswith("error: cannot serve on 192.0.2.1:0")
+    assert len(far.stderr.splitlines()) == 1
+    out_of_range = invoke("eval", "view", "--no-browser", "--port", "70000")
+    assert out_of_range.exit_code == 2 and "Traceback" not in out_of_range.stderr

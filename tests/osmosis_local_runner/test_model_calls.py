@@ -5,6 +5,7 @@ data; never with --no-transcripts; never breaking a results line's layout."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext
 from osmosis_local_runner.results.documents import ResultsFile
 from osmosis_local_runner.results.report_data import build_data
 from osmosis_local_runner.results.sources import sources_of
+from tests.conftest import QUICKSTART
 from tests.osmosis_local_runner.test_runner import make_spec, run
 
 
@@ -156,3 +158,30 @@ def test_an_attempts_env_is_the_runs_with_its_calls_recorded() -> None:
     assert all(getattr(mine, f) == getattr(run_env, f) for f in fields)
     assert mine.chat == log.chat and mine.complete == log.complete
     assert run_env.chat is chat  # the run's own env is untouched
+
+
+def test_a_calls_retries_are_kept_with_why_each_try_failed(tmp_path: Path) -> None:
+    """Issue 46: "1 model call · 7.507s" hid three tries. A call's failed tries are kept
+    (``retries``: why each failed) and the report says how many there were."""
+    from osmosis_local_runner.api import run_eval
+    from tests.stub_openai import StubOpenAI
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text('{"user_prompt": "What is 1 + 1?", "ground_truth": "2"}\n')
+    config = tmp_path / "configs" / "eval" / "e.toml"
+    config.parent.mkdir(parents=True)
+    shutil.copytree(QUICKSTART / "rollouts", tmp_path / "rollouts")
+    config.write_text((QUICKSTART / "configs" / "eval" / "quickstart.toml").read_text())
+    with StubOpenAI() as stub:
+        # the first try fails, the second answers (a run's first calls retry once: they
+        # check the endpoint before the run trusts it)
+        stub.fail_next(503, count=1, retry_after="0")
+        run_eval(config, model="m", base_url=stub.url, dataset=data, n=1,
+                          output=tmp_path / "out.json")  # fmt: skip
+    doc = json.loads((tmp_path / "out.json").read_text())
+    (calls,) = _calls(doc)
+    assert calls[0]["retries"] == ["HTTP 503"]
+    assert doc["summary"]["total_runs"] == 1 and doc["summary"]["errored_runs"] == 0
+    page = build_data(sources_of([tmp_path / "out.json"]))
+    kept = page["rows"][0]["cells"][0]["attempts"][0]["calls"][0]
+    assert kept["retries"] == ["HTTP 503"]  # what the page shows as "2 tries"

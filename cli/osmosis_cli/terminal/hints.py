@@ -268,6 +268,10 @@ def _quota(exc: OsmosisError, command: str) -> str | None:
 
 
 _BY_CODE["DEPLOYMENT_LIMIT_REACHED"] = _quota
+_BY_CODE["ADDRESS_IN_USE"] = lambda e, c: "pick another --port, or leave it out (a free one)"
+_BY_CODE["BAD_ADDRESS"] = lambda e, c: (
+    "pass --host 127.0.0.1 (this machine only), or 0.0.0.0 to serve every address"
+)
 _BY_CODE["NOT_FOUND"] = _not_found
 _BY_CODE["RUN_NOT_FOUND"] = lambda e, c: (
     f"did you mean {e.data['did_you_mean']!r}? " if isinstance(e.data.get("did_you_mean"), str)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from typer import Option
 
@@ -94,3 +94,27 @@ def follow_and_show(
         final = follow(client, lambda entries: show_entries(out, entries))
     out.emitted = True
     out.info(final)
+
+
+def run_logs(
+    out: Output,
+    client: Client,
+    *,
+    fetch: Callable[[Client], LogPage],
+    follow: Callable[[Client, Callable[[list[LogEntry]], None]], Any] | None,
+    what: str,
+    name: str,
+    command: str,
+    cursor: str | None,
+) -> None:
+    """A platform run's ``logs`` command (training, benchmark): one page, or with
+    ``follow`` (which tails and returns the run as it ended) new entries until it ends."""
+    if follow is None:
+        fetch_and_show(out, client, fetch, command)
+        return
+
+    def tail(c: Client, show: Callable[[list[LogEntry]], None]) -> str:
+        run = follow(c, show)
+        return f"{what} {run.name or name} ended: {run.status}."
+
+    follow_and_show(out, client, tail, cursor)

@@ -41,9 +41,11 @@ def ago(value: str | None, now: datetime | None = None) -> str:
 
 
 def duration(seconds: float | None) -> str:
-    """``59m 30s``, ``2h 5m``, ``12s``."""
+    """``59m 30s``, ``2h 5m``, ``12s``, ``0.3s`` (tenths under ten seconds)."""
     if seconds is None or seconds < 0:
         return DASH
+    if seconds < 10:
+        return f"{seconds:.1f}s"
     whole = int(seconds)
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)

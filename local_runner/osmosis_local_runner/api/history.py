@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from osmosis_client._fs import open_regular
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_local_runner.api.results import RUNS
 from osmosis_local_runner.results.documents import ResultsFile
@@ -39,6 +40,9 @@ class RunInfo:
     reasoning_tokens: int | None = None
     truncation_rate: float | None = None
     cost_usd: float | None = None
+    #: runs that measure the same thing — one config, one dataset (by digest), the same
+    #: eval fns — share it: the viewer plots a group's runs together, never others
+    group: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,11 +87,14 @@ def _info(run: RunDirectory) -> RunInfo | None:
     inputs = manifest.get("inputs") if isinstance(manifest.get("inputs"), dict) else {}
     provenance = manifest.get("provenance") if isinstance(manifest.get("provenance"), dict) else {}
     assert isinstance(inputs, dict) and isinstance(provenance, dict)
+    dataset = inputs.get("dataset") if isinstance(inputs.get("dataset"), dict) else {}
+    assert isinstance(dataset, dict)
     facts = _Facts(
         model=_text(inputs.get("model_path")),
         started=_text(manifest.get("created_at")),
         total=_total(inputs),
         config=_text(provenance.get("config_path")),
+        dataset=(_text(dataset.get("sha256")) or "")[:12] or None,
     )
     head = _document_head(run)
     if head is None:
@@ -108,6 +115,7 @@ class _Facts:
     started: str | None
     total: int | None
     config: str | None
+    dataset: str | None
 
 
 def _document_head(run: RunDirectory) -> dict[str, Any] | None:
@@ -136,13 +144,20 @@ def _from_head(run: RunDirectory, head: dict[str, Any], facts: _Facts) -> RunInf
         reasoning_tokens=_int(usage.get("reasoning_tokens")),
         truncation_rate=_number(usage.get("truncation_rate")),
         cost_usd=_number(usage.get("cost_usd")),
+        group=_group(facts, fns),
     )  # fmt: skip
+
+
+def _group(facts: _Facts, fns: Any) -> str:
+    """``configs/eval/x.toml · data 2c5666056fc2 · grader``: what a run measured."""
+    names = ", ".join(sorted(map(str, fns))) if isinstance(fns, dict) and fns else "?"
+    return f"{facts.config or 'no config'} · data {facts.dataset or '?'} · {names}"
 
 
 def _lines(journal: Path) -> int | None:
     """The attempts a journal holds by its lines (a header, then one per attempt)."""
     try:
-        with journal.open("rb") as handle:
+        with open_regular(journal) as handle:
             return max(0, sum(1 for _ in handle) - 1)
     except OSError:
         return None

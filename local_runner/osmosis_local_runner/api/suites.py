@@ -33,6 +33,8 @@ class SuiteResult:
         self.status = str(document.get("status") or "finished")
         self.entries: dict[str, EvalResult] = {}
         for entry in document.get("entries") or []:
+            if not isinstance(entry, dict):
+                continue
             output = Path(str(entry.get("output") or ""))
             if output.is_file():
                 self.entries[str(entry.get("name"))] = EvalResult(output, str(entry.get("name")))

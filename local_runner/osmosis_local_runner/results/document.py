@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from osmosis_client._fs import atomic_write_chunks
+from osmosis_client._fs import atomic_write_chunks, open_regular
 from osmosis_local_runner.results.records import BASELINE, AttemptRecord
 from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k, passed
 from osmosis_local_runner.results.usage import usage_summary
@@ -22,7 +22,7 @@ DOCUMENT_START = b'{\n  "config": '
 
 def is_results_document(path: Path) -> bool:
     try:
-        with path.open("rb") as handle:
+        with open_regular(path, follow=True) as handle:
             return handle.read(len(DOCUMENT_START)) == DOCUMENT_START
     except OSError:
         return False
@@ -37,7 +37,7 @@ def read_head(path: Path, limit: int = 1 << 20) -> dict[str, Any] | None:
     if not is_results_document(path):
         return None
     try:
-        with path.open("rb") as handle:
+        with open_regular(path, follow=True) as handle:
             start = handle.read(limit)
     except OSError:
         return None

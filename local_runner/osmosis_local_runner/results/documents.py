@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from osmosis_client._fs import open_regular
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.checks import LARGEST as LARGEST
 from osmosis_local_runner.results.checks import MAX_N, run_problem, whole
@@ -185,7 +186,7 @@ class ResultsFile:
 
     def _read_head(self) -> dict[str, Any]:
         try:
-            with self.path.open("rb") as handle:
+            with open_regular(self.path, follow=True) as handle:
                 start = handle.read(1 << 20)
         except OSError as exc:
             raise _problem(self.path, f"cannot read it ({exc.strerror or exc})") from exc
@@ -203,7 +204,8 @@ class ResultsFile:
 
     def _load_whole(self) -> dict[str, Any]:
         try:
-            document = load_json(self.path.read_bytes())
+            with open_regular(self.path, follow=True) as handle:
+                document = load_json(handle.read())
         except (OSError, ValueError) as exc:
             raise _problem(self.path, f"not valid JSON ({exc})") from exc
         if not isinstance(document, dict) or not isinstance(document.get("rows"), list):
@@ -250,7 +252,7 @@ class ResultsFile:
         wanted: Container[int] | None = None,
         offsets: array[int] | None = None,
     ) -> Iterator[dict[str, Any]]:
-        with self.path.open("rb") as handle:
+        with open_regular(self.path, follow=True) as handle:
             prefix = b""
             for line in handle:
                 prefix += line
@@ -337,7 +339,7 @@ class ResultsFile:
     def rows_from(self, offsets: Iterable[int]) -> Iterator[Row]:
         """The rows whose lines start at these offsets (from ``raw_rows(offsets=…)``):
         a few rows of a large document without scanning it again."""
-        with self.path.open("rb") as handle:
+        with open_regular(self.path, follow=True) as handle:
             for offset in sorted(set(offsets)):
                 handle.seek(offset)
                 text = handle.readline().strip().removesuffix(b",")

@@ -127,8 +127,29 @@ def script_hash(script: str) -> str:
     return f"'sha256-{base64.b64encode(digest).decode()}'"
 
 
-def render(sources: Sequence[Source], *, by: str | None = None) -> tuple[str, int]:
+def live_update(sources: Sequence[Source]) -> dict[str, Any]:
+    """What a live page (a running run in the viewer) takes in place: its rows and its
+    cards, as the page would have them now (the charts wait for the finished page)."""
+    data = build_data(sources)
+    running = any(s.results.summary.get("status") == "running" for s in sources)
+    return {"rows": data["rows"], "total_rows": data["total_rows"],
+            "cards": cards_html(data), "running": running}  # fmt: skip
+
+
+def render(
+    sources: Sequence[Source],
+    *,
+    by: str | None = None,
+    live: str | None = None,
+    home: str | None = None,
+) -> tuple[str, int]:
+    """The page and how many rows it covers. ``live``: the URL (same origin) a page of a
+    running run polls for :func:`live_update` — it updates in place, keeping the reader's
+    search, filters, open rows and place. ``home``: where the breadcrumbs lead back to
+    (the viewer's run list; a written report has none)."""
     data = build_data(sources, by=by)
+    if live is not None:
+        data["live"] = live
     charts = data.pop("_charts")
     slice_means = data["slices"].pop("_means", {})
     suite = suite_name(sources)
@@ -160,6 +181,14 @@ def render(sources: Sequence[Source], *, by: str | None = None) -> tuple[str, in
         # only our own script may run: an injection, should one ever get past the
         # escaping, is inert (no 'unsafe-inline')
         "SCRIPT_HASH": script_hash(script),
+        # a live page may ask its own server for updates; a written report asks nothing
+        "CONNECT": " connect-src 'self';" if live is not None else "",
+        "NAV": (
+            f'<nav class="crumbs" data-testid="crumbs"><a href="{html.escape(home)}">runs</a>'
+            f" › {html.escape(title)}</nav>"
+            if home is not None
+            else ""
+        ),
     }
     # one pass over the template: text inserted (user content included) is never scanned
     page = re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: parts[m.group(1)], template)
@@ -206,11 +235,11 @@ def comparison_html(sources: Sequence[Source], result: Comparison | None) -> str
             f"<td>{c.mcnemar_p:.3g}</td></tr>"
         )
     return (
-        f'<section class="comparison"><h2>{b} vs {a}</h2><p class="muted">'
-        f"{len(result.pairs)} paired rows (unpaired: {result.unpaired_a} / "
-        f"{result.unpaired_b}); differences are {b} − {a}, as <code>osmosis eval compare</code> "
-        "prints them</p><table><thead><tr><th>eval fn</th><th>mean "
-        f"{a}</th><th>mean {b}</th><th>difference</th><th>95% CI</th><th>pass→fail</th>"
+        f'<section class="comparison"><h2>{a} vs {b}</h2><p class="muted">'
+        f"A is {a}, B is {b} (the page's order); {len(result.pairs)} paired rows (unpaired: "
+        f"{result.unpaired_a} / {result.unpaired_b}); differences are B − A ({b} − {a}), as "
+        "<code>osmosis eval compare</code> prints them</p><table><thead><tr><th>eval fn</th>"
+        f"<th>mean {a}</th><th>mean {b}</th><th>difference</th><th>95% CI</th><th>pass→fail</th>"
         f"<th>fail→pass</th><th>McNemar p</th></tr></thead><tbody>{''.join(rows)}"
         "</tbody></table></section>"
     )

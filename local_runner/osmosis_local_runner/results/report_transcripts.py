@@ -85,6 +85,9 @@ def calls_of(record: AttemptRecord) -> list[dict[str, Any]] | None:
         if not isinstance(call, dict):
             continue
         item = {k: call.get(k) for k in ("at_ms", "duration_ms", "sent", "error", "usage")}
+        retries = call.get("retries")
+        if isinstance(retries, list):  # why each earlier try failed (a name, a status)
+            item["retries"] = [str(r)[:200] for r in retries[:50]]
         for key in ("request", "response"):
             text = call.get(key)
             if isinstance(text, str):

@@ -53,17 +53,34 @@ def unique_labels(sources: list[Source]) -> list[Source]:
     return sources
 
 
-def _suite_sources(directory: Path) -> list[Source]:
-    suite = directory / SUITE_DOCUMENT
+def suite_document(directory: Path) -> dict[str, Any] | None:
+    """A suite run's ``suite.json`` when it is one: an object whose ``entries`` are
+    objects (never read through a link, never more than 16 MB)."""
+    from osmosis_client._fs import read_capped
+
+    raw = read_capped(directory / SUITE_DOCUMENT, 16 << 20)
     try:
-        document = json.loads(suite.read_text(encoding="utf-8"))
-        entries = document["entries"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        document = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(document, dict):
+        return None
+    entries = document.get("entries")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        return None
+    return document
+
+
+def _suite_sources(directory: Path) -> list[Source]:
+    document = suite_document(directory)
+    if document is None:
         raise InvalidInputError(
-            f"{directory} is a directory but not a suite directory (no readable suite.json)",
+            f"{directory} is a directory but not a suite directory (no readable suite.json "
+            "whose entries are objects)",
             hint="give results documents, or a suite run's directory",
             code="NOT_RESULTS",
-        ) from exc
+        )
+    entries = document["entries"]
     sources = []
     for entry in entries:
         output = Path(str(entry.get("output", "")))

@@ -30,7 +30,7 @@ from typing import Any
 from osmosis_client.errors import OsmosisError
 from osmosis_client.llm.answers import Message, parse_reply
 from osmosis_client.llm.reasoning import Replay
-from osmosis_client.llm.usage import COUNTED, METER, Usage, call_usage, finish_reason
+from osmosis_client.llm.usage import COUNTED, METER, TRIES, Usage, call_usage, finish_reason
 from osmosis_local_runner.results.records import compact
 from osmosis_local_runner.run.kinds import RunEnv
 
@@ -74,9 +74,9 @@ class CallLog:
         self.usage = Usage()
         self.last_finish: str | None = None
         #: (offset ms, duration ms, request messages, params, answer or None, error or None,
-        #: the call's usage)
+        #: the call's usage, its failed tries)
         self.calls: list[
-            tuple[float, float, list[Message], dict[str, Any], Any, str | None, Any]
+            tuple[float, float, list[Message], dict[str, Any], Any, str | None, Any, list[str]]
         ] = []
 
     def env(self) -> RunEnv:
@@ -99,13 +99,18 @@ class CallLog:
                 hint="raise max_attempt_tokens, or leave it unset",
             )
         counting = COUNTED.set(True)  # counted here, once (the client leaves it to us)
+        failed: list[str] = []
+        noting = TRIES.set(failed) if self.keep else None  # the call's failed tries
         try:
             answer = await self._env.complete(sent, dict(params or {}))
         except Exception as exc:
-            self._keep(began, sent, params, None, f"{type(exc).__name__}: {exc}"[:1000])
+            error = f"{type(exc).__name__}: {exc}"[:1000]
+            self._keep(began, sent, params, None, error, None, failed)
             raise
         finally:
             COUNTED.reset(counting)
+            if noting is not None:
+                TRIES.reset(noting)
         reason = finish_reason(answer)
         one = call_usage(answer, reason)
         self.usage.add(one)
@@ -115,7 +120,7 @@ class CallLog:
         self.last_finish = reason or self.last_finish
         with contextlib.suppress(KeyError, IndexError, TypeError):  # no message: nothing
             self._replay.remember(answer["choices"][0]["message"])
-        self._keep(began, sent, params, answer, None, one)
+        self._keep(began, sent, params, answer, None, one, failed)
         return answer
 
     async def chat(
@@ -131,13 +136,16 @@ class CallLog:
         answer: Any,
         error: str | None,
         usage: Usage | None = None,
+        failed: list[str] | None = None,
     ) -> None:
         if not self.keep or len(self.calls) >= MAX_CALLS:
             return
         now = time.perf_counter()
         at, took = (began - self.started) * 1000, (now - began) * 1000
         shown = usage.to_json() if usage is not None else None
-        self.calls.append((at, took, messages, dict(params or {}), answer, error, shown))
+        self.calls.append(
+            (at, took, messages, dict(params or {}), answer, error, shown, list(failed or ()))
+        )
 
     def entries(self, final: Sequence[Message]) -> list[dict[str, Any]]:
         """The calls as the record keeps them (see the module). What user code or a peer
@@ -154,12 +162,15 @@ class CallLog:
         answer: Any,
         error: str | None,
         usage: dict[str, Any] | None,
+        failed: list[str],
         final: Sequence[Message],
     ) -> dict[str, Any]:
         n = len(messages)
         entry: dict[str, Any] = {"at_ms": round(at, 3), "duration_ms": round(took, 3), "sent": n}
         if usage is not None:
             entry["usage"] = usage
+        if failed:  # tries that failed before the one that answered (or the last one)
+            entry["retries"] = failed
         request = dict(params)
         if list(final[:n]) != messages:  # not the start of the final conversation: kept
             request["messages"] = messages

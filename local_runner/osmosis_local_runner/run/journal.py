@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from osmosis_client._fs import keep_out_of_git, open_nofollow
+from osmosis_client._fs import keep_out_of_git, open_nofollow, open_regular
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.records import AttemptRecord
 
@@ -66,7 +66,7 @@ class JournalContents:
 
 def read_journal(path: Path) -> JournalContents:
     """The header's fingerprint and the finished attempts (a torn last line is dropped)."""
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         first = handle.readline()
         try:
             header = json.loads(first)
@@ -96,7 +96,7 @@ def saved_settings(results_path: Path) -> dict[str, Any]:
     """The flags a run was started with (its journal's header), or ``{}`` when there is
     no journal, or it is damaged or older than the settings it keeps."""
     try:
-        with journal_path(results_path).open("rb") as handle:
+        with open_regular(journal_path(results_path)) as handle:
             header = json.loads(handle.readline(1 << 20))
     except (OSError, ValueError):
         return {}

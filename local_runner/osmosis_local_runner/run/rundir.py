@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from osmosis_client._fs import keep_out_of_git, open_nofollow
+from osmosis_client._fs import keep_out_of_git, open_nofollow, read_capped
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.document import finished
 from osmosis_local_runner.run.journal import journal_path
@@ -169,10 +169,17 @@ class RunDirectory:
         return secrets.token_hex(16)
 
 
+#: the most a small JSON file of a run (its manifest) may hold before it is not ours
+MAX_JSON = 16 << 20
+
+
 def read_json(path: Path) -> dict[str, Any] | None:
+    """A run's small JSON file (a manifest): never through a planted link, never more
+    than :data:`MAX_JSON` — None when it is not one we can read."""
+    raw = read_capped(path, MAX_JSON)
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        value = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 

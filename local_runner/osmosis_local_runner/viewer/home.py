@@ -24,12 +24,13 @@ th, td {{ padding: 4px 10px; border-bottom: 1px solid #e3e6ec; }}
 tr[data-status=running] .status {{ color: #b26b00; }}
 tr[data-status=stopped] .status {{ color: #b00020; }}
 #bar {{ display: flex; gap: 1em; align-items: center; margin-bottom: 1em; }}
+.muted {{ color: #667; }}
 </style>
 </head>
 <body>
 <h1>Runs</h1>
 <div id="bar">
-<input id="filter" type="search" placeholder="filter by name, model or status">
+<input id="filter" type="search" placeholder="filter by name, model, status or config">
 <span id="count" data-testid="count"></span>
 <a id="compare" hidden></a>
 </div>
@@ -41,8 +42,10 @@ tr[data-status=stopped] .status {{ color: #b00020; }}
 <option value="reasoning_tokens">reasoning tokens</option>
 <option value="truncation_rate">truncated</option><option value="cost_usd">cost</option>
 </select></h2>
-<svg id="chart" data-testid="chart" width="640" height="160" role="img"
- aria-label="the chosen statistic across the runs shown, oldest first"></svg>
+<p><label>runs of <select id="group" aria-label="which runs to plot"></select></label>
+<span id="group-note" class="muted"></span></p>
+<svg id="chart" data-testid="chart" width="640" height="190" role="img"
+ aria-label="the chosen statistic across one group's runs, oldest first"></svg>
 <section id="suites-section" hidden>
 <h2>Suites</h2>
 <table><thead><tr><th>suite run</th><th>suite</th><th>status</th><th>entries finished</th>

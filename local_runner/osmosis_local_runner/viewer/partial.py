@@ -10,9 +10,6 @@ from osmosis_local_runner.results.document import write_document
 from osmosis_local_runner.run.partial import journal_results
 from osmosis_local_runner.run.rundir import RunDirectory
 
-#: a running run's page reloads itself this often (seconds)
-REFRESH_S = 5
-
 
 def partial_document(run: RunDirectory, into: Path) -> Path | None:
     """The document of what ``run``'s journal has finished, written at ``into``; None

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from aiohttp import web
 
@@ -24,15 +25,18 @@ from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_local_runner.api.history import list_runs
 from osmosis_local_runner.api.results import RUNS
 from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.results.report import render
+from osmosis_local_runner.results.report import live_update, render
 from osmosis_local_runner.results.sources import Source, unique_labels
 from osmosis_local_runner.run.rundir import RunDirectory, check_name
 from osmosis_local_runner.viewer.home import home_page
-from osmosis_local_runner.viewer.partial import REFRESH_S, partial_document
+from osmosis_local_runner.viewer.partial import partial_document
 from osmosis_local_runner.viewer.suites import list_suites, suite_sources
 
-#: the cookie a browser keeps once it came with the token (so links need no token)
-COOKIE = "osmosis_view"
+#: the cookie a browser keeps once it came with the token (so links need no token),
+#: named by the viewer's port — a browser keeps cookies per host, not per port, so two
+#: viewers on 127.0.0.1 would otherwise overwrite each other's — and holding a value
+#: derived from the token, not the token
+COOKIE = "osmosis_view_{port}"
 #: sent with every answer: nothing cached, nothing framed, nothing sniffed
 HEADERS = {
     "Cache-Control": "no-store",
@@ -40,6 +44,13 @@ HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+
+
+#: the tab's icon (a browser asks for it on every page: without one, a 404 each time)
+FAVICON = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
+    b'<circle cx="8" cy="8" r="7" fill="#3b6fd4"/></svg>'
+)
 
 
 @dataclass(frozen=True)
@@ -53,30 +64,41 @@ class Viewer:
     def runs(self) -> Path:
         return self.root / RUNS
 
-    def app(self) -> web.Application:
-        app = web.Application(middlewares=[self._guard])
+    def app(self, *outer: Any) -> web.Application:
+        """The routes behind the token check (``outer``: middlewares that see every
+        request first — the slow-client guard)."""
+        app = web.Application(middlewares=[*outer, self._guard])
         app.add_routes(
             [
                 web.get("/", self._home),
                 web.get("/api/runs", self._runs_json),
                 web.get("/runs/{name}", self._run),
+                web.get("/runs/{name}/live", self._run_live),
                 web.get("/compare/{a}/{b}", self._compare),
+                web.get("/compare/{a}/{b}/live", self._compare_live),
                 web.get("/api/suites", self._suites_json),
                 web.get("/suites/{name}", self._suite),
             ]
         )
         return app
 
+    @property
+    def _session(self) -> str:
+        return hmac.new(self.token.encode(), b"osmosis-view-cookie", "sha256").hexdigest()
+
     @web.middleware
     async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path == "/favicon.ico":  # asked by every browser tab, token or not
+            return web.Response(body=FAVICON, content_type="image/svg+xml", headers=HEADERS)
         given = request.query.get("token")
+        cookie = COOKIE.format(port=request.url.port or 0)
         if given is not None and hmac.compare_digest(given, self.token):
             # the token in the URL once: keep it as a cookie and drop it from the address
             answer: web.StreamResponse = web.Response(
                 status=302, headers={"Location": str(request.rel_url.with_query(None))}
             )
-            answer.set_cookie(COOKIE, self.token, httponly=True, samesite="Strict")
-        elif hmac.compare_digest(request.cookies.get(COOKIE, ""), self.token):
+            answer.set_cookie(cookie, self._session, httponly=True, samesite="Strict")
+        elif hmac.compare_digest(request.cookies.get(cookie, ""), self._session):
             answer = await handler(request)
         else:
             answer = web.Response(
@@ -105,7 +127,7 @@ class Viewer:
 
     def _suite_page(self, name: str) -> web.Response:
         try:
-            page, _ = render(suite_sources(self.root, name))
+            page, _ = render(suite_sources(self.root, name), home="/")
         except OsmosisError as exc:
             return web.Response(status=404, text=f"{exc}\n")
         return web.Response(text=page, content_type="text/html")
@@ -117,18 +139,35 @@ class Viewer:
         names = [request.match_info["a"], request.match_info["b"]]
         return await asyncio.to_thread(self._page, names)
 
+    async def _run_live(self, request: web.Request) -> web.Response:
+        return await asyncio.to_thread(self._live, [request.match_info["name"]])
+
+    async def _compare_live(self, request: web.Request) -> web.Response:
+        names = [request.match_info["a"], request.match_info["b"]]
+        return await asyncio.to_thread(self._live, names)
+
     def _page(self, names: list[str]) -> web.Response:
         with tempfile.TemporaryDirectory(prefix="osmosis-view-") as scratch:
             try:
                 sources = unique_labels([self._source(name, Path(scratch)) for name in names])
-                page, _ = render(sources)
+                running = any(s.results.summary.get("status") == "running" for s in sources)
+                # a running run's page follows it in place (a written report is static)
+                live = "/".join(["", "runs" if len(names) == 1 else "compare",
+                                 *map(quote, names), "live"]) if running else None  # fmt: skip
+                page, _ = render(sources, live=live, home="/")
             except OsmosisError as exc:
                 return web.Response(status=404, text=f"{exc}\n")
-        if any(s.results.summary.get("status") == "running" for s in sources):
-            # a running run's page follows it (the report's page is static by design)
-            refresh = f'<head>\n<meta http-equiv="refresh" content="{REFRESH_S}">'
-            page = page.replace("<head>", refresh, 1)
         return web.Response(text=page, content_type="text/html")
+
+    def _live(self, names: list[str]) -> web.Response:
+        """A live page's update: its rows and cards now (``results.report.live_update``)."""
+        with tempfile.TemporaryDirectory(prefix="osmosis-view-") as scratch:
+            try:
+                sources = unique_labels([self._source(name, Path(scratch)) for name in names])
+                update = live_update(sources)
+            except OsmosisError as exc:
+                return web.Response(status=404, text=f"{exc}\n")
+        return web.Response(text=json.dumps(update), content_type="application/json")
 
     def _source(self, name: str, scratch: Path) -> Source:
         """A run by name: its document, or — while it runs — what its journal holds."""
@@ -147,6 +186,13 @@ class Viewer:
         return Source(name, ResultsFile(found))
 
 
+#: a viewer is for one person's browser: a request whose headers take longer, or a
+#: kept-alive connection with nothing to say for longer, is closed (half-sent requests
+#: held open by the hundred would make the viewer unreachable)
+HEADER_TIMEOUT = 5.0
+IDLE_TIMEOUT = 15.0
+
+
 async def serve(
     viewer: Viewer,
     *,
@@ -155,16 +201,45 @@ async def serve(
     ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve until cancelled. ``ready(url)`` is called once listening, with the URL that
-    carries the token (``port=0``: a free port)."""
-    runner = web.AppRunner(viewer.app(), access_log=None)
+    carries the token (``port=0``: a free port). An address that cannot be served on is
+    :class:`InvalidInputError` (``ADDRESS_IN_USE`` or ``BAD_ADDRESS``), said in words."""
+    from osmosis_client._serving import SlowClientGuard
+
+    guard = SlowClientGuard(header_timeout=HEADER_TIMEOUT, idle_timeout=IDLE_TIMEOUT)
+    runner = web.AppRunner(viewer.app(guard.middleware()), access_log=None, handle_signals=False)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
+    assert runner.server is not None
     try:
-        bound = runner.addresses[0][1]  # the port chosen when port=0
+        listener = await asyncio.get_running_loop().create_server(
+            guard.wrap(runner.server), host, port
+        )
+    except OSError as exc:
+        await runner.cleanup()
+        raise _address_error(host, port, exc) from None
+    guard.start()
+    try:
+        bound = int(next(iter(listener.sockets)).getsockname()[1])  # the port chosen when 0
         shown = f"[{host}]" if ":" in host else host
         if ready is not None:
             ready(f"http://{shown}:{bound}/?token={viewer.token}")
         await asyncio.Event().wait()
     finally:
+        listener.close()
+        await guard.stop()
         await runner.cleanup()
+
+
+def _address_error(host: str, port: int, exc: OSError) -> InvalidInputError:
+    import errno
+
+    if exc.errno == errno.EADDRINUSE:
+        return InvalidInputError(
+            f"port {port} on {host} is in use", hint="choose another port, or a free one (0)",
+            code="ADDRESS_IN_USE", data={"port": port},
+        )  # fmt: skip
+    why = exc.strerror or str(exc)
+    return InvalidInputError(
+        f"cannot serve on {host}:{port} ({why})",
+        hint="use an address of this machine (127.0.0.1, ::1, or 0.0.0.0 for every one)",
+        code="BAD_ADDRESS", data={"host": host},
+    )  # fmt: skip

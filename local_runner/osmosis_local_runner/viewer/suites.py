@@ -8,13 +8,17 @@ the suite's own directory (resolved: no symlink or ``..`` leads out), whatever i
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.sources import SUITE_DOCUMENT, Source, sources_of
+from osmosis_local_runner.results.sources import (
+    SUITE_DOCUMENT,
+    Source,
+    sources_of,
+    suite_document,
+)
 from osmosis_local_runner.run.rundir import check_name
 from osmosis_local_runner.run.suite_settings import SUITES_DIR
 
@@ -65,14 +69,7 @@ def suite_sources(root: Path, name: str) -> list[Source]:
 def _document(directory: Path) -> dict[str, Any] | None:
     if directory.name.startswith(".") or directory.is_symlink():
         return None
-    path = directory / SUITE_DOCUMENT
-    try:
-        if path.is_symlink():
-            return None
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return document if isinstance(document, dict) else None
+    return suite_document(directory)
 
 
 __all__ = ["list_suites", "suite_sources"]

@@ -46,6 +46,7 @@ class Paged(Protocol):
 
 
 P = TypeVar("P", bound=Paged)
+L = TypeVar("L")  # any listing
 M = TypeVar("M", bound=BaseModel)
 #: the platform's most items per page of a list
 PAGE_LIMIT = 50
@@ -109,8 +110,8 @@ FOLLOW_SURVIVES = (APIStatusError, APIConnectionError)
 def named_plan(
     name: str,
     get: Call[T],
-    listing: Call[P],
-    names: Callable[[P], Iterable[str | None]],
+    listing: Call[L],
+    names: Callable[[L], Iterable[str | None]],
 ) -> Generator[Call[Any] | float, Any, T]:
     """``get``; when it is not found, the nearest name on ``listing``'s page is said
     (the not-found stands either way; the page is read only then)."""

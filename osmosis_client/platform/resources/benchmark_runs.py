@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import uuid
-from collections.abc import AsyncIterator, Generator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import NotFoundError
@@ -55,11 +55,6 @@ def _outputs_gone(exc: NotFoundError) -> NotFoundError:
 
 
 
-def _named(name: str) -> Generator[base.Call[Any] | float, Any, BenchmarkRunDetail]:
-    """The run; not found, with the nearest name of the newest page said."""
-    listing = ROUTES.list(base.PAGE_LIMIT, 0)
-    return base.named_plan(name, ROUTES.get(name), listing, _names)
-
 
 def _names(page: BenchmarkRunPage) -> list[str | None]:
     return [r.name for r in page.benchmark_runs]
@@ -95,7 +90,7 @@ class BenchmarkRuns(base.SyncResource):
 
     def get(self, name_or_id: str) -> BenchmarkRunDetail:
         """The run with its configuration, agents, progress, totals and metrics."""
-        return self._drive(_named(name_or_id))
+        return self._drive(ROUTES.named(name_or_id, _names))
 
     def logs(self, name_or_id: str, limit: int = 50, cursor: str | None = None) -> LogPage:
         return self._client._execute(ROUTES.logs(name_or_id, limit, cursor))
@@ -151,7 +146,7 @@ class AsyncBenchmarkRuns(base.AsyncResource):
         return base.awalk_pages(lambda offset: self.list(page_size, offset, benchmark))
 
     async def get(self, name_or_id: str) -> BenchmarkRunDetail:
-        return await self._drive(_named(name_or_id))
+        return await self._drive(ROUTES.named(name_or_id, _names))
 
     async def logs(self, name_or_id: str, limit: int = 50, cursor: str | None = None) -> LogPage:
         return await self._client._execute(ROUTES.logs(name_or_id, limit, cursor))

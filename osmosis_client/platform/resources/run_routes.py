@@ -7,7 +7,7 @@ naming its route, its wire models and its words. The faces (``eval_runs``,
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -62,6 +62,14 @@ class RunRoutes(Generic[C, L, D]):
 
     def logs(self, name_or_id: str, limit: int, cursor: str | None) -> Call[LogPage]:
         return log_page_call(self.route, name_or_id, limit, cursor, f"{self.kind} logs")
+
+    def named(
+        self, name_or_id: str, names: Callable[[L], Iterable[str | None]]
+    ) -> Generator[Call[Any] | float, Any, D]:
+        """The run; not found, with the nearest of the newest page's ``names`` said."""
+        from osmosis_client.platform.resources._base import PAGE_LIMIT, named_plan
+
+        return named_plan(name_or_id, self.get(name_or_id), self.list(PAGE_LIMIT, 0), names)
 
     def follow(
         self,

@@ -12,7 +12,7 @@ Better than the published client: ``stop`` of a run that does not exist is
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Generator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.platform.models import CreatedRun, LogPage
@@ -59,11 +59,6 @@ def metrics_call(run_id: str) -> base.Call[TrainingMetrics]:
 
 
 
-def _named(name: str) -> Generator[base.Call[Any] | float, Any, TrainingRunDetail]:
-    """The run; not found, with the nearest name of the newest page said."""
-    listing = ROUTES.list(base.PAGE_LIMIT, 0)
-    return base.named_plan(name, ROUTES.get(name), listing, _names)
-
 
 def _names(page: TrainingRunPage) -> list[str | None]:
     return [r.name for r in page.training_runs]
@@ -97,7 +92,7 @@ class TrainingRuns(base.SyncResource):
 
     def get(self, name_or_id: str) -> TrainingRunDetail:
         """The run, what it trains on, its config, branch and commit."""
-        return self._drive(_named(name_or_id))
+        return self._drive(ROUTES.named(name_or_id, _names))
 
     def checkpoints(self, name_or_id: str) -> Checkpoints:
         """The run's saved checkpoints (each a LoRA model once uploaded)."""
@@ -146,7 +141,7 @@ class AsyncTrainingRuns(base.AsyncResource):
         return base.awalk_pages(lambda offset: self.list(page_size, offset))
 
     async def get(self, name_or_id: str) -> TrainingRunDetail:
-        return await self._drive(_named(name_or_id))
+        return await self._drive(ROUTES.named(name_or_id, _names))
 
     async def checkpoints(self, name_or_id: str) -> Checkpoints:
         return await self._client._execute(checkpoints_call(name_or_id))

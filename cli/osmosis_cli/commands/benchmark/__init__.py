@@ -42,13 +42,15 @@ def init(
     benchmark: Annotated[
         str, typer.Option("--benchmark", metavar="KEY", help="A key from `benchmark list`.")
     ] = "terminal-bench-2-1",
-    force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", "--force", help="Replace an existing file.")
+    ] = False,
 ) -> None:
     """Write a starter configs/benchmark/NAME.toml that validates as it is."""
     from osmosis_client.platform.benchmark_starter import write_starter
 
     out = current_output()
-    path = write_starter(workspace_top(), name, benchmark=benchmark, force=force)
+    path = write_starter(workspace_top(), name, benchmark=benchmark, force=overwrite)
     shown = path.relative_to(workspace_top()).as_posix()
     message = f"Wrote {shown}"
     steps = [{"action": "benchmark_submit", "command": f"osmosis benchmark submit {shown}"}]

@@ -19,11 +19,8 @@ from osmosis_cli.terminal.pages import Paging, show_list
 from osmosis_cli.terminal.sizes import size_text
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
     from osmosis_cli.terminal.output import Output
-    from osmosis_client import Client
-    from osmosis_client.platform.models import LogEntry
     from osmosis_client.platform.run_download import DownloadReport
 
 app = typer.Typer(cls=Group, help="Runs of benchmarks.", no_args_is_help=True)
@@ -84,19 +81,13 @@ def logs(
 ) -> None:
     """One page of a benchmark run's logs (the newest first; --cursor for older ones),
     or --follow: new entries as they come until the run ends."""
-    from osmosis_cli.terminal.log_lines import fetch_and_show, follow_and_show
+    from osmosis_cli.terminal.log_lines import run_logs
 
-    out, client = current_output(), state(ctx).scoped_client()[0]
-    if follow:
-
-        def tail(c: Client, show: Callable[[list[LogEntry]], None]) -> str:
-            run = c.benchmark_runs.follow_logs(name, show, limit).benchmark_run
-            return f"Benchmark run {run.name or name} ended: {run.status}."
-
-        follow_and_show(out, client, tail, cursor)
-        return
-    fetch_and_show(out, client, lambda c: c.benchmark_runs.logs(name, limit, cursor),
-                   f"osmosis benchmark runs logs {name}")  # fmt: skip
+    run_logs(current_output(), state(ctx).scoped_client()[0], name=name, cursor=cursor,
+             what="Benchmark run", command=f"osmosis benchmark runs logs {name}",
+             fetch=lambda c: c.benchmark_runs.logs(name, limit, cursor),
+             follow=(lambda c, show: c.benchmark_runs.follow_logs(name, show, limit)
+                     .benchmark_run) if follow else None)  # fmt: skip
 
 
 @command(app, "stop")

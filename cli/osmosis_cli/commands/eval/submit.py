@@ -135,14 +135,7 @@ def _report_created(out: Output, submitted: SubmittedRun, workspace: str | None)
         "url": created.platform_url,
         "model_name": exp.model_path,
         "dataset_name": exp.dataset,
-        "config": {
-            "rollout": exp.rollout,
-            "entrypoint": exp.entrypoint,
-            "model": exp.model_path,
-            "dataset": exp.dataset,
-            "branch": pin.branch,
-            "commit_sha": pin.commit_sha,
-        },
+        "config": submitting.config_keys(exp, pin),
     }
     steps = [
         {"action": "eval_info", "name": created.name},

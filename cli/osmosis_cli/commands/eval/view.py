@@ -11,8 +11,13 @@ from osmosis_cli.terminal.errors import current_output, handle_errors
 
 @handle_errors
 def view(
+    ctx: typer.Context,
     port: Annotated[
-        int, typer.Option("--port", metavar="P", help="Port to serve on (default: a free one).")
+        int,
+        typer.Option(
+            "--port", metavar="P", min=0, max=65535,
+            help="Port to serve on (default: a free one).",
+        ),
     ] = 0,
     host: Annotated[
         str,

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -16,12 +16,6 @@ from osmosis_cli.terminal.declare import Command, Group, YesOpt, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, FollowOpt, LogLimitOpt
 from osmosis_cli.terminal.pages import Paging, show_list
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from osmosis_client import Client
-    from osmosis_client.platform.models import LogEntry
 
 app = typer.Typer(cls=Group, help="Training runs on the platform.", no_args_is_help=True)
 
@@ -86,19 +80,13 @@ def logs(
 ) -> None:
     """One page of a training run's logs (the newest first; --cursor for older ones),
     or --follow: new entries as they come until the run ends."""
-    from osmosis_cli.terminal.log_lines import fetch_and_show, follow_and_show
+    from osmosis_cli.terminal.log_lines import run_logs
 
-    out, client = current_output(), state(ctx).scoped_client()[0]
-    if follow:
-
-        def tail(c: Client, show: Callable[[list[LogEntry]], None]) -> str:
-            run = c.training_runs.follow_logs(name, show, limit).training_run
-            return f"Training run {run.name or name} ended: {run.status}."
-
-        follow_and_show(out, client, tail, cursor)
-        return
-    fetch_and_show(out, client, lambda c: c.training_runs.logs(name, limit, cursor),
-                   f"osmosis train logs {name}")  # fmt: skip
+    run_logs(current_output(), state(ctx).scoped_client()[0], name=name, cursor=cursor,
+             what="Training run", command=f"osmosis train logs {name}",
+             fetch=lambda c: c.training_runs.logs(name, limit, cursor),
+             follow=(lambda c, show: c.training_runs.follow_logs(name, show, limit)
+                     .training_run) if follow else None)  # fmt: skip
 
 
 

@@ -91,14 +91,7 @@ def _report(
         "url": created.platform_url,
         "commit_sha": pin.commit_sha,
         **_scope(plan, workspace),
-        "config": {
-            "rollout": exp.rollout,
-            "entrypoint": exp.entrypoint,
-            "model": exp.model_path,
-            "dataset": exp.dataset,
-            "branch": pin.branch,
-            "commit_sha": pin.commit_sha,
-        },
+        "config": submitting.config_keys(exp, pin),
     }
     steps = [{"action": "train_info", "name": created.name}, {"action": "train_list"}]
     lines = [f"Status: {created.status}", f"Rollout: {exp.rollout}", f"Model: {exp.model_path}",

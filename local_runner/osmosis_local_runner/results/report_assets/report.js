@@ -61,7 +61,18 @@
       row.cells.forEach(function (cell) {
         if (!cell) return;
         parts.push(String(cell.row));
-        cell.attempts.forEach(function (a) { parts.push(a.answer || "", a.error || ""); });
+        // the whole transcript: messages, reasoning, tool calls and their results, the
+        // model calls' errors and retries, the graders' explanations
+        cell.attempts.forEach(function (a) {
+          parts.push(a.answer || "", a.error || "");
+          (a.messages || []).forEach(function (m) {
+            parts.push(m.content || "", m.reasoning || "");
+            (m.tool_calls || []).forEach(function (c) { parts.push(c.name || "", c.arguments || ""); });
+          });
+          (a.calls || []).forEach(function (c) { parts.push(c.error || "", (c.retries || []).join(" ")); });
+          Object.keys(a.explanations || {}).forEach(function (k) { parts.push(a.explanations[k] || ""); });
+          Object.keys(a.fn_errors || {}).forEach(function (k) { parts.push(a.fn_errors[k] || ""); });
+        });
       });
       row._text = parts.join("\n").toLowerCase();
     }
@@ -209,6 +220,22 @@
     });
     return tr;
   }
+  // the previous and next rows of the list as shown (its filters and sort), opened in turn
+  function neighbours(row) {
+    var nav = el("div", "neighbours"), shown = visible();
+    var at = shown.findIndex(function (r) { return r._index === row._index; });
+    [["‹ previous row", -1, "prev-row"], ["next row ›", 1, "next-row"]].forEach(function (spec) {
+      var button = el("button", spec[2], spec[0]), other = shown[at + spec[1]];
+      button.type = "button";
+      button.disabled = !other;
+      button.dataset.testid = spec[2];
+      if (other) button.addEventListener("click", function () { openRow(other._index, true); });
+      nav.appendChild(button);
+    });
+    nav.appendChild(el("span", "muted", "row " + (at + 1) + " of " + shown.length +
+      " shown · keys: j/k move, Enter opens, Esc closes, / searches"));
+    return nav;
+  }
   function step(tr, direction) {
     var all = Array.prototype.slice.call(body.querySelectorAll("tr.row"));
     var next = all[all.indexOf(tr) + direction];
@@ -354,14 +381,18 @@
   function modelCalls(calls) {
     var holder = el("details", "calls");
     var total = calls.reduce(function (t, c) { return t + (c.duration_ms || 0); }, 0);
+    var retried = calls.reduce(function (t, c) { return t + (c.retries || []).length; }, 0);
     holder.appendChild(el("summary", null, calls.length + " model call" +
-      (calls.length === 1 ? "" : "s") + " · " + (total / 1000).toFixed(3) + "s in calls"));
+      (calls.length === 1 ? "" : "s") + (retried ? " · " + (calls.length + retried) + " tries" : "") +
+      " · " + (total / 1000).toFixed(3) + "s in calls"));
     calls.forEach(function (c, i) {
       var item = el("div", "call-item" + (c.error ? " failed" : ""));
+      var tries = (c.retries || []).length;
       item.appendChild(el("span", "call-head", "#" + (i + 1) + " at +" +
         ((c.at_ms || 0) / 1000).toFixed(3) + "s · took " + ((c.duration_ms || 0) / 1000).toFixed(3) +
-        "s · sent " + c.sent + " message" + (c.sent === 1 ? "" : "s") +
-        (c.usage ? " · " + usageText(c.usage) : "")));
+        "s" + (tries ? " over " + (tries + 1) + " tries" : "") + " · sent " + c.sent + " message" +
+        (c.sent === 1 ? "" : "s") + (c.usage ? " · " + usageText(c.usage) : "")));
+      if (tries) item.appendChild(errorLine("retried after: " + c.retries.join(", ")));
       if (c.error) item.appendChild(errorLine("model call: " + c.error));
       var raw = el("details", "raw");
       raw.appendChild(el("summary", null, "raw JSON"));
@@ -427,6 +458,7 @@
     td.colSpan = columns.length;
     var holder = el("div", "transcript");
     holder.addEventListener("click", function (event) { event.stopPropagation(); });
+    holder.appendChild(neighbours(row));
     if (row.expected !== null) holder.appendChild(el("div", "expected-line", "expected: " + row.expected));
     var system = sharedSystem(row);
     if (system !== null) {
@@ -570,6 +602,52 @@
     if (found) openRow(+found[1], false);
   }
   window.addEventListener("hashchange", fromHash);
+  // page-wide keys: / searches, Esc closes the open row (or leaves the search), j/k from
+  // nowhere start at the first row
+  document.addEventListener("keydown", function (event) {
+    var typing = event.target && /^(INPUT|SELECT|TEXTAREA)$/.test(event.target.tagName);
+    if (event.key === "/" && !typing) {
+      event.preventDefault();
+      document.getElementById("search").focus();
+    } else if (event.key === "Escape") {
+      if (typing) { event.target.blur(); return; }
+      var open = Object.keys(state.open).filter(function (k) { return state.open[k]; });
+      if (open.length) { toggle(+open[0]); }
+    } else if ((event.key === "j" || event.key === "k") && !typing &&
+               !(event.target && event.target.classList && event.target.classList.contains("row"))) {
+      var first = body.querySelector("tr.row");
+      if (first) { event.preventDefault(); first.focus(); }
+    }
+  });
+
+  // ----- a live page (a running run in the viewer): rows and cards updated in place;
+  // the reader's search, filters, sort, open rows, page, focus and scroll are kept
+  var LIVE_MS = 2000;
+  function refresh(fresh) {
+    var active = document.activeElement, focused = active && active.dataset ? active.dataset.index : null;
+    var y = window.scrollY;
+    rows = fresh.rows;
+    rows.forEach(function (row, i) { row._pos = i; row._index = rowIndex(row); });
+    data.total_rows = fresh.total_rows;
+    var cards = document.querySelector(".cards");
+    if (cards) cards.innerHTML = fresh.cards;  // built and escaped by osmosis, as the page's were
+    render();
+    if (focused !== null && focused !== undefined) focusRow(focused);
+    window.scrollTo(0, y);
+    document.body.dataset.updates = String((+document.body.dataset.updates || 0) + 1);
+  }
+  function poll() {
+    fetch(data.live, { credentials: "same-origin", cache: "no-store" })
+      .then(function (answer) { return answer.ok ? answer.json() : null; })
+      .then(function (fresh) {
+        if (!fresh) { setTimeout(poll, LIVE_MS * 2); return; }
+        refresh(fresh);
+        if (fresh.running) setTimeout(poll, LIVE_MS);
+        else document.body.dataset.live = "ended";
+      })
+      .catch(function () { setTimeout(poll, LIVE_MS * 2); });
+  }
+  if (data.live) { document.body.dataset.live = "on"; setTimeout(poll, LIVE_MS); }
   header();
   renderSlices();
   render();

@@ -7,7 +7,7 @@
     ["attempts", "attempts"], ["mean", "mean"], ["pass_at_1", "pass@1"],
     ["started", "started"], ["duration_ms", "duration"], ["cost_usd", "cost"]
   ];
-  var state = { runs: [], sort: "started", desc: true, filter: "", picked: [] };
+  var state = { runs: [], sort: "started", desc: true, filter: "", picked: [], group: null };
 
   function el(tag, text) {
     var node = document.createElement(tag);
@@ -39,6 +39,7 @@
       " " + (h % 12 || 12) + ":" + pad(d.getUTCMinutes()) + " " + (h < 12 ? "AM" : "PM") + " UTC";
   }
   function took(seconds) {
+    if (seconds < 10) return seconds.toFixed(1) + "s";
     var s = Math.floor(seconds), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
     if (h) return h + "h " + m + "m";
     return m ? m + "m " + (s % 60) + "s" : (s % 60) + "s";
@@ -73,7 +74,8 @@
     body.textContent = "";
     var needle = state.filter.toLowerCase();
     var runs = state.runs.filter(function (run) {
-      return !needle || (run.name + " " + (run.model || "") + " " + run.status).toLowerCase().indexOf(needle) >= 0;
+      var said = [run.name, run.model || "", run.status, run.group || ""].join(" ");  // config too
+      return !needle || said.toLowerCase().indexOf(needle) >= 0;
     }).sort(compare);
     runs.forEach(function (run) {
       var tr = el("tr");
@@ -109,8 +111,14 @@
     chart(runs);
     var link = document.getElementById("compare");
     if (state.picked.length === 2) {
-      link.href = "compare/" + state.picked.map(encodeURIComponent).join("/");
-      link.textContent = "compare " + state.picked.join(" vs ");
+      // A is the older run (the baseline), B the newer: a gain reads as a gain
+      var started = {};
+      state.runs.forEach(function (r) { started[r.name] = r.started || ""; });
+      var pair = state.picked.slice().sort(function (x, y) {
+        return started[x] < started[y] ? -1 : started[x] > started[y] ? 1 : 0;
+      });
+      link.href = "compare/" + pair.map(encodeURIComponent).join("/");
+      link.textContent = "compare " + pair[0] + " (A, older) vs " + pair[1] + " (B)";
       link.hidden = false;
     } else {
       link.hidden = true;
@@ -123,9 +131,39 @@
     Object.keys(attrs).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
     return node;
   }
+  // the groups of runs that measure the same thing (one config, dataset and set of eval
+  // fns): the chart plots one of them, never runs of different groups together
+  function groups(runs) {
+    var select = document.getElementById("group"), counts = {}, newest = {};
+    runs.forEach(function (r) {
+      var g = r.group || "?";
+      counts[g] = (counts[g] || 0) + 1;
+      if (!(g in newest) || (r.started || "") > newest[g]) newest[g] = r.started || "";
+    });
+    var names = Object.keys(counts).sort(function (a, b) { return newest[a] < newest[b] ? 1 : -1; });
+    var chosen = state.group && counts[state.group] ? state.group : names[0];
+    select.textContent = "";
+    names.forEach(function (g) {
+      var option = el("option", g + " (" + counts[g] + ")");
+      option.value = g;
+      option.selected = g === chosen;
+      select.appendChild(option);
+    });
+    state.group = chosen;
+    var others = runs.length - (counts[chosen] || 0);
+    document.getElementById("group-note").textContent = others ?
+      others + " run" + (others === 1 ? "" : "s") + " of other configs, datasets or eval fns not plotted" : "";
+    return runs.filter(function (r) { return (r.group || "?") === chosen; });
+  }
+  // a run's place along training: the number in its name (step-300 → 300), else its name
+  function tick(name) {
+    var found = /(\d+)(?!.*\d)/.exec(name);
+    return found ? found[1] : name.length > 10 ? name.slice(0, 9) + "…" : name;
+  }
   function chart(runs) {
     var key = document.getElementById("stat").value, box = document.getElementById("chart");
     box.textContent = "";
+    runs = groups(runs);
     var points = runs.filter(function (r) { return typeof r[key] === "number"; })
       .sort(function (a, b) {  // by start, then name (two runs may start in one second)
         var x = (a.started || "") + "\u0000" + a.name, y = (b.started || "") + "\u0000" + b.name;
@@ -152,11 +190,23 @@
       dot.appendChild(tip);
       box.appendChild(dot);
     });
-    [[lo, H - P], [hi, P]].forEach(function (tick) {
-      var text = svg("text", { x: 2, y: tick[1] + 4, "font-size": 11, fill: "#667" });
-      text.textContent = String(shown(key, tick[0]));
+    [[lo, H - P], [hi, P]].forEach(function (mark) {
+      var text = svg("text", { x: 2, y: mark[1] + 4, "font-size": 11, fill: "#667" });
+      text.textContent = String(shown(key, mark[0]));
       box.appendChild(text);
     });
+    // the x axis: each run's place (at most ~10 labels, evenly), then what it is
+    var every = Math.max(1, Math.ceil(points.length / 10));
+    points.forEach(function (r, i) {
+      if (i % every && i !== points.length - 1) return;
+      var label = svg("text", { x: x(i), y: H + 2, "font-size": 11, fill: "#667", "text-anchor": "middle" });
+      label.setAttribute("class", "xtick");
+      label.textContent = tick(r.name);
+      box.appendChild(label);
+    });
+    var axis = svg("text", { x: W / 2, y: H + 22, "font-size": 11, fill: "#667", "text-anchor": "middle" });
+    axis.textContent = "runs, oldest first (the number in each name)";
+    box.appendChild(axis);
   }
   // suite runs: a line each, linking to the suite's page (its entries compared)
   function drawSuites(suites) {
@@ -190,6 +240,10 @@
       .catch(function () { /* as above */ });
   }
   document.getElementById("stat").addEventListener("change", draw);
+  document.getElementById("group").addEventListener("change", function (event) {
+    state.group = event.target.value;
+    draw();
+  });
   document.getElementById("filter").addEventListener("input", function (event) {
     state.filter = event.target.value;
     draw();
