@@ -226,3 +226,34 @@ def test_a_run_page_leads_home_and_walks_its_rows_by_button_and_key(
         assert page.url.rstrip("/").endswith(viewer_url.split("?")[0].rstrip("/"))
     finally:
         context.close()
+
+
+def test_marking_what_the_grader_got_wrong(browser: Any, project: Path, viewer_url: str) -> None:
+    """Issue 46: an attempt marked fail with a reason from its page; the review shows under
+    it at once and, on the page, where reviewer and grader disagree."""
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    try:
+        page.goto(viewer_url)
+        page.goto(viewer_url.split("?")[0] + "runs/ckpt-100#row=1")
+        page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+        form = page.locator("[data-testid=review-form]").first
+        form.locator("select").select_option("fail")
+        form.locator("input[aria-label='reason or comment']").fill("right answer, no working")
+        form.locator("input[aria-label=tag]").fill("reward-hack?")
+        form.locator("button").click()
+        review = page.locator(".attempt .review").first
+        expect(review).to_contain_text("reviewed: fail [reward-hack?] — right answer, no working")
+        snap(page, "viewer-review")
+        page.reload()
+        page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+        agreement = page.locator("[data-testid=agreement]")
+        expect(agreement).to_contain_text("1 attempt(s) reviewed")
+        expect(agreement).to_contain_text("disagree on 1")
+        lines = (project / ".osmosis/evals/ckpt-100/reviews.jsonl").read_text().splitlines()
+        assert len(lines) == 1 and '"row": 1' in lines[0]
+        assert errors == []
+    finally:
+        context.close()

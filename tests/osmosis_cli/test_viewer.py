@@ -162,7 +162,8 @@ def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Pa
         assert update["running"] is True and len(update["rows"]) == 1
         assert "mock/live" in update["cards"]
         finished = await (await client.get("/runs/first")).text()
-        assert "connect-src" not in finished and '"live"' not in finished
+        shown = json.loads(finished.split('id="data">', 1)[1].split("</script>")[0])
+        assert "live" not in shown  # a finished run's page asks for no update
         # nothing written beside the run
         assert sorted(p.name for p in live.iterdir()) == ["manifest.json", "results.json.journal.jsonl"]
 
@@ -317,3 +318,36 @@ def test_a_port_in_use_or_an_address_not_here_is_one_line_exit_2(
     assert len(far.stderr.splitlines()) == 1
     out_of_range = invoke("eval", "view", "--no-browser", "--port", "70000")
     assert out_of_range.exit_code == 2 and "Traceback" not in out_of_range.stderr
+
+
+def test_a_review_is_written_only_with_the_pages_key_and_only_beside_the_run(
+    project: Path,
+) -> None:
+    """Writes need the key the run's page carries in a header (another site can send the
+    cookie, never read the key); the body is checked; the review lands beside the run."""
+    viewer = Viewer(project)
+    reviews = project / ".osmosis" / "evals" / "first" / "reviews.jsonl"
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        await client.get(f"/?token={viewer.token}")
+        page = await (await client.get("/runs/first")).text()
+        data = json.loads(page.split('id="data">', 1)[1].split("</script>")[0])
+        assert data["review"] == {"url": "/runs/first/reviews", "key": viewer.write_key}
+        body = {"row": 0, "attempt": 0, "verdict": "fail", "reason": "lucky guess"}
+        no_key = await client.post("/runs/first/reviews", json=body)  # the cookie alone
+        assert no_key.status == 403 and not reviews.exists()
+        headers = {"X-Osmosis-Key": viewer.write_key}
+        bad = await client.post("/runs/first/reviews", json={"verdict": "maybe"}, headers=headers)
+        assert bad.status == 400 and not reviews.exists()
+        ghost = await client.post("/runs/ghost/reviews", json=body, headers=headers)
+        assert ghost.status == 400
+        done = await client.post("/runs/first/reviews", json=body, headers=headers)
+        assert done.status == 200 and (await done.json())["verdict"] == "fail"
+        assert json.loads(reviews.read_text())["reason"] == "lucky guess"
+        compared = await (await client.get("/compare/first/second")).text()
+        shown = json.loads(compared.split('id="data">', 1)[1].split("</script>")[0])
+        assert "review" not in shown  # one run's page only
+        again = await (await client.get("/runs/first")).text()
+        assert "disagree on 1" in again and "lucky guess" in again  # the agreement view
+
+    served(viewer, check)

@@ -43,11 +43,14 @@ def compare_runs(
     eval_fns: Sequence[str] | None = None,
     by: str | None = None,
     root: Path | None = None,
+    reviewed: bool = False,
 ) -> CompareResult:
-    """A (the baseline) against B (the candidate): results, run directories, run names."""
+    """A (the baseline) against B (the candidate): results, run directories, run names.
+    ``reviewed``: attempts people reviewed (``EvalResult.review``) count as they judged."""
     from osmosis_local_runner.results.compare import compare
 
-    comparison = compare(_path(a, root), _path(b, root), eval_fns=eval_fns, by=[by] if by else ())
+    comparison = compare(_path(a, root), _path(b, root), eval_fns=eval_fns,
+                         by=[by] if by else (), reviewed=reviewed)  # fmt: skip
     if by:
         from osmosis_local_runner.results.compare_slices import compare_by
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.layout import EVALS
@@ -24,6 +24,8 @@ from osmosis_local_runner.results.scoring import counted_mean, pass_at_k
 
 if TYPE_CHECKING:
     import pandas
+
+    from osmosis_local_runner.results.reviews import Review
 
 #: where named runs live, under the project (the CLI's ``--name`` and ``name=``)
 RUNS = EVALS
@@ -248,6 +250,35 @@ class EvalResult:
             if value is not None:
                 found[k] = value
         return found
+
+    def review(
+        self,
+        row: int | None = None,
+        attempt: int | None = None,
+        *,
+        verdict: Literal["pass", "fail"] | None = None,
+        score: float | None = None,
+        reason: str | None = None,
+        comment: str | None = None,
+        tag: str | None = None,
+        author: str | None = None,
+    ) -> Review:
+        """Review the run: an attempt's ``verdict`` (or ``score``) with a ``reason`` — the
+        grader was wrong —, a ``comment`` or a ``tag`` on a row (``row``) or on the run.
+        Appended beside the run with its author (default: this user) and time; the
+        results are never changed (``eval compare --reviewed`` and the report use it)."""
+        from osmosis_local_runner.results.reviews import add_review, make_review
+
+        done = make_review(row=row, attempt=attempt, verdict=verdict, score=score,
+                           reason=reason, comment=comment, tag=tag, author=author)  # fmt: skip
+        add_review(self.path, done)
+        return done
+
+    def reviews(self) -> list[Review]:
+        """Every review of the run, in the order written."""
+        from osmosis_local_runner.results.reviews import read_reviews
+
+        return read_reviews(self.path)
 
     def to_dict(self) -> dict[str, Any]:
         """The whole results document (as ``eval run --json`` and seed runs write it)."""

@@ -302,9 +302,15 @@ def compare(
     *,
     eval_fns: Sequence[str] | None = None,
     by: Sequence[str] = (),
+    reviewed: bool = False,
 ) -> Comparison:
-    """A against B; ``by``: columns whose values each paired row keeps (compare_slices)."""
+    """A against B; ``by``: columns whose values each paired row keeps (compare_slices);
+    ``reviewed``: attempts people reviewed count as they judged them (``results.reviews``)."""
     a, b = ResultsFile(path_a), ResultsFile(path_b)
+    if reviewed:
+        from osmosis_local_runner.results.reviews import read_reviews, verdicts
+
+        a.reviewed, b.reviewed = verdicts(read_reviews(path_a)), verdicts(read_reviews(path_b))
     shared = shared_fns(a, b, eval_fns)
     side_a, side_b = scan_both(a, b, shared, by)
     return compare_sides(side_a, side_b, shared)

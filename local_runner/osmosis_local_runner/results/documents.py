@@ -165,6 +165,9 @@ class ResultsFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        #: people's verdicts, by (row, attempt), when a comparison asked to use them
+        #: (``results.reviews``): its sides read these attempts as reviewed
+        self.reviewed: dict[tuple[int, int], Any] | None = None
         if not path.exists():
             raise _problem(path, "no such file")
         if path.is_dir():

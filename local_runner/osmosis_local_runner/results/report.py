@@ -142,6 +142,7 @@ def render(
     by: str | None = None,
     live: str | None = None,
     home: str | None = None,
+    review: dict[str, str] | None = None,
 ) -> tuple[str, int]:
     """The page and how many rows it covers. ``live``: the URL (same origin) a page of a
     running run polls for :func:`live_update` — it updates in place, keeping the reader's
@@ -150,6 +151,8 @@ def render(
     data = build_data(sources, by=by)
     if live is not None:
         data["live"] = live
+    if review is not None:  # the viewer's page of one run: reviews are written from it
+        data["review"] = review
     charts = data.pop("_charts")
     slice_means = data["slices"].pop("_means", {})
     suite = suite_name(sources)
@@ -182,17 +185,52 @@ def render(
         # escaping, is inert (no 'unsafe-inline')
         "SCRIPT_HASH": script_hash(script),
         # a live page may ask its own server for updates; a written report asks nothing
-        "CONNECT": " connect-src 'self';" if live is not None else "",
-        "NAV": (
-            f'<nav class="crumbs" data-testid="crumbs"><a href="{html.escape(home)}">runs</a>'
-            f" › {html.escape(title)}</nav>"
-            if home is not None
-            else ""
-        ),
+        "CONNECT": " connect-src 'self';" if live is not None or review is not None else "",
+        "REVIEWS": reviews_html(data),
+        "NAV": _crumbs(home, title),
     }
     # one pass over the template: text inserted (user content included) is never scanned
     page = re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: parts[m.group(1)], template)
     return page, data["total_rows"]
+
+
+def _crumbs(home: str | None, title: str) -> str:
+    """The way back to the viewer's run list (a written report has none)."""
+    if home is None:
+        return ""
+    return (
+        f'<nav class="crumbs" data-testid="crumbs"><a href="{html.escape(home)}">runs</a>'
+        f" › {html.escape(title)}</nav>"
+    )
+
+
+def reviews_html(data: dict[str, Any]) -> str:
+    """Where reviewers and the grader disagree (each run's reviewed attempts)."""
+    parts = []
+    for run in data["runs"]:
+        found = run.get("agreement") or {}
+        if not found.get("reviewed"):
+            continue
+        label, fn = html.escape(run["label"]), html.escape(str(found.get("fn")))
+        rows = "".join(
+            f'<tr><td><a href="#row={d["row"]}">{d["row"]}</a></td><td>{d["attempt"]}</td>'
+            f"<td>{'pass' if d['grader'] else 'fail'}</td>"
+            f"<td>{'pass' if d['reviewer'] else 'fail'}</td>"
+            f"<td>{html.escape(d.get('reason') or '')}</td>"
+            f"<td>{html.escape(str(d.get('author') or ''))}</td></tr>"
+            for d in found["disagree"][:200]
+        )
+        table = (
+            "<table><thead><tr><th>row</th><th>attempt</th><th>grader</th><th>reviewer</th>"
+            f"<th>reason</th><th>by</th></tr></thead><tbody>{rows}</tbody></table>" if rows else ""
+        )
+        parts.append(
+            f'<section class="agreement" data-testid="agreement"><h2>Reviews of {label}</h2>'
+            f'<p class="muted">{found["reviewed"]} attempt(s) reviewed; the grader '
+            f"(<code>{fn}</code>) and the reviewers disagree on {len(found['disagree'])}</p>"
+            f"{table}</section>"
+        )
+    return "".join(parts)
 
 
 def bounded_html(data: dict[str, Any], sources: Sequence[Source]) -> str:

@@ -98,8 +98,13 @@ def _first_errors(runs: Sequence[AttemptRecord], fns: list[str]) -> dict[str, st
 
 
 def _run(source: Source, position: int) -> dict[str, Any]:
+    from osmosis_local_runner.results.reviews import agreement, read_reviews
+
     doc = source.results
+    reviews = read_reviews(doc.path)
     return {
+        "reviews": [r.to_json() for r in reviews[-5000:]],
+        "agreement": agreement(doc, reviews),
         "label": source.label,
         "path": str(doc.path),
         "model": doc.model,

@@ -74,6 +74,7 @@ class Viewer:
                 web.get("/api/runs", self._runs_json),
                 web.get("/runs/{name}", self._run),
                 web.get("/runs/{name}/live", self._run_live),
+                web.post("/runs/{name}/reviews", self._review),
                 web.get("/compare/{a}/{b}", self._compare),
                 web.get("/compare/{a}/{b}/live", self._compare_live),
                 web.get("/api/suites", self._suites_json),
@@ -85,6 +86,12 @@ class Viewer:
     @property
     def _session(self) -> str:
         return hmac.new(self.token.encode(), b"osmosis-view-cookie", "sha256").hexdigest()
+
+    @property
+    def write_key(self) -> str:
+        """What a write must carry in ``X-Osmosis-Key`` besides the cookie: given only to
+        the viewer's own pages (another site can send the cookie, never read the key)."""
+        return hmac.new(self.token.encode(), b"osmosis-view-write", "sha256").hexdigest()
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
@@ -154,10 +161,42 @@ class Viewer:
                 # a running run's page follows it in place (a written report is static)
                 live = "/".join(["", "runs" if len(names) == 1 else "compare",
                                  *map(quote, names), "live"]) if running else None  # fmt: skip
-                page, _ = render(sources, live=live, home="/")
+                # one run's page takes reviews (the key for its writes, this page only)
+                review = ({"url": f"/runs/{quote(names[0])}/reviews", "key": self.write_key}
+                          if len(names) == 1 else None)  # fmt: skip
+                page, _ = render(sources, live=live, home="/", review=review)
             except OsmosisError as exc:
                 return web.Response(status=404, text=f"{exc}\n")
         return web.Response(text=page, content_type="text/html")
+
+    async def _review(self, request: web.Request) -> web.Response:
+        """A review from a run's page: the key in a header, a small JSON body, appended
+        beside the run (``results.reviews``); the results are never written."""
+        if not hmac.compare_digest(request.headers.get("X-Osmosis-Key", ""), self.write_key):
+            return web.Response(status=403, text="a write needs the page's key\n")
+        try:
+            body = json.loads(await asyncio.wait_for(request.content.read(64 << 10), 10))
+            if not isinstance(body, dict):
+                raise ValueError("not an object")
+        except (ValueError, asyncio.TimeoutError):
+            return web.Response(status=400, text="a review is a JSON object\n")
+        return await asyncio.to_thread(self._add_review, request.match_info["name"], body)
+
+    def _add_review(self, name: str, body: dict[str, Any]) -> web.Response:
+        from osmosis_local_runner.results.reviews import add_review, make_review
+
+        with tempfile.TemporaryDirectory(prefix="osmosis-view-") as scratch:
+            try:
+                self._source(name, Path(scratch))  # a run of ours, by name, inside the root
+                fields = ("row", "attempt", "verdict", "score", "reason", "comment", "tag",
+                          "author")  # fmt: skip
+                review = make_review(**{k: body.get(k) for k in fields})
+                add_review(RunDirectory(self.runs, check_name(name)).results, review)
+            except OsmosisError as exc:
+                return web.Response(status=400, text=f"{exc}\n")
+            except OSError as exc:
+                return web.Response(status=500, text=f"cannot write the review ({exc.strerror})\n")
+        return web.Response(text=json.dumps(review.to_json()), content_type="application/json")
 
     def _live(self, names: list[str]) -> web.Response:
         """A live page's update: its rows and cards now (``results.report.live_update``)."""

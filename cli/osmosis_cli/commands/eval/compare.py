@@ -17,6 +17,16 @@ if TYPE_CHECKING:
 FLIPS_SHOWN = 20
 
 
+ReviewedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--reviewed",
+        help="Count the attempts people reviewed (in the viewer, or load_run().review) "
+        "as they judged them, not as the grader did.",
+    ),
+]
+
+
 @handle_errors
 def compare(
     ctx: typer.Context,
@@ -51,6 +61,7 @@ def compare(
             "interval per value).",
         ),
     ] = None,
+    reviewed: ReviewedOpt = False,
 ) -> None:
     """Compare two runs row by row: paired difference with a 95% interval, pass rates and
     pass@k, flipped rows with McNemar's exact test, the largest drops. A and B are results
@@ -59,7 +70,7 @@ def compare(
 
     out = current_output()
     a, b = results_path(ctx, a), results_path(ctx, b)
-    comparison = _compared(a, b, eval_fn, by)
+    comparison = _compared(a, b, eval_fn, by, reviewed)
     from osmosis_cli.commands.eval.ci import STEP_SUMMARY, step_summary
     from osmosis_local_runner.results.markdown import compare_markdown
 
@@ -78,10 +89,12 @@ def compare(
         raise typer.Exit(EXIT_NOT_PASSED)
 
 
-def _compared(a: Path, b: Path, eval_fns: list[str] | None, by: str | None) -> Comparison:
+def _compared(
+    a: Path, b: Path, eval_fns: list[str] | None, by: str | None, reviewed: bool = False
+) -> Comparison:
     from osmosis_local_runner.api.comparing import compare_runs
 
-    return compare_runs(a, b, eval_fns=eval_fns, by=by).comparison
+    return compare_runs(a, b, eval_fns=eval_fns, by=by, reviewed=reviewed).comparison
 
 
 def _num(value: float | None) -> str:

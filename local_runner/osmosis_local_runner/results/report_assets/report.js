@@ -26,7 +26,15 @@
     for (var i = 0; i < row.cells.length; i++) if (row.cells[i]) return row.cells[i].row;
     return -1;
   }
-  rows.forEach(function (row, i) { row._pos = i; row._index = rowIndex(row); });
+  function annotate(list) {  // each row's place and index; each attempt knows its row
+    list.forEach(function (row, i) {
+      row._pos = i; row._index = rowIndex(row);
+      row.cells.forEach(function (cell) {
+        if (cell) cell.attempts.forEach(function (a) { a._row = cell.row; });
+      });
+    });
+  }
+  annotate(rows);
 
   // ----- controls
   var fns = [];
@@ -338,6 +346,12 @@
       " · " + attemptStatus(a) + " · " + (scores || "no score") +
       " · " + (a.ms / 1000).toFixed(3) + "s · " + (a.usage ? usageText(a.usage) : a.tokens + " tokens");
     box.appendChild(el("h4", null, title));
+    (runs[i].reviews || []).forEach(function (r) {  // what reviewers said of this attempt
+      if (r.row === a._row && (r.attempt === a.run || r.attempt === undefined)) {
+        box.appendChild(el("div", "review", reviewText(r)));
+      }
+    });
+    if (data.review && runs.length === 1) box.appendChild(reviewForm(a, i));
     if (a.error) box.appendChild(errorLine(a.error));
     if (a.fn_errors) {
       Object.keys(a.fn_errors).forEach(function (k) { box.appendChild(errorLine("eval fn " + k + ": " + a.fn_errors[k])); });
@@ -358,6 +372,48 @@
     }
     if (a.calls && a.calls.length) box.appendChild(modelCalls(a.calls));
     return box;
+  }
+  // ----- review: a person's verdict on an attempt (the grader was wrong), a comment, a tag
+  function reviewText(r) {
+    var what = r.verdict ? "reviewed: " + r.verdict : typeof r.score === "number" ?
+      "reviewed: score " + r.score : r.tag && !r.comment ? "tag" : "comment";
+    var said = [r.reason, r.comment].filter(Boolean).join(" — ");
+    return what + (r.tag ? " [" + r.tag + "]" : "") + (said ? " — " + said : "") +
+      " (" + r.author + ", " + r.at + ")";
+  }
+  function reviewForm(a, i) {
+    var form = el("div", "review-form");
+    form.dataset.testid = "review-form";
+    var verdict = el("select");
+    verdict.setAttribute("aria-label", "verdict");
+    [["", "no verdict"], ["pass", "mark pass"], ["fail", "mark fail"]].forEach(function (v) {
+      var option = el("option", null, v[1]);
+      option.value = v[0];
+      verdict.appendChild(option);
+    });
+    var text = el("input"), tag = el("input"), save = el("button", null, "save review"), note = el("span", "muted");
+    text.placeholder = "why (or a comment)";
+    text.setAttribute("aria-label", "reason or comment");
+    tag.placeholder = "tag";
+    tag.setAttribute("aria-label", "tag");
+    save.type = "button";
+    save.addEventListener("click", function () {
+      var body = { row: a._row, attempt: a.run };
+      if (verdict.value) body.verdict = verdict.value;
+      if (text.value) body[verdict.value ? "reason" : "comment"] = text.value;
+      if (tag.value) body.tag = tag.value;
+      fetch(data.review.url, {
+        method: "POST", credentials: "same-origin", body: JSON.stringify(body),
+        headers: { "Content-Type": "application/json", "X-Osmosis-Key": data.review.key }
+      }).then(function (answer) {
+        return answer.ok ? answer.json() : answer.text().then(function (t) { throw new Error(t); });
+      }).then(function (saved) {
+        runs[i].reviews = (runs[i].reviews || []).concat([saved]);
+        render();
+      }).catch(function (e) { note.textContent = String(e.message || e).trim(); });
+    });
+    [verdict, text, tag, save, note].forEach(function (n) { form.appendChild(n); });
+    return form;
   }
   // tokens by kind, the finish reason, truncation and cost of an attempt or a call
   function usageText(u) {
@@ -627,7 +683,7 @@
     var active = document.activeElement, focused = active && active.dataset ? active.dataset.index : null;
     var y = window.scrollY;
     rows = fresh.rows;
-    rows.forEach(function (row, i) { row._pos = i; row._index = rowIndex(row); });
+    annotate(rows);
     data.total_rows = fresh.total_rows;
     var cards = document.querySelector(".cards");
     if (cards) cards.innerHTML = fresh.cards;  // built and escaped by osmosis, as the page's were

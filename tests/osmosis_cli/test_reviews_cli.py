@@ -1,0 +1,24 @@
+"""``osmosis eval compare --reviewed``: people's verdicts in place of the grader's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.osmosis_cli.conftest import Invoke
+
+RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculator", "-q",
+       "--limit", "3"]  # fmt: skip
+
+
+def test_compare_reviewed_uses_the_reviews_and_says_so(
+    invoke: Invoke, quickstart_project: Path
+) -> None:
+    from osmosis_local_runner.api import load_run
+
+    for name in ("a", "b"):
+        assert invoke(*RUN, "--name", name).exit_code == 0
+    load_run("b").review(0, 0, verdict="fail", reason="guessed")
+    plain = invoke("--json", "eval", "compare", "a", "b").data()
+    reviewed = invoke("--json", "eval", "compare", "a", "b", "--reviewed").data()
+    assert plain["eval_fns"]["grader"]["mean_b"] == 1.0
+    assert reviewed["eval_fns"]["grader"]["mean_b"] < 1.0
