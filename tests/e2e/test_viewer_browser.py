@@ -69,6 +69,9 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
             page.locator("#group option").first.text_content() or "") else 0)  # fmt: skip
         assert "1 run of other configs" in str(page.text_content("#group-note"))
         assert page.locator("#chart text.xtick").all_text_contents() == ["100", "200", "300"]
+        sweep_link = page.locator("[data-testid=sweep]")
+        assert sweep_link.text_content() == "open these 3 runs as a sweep"
+        assert "runs=ckpt-100,ckpt-200,ckpt-300" in str(sweep_link.get_attribute("href"))
         # the chosen statistic across the runs, oldest first: a point a run
         assert page.locator("#chart circle").count() == 3
         snap(page, "viewer-home")  # the mean across runs

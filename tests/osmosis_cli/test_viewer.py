@@ -351,3 +351,19 @@ def test_a_review_is_written_only_with_the_pages_key_and_only_beside_the_run(
         assert "disagree on 1" in again and "lucky guess" in again  # the agreement view
 
     served(viewer, check)
+
+
+def test_a_sweep_page_shows_the_runs_by_step_against_the_baseline(project: Path) -> None:
+    viewer = Viewer(project)
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        await client.get(f"/?token={viewer.token}")
+        page = await client.get("/sweep?runs=second,first")
+        text = await page.text()
+        assert page.status == 200 and "sweep of 2 runs" in text
+        assert "default-src 'none'" in text and "<script" not in text  # no script at all
+        assert 'data-testid="against"' in text and 'data-testid="first-solved"' in text
+        assert (await client.get("/sweep?runs=first")).status == 404  # two runs or more
+        assert (await client.get("/sweep?runs=first,ghost")).status == 404
+
+    served(viewer, check)

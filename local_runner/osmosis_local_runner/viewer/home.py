@@ -43,7 +43,7 @@ tr[data-status=stopped] .status {{ color: #b00020; }}
 <option value="truncation_rate">truncated</option><option value="cost_usd">cost</option>
 </select></h2>
 <p><label>runs of <select id="group" aria-label="which runs to plot"></select></label>
-<span id="group-note" class="muted"></span></p>
+<span id="group-note" class="muted"></span> <a id="sweep" data-testid="sweep" hidden></a></p>
 <svg id="chart" data-testid="chart" width="640" height="190" role="img"
  aria-label="the chosen statistic across one group's runs, oldest first"></svg>
 <section id="suites-section" hidden>

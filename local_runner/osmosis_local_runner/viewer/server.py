@@ -78,6 +78,7 @@ class Viewer:
                 web.get("/compare/{a}/{b}", self._compare),
                 web.get("/compare/{a}/{b}/live", self._compare_live),
                 web.get("/api/suites", self._suites_json),
+                web.get("/sweep", self._sweep),
                 web.get("/suites/{name}", self._suite),
             ]
         )
@@ -197,6 +198,24 @@ class Viewer:
             except OSError as exc:
                 return web.Response(status=500, text=f"cannot write the review ({exc.strerror})\n")
         return web.Response(text=json.dumps(review.to_json()), content_type="application/json")
+
+    async def _sweep(self, request: web.Request) -> web.Response:
+        names = [n for n in request.query.get("runs", "").split(",") if n][:50]
+        baseline = request.query.get("baseline") or None
+        return await asyncio.to_thread(self._sweep_page, names, baseline)
+
+    def _sweep_page(self, names: list[str], baseline: str | None) -> web.Response:
+        """Runs along training (``results.sweep``), each by name as its own page reads it."""
+        from osmosis_local_runner.results.sweep import sweep
+        from osmosis_local_runner.viewer.sweep_page import sweep_page
+
+        with tempfile.TemporaryDirectory(prefix="osmosis-view-") as scratch:
+            try:
+                found = [(n, self._source(n, Path(scratch)).results.path) for n in names]
+                page = sweep_page(sweep(found, baseline))
+            except OsmosisError as exc:
+                return web.Response(status=404, text=f"{exc}\n")
+        return web.Response(text=page, content_type="text/html")
 
     def _live(self, names: list[str]) -> web.Response:
         """A live page's update: its rows and cards now (``results.report.live_update``)."""

@@ -150,6 +150,12 @@
       select.appendChild(option);
     });
     state.group = chosen;
+    var members = runs.filter(function (r) { return (r.group || "?") === chosen; })
+      .sort(function (a, b) { return (a.started || "") < (b.started || "") ? -1 : 1; });
+    var link = document.getElementById("sweep");
+    link.hidden = members.length < 2;
+    link.href = "sweep?runs=" + members.map(function (r) { return encodeURIComponent(r.name); }).join(",");
+    link.textContent = "open these " + members.length + " runs as a sweep";
     var others = runs.length - (counts[chosen] || 0);
     document.getElementById("group-note").textContent = others ?
       others + " run" + (others === 1 ? "" : "s") + " of other configs, datasets or eval fns not plotted" : "";

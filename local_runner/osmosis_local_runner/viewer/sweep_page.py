@@ -1,0 +1,108 @@
+"""The viewer's sweep page: a group of runs along training, from ``results.sweep`` —
+each statistic by step, every run against the baseline (corrected for the comparisons),
+and where each row was first solved. Server-rendered: no script, the report's policy."""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+
+from osmosis_local_runner.results.sweep import STATS, Sweep
+
+LABELS = {"mean": "mean", "pass_at_1": "pass@1", "output_tokens": "output tokens",
+          "reasoning_tokens": "reasoning tokens", "truncation_rate": "truncated",
+          "cost_usd": "cost ($)"}  # fmt: skip
+POLICY = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
+def sweep_page(found: Sweep) -> str:
+    esc = html.escape
+    curves = "".join(_curve(found, stat) for stat in STATS)
+    rows = "".join(
+        f'<tr class="{"regression" if a.regression else ""}"><td>{esc(a.name)}</td>'
+        f"<td>{_num(a.diff, sign=True)}</td><td>[{_num(a.low, sign=True)}, "
+        f"{_num(a.high, sign=True)}]</td><td>{a.mcnemar_p:.3g}</td><td>{a.adjusted_p:.3g}</td>"
+        f"<td>{'regression' if a.regression else ''}</td></tr>"
+        for a in found.against
+    )
+    counts = Counter(found.first_solved.values())
+    firsts = "".join(
+        f"<tr><td>{esc(run.name)}</td><td>{counts.get(run.name, 0)}</td></tr>"
+        for run in found.runs
+    )
+    never = counts.get(None, 0)
+    title = f"sweep of {len(found.runs)} runs"
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{POLICY}">
+<title>osmosis — {esc(title)}</title>
+<style>
+body {{ font: 14px system-ui, sans-serif; margin: 2em; color: #1d2330; }}
+table {{ border-collapse: collapse; margin: .5em 0 1.5em; }}
+th, td {{ padding: 4px 10px; border-bottom: 1px solid #e3e6ec; text-align: left; }}
+tr.regression td {{ color: #b00020; }}
+.curves {{ display: flex; flex-wrap: wrap; gap: 1em; }}
+figure {{ margin: 0; }} figcaption, .muted {{ color: #667; }}
+</style></head><body>
+<nav data-testid="crumbs"><a href="/">runs</a> › {esc(title)}</nav>
+<h1 data-testid="title">{esc(title)}</h1>
+<p class="muted">eval fn <code>{esc(found.fn)}</code> · baseline (A) <b>{esc(found.baseline)}</b>
+ · every other run is B · x: the number in each run's name</p>
+<div class="curves">{curves}</div>
+<h2>Against the baseline</h2>
+<p class="muted">paired difference B − A of the mean, its 95% interval, McNemar's p and the
+same p corrected for the {len(found.against)} comparisons (Holm); a regression: the
+interval below 0 and the corrected p under 0.05</p>
+<table data-testid="against"><thead><tr><th>run</th><th>B − A</th><th>95% CI</th>
+<th>McNemar p</th><th>corrected p</th><th></th></tr></thead><tbody>{rows}</tbody></table>
+<h2>First solved at</h2>
+<p class="muted">rows first solved (an attempt passed) at each run; {never} never solved</p>
+<table data-testid="first-solved"><thead><tr><th>run</th><th>rows first solved</th></tr>
+</thead><tbody>{firsts}</tbody></table>
+</body></html>
+"""
+
+
+def _curve(found: Sweep, stat: str) -> str:
+    points = [(i, run) for i, run in enumerate(found.runs) if run.values.get(stat) is not None]
+    if len(points) < 2:
+        return ""
+    values = [run.values[stat] or 0.0 for _, run in points]
+    lo, hi = min(0.0, min(values)), max(values)
+    if stat in ("mean", "pass_at_1", "truncation_rate"):
+        hi = max(hi, 1.0)
+    hi = hi if hi > lo else lo + 1
+    w, h, pad, left = 300, 130, 18, 40
+    n = len(found.runs) - 1 or 1
+
+    def x(i: int) -> float:
+        return left + i * (w - left - pad) / n
+
+    def y(v: float) -> float:
+        return h - pad - (v - lo) * (h - 2 * pad) / (hi - lo)
+
+    line = " ".join(f"{x(i):.1f},{y(run.values[stat] or 0.0):.1f}" for i, run in points)
+    ticks = "".join(
+        f'<text x="{x(i):.1f}" y="{h + 2}" font-size="10" fill="#667" text-anchor="middle">'
+        f"{html.escape(str(run.step if run.step is not None else run.name))}</text>"
+        for i, run in points
+    )
+    dots = "".join(
+        f'<circle cx="{x(i):.1f}" cy="{y(run.values[stat] or 0.0):.1f}" r="3" fill="#3b6fd4">'
+        f"<title>{html.escape(run.name)}: {_num(run.values[stat])}</title></circle>"
+        for i, run in points
+    )
+    return (
+        f'<figure data-testid="curve-{stat}"><figcaption>{LABELS[stat]} by step</figcaption>'
+        f'<svg width="{w}" height="{h + 10}" role="img">'
+        f'<text x="2" y="{pad + 4}" font-size="10" fill="#667">{_num(hi)}</text>'
+        f'<text x="2" y="{h - pad + 4}" font-size="10" fill="#667">{_num(lo)}</text>'
+        f'<polyline points="{line}" fill="none" stroke="#3b6fd4" stroke-width="2"/>'
+        f"{dots}{ticks}</svg></figure>"
+    )
+
+
+def _num(value: float | None, sign: bool = False) -> str:
+    if value is None:
+        return "–"
+    return f"{value:+.3g}" if sign else f"{value:.3g}"

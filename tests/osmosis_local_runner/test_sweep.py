@@ -1,0 +1,58 @@
+"""A checkpoint sweep (issue 46): runs by step, each against the baseline with McNemar's
+p corrected for the comparisons (Holm), and each row's first solving checkpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.results.sweep import AgainstBaseline, _holm, step_of, sweep
+
+CONFIG = "configs/eval/quickstart.toml"
+
+
+@pytest.fixture
+def steps(quickstart_project: Path) -> list[tuple[str, Path]]:
+    from osmosis_local_runner.api import run_eval
+
+    models = {"step-300": "mock/echo", "step-100": "mock/calculator", "step-200": "mock/calculator"}
+    found = []
+    for name, model in models.items():  # given out of order: the sweep orders by step
+        run_eval(CONFIG, name=name, model=model, limit=8, n=1)
+        found.append((name, quickstart_project / ".osmosis" / "evals" / name / "results.json"))
+    return found
+
+
+def test_runs_by_step_against_the_oldest_with_the_regression_named(
+    steps: list[tuple[str, Path]],
+) -> None:
+    found = sweep(steps)
+    assert [r.name for r in found.runs] == ["step-100", "step-200", "step-300"]
+    assert [r.step for r in found.runs] == [100, 200, 300] and found.baseline == "step-100"
+    assert [r.values["mean"] for r in found.runs] == [1.0, 1.0, 0.0]
+    by = {a.name: a for a in found.against}
+    assert by["step-200"].diff == 0 and not by["step-200"].regression
+    worse = by["step-300"]
+    assert worse.diff == -1.0 and worse.high is not None and worse.high < 0
+    assert worse.adjusted_p == pytest.approx(min(1.0, 2 * worse.mcnemar_p))  # Holm: 2 tests
+    assert worse.regression
+    assert set(found.first_solved.values()) == {"step-100"}  # every row, at the first step
+    chosen = sweep(steps, baseline="step-300")
+    assert chosen.baseline == "step-300" and {a.name for a in chosen.against} == {
+        "step-100", "step-200"}
+    with pytest.raises(InvalidInputError, match="not one of"):
+        sweep(steps, baseline="step-999")
+    with pytest.raises(InvalidInputError, match="two runs or more"):
+        sweep(steps[:1])
+
+
+def test_holm_steps_down_and_never_lowers_a_later_p() -> None:
+    found = [AgainstBaseline(n, -0.1, -0.2, -0.01, p) for n, p in
+             (("a", 0.01), ("b", 0.04), ("c", 0.03))]  # fmt: skip
+    _holm(found)
+    adjusted = {a.name: a.adjusted_p for a in found}
+    assert adjusted == pytest.approx({"a": 0.03, "c": 0.06, "b": 0.06})
+    assert [a.regression for a in found] == [True, False, False]
+    assert step_of("ckpt-12-step-300") == 300 and step_of("base") is None
