@@ -95,6 +95,13 @@ class QuickstartPlan:
     #: choices left to a person (workspace names when several fit)
     choices: list[str] = field(default_factory=list)
 
+    def with_intent(self, intent: Intent) -> QuickstartPlan:
+        """The same plan for ``intent``: its next commands and agent prompt (nothing read
+        again)."""
+        from dataclasses import replace
+
+        return _finish(replace(self, intent=intent), intent)
+
     @property
     def ready(self) -> bool:
         """Logged in, a workspace, its repository connected and checked out here."""

@@ -255,6 +255,10 @@ def test_marking_what_the_grader_got_wrong(browser: Any, project: Path, viewer_u
         agreement = page.locator("[data-testid=agreement]")
         expect(agreement).to_contain_text("1 attempt(s) reviewed")
         expect(agreement).to_contain_text("disagree on 1")
+        page.check("#filter-reviewed")  # only the rows people said something of
+        expect(page.locator("[data-testid=row-count]")).to_contain_text("1 of 3 rows")
+        page.evaluate("location.hash = '#row=1&attempt=2'")  # an attempt's own address
+        expect(page.locator(".attempt[data-attempt='2']")).to_have_class(re.compile("linked"))
         lines = (project / ".osmosis/evals/ckpt-100/reviews.jsonl").read_text().splitlines()
         assert len(lines) == 1 and '"row": 1' in lines[0]
         assert errors == []

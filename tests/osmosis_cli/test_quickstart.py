@@ -101,6 +101,7 @@ def test_on_a_terminal_it_asks_what_to_do_and_records_it_when_ready(
     monkeypatch.setattr(Output, "choose", lambda self, question, options: "eval")
     result = invoke("quickstart")
     assert result.exit_code == 0, result.stderr
+    assert platform.routes[0].call_count == 1  # the intent chosen: nothing read again
     posted = platform.routes[2].calls.last.request
     assert json.loads(posted.content) == {"organizationId": "w1", "intent": "eval"}
     assert "✓ repository org/demo" in result.stderr

@@ -52,9 +52,7 @@ def quickstart(
         if plan.intent is None and out.interactive:
             chosen = out.choose("What do you want to do first?", list(qs.INTENTS))
             if chosen is not None:
-                plan = qs.plan_quickstart(client, Path.cwd(), workspace=workspace,
-                                          intent=chosen,  # type: ignore[arg-type]
-                                          platform_url=app.platform_url())  # fmt: skip
+                plan = plan.with_intent(chosen)  # type: ignore[arg-type]
         recorded = False
         # a person finished it; a plan printed for an agent (--json, a pipe) changes nothing
         if client is not None and plan.ready and plan.intent and out.interactive and not no_record:

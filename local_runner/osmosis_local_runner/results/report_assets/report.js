@@ -86,6 +86,11 @@
     }
     return row._text;
   }
+  function reviewedRow(row) {  // a person said something of it (any run's review)
+    return runs.some(function (run) {
+      return (run.reviews || []).some(function (r) { return r.row === row._index; });
+    });
+  }
   function flipped(row) {
     var passed = false, failed = false;
     row.cells.forEach(function (cell, i) {
@@ -101,6 +106,7 @@
       if (state.filter === "failed" && statusOf(row, state.run) !== "failed") return false;
       if (state.filter === "error" && statusOf(row, state.run) !== "error") return false;
       if (state.filter === "flipped" && !flipped(row)) return false;
+      if (state.filter === "reviewed" && !reviewedRow(row)) return false;
       if (state.slice && state.value !== null && row.meta[state.slice] !== state.value) return false;
       return !q || haystack(row).indexOf(q) >= 0;
     });
@@ -345,7 +351,13 @@
     var title = runs[i].label + " · attempt " + a.run + (a.tag ? " (" + a.tag + ")" : "") +
       " · " + attemptStatus(a) + " · " + (scores || "no score") +
       " · " + (a.ms / 1000).toFixed(3) + "s · " + (a.usage ? usageText(a.usage) : a.tokens + " tokens");
-    box.appendChild(el("h4", null, title));
+    var head = el("h4", null, title + " ");
+    var own = el("a", "attempt-link", "#");  // this attempt's own address
+    own.href = "#row=" + a._row + "&attempt=" + a.run;
+    own.title = "link to this attempt";
+    head.appendChild(own);
+    box.appendChild(head);
+    box.dataset.attempt = String(a.run);
     (runs[i].reviews || []).forEach(function (r) {  // what reviewers said of this attempt
       if (r.row === a._row && (r.attempt === a.run || r.attempt === undefined)) {
         box.appendChild(el("div", "review", reviewText(r)));
@@ -653,9 +665,14 @@
   });
   document.getElementById("prev").addEventListener("click", function () { state.page--; render(); });
   document.getElementById("next").addEventListener("click", function () { state.page++; render(); });
-  function fromHash() {
-    var found = /^#row=(\d+)$/.exec(location.hash);
-    if (found) openRow(+found[1], false);
+  function fromHash() {  // #row=N opens a row; #row=N&attempt=K also brings its attempt into view
+    var found = /^#row=(\d+)(?:&attempt=(\d+))?$/.exec(location.hash);
+    if (!found) return;
+    openRow(+found[1], false);
+    if (found[2] !== undefined) {
+      var box = body.querySelector('.attempt[data-attempt="' + found[2] + '"]');
+      if (box && box.scrollIntoView) { box.scrollIntoView({ block: "start" }); box.classList.add("linked"); }
+    }
   }
   window.addEventListener("hashchange", fromHash);
   // page-wide keys: / searches, Esc closes the open row (or leaves the search), j/k from
