@@ -475,6 +475,7 @@ def test_a_reasoning_models_report_shows_its_thinking_tokens_and_cost(
         assert str(thought.locator("pre").text_content()).startswith("Let me work it out")
         title = str(transcript.locator(".attempt h4").first.text_content())
         assert " out (" in title and "reasoning)" in title and "$" in title
+        transcript.locator(".tab[data-tab='model calls']").first.click()
         calls = transcript.locator("details.calls").first
         calls.locator("summary").first.click()
         assert "reasoning)" in str(calls.locator(".call-head").first.text_content())

@@ -98,6 +98,16 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         assert page.locator("tr.row").count() == 2
         # transcript depth: an attempt's model calls, timed, the raw JSON on demand
         page.locator("tr.row").first.click()
+        # an attempt's tabs: the timeline above them, its model calls in their own tab
+        first = page.locator(".transcript .attempt").first
+        assert first.locator(".timeline .seg").count() == 1
+        assert first.locator(".tab").all_text_contents() == [
+            "transcript", "model calls", "scoring", "metadata", "raw JSON"]
+        first.locator(".tab[data-tab='scoring']").click()
+        assert "grader: 1.000 · passed" in str(first.locator("[data-panel=scoring]").text_content())
+        first.locator(".tab[data-tab='raw JSON']").click()
+        assert '"scores"' in str(first.locator("pre.raw-attempt").text_content())
+        first.locator(".tab[data-tab='model calls']").click()
         calls = page.locator(".transcript details.calls").first
         calls.locator("summary").first.click()
         assert re.match(r"1 model call · \d+\.\d{3}s in calls", str(calls.locator("summary").first.text_content()))

@@ -8,7 +8,7 @@
   var PAGE = 50;
   var state = {
     fn: null, run: 0, filter: "all", query: "", page: 0, open: {},
-    sort: { key: "row", dir: 1 }, slice: data.slice_by || "", value: null
+    sort: { key: "row", dir: 1 }, slice: data.slice_by || "", value: null, tab: null
   };
 
   function el(tag, cls, text) {
@@ -373,17 +373,97 @@
         box.appendChild(el("div", "explanation", k + " says: " + a.explanations[k]));
       });
     }
-    if (a.messages) {  // (rows beyond the transcripts kept have none: said below)
-      a.messages.forEach(function (m, j) {
-        if (j === 0 && system !== null && m.role === "system") return;  // shown once above
-        box.appendChild(message(m));
-      });
-    } else {
-      box.appendChild(el("p", "muted", "answer: " + (a.answer || "(none)") +
-        " — the transcript is not in this report (it is in the results document)"));
-    }
-    if (a.calls && a.calls.length) box.appendChild(modelCalls(a.calls));
+    if (a.calls && a.calls.length) box.appendChild(timeline(a));
+    tabs(box, [
+      ["transcript", function (panel) {
+        if (a.messages) {  // (rows beyond the transcripts kept have none: said below)
+          a.messages.forEach(function (m, j) {
+            if (j === 0 && system !== null && m.role === "system") return;  // shown once above
+            panel.appendChild(message(m));
+          });
+        } else {
+          panel.appendChild(el("p", "muted", "answer: " + (a.answer || "(none)") +
+            " — the transcript is not in this report (it is in the results document)"));
+        }
+      }],
+      ["model calls", function (panel) {
+        if (a.calls && a.calls.length) panel.appendChild(modelCalls(a.calls));
+        else panel.appendChild(el("p", "muted", "no model call kept (transcripts off, or none made)"));
+      }],
+      ["scoring", function (panel) { scoring(panel, a); }],
+      ["metadata", function (panel) {
+        [["attempt", a.run], ["model", a.tag || "primary"], ["took", (a.ms / 1000).toFixed(3) + "s"],
+         ["tokens", a.usage ? usageText(a.usage) : a.tokens], ["status", attemptStatus(a)]]
+          .forEach(function (kv) { panel.appendChild(el("div", "kv", kv[0] + ": " + kv[1])); });
+      }],
+      ["raw JSON", function (panel) {
+        var copy = {};
+        Object.keys(a).forEach(function (k) { if (k.charAt(0) !== "_") copy[k] = a[k]; });
+        panel.appendChild(el("pre", "raw-attempt", JSON.stringify(copy, null, 2)));
+      }]
+    ]);
     return box;
+  }
+  // an attempt's views as tabs; the tab chosen last is every attempt's (a reader comparing
+  // model calls sees them all), and each panel is built when first shown
+  function tabs(box, specs) {
+    var bar = el("div", "tabs"), panels = {};
+    bar.setAttribute("role", "tablist");
+    specs.forEach(function (spec) {
+      var button = el("button", "tab", spec[0]);
+      button.type = "button";
+      button.setAttribute("role", "tab");
+      button.dataset.tab = spec[0];
+      button.addEventListener("click", function (event) {
+        event.stopPropagation();
+        state.tab = spec[0];
+        show(spec[0]);
+      });
+      bar.appendChild(button);
+    });
+    box.appendChild(bar);
+    function show(name) {
+      specs.forEach(function (spec) {
+        var panel = panels[spec[0]];
+        if (spec[0] === name && !panel) {
+          panel = panels[spec[0]] = el("div", "panel");
+          panel.dataset.panel = spec[0];
+          spec[1](panel);
+          box.appendChild(panel);
+        }
+        if (panel) panel.hidden = spec[0] !== name;
+      });
+      Array.prototype.forEach.call(bar.children, function (b) {
+        b.setAttribute("aria-selected", b.dataset.tab === name ? "true" : "false");
+      });
+    }
+    show(state.tab || "transcript");
+  }
+  function scoring(panel, a) {
+    Object.keys(a.scores || {}).forEach(function (fn) {
+      var line = fn + ": " + fmt(a.scores[fn]) + " · " + (a.pass && a.pass[fn] ? "passed" : "did not pass");
+      panel.appendChild(el("div", "kv", line));
+      if (a.explanations && a.explanations[fn]) panel.appendChild(el("div", "explanation", fn + " says: " + a.explanations[fn]));
+      if (a.fn_errors && a.fn_errors[fn]) panel.appendChild(errorLine("eval fn " + fn + ": " + a.fn_errors[fn]));
+    });
+    if (!Object.keys(a.scores || {}).length) panel.appendChild(el("p", "muted", "no score (" + attemptStatus(a) + ")"));
+  }
+  // where the attempt's time went: each model call placed on the attempt's span (failed
+  // tries said), the rest being the rollout's own work and the grading
+  function timeline(a) {
+    var bar = el("div", "timeline"), span = Math.max(a.ms || 0, 1);
+    bar.title = "the attempt's " + (span / 1000).toFixed(3) + "s: model calls marked";
+    a.calls.forEach(function (c, i) {
+      var seg = el("span", "seg" + (c.error ? " failed" : "") + ((c.retries || []).length ? " retried" : ""));
+      seg.style.left = Math.min(100, 100 * (c.at_ms || 0) / span) + "%";
+      seg.style.width = Math.max(0.5, 100 * (c.duration_ms || 0) / span) + "%";
+      seg.title = "call #" + (i + 1) + ": +" + ((c.at_ms || 0) / 1000).toFixed(3) + "s, " +
+        ((c.duration_ms || 0) / 1000).toFixed(3) + "s" +
+        ((c.retries || []).length ? ", " + (c.retries.length + 1) + " tries (" + c.retries.join(", ") + ")" : "") +
+        (c.error ? ", failed: " + c.error : "");
+      bar.appendChild(seg);
+    });
+    return bar;
   }
   // ----- review: a person's verdict on an attempt (the grader was wrong), a comment, a tag
   function reviewText(r) {
