@@ -476,6 +476,9 @@ def test_a_reasoning_models_report_shows_its_thinking_tokens_and_cost(
         title = str(transcript.locator(".attempt h4").first.text_content())
         assert " out (" in title and "reasoning)" in title and "$" in title
         transcript.locator(".tab[data-tab='model calls']").first.click()
+        # the tab chosen is every attempt's at once (a reader compares their calls)
+        assert transcript.locator("[data-panel='model calls']:visible").count() == (
+            transcript.locator(".attempt").count())  # fmt: skip
         calls = transcript.locator("details.calls").first
         calls.locator("summary").first.click()
         assert "reasoning)" in str(calls.locator(".call-head").first.text_content())

@@ -416,8 +416,10 @@
       button.dataset.tab = spec[0];
       button.addEventListener("click", function (event) {
         event.stopPropagation();
-        state.tab = spec[0];
-        show(spec[0]);
+        state.tab = spec[0];  // every attempt shown turns to it, and every one shown later
+        Array.prototype.forEach.call(document.querySelectorAll(".attempt"), function (other) {
+          if (other._show) other._show(spec[0]);
+        });
       });
       bar.appendChild(button);
     });
@@ -437,6 +439,7 @@
         b.setAttribute("aria-selected", b.dataset.tab === name ? "true" : "false");
       });
     }
+    box._show = show;
     show(state.tab || "transcript");
   }
   function scoring(panel, a) {
