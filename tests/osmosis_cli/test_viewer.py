@@ -367,3 +367,44 @@ def test_a_sweep_page_shows_the_runs_by_step_against_the_baseline(project: Path)
         assert (await client.get("/sweep?runs=first,ghost")).status == 404
 
     served(viewer, check)
+
+
+def test_the_json_api_pages_filters_and_opens_rows_on_the_library(project: Path) -> None:
+    """Issue 46: what a script or another page reads — a run, its rows page by page with
+    filters and search, a row whole, a comparison — behind the same token."""
+    viewer = Viewer(project)
+
+    async def get(client: TestClient[Any, Any], path: str) -> Any:
+        answer = await client.get(path)
+        assert answer.status == 200, (path, await answer.text())
+        return await answer.json()
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        assert (await client.get("/api/runs/first")).status == 403
+        await client.get(f"/?token={viewer.token}")
+        run = await get(client, "/api/runs/first")
+        assert run["name"] == "first" and run["summary"]["total_rows"] == 3
+        assert run["reviews"] == []
+        page = await get(client, "/api/runs/first/rows?limit=2")
+        assert [r["index"] for r in page["rows"]] == [0, 1] and page["next_offset"] == 2
+        assert page["matched"] == 3 and page["rows"][0]["attempts"][0]["passed"] is True
+        rest = await get(client, "/api/runs/first/rows?offset=2&limit=2")
+        assert [r["index"] for r in rest["rows"]] == [2] and rest["next_offset"] is None
+        assert (await get(client, "/api/runs/first/rows?status=failed"))["matched"] == 0
+        assert (await get(client, "/api/runs/first/rows?status=passed"))["matched"] == 3
+        found = await get(client, "/api/runs/first/rows?q=calculator")  # in the transcript
+        assert found["matched"] == 3
+        assert (await get(client, "/api/runs/first/rows?q=no%20such%20words"))["matched"] == 0
+        row = await get(client, "/api/runs/first/rows/1")
+        assert row["index"] == 1 and len(row["attempts"]) == 3
+        assert row["attempts"][0]["messages"][0]["role"] == "system"
+        assert row["attempts"][0]["calls"][0]["sent"] >= 1
+        compared = await get(client, "/api/compare/first/second")
+        assert "grader" in compared["eval_fns"]
+        for bad, status in (("/api/runs/first/rows/99", 404), ("/api/runs/first/rows/x", 400),
+                            ("/api/runs/first/rows?status=odd", 400),
+                            ("/api/runs/first/rows?offset=-1", 400),
+                            ("/api/runs/ghost", 404)):  # fmt: skip
+            assert (await client.get(bad)).status == status, bad
+
+    served(viewer, check)

@@ -28,6 +28,7 @@ from osmosis_local_runner.results.documents import ResultsFile
 from osmosis_local_runner.results.report import live_update, render
 from osmosis_local_runner.results.sources import Source, unique_labels
 from osmosis_local_runner.run.rundir import RunDirectory, check_name
+from osmosis_local_runner.viewer import api
 from osmosis_local_runner.viewer.home import home_page
 from osmosis_local_runner.viewer.partial import partial_document
 from osmosis_local_runner.viewer.suites import list_suites, suite_sources
@@ -79,6 +80,10 @@ class Viewer:
                 web.get("/compare/{a}/{b}/live", self._compare_live),
                 web.get("/api/suites", self._suites_json),
                 web.get("/sweep", self._sweep),
+                web.get("/api/runs/{name}", self._api_run),
+                web.get("/api/runs/{name}/rows", self._api_rows),
+                web.get("/api/runs/{name}/rows/{index}", self._api_row),
+                web.get("/api/compare/{a}/{b}", self._api_compare),
                 web.get("/suites/{name}", self._suite),
             ]
         )
@@ -198,6 +203,54 @@ class Viewer:
             except OSError as exc:
                 return web.Response(status=500, text=f"cannot write the review ({exc.strerror})\n")
         return web.Response(text=json.dumps(review.to_json()), content_type="application/json")
+
+    # ------------------------------------------------------------ the JSON API (api.py)
+
+    async def _api_run(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        return await asyncio.to_thread(self._read, [name], lambda s: api.run_json(
+            s[0].results, name, RunDirectory(self.runs, name).results))  # fmt: skip
+
+    async def _api_rows(self, request: web.Request) -> web.Response:
+        query = request.query
+        try:
+            offset, limit = int(query.get("offset", 0)), int(query.get("limit", 50))
+        except ValueError:
+            return web.Response(status=400, text="offset and limit are whole numbers\n")
+        status = query.get("status")
+        if (status is not None and status not in api.STATUSES) or offset < 0:
+            return web.Response(status=400, text=f"offset >= 0; status one of {api.STATUSES}\n")
+        return await asyncio.to_thread(
+            self._read, [request.match_info["name"]],
+            lambda s: api.rows_json(s[0].results, offset=offset, limit=limit, status=status,
+                                    query=query.get("q")),
+        )  # fmt: skip
+
+    async def _api_row(self, request: web.Request) -> web.Response:
+        try:
+            index = int(request.match_info["index"])
+        except ValueError:
+            return web.Response(status=400, text="a row's index is a whole number\n")
+        return await asyncio.to_thread(self._read, [request.match_info["name"]],
+                                       lambda s: api.row_json(s[0].results, index))  # fmt: skip
+
+    async def _api_compare(self, request: web.Request) -> web.Response:
+        names = [request.match_info["a"], request.match_info["b"]]
+        return await asyncio.to_thread(
+            self._read, names, lambda s: api.compare_json(s[0].results.path, s[1].results.path)
+        )
+
+    def _read(self, names: list[str], answer: Callable[[list[Source]], Any]) -> web.Response:
+        """``answer`` of the runs by name (an unfinished one as its journal holds), as
+        JSON; a run not found, or nothing to answer, is 404."""
+        with tempfile.TemporaryDirectory(prefix="osmosis-view-") as scratch:
+            try:
+                found = answer([self._source(name, Path(scratch)) for name in names])
+            except OsmosisError as exc:
+                return web.Response(status=404, text=f"{exc}\n")
+        if found is None:
+            return web.Response(status=404, text="no such row\n")
+        return web.Response(text=api.dumps(found), content_type="application/json")
 
     async def _sweep(self, request: web.Request) -> web.Response:
         names = [n for n in request.query.get("runs", "").split(",") if n][:50]
