@@ -269,6 +269,10 @@ def test_marking_what_the_grader_got_wrong(browser: Any, project: Path, viewer_u
         expect(page.locator("[data-testid=row-count]")).to_contain_text("1 of 3 rows")
         page.evaluate("location.hash = '#row=1&attempt=2'")  # an attempt's own address
         expect(page.locator(".attempt[data-attempt='2']")).to_have_class(re.compile("linked"))
+        page.goto(viewer_url.split("?")[0])  # the home: the run's tag beside its name
+        expect(page.locator("tr[data-name=ckpt-100] .tag")).to_have_text("reward-hack?")
+        page.fill("#filter", "reviewed")
+        expect(page.locator("#body tr")).to_have_count(1)
         lines = (project / ".osmosis/evals/ckpt-100/reviews.jsonl").read_text().splitlines()
         assert len(lines) == 1 and '"row": 1' in lines[0]
         assert errors == []

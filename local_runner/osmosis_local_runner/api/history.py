@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,9 @@ class RunInfo:
     #: runs that measure the same thing — one config, one dataset (by digest), the same
     #: eval fns — share it: the viewer plots a group's runs together, never others
     group: str | None = None
+    #: what people said of the run: its tags (a run's or its rows'), how many reviews
+    tags: list[str] = field(default_factory=list)
+    reviews: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -145,7 +148,15 @@ def _from_head(run: RunDirectory, head: dict[str, Any], facts: _Facts) -> RunInf
         truncation_rate=_number(usage.get("truncation_rate")),
         cost_usd=_number(usage.get("cost_usd")),
         group=_group(facts, fns),
+        **_reviewed(run),
     )  # fmt: skip
+
+
+def _reviewed(run: RunDirectory) -> dict[str, Any]:
+    from osmosis_local_runner.results.reviews import read_reviews
+
+    said = read_reviews(run.results)
+    return {"tags": sorted({r.tag for r in said if r.tag}), "reviews": len(said)}
 
 
 def _group(facts: _Facts, fns: Any) -> str:

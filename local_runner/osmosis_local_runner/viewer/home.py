@@ -25,12 +25,14 @@ tr[data-status=running] .status {{ color: #b26b00; }}
 tr[data-status=stopped] .status {{ color: #b00020; }}
 #bar {{ display: flex; gap: 1em; align-items: center; margin-bottom: 1em; }}
 .muted {{ color: #667; }}
+.tag {{ font-size: 11px; background: #efe7f6; color: #6a3d9a; padding: 0 5px; border-radius: 3px; }}
 </style>
 </head>
 <body>
 <h1>Runs</h1>
 <div id="bar">
-<input id="filter" type="search" placeholder="filter by name, model, status or config">
+<input id="filter" type="search"
+ placeholder="filter by name, model, status, config, tag or reviewed">
 <span id="count" data-testid="count"></span>
 <a id="compare" hidden></a>
 </div>

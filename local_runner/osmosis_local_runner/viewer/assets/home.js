@@ -74,7 +74,9 @@
     body.textContent = "";
     var needle = state.filter.toLowerCase();
     var runs = state.runs.filter(function (run) {
-      var said = [run.name, run.model || "", run.status, run.group || ""].join(" ");  // config too
+      // config and people's tags too ("reviewed" finds the runs people said something of)
+      var said = [run.name, run.model || "", run.status, run.group || "",
+                  (run.tags || []).join(" "), run.reviews ? "reviewed" : ""].join(" ");
       return !needle || said.toLowerCase().indexOf(needle) >= 0;
     }).sort(compare);
     runs.forEach(function (run) {
@@ -99,6 +101,12 @@
           var link = el("a", run.name);
           link.href = "runs/" + encodeURIComponent(run.name);
           cell.appendChild(link);
+          (run.tags || []).forEach(function (tag) {  // people's tags, beside the name
+            var badge = el("span", tag);
+            badge.className = "tag";
+            cell.appendChild(document.createTextNode(" "));
+            cell.appendChild(badge);
+          });
         } else {
           cell.textContent = String(shown(column[0], run[column[0]], run));
         }
