@@ -49,6 +49,7 @@ __all__ = [
     "load_run",
     "run_eval",
     "run_suite",
+    "sweep_runs",
 ]
 
 

@@ -56,3 +56,14 @@ def test_holm_steps_down_and_never_lowers_a_later_p() -> None:
     assert adjusted == pytest.approx({"a": 0.03, "c": 0.06, "b": 0.06})
     assert [a.regression for a in found] == [True, False, False]
     assert step_of("ckpt-12-step-300") == 300 and step_of("base") is None
+
+
+def test_sweep_runs_takes_names_runs_or_paths_as_compare_runs_does(
+    steps: list[tuple[str, Path]],
+) -> None:
+    from osmosis_local_runner import load_run, sweep_runs
+
+    found = sweep_runs(["step-300", load_run("step-100"), steps[2][1]], baseline="step-200")
+    assert [r.name for r in found.runs] == ["step-100", "step-200", "step-300"]
+    assert found.baseline == "step-200"
+    assert found.to_json()["against"][1]["regression"] is True  # step-300 against step-200

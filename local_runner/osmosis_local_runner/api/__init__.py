@@ -1,10 +1,12 @@
 """The runner as a library (docs/python-api.md): ``run_eval`` / ``arun_eval`` run what
 ``osmosis eval run`` and the seed form run, ``run_suite`` / ``arun_suite`` a suite,
-``load_run`` opens a run, ``compare_runs`` compares two — the CLI's local commands are a
+``load_run`` opens a run, ``compare_runs`` compares two, ``sweep_runs`` reads N along
+training — the CLI's local commands are a
 skin over the same code (``run/session.py``)."""
 
 from osmosis_local_runner.api.comparing import CompareResult as CompareResult
 from osmosis_local_runner.api.comparing import compare_runs as compare_runs
+from osmosis_local_runner.api.comparing import sweep_runs as sweep_runs
 from osmosis_local_runner.api.results import Attempt as Attempt
 from osmosis_local_runner.api.results import EvalResult as EvalResult
 from osmosis_local_runner.api.results import FnSummary as FnSummary

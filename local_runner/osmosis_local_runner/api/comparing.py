@@ -9,6 +9,7 @@ from typing import Any
 
 from osmosis_local_runner.api.results import EvalResult, run_path
 from osmosis_local_runner.results.compare import Comparison
+from osmosis_local_runner.results.sweep import Sweep
 
 RunRef = EvalResult | str | Path
 
@@ -58,8 +59,26 @@ def compare_runs(
     return CompareResult(comparison)
 
 
+def sweep_runs(
+    refs: Sequence[RunRef], *, baseline: RunRef | None = None, root: Path | None = None
+) -> Sweep:
+    """Runs along training read together (what the viewer's sweep page shows): ordered by
+    the number in their names; each statistic by step; every run against ``baseline``
+    (default: the first step) with McNemar's p corrected for the comparisons (Holm) and
+    regressions flagged; each row's first checkpoint that solved it."""
+    from osmosis_local_runner.api.results import _name_of
+    from osmosis_local_runner.results.sweep import sweep
+
+    def named(ref: RunRef) -> tuple[str, Path]:
+        path = _path(ref, root)
+        return (ref.name if isinstance(ref, EvalResult) else _name_of(path)), path
+
+    runs = [named(ref) for ref in refs]
+    return sweep(runs, named(baseline)[0] if baseline is not None else None)
+
+
 def _path(ref: RunRef, root: Path | None) -> Path:
     return ref.path if isinstance(ref, EvalResult) else run_path(ref, root=root)
 
 
-__all__ = ["CompareResult", "compare_runs"]
+__all__ = ["CompareResult", "compare_runs", "sweep_runs"]
