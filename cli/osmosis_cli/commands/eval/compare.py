@@ -27,6 +27,16 @@ ReviewedOpt = Annotated[
 ]
 
 
+MarkdownOpt = Annotated[
+    bool,
+    typer.Option(
+        "--markdown",
+        help="Print the comparison as Markdown (the verdict, the table, the largest drops): "
+        "a pull request's comment.",
+    ),
+]
+
+
 @handle_errors
 def compare(
     ctx: typer.Context,
@@ -62,6 +72,7 @@ def compare(
         ),
     ] = None,
     reviewed: ReviewedOpt = False,
+    markdown: MarkdownOpt = False,
 ) -> None:
     """Compare two runs row by row: paired difference with a 95% interval, pass rates and
     pass@k, flipped rows with McNemar's exact test, the largest drops. A and B are results
@@ -76,6 +87,17 @@ def compare(
 
     if os.environ.get(STEP_SUMMARY):
         step_summary(out, compare_markdown(comparison, fail_if_worse))
+    if markdown:  # a pull request's comment, a report's section
+        out.stdout.write(compare_markdown(comparison, fail_if_worse) + "\n")
+        out.stdout.flush()
+        out.emitted = True
+    else:
+        _show(out, comparison, fail_if_worse)
+    if fail_if_worse is not None and comparison.regressions(fail_if_worse):
+        raise typer.Exit(EXIT_NOT_PASSED)
+
+
+def _show(out: Output, comparison: Comparison, fail_if_worse: float | None) -> None:
     document = comparison.to_json(fail_if_worse)
     lines = [
         "\t".join(
@@ -85,8 +107,6 @@ def compare(
     ]
     if not out.detail_result(document, lines=lines):
         show_comparison(out, comparison, fail_if_worse)
-    if fail_if_worse is not None and comparison.regressions(fail_if_worse):
-        raise typer.Exit(EXIT_NOT_PASSED)
 
 
 def _compared(
