@@ -92,6 +92,7 @@ compare: Compare two runs row by row (paired difference, flips, pass@k).
 report: Write one self-contained HTML report of one run or several.
 rescore: Re-grade a run's saved transcripts with new eval fns.
 view: Browse this project's runs in a local, live viewer.
+schema: The JSON Schema of the results document and a run directory.
 [osmosis_cli.commands.rubric:register_eval]
 rubric: Score every solution in a JSONL file with a judge and a rubric.
 # Run on the platform

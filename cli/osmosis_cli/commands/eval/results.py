@@ -1,10 +1,10 @@
-"""The results commands on the ``eval`` group: compare, rescore, report, view."""
+"""The results commands on the ``eval`` group: compare, rescore, report, view, schema."""
 
 from __future__ import annotations
 
 import typer
 
-from osmosis_cli.commands.eval import compare, report, rescore, view
+from osmosis_cli.commands.eval import compare, report, rescore, schema, view
 from osmosis_cli.terminal.declare import Command
 
 
@@ -13,3 +13,4 @@ def register(app: typer.Typer) -> None:
     app.command("rescore", cls=Command)(rescore.rescore)
     app.command("report", cls=Command)(report.report)
     app.command("view", cls=Command)(view.view)
+    app.command("schema", cls=Command)(schema.schema)

@@ -1,0 +1,130 @@
+"""What a run writes, as a contract others can check: the JSON Schema (2020-12) of the
+results document and the files of a named run's directory (``osmosis eval schema``).
+Versioned: :data:`SCHEMA_VERSION` moves when a field changes meaning or goes away; new
+fields may appear at any time (``additionalProperties`` stays open)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+_NUMBER = {"type": "number"}
+_COUNT = {"type": "integer", "minimum": 0}
+_TEXT = {"type": "string"}
+_MAYBE_TEXT = {"type": ["string", "null"]}
+
+ATTEMPT: dict[str, Any] = {
+    "type": "object",
+    "required": ["run_index", "success", "scores", "duration_ms"],
+    "properties": {
+        "run_index": _COUNT,
+        "success": {"type": "boolean", "description": "the rollout ran and was graded"},
+        "skipped": {"type": "boolean"},
+        "scores": {
+            "type": "object",
+            "additionalProperties": _NUMBER,
+            "description": "each eval fn's score",
+        },
+        "fn_errors": {"type": ["object", "null"], "additionalProperties": _TEXT},
+        "error": _MAYBE_TEXT,
+        "answer": _MAYBE_TEXT,
+        "duration_ms": _NUMBER,
+        "tokens": _COUNT,
+        "model_tag": _MAYBE_TEXT,
+        "usage": {
+            "type": ["object", "null"],
+            "description": "tokens by kind, finish "
+            "reason, truncation and cost of the attempt's model calls",
+        },
+        "messages": {"type": "array", "description": "the final conversation (transcripts)"},
+        "model_calls": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "at_ms": _NUMBER,
+                    "duration_ms": _NUMBER,
+                    "sent": _COUNT,
+                    "usage": {"type": "object"},
+                    "request": _TEXT,
+                    "response": _TEXT,
+                    "error": _TEXT,
+                    "retries": {"type": "array", "items": _TEXT},
+                },
+            },
+        },
+    },
+}
+ROW: dict[str, Any] = {
+    "type": "object",
+    "required": ["row_index", "runs"],
+    "properties": {
+        "row_index": _COUNT,
+        "row_digest": _TEXT,
+        "prompt": {"description": "the row's prompt as the dataset had it"},
+        "expected": {"description": "its expected answer (ground truth)"},
+        "metadata": {"type": ["object", "null"]},
+        "runs": {"type": "array", "items": ATTEMPT},
+    },
+}
+RESULTS: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": f"https://osmosis.ai/schemas/results/v{SCHEMA_VERSION}",
+    "title": "osmosis results document",
+    "type": "object",
+    "required": ["config", "summary", "rows"],
+    "properties": {
+        "config": {
+            "type": "object",
+            "required": ["model", "n_runs", "eval_fns"],
+            "properties": {
+                "model": _TEXT,
+                "n_runs": {"type": "integer", "minimum": 1},
+                "pass_threshold": _NUMBER,
+                "eval_fns": {"type": "array", "items": _TEXT},
+                "dataset": {},
+                "limit": {},
+                "seed": {},
+                "base_url": {},
+            },
+        },
+        "summary": {
+            "type": "object",
+            "required": ["total_rows", "total_runs", "status"],
+            "properties": {
+                "total_rows": _COUNT,
+                "total_runs": _COUNT,
+                "errored_runs": _COUNT,
+                "status": {"enum": ["finished", "stopped", "running"]},
+                "eval_fns": {"type": "object", "additionalProperties": {"type": "object"}},
+                "usage": {"type": "object"},
+                "total_duration_ms": _NUMBER,
+            },
+        },
+        "rows": {"type": "array", "items": ROW},
+    },
+}
+#: a named run's directory (``.osmosis/evals/NAME/``): the published layout and ours
+LAYOUT: dict[str, str] = {
+    "results.json": "the results document (the schema above), written when the run ends",
+    "results.json.journal.jsonl": "append-only: a header, then one finished attempt a line "
+    "(what a resumed or unfinished run is read from)",
+    "manifest.json": "what ran: inputs (model, dataset digest and rows, n, rollout), "
+    "provenance (tool version, config path, settings), the run's id",
+    "index.jsonl": "the published CLI's index: one line per row (published layout)",
+    "summary.jsonl": "the published CLI's per-row summary lines",
+    "events.jsonl": "the published CLI's events",
+    "progress.json": "how far the run got (attempts done of all)",
+    "metrics.json": "the published metrics document",
+    "logs.txt": "the run's log, secrets scrubbed",
+    "reviews.jsonl": "append-only: people's reviews (verdicts, comments, tags), if any",
+}
+
+
+def schema_document() -> dict[str, Any]:
+    """What ``osmosis eval schema`` prints."""
+    return {"schema_version": SCHEMA_VERSION, "results": RESULTS, "run_directory": LAYOUT}
+
+
+__all__ = ["LAYOUT", "RESULTS", "SCHEMA_VERSION", "schema_document"]
