@@ -93,16 +93,16 @@ def latest(get: Callable[[str], object] | None = None, name: str = DIST) -> str:
             f"cannot read the latest version of {name} from PyPI ({type(exc).__name__})",
             hint="check the network (or a proxy: HTTPS_PROXY), then run `osmosis upgrade` again",
             code="PLATFORM_ERROR",
-        ) from None
+        ) from exc
     releases = [v for v in (data.get("releases") or {}) if _final(v)]
     newest = max(releases, key=Version, default=None) if releases else None
     version = newest or (data.get("info") or {}).get("version")
     try:
         return str(Version(str(version)))
-    except InvalidVersion:
+    except InvalidVersion as exc:
         raise UpgradeError(
             f"PyPI answered no usable version for {name}", code="PLATFORM_ERROR"
-        ) from None
+        ) from exc
 
 
 def _final(text: str) -> bool:
@@ -162,7 +162,7 @@ def run(upgrade: UpgradePlan) -> subprocess.CompletedProcess[str]:
             upgrade.command, capture_output=True, text=True, timeout=UPGRADE_TIMEOUT, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise _failed(upgrade, str(exc)) from None
+        raise _failed(upgrade, str(exc)) from exc
     if done.returncode != 0:
         last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
         raise _failed(upgrade, f"exit {done.returncode}: {last[0][:300]}")

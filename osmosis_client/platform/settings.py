@@ -123,7 +123,7 @@ def check_env_token_platform(platform: str, env: Mapping[str, str] | None = None
     except InvalidInputError as exc:
         raise InvalidInputError(
             f"{ENV_TOKEN_PLATFORM}: {exc.message}", hint=exc.hint, code=exc.code
-        ) from None
+        ) from exc
     if wanted != platform:
         raise AuthError(
             f"{ENV_TOKEN} was not sent to {redact_url(platform)}: {ENV_TOKEN_PLATFORM} binds "

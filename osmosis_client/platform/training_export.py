@@ -173,10 +173,10 @@ def save_metrics(
     except OSError as exc:
         raise InvalidInputError(
             f"cannot save the metrics to {path}: {exc.strerror or exc}",
-            hint="choose a path in a folder you can write (-o PATH)",
+            hint="choose a path in a folder you can write",
             code="VALIDATION",
             data={"path": str(path)},
-        ) from None
+        ) from exc
     return path
 
 

@@ -408,3 +408,29 @@ def test_the_json_api_pages_filters_and_opens_rows_on_the_library(project: Path)
             assert (await client.get(bad)).status == status, bad
 
     served(viewer, check)
+
+
+def test_a_review_through_the_viewer_and_through_python_writes_the_same_line(
+    project: Path,
+) -> None:
+    """One policy, two doors: the same review sent from a run's page and given to
+    ``load_run().review`` lands as the same line (its time aside)."""
+    from osmosis_local_runner.api import load_run
+
+    viewer = Viewer(project)
+    said = {"row": 1, "attempt": 2, "verdict": "fail", "reason": "lucky", "tag": "hack",
+            "author": "ada"}  # fmt: skip
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        await client.get(f"/?token={viewer.token}")
+        sent = await client.post("/runs/first/reviews", json=said,
+                                 headers={"X-Osmosis-Key": viewer.write_key})  # fmt: skip
+        assert sent.status == 200
+
+    served(viewer, check)
+    load_run("first").review(**said)  # type: ignore[arg-type]
+    lines = [json.loads(x) for x in
+             (project / ".osmosis/evals/first/reviews.jsonl").read_text().splitlines()]  # fmt: skip
+    for line in lines:
+        line.pop("at")
+    assert lines[0] == lines[1] == said

@@ -326,7 +326,7 @@ async def serve(
         )
     except OSError as exc:
         await runner.cleanup()
-        raise _address_error(host, port, exc) from None
+        raise _address_error(host, port, exc) from exc
     guard.start()
     try:
         bound = int(next(iter(listener.sockets)).getsockname()[1])  # the port chosen when 0
