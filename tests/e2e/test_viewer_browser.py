@@ -269,6 +269,8 @@ def test_marking_what_the_grader_got_wrong(browser: Any, project: Path, viewer_u
         expect(page.locator("[data-testid=row-count]")).to_contain_text("1 of 3 rows")
         page.evaluate("location.hash = '#row=1&attempt=2'")  # an attempt's own address
         expect(page.locator(".attempt[data-attempt='2']")).to_have_class(re.compile("linked"))
+        page.select_option("#tag", "reward-hack?")  # rows by people's tag
+        expect(page.locator("[data-testid=row-count]")).to_contain_text("1 of 3 rows")
         page.goto(viewer_url.split("?")[0])  # the home: the run's tag beside its name
         expect(page.locator("tr[data-name=ckpt-100] .tag")).to_have_text("reward-hack?")
         page.fill("#filter", "reviewed")

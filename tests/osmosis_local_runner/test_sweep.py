@@ -67,3 +67,12 @@ def test_sweep_runs_takes_names_runs_or_paths_as_compare_runs_does(
     assert [r.name for r in found.runs] == ["step-100", "step-200", "step-300"]
     assert found.baseline == "step-200"
     assert found.to_json()["against"][1]["regression"] is True  # step-300 against step-200
+
+
+def test_the_sweep_page_lists_the_rows_solved_late_or_never(steps: list[tuple[str, Path]]) -> None:
+    from osmosis_local_runner.viewer.sweep_page import sweep_page
+
+    reverse = [(n.replace("step-300", "step-050"), p) for n, p in steps]  # echo comes first
+    page = sweep_page(sweep(reverse))
+    late = page.split('data-testid="late-rows"', 1)[1]
+    assert late.count("<tr><td>") == 8 and "step-100" in late  # all 8 rows, solved at 100

@@ -31,6 +31,11 @@ def sweep_page(found: Sweep) -> str:
         for run in found.runs
     )
     never = counts.get(None, 0)
+    first = found.runs[0].name
+    late = [(row, at) for row, at in found.first_solved.items() if at != first][:100]
+    late_rows = "".join(
+        f"<tr><td>{esc(row)}</td><td>{esc(at) if at else 'never'}</td></tr>" for row, at in late
+    )
     title = f"sweep of {len(found.runs)} runs"
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -59,6 +64,10 @@ interval below 0 and the corrected p under 0.05</p>
 <p class="muted">rows first solved (an attempt passed) at each run; {never} never solved</p>
 <table data-testid="first-solved"><thead><tr><th>run</th><th>rows first solved</th></tr>
 </thead><tbody>{firsts}</tbody></table>
+<h3>Rows not solved at the first step</h3>
+<p class="muted">each with the checkpoint that first solved it (the first 100)</p>
+<table data-testid="late-rows"><thead><tr><th>row</th><th>first solved at</th></tr></thead>
+<tbody>{late_rows}</tbody></table>
 </body></html>
 """
 

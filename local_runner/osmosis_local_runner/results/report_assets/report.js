@@ -86,6 +86,27 @@
     }
     return row._text;
   }
+  function taggedRow(row, tag) {
+    return runs.some(function (run) {
+      return (run.reviews || []).some(function (r) { return r.row === row._index && r.tag === tag; });
+    });
+  }
+  // the tags people gave rows, to filter by (shown once there is one)
+  function tagChoices() {
+    var select = document.getElementById("tag"), seen = {};
+    runs.forEach(function (run) {
+      (run.reviews || []).forEach(function (r) { if (r.tag && r.row !== undefined) seen[r.tag] = true; });
+    });
+    var tags = Object.keys(seen).sort();
+    document.getElementById("tag-label").hidden = tags.length === 0;
+    select.textContent = "";
+    [""].concat(tags).forEach(function (t) {
+      var option = el("option", null, t || "any");
+      option.value = t;
+      option.selected = t === (state.tag || "");
+      select.appendChild(option);
+    });
+  }
   function reviewedRow(row) {  // a person said something of it (any run's review)
     return runs.some(function (run) {
       return (run.reviews || []).some(function (r) { return r.row === row._index; });
@@ -107,6 +128,7 @@
       if (state.filter === "error" && statusOf(row, state.run) !== "error") return false;
       if (state.filter === "flipped" && !flipped(row)) return false;
       if (state.filter === "reviewed" && !reviewedRow(row)) return false;
+      if (state.tag && !taggedRow(row, state.tag)) return false;
       if (state.slice && state.value !== null && row.meta[state.slice] !== state.value) return false;
       return !q || haystack(row).indexOf(q) >= 0;
     });
@@ -504,6 +526,7 @@
         return answer.ok ? answer.json() : answer.text().then(function (t) { throw new Error(t); });
       }).then(function (saved) {
         runs[i].reviews = (runs[i].reviews || []).concat([saved]);
+        tagChoices();
         render();
       }).catch(function (e) { note.textContent = String(e.message || e).trim(); });
     });
@@ -758,6 +781,12 @@
     }
   }
   window.addEventListener("hashchange", fromHash);
+  document.getElementById("tag").addEventListener("change", function (event) {
+    state.tag = event.target.value || null;
+    state.page = 0;
+    render();
+  });
+  tagChoices();
   // page-wide keys: / searches, Esc closes the open row (or leaves the search), j/k from
   // nowhere start at the first row
   document.addEventListener("keydown", function (event) {
