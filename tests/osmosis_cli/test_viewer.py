@@ -118,6 +118,20 @@ def test_eval_view_serves_on_loopback_and_prints_its_url(project: Path) -> None:
         child.proc.terminate()
 
 
+def test_eval_view_json_says_where_it_serves_then_keeps_serving(project: Path) -> None:
+    """``--json``: the one document (the URL an agent opens) as soon as it serves — it
+    used to end in an INTERNAL error after Ctrl-C, having said nothing."""
+    command = [sys.executable, "-m", "osmosis_cli", "--json", "eval", "view", "--no-browser"]
+    with Child(command) as child:
+        line = child.out.wait_for(r"^\{.*\}$", 30).group(0)
+        data = json.loads(line)["data"]
+        assert data["url"].startswith("http://127.0.0.1:") and data["root"] == str(project)
+        with httpx.Client(timeout=10) as client:
+            assert client.get(data["url"], follow_redirects=True).status_code == 200
+        child.proc.terminate()
+    assert "INTERNAL" not in child.err.text()
+
+
 def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Path) -> None:
     """A running run (or one killed before it wrote its document): its page is built from
     the journal's finished attempts; while an invocation holds the run it says running

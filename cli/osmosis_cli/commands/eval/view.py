@@ -40,6 +40,10 @@ def view(
     out = current_output()
 
     def ready(url: str) -> None:
+        # --json: the one document as soon as it serves (an agent reads the URL from it),
+        # then it keeps serving until stopped
+        if out.detail_result({"url": url, "root": str(Path.cwd())}, lines=[url]):
+            return
         out.info(f"Viewing the runs under {Path.cwd()}: {url}")
         out.info("Ctrl-C stops the viewer.")
         if not no_browser:
