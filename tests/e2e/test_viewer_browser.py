@@ -100,7 +100,12 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         page.locator("tr.row").first.click()
         # an attempt's tabs: the timeline above them, its model calls in their own tab
         first = page.locator(".transcript .attempt").first
-        assert first.locator(".timeline .seg").count() == 1
+        # its timeline: the model call, then the grading, each timed; a line sums them
+        assert first.locator(".timeline .seg.call").count() == 1
+        assert first.locator(".timeline .seg.grading").count() == 1
+        legend = str(first.locator(".timeline-legend").text_content())
+        assert re.fullmatch(r"1 model call \d+\.\d{3}s · grading \d+\.\d{3}s · attempt "
+                            r"\d+\.\d{3}s", legend), legend  # fmt: skip
         assert first.locator(".tab").all_text_contents() == [
             "transcript", "model calls", "scoring", "metadata", "raw JSON"]
         first.locator(".tab[data-tab='scoring']").click()
@@ -271,7 +276,25 @@ def test_marking_what_the_grader_got_wrong(browser: Any, project: Path, viewer_u
         expect(page.locator(".attempt[data-attempt='2']")).to_have_class(re.compile("linked"))
         page.select_option("#tag", "reward-hack?")  # rows by people's tag
         expect(page.locator("[data-testid=row-count]")).to_contain_text("1 of 3 rows")
-        page.goto(viewer_url.split("?")[0])  # the home: the run's tag beside its name
+        # scored with people's verdicts: the page says so and its mean moves; a comparison
+        # changes with it too
+        base = viewer_url.split("?")[0]
+        graded = page.text_content("[data-testid=mean-0]")
+        page.click("[data-testid=verdicts-toggle]")
+        page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+        assert page.url.endswith("/runs/ckpt-100?reviewed=1")
+        expect(page.locator("[data-testid=reviewed-note]")).to_contain_text(
+            "1 attempt(s) scored as people reviewed them")
+        assert page.text_content("[data-testid=mean-0]") != graded
+        expect(page.locator("[data-testid=agreement]")).to_contain_text("disagree on 1")
+        snap(page, "viewer-reviewed")
+        page.goto(base + "compare/ckpt-100/ckpt-200")
+        page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+        graded = page.text_content("[data-testid=diff-grader]")
+        page.click("[data-testid=verdicts-toggle]")
+        page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+        assert page.text_content("[data-testid=diff-grader]") != graded
+        page.goto(base)  # the home: the run's tag beside its name
         expect(page.locator("tr[data-name=ckpt-100] .tag")).to_have_text("reward-hack?")
         page.fill("#filter", "reviewed")
         expect(page.locator("#body tr")).to_have_count(1)

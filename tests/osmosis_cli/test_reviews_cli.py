@@ -37,3 +37,36 @@ def test_compare_markdown_is_a_pull_requests_comment(
     assert text.startswith("## osmosis eval compare: `base` → `head`")
     assert "❌ **" in text and "| grader |" in text
     assert "\t" not in text  # Markdown, not the plain table
+
+
+def test_report_reviewed_scores_as_people_judged_and_says_so(
+    invoke: Invoke, quickstart_project: Path
+) -> None:
+    """The same report twice: as graded, then with a reviewer's verdict in place of the
+    grader's — its summary recomputed, the page saying how many attempts it moved; the
+    grader's disagreement still shown against what the grader said."""
+    import json
+    import re
+
+    from osmosis_local_runner.api import load_run
+
+    assert invoke(*RUN, "--name", "a").exit_code == 0
+    load_run("a").review(1, 0, verdict="fail", reason="no working shown")
+    assert invoke("eval", "report", "a", "-o", "graded.html").exit_code == 0
+    result = invoke("--json", "eval", "report", "a", "-o", "reviewed.html", "--reviewed")
+    assert result.exit_code == 0, result.stderr
+
+    def data(name: str) -> dict:  # type: ignore[type-arg]
+        page = (quickstart_project / name).read_text()
+        found = re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S)
+        assert found, "the page embeds its data"
+        return json.loads(found.group(1))  # type: ignore[no-any-return]
+
+    graded, reviewed = data("graded.html")["runs"][0], data("reviewed.html")["runs"][0]
+    assert graded["summary"]["eval_fns"]["grader"]["mean"] == 1.0
+    assert reviewed["summary"]["eval_fns"]["grader"]["mean"] == 8 / 9
+    assert reviewed["summary"]["reviewed_attempts"] == 1
+    assert "1 attempt(s) scored as people reviewed them" in (
+        quickstart_project / "reviewed.html").read_text()  # fmt: skip
+    assert "scored as people" not in (quickstart_project / "graded.html").read_text()
+    assert reviewed["agreement"]["disagree"][0]["grader"] is True  # as graded, not reviewed

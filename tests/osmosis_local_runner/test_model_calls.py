@@ -46,6 +46,10 @@ def test_each_call_is_kept_with_its_timing_and_raw_answer(tmp_path: Path) -> Non
         answer = json.loads(first["response"])  # the raw chat-completions body
         assert answer["choices"][0]["message"] == row["runs"][0]["messages"][1]
         assert second["at_ms"] + second["duration_ms"] <= row["runs"][0]["duration_ms"]
+        # the grading, after the last call, within the attempt (its timeline shows it)
+        grading = row["runs"][0]["grading"]
+        assert second["at_ms"] + second["duration_ms"] <= grading["at_ms"]
+        assert grading["at_ms"] + grading["duration_ms"] <= row["runs"][0]["duration_ms"]
 
 
 def test_a_conversation_not_kept_in_the_transcript_is_kept_with_its_call(tmp_path: Path) -> None:
@@ -79,6 +83,7 @@ def test_the_report_shows_each_attempts_calls(tmp_path: Path) -> None:
     data = build_data(sources_of([spec.output]))
     attempt = data["rows"][0]["cells"][0]["attempts"][0]
     assert [c["sent"] for c in attempt["calls"]] == [1, 3]
+    assert attempt["grading"]["duration_ms"] >= 0
     assert json.loads(attempt["calls"][0]["response"])["choices"]
 
 

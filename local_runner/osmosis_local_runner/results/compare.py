@@ -308,9 +308,8 @@ def compare(
     ``reviewed``: attempts people reviewed count as they judged them (``results.reviews``)."""
     a, b = ResultsFile(path_a), ResultsFile(path_b)
     if reviewed:
-        from osmosis_local_runner.results.reviews import read_reviews, verdicts
-
-        a.reviewed, b.reviewed = verdicts(read_reviews(path_a)), verdicts(read_reviews(path_b))
+        a.use_reviews()
+        b.use_reviews()
     shared = shared_fns(a, b, eval_fns)
     side_a, side_b = scan_both(a, b, shared, by)
     return compare_sides(side_a, side_b, shared)

@@ -165,8 +165,8 @@ class ResultsFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        #: people's verdicts, by (row, attempt), when a comparison asked to use them
-        #: (``results.reviews``): its sides read these attempts as reviewed
+        #: people's verdicts, by (row, attempt), once :meth:`use_reviews` was called:
+        #: every read of the rows then sees these attempts as reviewed
         self.reviewed: dict[tuple[int, int], Any] | None = None
         if not path.exists():
             raise _problem(path, "no such file")
@@ -186,6 +186,18 @@ class ResultsFile:
         n = config.get("n_runs", 1)
         self.n = n if isinstance(n, int) and n > 0 else 1
         self._streamable = True
+
+    def use_reviews(self, reviewed: Path | None = None) -> int:
+        """Read the reviewed attempts as people judged them (``results.reviews``) from
+        now on — in the rows and in the summary, recomputed; ``reviewed``: the results
+        path the reviews were written beside (a running run's is not this copy). How
+        many attempts a review judges."""
+        from osmosis_local_runner.results.reviews import read_reviews, reviewed_summary, verdicts
+
+        self.reviewed = verdicts(read_reviews(reviewed or self.path)) or None
+        if self.reviewed:
+            self.summary = self.head["summary"] = reviewed_summary(self)
+        return len(self.reviewed or ())
 
     def _read_head(self) -> dict[str, Any]:
         try:
@@ -325,6 +337,10 @@ class ResultsFile:
             problem = run_problem(run)
             if problem is not None:
                 raise _problem(self.path, f"row {index}: a malformed run ({problem})")
+        if self.reviewed and any(row == index for row, _ in self.reviewed):
+            from osmosis_local_runner.results.reviews import as_reviewed
+
+            runs = as_reviewed(runs, index, self.reviewed, self.eval_fns, self.pass_threshold)
         return index, str(digest or ""), runs, raw
 
     def rows_at(self, wanted: Container[int], *, transcripts: bool = True) -> Iterator[Row]:

@@ -70,13 +70,7 @@ class Side:
         )
         #: where each row's line starts: the rows a comparison shows are read back by it
         self.offsets: array[int] | None = array("q")
-        reviewed = doc.reviewed
-        reviewed_rows = {row for row, _ in reviewed} if reviewed else set()
         for index, digest, runs, raw in doc.checked_rows(transcripts=False, offsets=self.offsets):
-            if index in reviewed_rows:  # people's verdicts in place of the grader's
-                from osmosis_local_runner.results.reviews import as_reviewed
-
-                runs = as_reviewed(runs, index, reviewed or {}, self.fns, threshold)
             index_append(index)
             digest_append(digest)
             stats_append(_row_stats(runs, self.fns, threshold, one, memo))

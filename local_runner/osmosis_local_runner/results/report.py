@@ -84,6 +84,8 @@ def cards_html(data: dict[str, Any]) -> str:
             ("tokens", f"{summary.get('total_tokens') or 0:,}"),
             ("time", f"{(summary.get('total_duration_ms') or 0) / 1000:.1f}s"),
             *_usage_facts(summary.get("usage")),
+            *([("reviewed", f"{summary['reviewed_attempts']:,}")]
+              if summary.get("reviewed_attempts") else []),
         ]
         facts_html = "".join(
             f'<div class="fact"><span class="value" '
@@ -100,10 +102,19 @@ def cards_html(data: dict[str, Any]) -> str:
             f'<section class="card" style="border-top-color:{run["colour"]}">'
             f"<h2>{html.escape(run['label'])}</h2>"
             f'<p class="muted">{html.escape(run["model"])} · n={run["n"]} · pass threshold '
-            f"{run['threshold']:g} · {html.escape(str(summary.get('status', '?')))}</p>"
+            f"{run['threshold']:g} · {html.escape(str(summary.get('status', '?')))}"
+            f"{_verdicts_note(summary)}</p>"
             f'<div class="facts">{facts_html}</div><ul class="fns">{more}</ul></section>'
         )
     return "".join(cards)
+
+
+def _verdicts_note(summary: dict[str, Any]) -> str:
+    reviewed = summary.get("reviewed_attempts")
+    if not reviewed:
+        return ""
+    return (f' · <b data-testid="reviewed-note">{reviewed:,} attempt(s) scored as people '
+            "reviewed them</b>, not as graded")  # fmt: skip
 
 
 # ------------------------------------------------------------------ page
@@ -143,11 +154,13 @@ def render(
     live: str | None = None,
     home: str | None = None,
     review: dict[str, str] | None = None,
+    toggle: str | None = None,
 ) -> tuple[str, int]:
     """The page and how many rows it covers. ``live``: the URL (same origin) a page of a
     running run polls for :func:`live_update` — it updates in place, keeping the reader's
     search, filters, open rows and place. ``home``: where the breadcrumbs lead back to
-    (the viewer's run list; a written report has none)."""
+    (the viewer's run list; a written report has none). ``toggle``: the same page read
+    the other way — with people's verdicts, or with the grader's."""
     data = build_data(sources, by=by)
     if live is not None:
         data["live"] = live
@@ -165,6 +178,7 @@ def render(
         if len(sources) == 2
         else f"{len(sources)} runs"
     )
+    reviewed = any(s.results.reviewed for s in sources)
     template = (ASSETS / "report.html").read_text(encoding="utf-8")
     script = (ASSETS / "report.js").read_text(encoding="utf-8")
     parts = {
@@ -187,20 +201,31 @@ def render(
         # a live page may ask its own server for updates; a written report asks nothing
         "CONNECT": " connect-src 'self';" if live is not None or review is not None else "",
         "REVIEWS": reviews_html(data),
-        "NAV": _crumbs(home, title),
+        "NAV": _crumbs(home, title, toggle if _judged(data) else None, reviewed),
     }
     # one pass over the template: text inserted (user content included) is never scanned
     page = re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: parts[m.group(1)], template)
     return page, data["total_rows"]
 
 
-def _crumbs(home: str | None, title: str) -> str:
-    """The way back to the viewer's run list (a written report has none)."""
+def _judged(data: dict[str, Any]) -> bool:
+    """Whether people judged any attempt shown (else no verdicts to switch to)."""
+    return any((run.get("agreement") or {}).get("reviewed") for run in data["runs"])
+
+
+def _crumbs(home: str | None, title: str, toggle: str | None, reviewed: bool) -> str:
+    """The way back to the viewer's run list (a written report has none), and the switch
+    between the grader's verdicts and people's."""
     if home is None:
         return ""
+    switch = ""
+    if toggle is not None:
+        what = "grader's verdicts" if reviewed else "reviewed verdicts"
+        switch = (f' · <a data-testid="verdicts-toggle" href="{html.escape(toggle)}">'
+                  f"score with the {what}</a>")  # fmt: skip
     return (
         f'<nav class="crumbs" data-testid="crumbs"><a href="{html.escape(home)}">runs</a>'
-        f" › {html.escape(title)}</nav>"
+        f" › {html.escape(title)}{switch}</nav>"
     )
 
 
@@ -260,7 +285,8 @@ def comparison_html(sources: Sequence[Source], result: Comparison | None) -> str
         from osmosis_local_runner.results.compare import compare
 
         try:
-            result = compare(sources[0].results.path, sources[1].results.path)
+            result = compare(sources[0].results.path, sources[1].results.path,
+                             reviewed=any(s.results.reviewed for s in sources))  # fmt: skip
         except InvalidInputError as exc:
             return f'<p class="muted">Not compared: {html.escape(exc.message)}</p>'
     a, b = (html.escape(s.label) for s in sources)
@@ -283,7 +309,11 @@ def comparison_html(sources: Sequence[Source], result: Comparison | None) -> str
     )
 
 
-def write_report(paths: Sequence[Path], output: Path, *, by: str | None = None) -> Written:
+def write_report(
+    paths: Sequence[Path], output: Path, *, by: str | None = None, reviewed: bool = False
+) -> Written:
+    """``reviewed``: attempts people reviewed count as they judged them (summary, table,
+    comparison), the page saying so."""
     inputs = {str(p.resolve()) for p in paths if p.is_file()}
     if output.is_dir():
         raise InvalidInputError(
@@ -295,7 +325,11 @@ def write_report(paths: Sequence[Path], output: Path, *, by: str | None = None) 
             hint="choose another path for the report",
             code="REPORT_PATH",
         )
-    page, rows = render(sources_of(paths), by=by)
+    sources = sources_of(paths)
+    if reviewed:
+        for source in sources:
+            source.results.use_reviews()
+    page, rows = render(sources, by=by)
     data = page.encode("utf-8")
     if output.parent != Path(""):
         output.parent.mkdir(parents=True, exist_ok=True)

@@ -79,6 +79,7 @@ def _cell(row: Row, doc: ResultsFile, transcripts: bool) -> dict[str, Any]:
                 "messages": messages_of(r.messages(), calls_of(r)) if transcripts else None,
                 "calls": calls_of(r) if transcripts else None,
                 "explanations": explanations_of(r),
+                "grading": (r.extra or {}).get("grading"),
             }
             for r in runs
         ],

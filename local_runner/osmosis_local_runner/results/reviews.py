@@ -14,7 +14,7 @@ import getpass
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -165,7 +165,7 @@ def as_reviewed(
     runs: list[dict[str, Any]],
     row: int,
     judged: Mapping[tuple[int, int], Review],
-    fns: tuple[str, ...],
+    fns: Sequence[str],
     threshold: float,
 ) -> list[dict[str, Any]]:
     """A row's attempts with the reviewed ones read as the reviewers judged them: the
@@ -188,12 +188,27 @@ def as_reviewed(
     return shown
 
 
+def reviewed_summary(doc: Any) -> dict[str, Any]:
+    """A document's summary with its reviewed attempts counted as judged (``doc``: a
+    ``ResultsFile`` using reviews): every eval fn's statistics recomputed from the
+    rows, the rest (time, usage, status) as the run recorded it."""
+    from osmosis_local_runner.results.document import summarize
+
+    rows = {row.index: row.runs for row in doc.rows(transcripts=False)}
+    fresh = summarize(rows, doc.eval_fns, n=doc.n, pass_threshold=doc.pass_threshold)
+    kept = {k: v for k, v in doc.summary.items() if k != "slices"}  # slices: as graded
+    return {**kept, **{k: fresh[k] for k in ("eval_fns", "errored_runs", "unscored_runs")},
+            "reviewed_attempts": len(doc.reviewed or ())}  # fmt: skip
+
+
 def agreement(doc: Any, reviews: Iterable[Review]) -> dict[str, Any]:
     """Where reviewers and the grader (the first eval fn) disagree: how many attempts
     were reviewed, and each disagreement (row, attempt, the grader's and the reviewer's
     verdicts, the reason and who said it)."""
     from osmosis_local_runner.results.scoring import passed
 
+    if doc.reviewed:  # the grader's verdicts, as the document holds them
+        doc = type(doc)(doc.path)
     judged = verdicts(reviews)
     fn = doc.eval_fns[0] if doc.eval_fns else None
     disagree = []

@@ -38,6 +38,11 @@ ATTEMPT: dict[str, Any] = {
             "reason, truncation and cost of the attempt's model calls",
         },
         "messages": {"type": "array", "description": "the final conversation (transcripts)"},
+        "grading": {
+            "type": "object",
+            "description": "when the eval fns graded the attempt (ms from its start)",
+            "properties": {"at_ms": _NUMBER, "duration_ms": _NUMBER},
+        },
         "model_calls": {
             "type": "array",
             "items": {

@@ -36,10 +36,16 @@ async def record_attempt(
     elif outcome.scores is not None:
         scores = outcome.scores
     else:
+        grading = time.perf_counter()
         grades = await grade(
             spec.eval_fns, outcome.messages, row, run_index, timeout=spec.grader_timeout_s,
             raw=spec.raw_answers,
         )  # fmt: skip
+        # when the grading ran within the attempt (its timeline shows it beside the calls)
+        outcome.extra["grading"] = {
+            "at_ms": round((grading - started) * 1000, 3),
+            "duration_ms": round((time.perf_counter() - grading) * 1000, 3),
+        }
         scores, fn_errors, error = grades.scores, grades.fn_errors, grades.error
         if grades.explanations:  # what the grader said besides its score
             outcome.extra["explanations"] = grades.explanations

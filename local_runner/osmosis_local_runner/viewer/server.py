@@ -146,31 +146,36 @@ class Viewer:
         return web.Response(text=page, content_type="text/html")
 
     async def _run(self, request: web.Request) -> web.Response:
-        return await asyncio.to_thread(self._page, [request.match_info["name"]])
+        return await asyncio.to_thread(self._page, [request.match_info["name"]], _reviewed(request))
 
     async def _compare(self, request: web.Request) -> web.Response:
         names = [request.match_info["a"], request.match_info["b"]]
-        return await asyncio.to_thread(self._page, names)
+        return await asyncio.to_thread(self._page, names, _reviewed(request))
 
     async def _run_live(self, request: web.Request) -> web.Response:
-        return await asyncio.to_thread(self._live, [request.match_info["name"]])
+        names = [request.match_info["name"]]
+        return await asyncio.to_thread(self._live, names, _reviewed(request))
 
     async def _compare_live(self, request: web.Request) -> web.Response:
         names = [request.match_info["a"], request.match_info["b"]]
-        return await asyncio.to_thread(self._live, names)
+        return await asyncio.to_thread(self._live, names, _reviewed(request))
 
-    def _page(self, names: list[str]) -> web.Response:
+    def _page(self, names: list[str], reviewed: bool) -> web.Response:
+        """A run's page or a pair's (``reviewed``: people's verdicts in place of the
+        grader's, ``?reviewed=1``)."""
         with tempfile.TemporaryDirectory(prefix="osmosis-view-") as scratch:
             try:
-                sources = unique_labels([self._source(name, Path(scratch)) for name in names])
+                sources = self._sources(names, Path(scratch), reviewed)
                 running = any(s.results.summary.get("status") == "running" for s in sources)
+                path = "/".join(["", "runs" if len(names) == 1 else "compare", *map(quote, names)])
+                mode = "?reviewed=1" if reviewed else ""
                 # a running run's page follows it in place (a written report is static)
-                live = "/".join(["", "runs" if len(names) == 1 else "compare",
-                                 *map(quote, names), "live"]) if running else None  # fmt: skip
+                live = f"{path}/live{mode}" if running else None
                 # one run's page takes reviews (the key for its writes, this page only)
                 review = ({"url": f"/runs/{quote(names[0])}/reviews", "key": self.write_key}
                           if len(names) == 1 else None)  # fmt: skip
-                page, _ = render(sources, live=live, home="/", review=review)
+                toggle = path if reviewed else f"{path}?reviewed=1"
+                page, _ = render(sources, live=live, home="/", review=review, toggle=toggle)
             except OsmosisError as exc:
                 return web.Response(status=404, text=f"{exc}\n")
         return web.Response(text=page, content_type="text/html")
@@ -270,15 +275,22 @@ class Viewer:
                 return web.Response(status=404, text=f"{exc}\n")
         return web.Response(text=page, content_type="text/html")
 
-    def _live(self, names: list[str]) -> web.Response:
+    def _live(self, names: list[str], reviewed: bool) -> web.Response:
         """A live page's update: its rows and cards now (``results.report.live_update``)."""
         with tempfile.TemporaryDirectory(prefix="osmosis-view-") as scratch:
             try:
-                sources = unique_labels([self._source(name, Path(scratch)) for name in names])
+                sources = self._sources(names, Path(scratch), reviewed)
                 update = live_update(sources)
             except OsmosisError as exc:
                 return web.Response(status=404, text=f"{exc}\n")
         return web.Response(text=json.dumps(update), content_type="application/json")
+
+    def _sources(self, names: list[str], scratch: Path, reviewed: bool) -> list[Source]:
+        sources = unique_labels([self._source(name, scratch) for name in names])
+        if reviewed:  # the reviews live beside the run, not beside a running run's copy
+            for name, source in zip(names, sources, strict=True):
+                source.results.use_reviews(RunDirectory(self.runs, name).results)
+        return sources
 
     def _source(self, name: str, scratch: Path) -> Source:
         """A run by name: its document, or — while it runs — what its journal holds."""
@@ -295,6 +307,10 @@ class Viewer:
                 f"no local run named {name!r} with results yet", code="RUN_NOT_FOUND"
             )
         return Source(name, ResultsFile(found))
+
+
+def _reviewed(request: web.Request) -> bool:
+    return request.query.get("reviewed") in ("1", "true", "yes")
 
 
 #: a viewer is for one person's browser: a request whose headers take longer, or a

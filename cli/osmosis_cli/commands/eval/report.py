@@ -33,6 +33,13 @@ def report(
             help="Open the report sliced by this dataset column (the page has a picker).",
         ),
     ] = None,
+    reviewed: Annotated[
+        bool,
+        typer.Option(
+            "--reviewed",
+            help="Score the attempts people reviewed as they judged them (the page says so).",
+        ),
+    ] = False,
 ) -> None:
     """Write one self-contained HTML report (no network needed to view it) of one run or
     several (a suite's entries, A vs B): summary cards, charts, a searchable per-row
@@ -41,7 +48,8 @@ def report(
     from osmosis_local_runner.results.report import write_report
 
     out = current_output()
-    written = write_report([results_path(ctx, r) for r in results], output, by=by)
+    paths = [results_path(ctx, r) for r in results]
+    written = write_report(paths, output, by=by, reviewed=reviewed)
     message = (
         f"Report written to {written.path} ({written.rows:,} rows, {size_text(written.bytes)})"
     )

@@ -395,7 +395,7 @@
         box.appendChild(el("div", "explanation", k + " says: " + a.explanations[k]));
       });
     }
-    if (a.calls && a.calls.length) box.appendChild(timeline(a));
+    if ((a.calls && a.calls.length) || a.grading) box.appendChild(timeline(a));
     tabs(box, [
       ["transcript", function (panel) {
         if (a.messages) {  // (rows beyond the transcripts kept have none: said below)
@@ -474,22 +474,45 @@
     if (!Object.keys(a.scores || {}).length) panel.appendChild(el("p", "muted", "no score (" + attemptStatus(a) + ")"));
   }
   // where the attempt's time went: each model call placed on the attempt's span (failed
-  // tries said), the rest being the rollout's own work and the grading
+  // tries said), the time between calls (tool calls and the rollout's own work), and the
+  // grading; a line under it sums each
   function timeline(a) {
-    var bar = el("div", "timeline"), span = Math.max(a.ms || 0, 1);
-    bar.title = "the attempt's " + (span / 1000).toFixed(3) + "s: model calls marked";
-    a.calls.forEach(function (c, i) {
-      var seg = el("span", "seg" + (c.error ? " failed" : "") + ((c.retries || []).length ? " retried" : ""));
-      seg.style.left = Math.min(100, 100 * (c.at_ms || 0) / span) + "%";
-      seg.style.width = Math.max(0.5, 100 * (c.duration_ms || 0) / span) + "%";
-      seg.title = "call #" + (i + 1) + ": +" + ((c.at_ms || 0) / 1000).toFixed(3) + "s, " +
-        ((c.duration_ms || 0) / 1000).toFixed(3) + "s" +
-        ((c.retries || []).length ? ", " + (c.retries.length + 1) + " tries (" + c.retries.join(", ") + ")" : "") +
-        (c.error ? ", failed: " + c.error : "");
+    var box = el("div", "timeline-box"), bar = el("div", "timeline"), span = Math.max(a.ms || 0, 1);
+    var calls = a.calls || [], spent = { calls: 0, between: 0 };
+    box.dataset.testid = "timeline";
+    bar.title = "the attempt's " + secs(span) + ": model calls, time between them, grading";
+    function place(kind, at, took, title) {
+      var seg = el("span", "seg " + kind);
+      seg.style.left = Math.min(100, 100 * at / span) + "%";
+      seg.style.width = Math.max(0.5, 100 * took / span) + "%";
+      seg.title = title;
       bar.appendChild(seg);
+    }
+    calls.forEach(function (c, i) {
+      var at = c.at_ms || 0, took = c.duration_ms || 0, next = calls[i + 1];
+      spent.calls += took;
+      place("call" + (c.error ? " failed" : "") + ((c.retries || []).length ? " retried" : ""), at, took,
+        "call #" + (i + 1) + ": +" + secs(at) + ", " + secs(took) +
+        ((c.retries || []).length ? ", " + (c.retries.length + 1) + " tries (" + c.retries.join(", ") + ")" : "") +
+        (c.error ? ", failed: " + c.error : ""));
+      if (next && (next.at_ms || 0) > at + took) {  // tools ran, or the rollout worked
+        var gap = (next.at_ms || 0) - at - took;
+        spent.between += gap;
+        place("between", at + took, gap, "between calls #" + (i + 1) + " and #" + (i + 2) +
+          ": " + secs(gap) + " (tool calls, the rollout's own work)");
+      }
     });
-    return bar;
+    var g = a.grading;
+    if (g) place("grading", g.at_ms || 0, g.duration_ms || 0, "grading: +" + secs(g.at_ms || 0) + ", " + secs(g.duration_ms || 0));
+    box.appendChild(bar);
+    var parts = [calls.length + " model call" + (calls.length === 1 ? "" : "s") + " " + secs(spent.calls)];
+    if (spent.between) parts.push("between calls " + secs(spent.between));
+    if (g) parts.push("grading " + secs(g.duration_ms || 0));
+    parts.push("attempt " + secs(span));
+    box.appendChild(el("div", "timeline-legend muted", parts.join(" · ")));
+    return box;
   }
+  function secs(ms) { return (ms / 1000).toFixed(3) + "s"; }
   // ----- review: a person's verdict on an attempt (the grader was wrong), a comment, a tag
   function reviewText(r) {
     var what = r.verdict ? "reviewed: " + r.verdict : typeof r.score === "number" ?
