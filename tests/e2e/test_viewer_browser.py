@@ -101,7 +101,7 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         # an attempt's tabs: the timeline above them, its model calls in their own tab
         first = page.locator(".transcript .attempt").first
         # its timeline: the model call, then the grading, each timed; a line sums them
-        assert first.locator(".timeline .seg.call").count() == 1
+        assert first.locator(".timeline .seg.model").count() == 1
         assert first.locator(".timeline .seg.grading").count() == 1
         legend = str(first.locator(".timeline-legend").text_content())
         assert re.fullmatch(r"1 model call \d+\.\d{3}s · grading \d+\.\d{3}s · attempt "
@@ -131,6 +131,7 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         page.click("#suites a")
         page.wait_for_selector("body[data-ready='1']", timeout=10_000)
         assert "quickstart-suite" in page.content()
+        snap(page, "viewer-suite")
         assert errors == []
     finally:
         context.close()
@@ -226,6 +227,7 @@ def test_a_run_page_leads_home_and_walks_its_rows_by_button_and_key(
         assert page.url.endswith("#row=0")
         page.click("[data-testid=next-row]")
         assert page.url.endswith("#row=1") and page.locator(".transcript").count() == 1
+        snap(page, "viewer-run")  # breadcrumbs, an open row with previous / next
         assert page.locator("[data-testid=prev-row]").is_enabled()
         page.click("[data-testid=prev-row]")
         assert page.url.endswith("#row=0")

@@ -491,7 +491,7 @@
     calls.forEach(function (c, i) {
       var at = c.at_ms || 0, took = c.duration_ms || 0, next = calls[i + 1];
       spent.calls += took;
-      place("call" + (c.error ? " failed" : "") + ((c.retries || []).length ? " retried" : ""), at, took,
+      place("model" + (c.error ? " failed" : "") + ((c.retries || []).length ? " retried" : ""), at, took,
         "call #" + (i + 1) + ": +" + secs(at) + ", " + secs(took) +
         ((c.retries || []).length ? ", " + (c.retries.length + 1) + " tries (" + c.retries.join(", ") + ")" : "") +
         (c.error ? ", failed: " + c.error : ""));
