@@ -514,6 +514,9 @@ def test_server_and_native_results_have_one_shape(
         assert {"rollout_id", "err_category", "trajectory"} <= set(run_)
         for key in ("rollout_id", "err_category", "trajectory"):
             del run_[key]
+    for run_ in (r for row in native_doc["rows"] for r in row["runs"]):
+        # graded here, in the process (the server's rollout scored itself): timed
+        assert run_.pop("grading")["duration_ms"] >= 0
     for doc in (server, native_doc):
         doc["config"]["dataset"] = "…"
     assert shape(server) == shape(native_doc)

@@ -192,12 +192,9 @@ class ResultsFile:
         now on — in the rows and in the summary, recomputed; ``reviewed``: the results
         path the reviews were written beside (a running run's is not this copy). How
         many attempts a review judges."""
-        from osmosis_local_runner.results.reviews import read_reviews, reviewed_summary, verdicts
+        from osmosis_local_runner.results.reviews import use_reviews
 
-        self.reviewed = verdicts(read_reviews(reviewed or self.path)) or None
-        if self.reviewed:
-            self.summary = self.head["summary"] = reviewed_summary(self)
-        return len(self.reviewed or ())
+        return use_reviews(self, reviewed or self.path)
 
     def _read_head(self) -> dict[str, Any]:
         try:

@@ -188,6 +188,14 @@ def as_reviewed(
     return shown
 
 
+def use_reviews(doc: Any, results: Path) -> int:
+    """``ResultsFile.use_reviews``: the reviews written beside ``results`` applied."""
+    doc.reviewed = verdicts(read_reviews(results)) or None
+    if doc.reviewed:
+        doc.summary = doc.head["summary"] = reviewed_summary(doc)
+    return len(doc.reviewed or ())
+
+
 def reviewed_summary(doc: Any) -> dict[str, Any]:
     """A document's summary with its reviewed attempts counted as judged (``doc``: a
     ``ResultsFile`` using reviews): every eval fn's statistics recomputed from the
