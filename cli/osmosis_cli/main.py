@@ -93,6 +93,7 @@ report: Write one self-contained HTML report of one run or several.
 rescore: Re-grade a run's saved transcripts with new eval fns.
 view: Browse this project's runs in a local, live viewer.
 schema: The JSON Schema of the results document and a run directory.
+push: Send a local run to experiment trackers (MLflow, W&B, Trackio).
 [osmosis_cli.commands.rubric:register_eval]
 rubric: Score every solution in a JSONL file with a judge and a rubric.
 # Run on the platform

@@ -21,6 +21,7 @@ from osmosis_local_runner.run.settings import RunSettings, parse_rows
 if TYPE_CHECKING:
     from osmosis_client import Client
     from osmosis_local_runner.api.running import RunProgress
+    from osmosis_local_runner.trackers import Destination
 
 Rows = Iterable[Mapping[str, Any]]
 
@@ -78,6 +79,8 @@ class SuiteKeywords(SettingsKeywords, total=False):
     root: str | Path | None
     resume: bool
     parallel: int
+    log_to: str | Sequence[str] | None  # each finished entry goes to these trackers
+    step: int | None
 
 
 class RunKeywords(SettingsKeywords, total=False):
@@ -98,6 +101,10 @@ class RunKeywords(SettingsKeywords, total=False):
     agent_loop: Any
     mcp: str | Path | None
     eval_fns: Sequence[str | Callable[..., Any]] | None
+    #: experiment trackers the finished run goes to: ``"mlflow[:URI]"``,
+    #: ``"wandb[:PROJECT]"``, ``"trackio[:PROJECT]"`` (bare: the active tracker run)
+    log_to: str | Sequence[str] | None
+    step: int | None  # the training step its metrics are logged at
 
 
 #: keywords that are not settings, each with what it becomes
@@ -158,7 +165,18 @@ def request_of(config: str | Path | None, options: Mapping[str, Any]) -> RunRequ
         retry_failed=bool(options.get("retry_failed")),
         upload=_uploader(options.get("upload")),
         price_source=_prices_of(options.get("client")),
+        log_to=destinations_of(options.get("log_to")),
+        log_step=options.get("step"),
     )
+
+
+def destinations_of(given: str | Sequence[str] | None) -> tuple[Destination, ...]:
+    """``log_to=`` as destinations, checked before anything runs."""
+    from osmosis_local_runner.trackers import parse_destination
+
+    if given is None:
+        return ()
+    return tuple(parse_destination(text) for text in ([given] if isinstance(given, str) else given))
 
 
 def _seed(

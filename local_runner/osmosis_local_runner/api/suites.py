@@ -14,7 +14,7 @@ from typing_extensions import Unpack
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api.blocking import run_blocking
-from osmosis_local_runner.api.keywords import SuiteKeywords, settings_of
+from osmosis_local_runner.api.keywords import SuiteKeywords, destinations_of, settings_of
 from osmosis_local_runner.api.results import EvalResult
 from osmosis_local_runner.run.session import interruptible
 from osmosis_local_runner.run.suite_settings import suite_flags
@@ -60,7 +60,7 @@ async def arun_suite(config: str | Path, **options: Unpack[SuiteKeywords]) -> Su
     from osmosis_local_runner.run.suite import SuiteRunner
     from osmosis_local_runner.run.suite_settings import suite_directory
 
-    settings = settings_of(options, ("output", "root", "resume", "parallel"))
+    settings = settings_of(options, ("output", "root", "resume", "parallel", "log_to", "step"))
     if settings.dataset is not None:
         raise InvalidInputError("a suite names its own datasets", code="USAGE")
     suite = load_suite(Path(config))
@@ -73,7 +73,9 @@ async def arun_suite(config: str | Path, **options: Unpack[SuiteKeywords]) -> Su
         on_note=logger.info,
     )  # fmt: skip
     runner = SuiteRunner(suite, flags, directory=directory, parallel=options.get("parallel") or 1,
-                         resume=resume, on_note=logger.info)  # fmt: skip
+                         resume=resume, on_note=logger.info,
+                         log_to=destinations_of(options.get("log_to")),
+                         log_step=options.get("step"))  # fmt: skip
     runner.prepare()
     await interruptible(runner.run(), runner.interrupt)
     document = json.loads((directory / "suite.json").read_text())

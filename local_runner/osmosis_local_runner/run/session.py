@@ -8,8 +8,9 @@ that chooses, opens, checks, resumes, executes and finishes a run, whoever asks:
             ...
         plan = session.prepare()               # rows chosen, model resolved; no model call
         result = await session.execute()       # cancelling it stops the run cleanly
-        session.finish()                       # published files projected; the upload
-    session.upload                             # what became of the upload, if asked
+        session.finish()                       # published files projected; the upload;
+                                               # the trackers
+    session.upload, session.tracked            # what became of the upload and trackers
 
 A run goes to one results document (``output="x.json"``) or to a named run directory
 (``.osmosis/evals/NAME/``, the published layout): a new one, an unfinished one continued
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from osmosis_local_runner.run.runner import Runner
     from osmosis_local_runner.run.spec import Progress, RunPlan, RunResult, RunSpec
     from osmosis_local_runner.run.upload import RunUpload
+    from osmosis_local_runner.trackers import Destination, Logged
 
 #: sends a checked upload (``RunUpload.send`` with the caller's client and progress)
 Uploader = Callable[["RunUpload"], "ImportSession"]
@@ -76,6 +78,10 @@ class RunRequest:
     server_echo: Callable[[str], None] | None = None  # the rollout server's output, live
     #: the platform's published prices of some models (``prices="platform"``)
     price_source: Callable[[list[str]], PriceTable] | None = None
+    #: experiment trackers the results go to when the run ends (``trackers``), at
+    #: ``log_step`` (a training step): sharing, not part of what the run means
+    log_to: tuple[Destination, ...] = ()
+    log_step: int | None = None
 
     @property
     def to_file(self) -> bool:
@@ -116,6 +122,7 @@ class RunSession:
         self.plan: RunPlan | None = None
         self.files: RunFiles | None = None
         self.upload: UploadOutcome | None = None
+        self.tracked: list[Logged] = []  # what became of each tracker (``log_to``)
         self._invocation: Invocation | None = None
         self._finished = False
 
@@ -127,6 +134,10 @@ class RunSession:
 
     def __enter__(self) -> RunSession:
         request = self.request
+        if request.log_to:  # a missing extra is said before anything runs
+            from osmosis_local_runner.trackers import check_available
+
+            check_available(list(request.log_to))
         if request.config is not None:
             from osmosis_client.platform.eval_config import load_config
 
@@ -265,15 +276,22 @@ class RunSession:
 
     def finish(self) -> None:
         """A named run's published files projected from its document, then the upload
-        asked for (a finished run only; its failure is recorded, never raised)."""
+        and the trackers asked for (a finished run only; a failure is recorded, never
+        raised)."""
         if self._finished:
             return
         self._finished = True
-        if self.files is None:
-            return
-        self.files.finish()
-        if self.request.upload is not None and self.run is not None:
-            self.upload = self._upload(self.request.upload)
+        if self.files is not None:
+            self.files.finish()
+            if self.request.upload is not None and self.run is not None:
+                self.upload = self._upload(self.request.upload)
+        if self.request.log_to and self.results.exists():
+            from osmosis_local_runner.trackers import log_results
+
+            name = self.run.name if self.run is not None else None
+            self.tracked = log_results(self.results, self.request.log_to,
+                                       step=self.request.log_step, name=name,
+                                       finished_only=True)  # fmt: skip
 
     def _upload(self, send: Uploader) -> UploadOutcome:
         from osmosis_local_runner.run.named import config_path

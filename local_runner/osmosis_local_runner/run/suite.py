@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_client._fs import atomic_write
 from osmosis_client.errors import InvalidInputError, OsmosisError
@@ -35,6 +35,9 @@ from osmosis_local_runner.run.suite_settings import (
     fingerprint,
     settings_of,
 )
+
+if TYPE_CHECKING:
+    from osmosis_local_runner.trackers import Destination, Logged
 
 
 @dataclass
@@ -51,6 +54,7 @@ class EntryRun:
     error: str | None = None
     progress: Progress = field(default_factory=Progress)
     runner: Runner | None = None
+    tracked: list[Logged] = field(default_factory=list)  # what became of each tracker
 
 
 class SuiteRunner:
@@ -66,7 +70,11 @@ class SuiteRunner:
         resume: bool = False,
         on_progress: Callable[[EntryRun], None] | None = None,
         on_note: Callable[[str], None] | None = None,
+        log_to: tuple[Destination, ...] = (),
+        log_step: int | None = None,
     ) -> None:
+        """``log_to``: trackers each finished entry goes to, as a run of its own (its
+        metrics under ``eval/ENTRY/``), at ``log_step``."""
         self.suite = suite
         self.flags = flags
         self.directory = directory
@@ -74,6 +82,7 @@ class SuiteRunner:
         self.resume = resume
         self.on_progress = on_progress
         self.on_note = on_note
+        self.log_to, self.log_step = log_to, log_step
         self.runs = [EntryRun(entry, directory / f"{entry.name}.json") for entry in suite.entries]
         self.fingerprint = fingerprint(suite, flags)
         self.started = time.monotonic()
@@ -83,6 +92,10 @@ class SuiteRunner:
 
     def prepare(self) -> list[EntryRun]:
         """Every entry's spec and plan (no model call): all problems before anything runs."""
+        if self.log_to:
+            from osmosis_local_runner.trackers import check_available
+
+            check_available(list(self.log_to))
         document = self.directory / SUITE_DOCUMENT
         if document.exists():
             if not self.resume:
@@ -186,6 +199,13 @@ class SuiteRunner:
         else:
             run.summary = result.summary
             run.status = result.summary["status"]
+            if self.log_to:
+                from osmosis_local_runner.trackers import log_results
+
+                run.tracked = await asyncio.to_thread(
+                    log_results, run.output, self.log_to, step=self.log_step,
+                    name=run.entry.name, prefix=f"eval/{run.entry.name}/", finished_only=True,
+                )  # fmt: skip
         self._progress(run, run.progress)
         self._write()
 
@@ -218,6 +238,7 @@ class SuiteRunner:
                     "status": r.status,
                     "error": r.error,
                     "summary": r.summary,
+                    **({"trackers": [t.to_json() for t in r.tracked]} if r.tracked else {}),
                 }
                 for r in self.runs
             ],

@@ -57,7 +57,11 @@ def execute(
         result = _run(session, out, quiet=opts.quiet, junit=opts.junit)
     if result is None:
         return
-    report_result(out, result, **(resource(session) if resource else {}))
+    from osmosis_cli.commands.eval.trackers import tracked_keys
+
+    name = session.run.name if session.run is not None else None
+    keys = {**(resource(session) if resource else {}), **tracked_keys(out, session.tracked, name)}
+    report_result(out, result, **keys)
     _verdict(out, result, opts.junit, opts.max_error_rate)
 
 

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import typer
 
+from osmosis_cli.commands.eval.trackers import LogStepOpt, LogToOpt
+
 if TYPE_CHECKING:
     from osmosis_local_runner.run.settings import RunSettings
 
@@ -273,7 +275,9 @@ class LocalRunOptions:
              "max_attempt_tokens"),
             PACE,
         ),
-        **dict.fromkeys(("output", "no_transcripts", "junit", "quiet", "prices"), OUTPUT),
+        **dict.fromkeys(
+            ("output", "no_transcripts", "junit", "quiet", "prices", "log_to", "log_step"), OUTPUT
+        ),
     }
 
     limit: LimitOpt = None
@@ -303,6 +307,8 @@ class LocalRunOptions:
     ca_bundle: CaBundleOpt = None
     by: ByOpt = None
     quiet: QuietOpt = False
+    log_to: LogToOpt = None
+    log_step: LogStepOpt = None
 
     #: this face's names of run settings (option → RunSettings field)
     RENAMED: ClassVar[dict[str, str]] = {
@@ -313,7 +319,7 @@ class LocalRunOptions:
     #: options that are not settings of the run: where it goes, which run, what runs,
     #: how it is shown (tests/osmosis_local_runner/test_settings.py holds both lists)
     PRESENTATION: ClassVar[frozenset[str]] = frozenset(
-        {"output", "resume", "quiet", "junit", "max_error_rate"}
+        {"output", "resume", "quiet", "junit", "max_error_rate", "log_to", "log_step"}
     )
 
     def run_settings(self) -> RunSettings:
@@ -334,6 +340,12 @@ class LocalRunOptions:
     def renamed_settings(self) -> dict[str, Any]:
         """A form's own renamed options, as settings (none here)."""
         return {}
+
+    def sharing(self) -> dict[str, Any]:
+        """Where the results go when the run ends (``RunRequest.log_to``), checked."""
+        from osmosis_cli.commands.eval.trackers import destinations
+
+        return {"log_to": destinations(self.log_to), "log_step": self.log_step}
 
     @classmethod
     def flag(cls, name: str) -> str:

@@ -1,10 +1,11 @@
-"""The results commands on the ``eval`` group: compare, rescore, report, view, schema."""
+"""The results commands on the ``eval`` group: compare, rescore, report, view, schema,
+push."""
 
 from __future__ import annotations
 
 import typer
 
-from osmosis_cli.commands.eval import compare, report, rescore, schema, view
+from osmosis_cli.commands.eval import compare, report, rescore, schema, trackers, view
 from osmosis_cli.terminal.declare import Command
 
 
@@ -14,3 +15,4 @@ def register(app: typer.Typer) -> None:
     app.command("report", cls=Command)(report.report)
     app.command("view", cls=Command)(view.view)
     app.command("schema", cls=Command)(schema.schema)
+    app.command("push", cls=Command)(trackers.push)

@@ -182,7 +182,8 @@ class RunOptions(LocalRunOptions):
         return RunRequest(
             settings=self.run_settings(), config=self.config_path, output=self.output,
             name=self.name, resume=self.resume, fresh=self.fresh,
-            retry_failed=self.retry_failed, continue_named=True, dry_run=self.dry_run, **more,
+            retry_failed=self.retry_failed, continue_named=True, dry_run=self.dry_run,
+            **self.sharing(), **more,
         )  # fmt: skip
 
     def check(self, out: Output) -> None:
@@ -273,6 +274,7 @@ def _run_suite(out: Output, opts: RunOptions, echo: Any) -> None:
         abbreviated=opts.abbreviated_summary,
         max_error_rate=opts.max_error_rate,
         junit=opts.junit,
+        sharing=opts.sharing(),
     )
 
 

@@ -134,7 +134,7 @@ class SeedOptions(LocalRunOptions):
         source = SeedSource(module=self.module, mcp=self.mcp, eval_fns=list(self.eval_fn or []))
         return RunRequest(
             settings=self.run_settings(), seed=source, output=output, resume=self.resume,
-            retry_failed=self.retry_failed, **more,
+            retry_failed=self.retry_failed, **self.sharing(), **more,
         )  # fmt: skip
 
 

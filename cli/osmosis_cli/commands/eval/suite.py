@@ -163,7 +163,9 @@ def run_suite(
     abbreviated: bool,
     max_error_rate: float | None,
     junit: Path | None = None,
+    sharing: dict[str, Any] | None = None,
 ) -> None:
+    """``sharing``: ``log_to`` / ``log_step`` (``LocalRunOptions.sharing``)."""
     from osmosis_cli.commands.eval.ci import after_local, check_junit_path, local_sources
     from osmosis_local_runner.run.suite import SuiteRunner
     from osmosis_local_runner.run.suite_settings import suite_directory
@@ -181,6 +183,7 @@ def run_suite(
         resume=resume,
         on_progress=display.update,
         on_note=out.info,
+        **(sharing or {}),
     )
     _warn_collapsed(out, suite, flags)
     with out.user_output_to_stderr():
@@ -192,6 +195,10 @@ def run_suite(
         out.operation_result("eval.run", status=status, resource=document)
     else:
         _report(out, runner, abbreviated=abbreviated)
+        from osmosis_cli.commands.eval.trackers import tracked_keys
+
+        for run in runs:  # what became of each entry's trackers (--json: in the document)
+            tracked_keys(out, run.tracked, str(run.output))
     after_local(out, junit, local_sources([(r.entry.name, r.output) for r in runs]), suite=document)
     if document["status"] == "stopped":
         _resume_hint(out, directory)

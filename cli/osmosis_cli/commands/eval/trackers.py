@@ -1,0 +1,94 @@
+"""Experiment trackers on the command line: ``--log-to`` / ``--log-step`` on ``eval run``
+(both forms, suites too), ``osmosis eval push RUN --to …`` and the lines saying what
+became of each tracker. The sending is the library's (``osmosis_local_runner.trackers``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from osmosis_cli.terminal.errors import current_output, handle_errors
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
+    from osmosis_local_runner.trackers import Destination, Logged
+
+LogToOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--log-to",
+        metavar="TRACKER",
+        help="When the run finishes, log it to mlflow[:URI], wandb[:PROJECT] or "
+        "trackio[:PROJECT] (repeatable; bare: the active run).",
+    ),
+]
+LogStepOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--log-step", min=0, metavar="STEP", help="The training step the metrics are logged at."
+    ),
+]
+
+
+def destinations(given: list[str] | None) -> tuple[Destination, ...]:
+    """``--log-to`` values, checked (a misspelt tracker is exit 2 before anything runs)."""
+    from osmosis_local_runner.trackers import parse_destination
+
+    return tuple(parse_destination(text) for text in given or ())
+
+
+def tracked_keys(out: Output, tracked: list[Logged], name: str | None) -> dict[str, Any]:
+    """A line per tracker (a failure is a warning naming the push that sends it later)
+    and the ``trackers`` key of the ``--json`` result."""
+    if not tracked:
+        return {}
+    for logged in tracked:
+        where = logged.destination
+        if logged.status == "logged":
+            out.info(f"Logged to {where}" + (f": {logged.url}" if logged.url else
+                                             f" (run {logged.run_id})"))  # fmt: skip
+        elif logged.status == "already":
+            out.info(f"Already logged to {where} (run {logged.run_id}): nothing sent")
+        elif logged.status == "skipped":
+            out.warn(f"not logged to {where}: {logged.error}", code="NOT_LOGGED")
+        else:
+            push = f"osmosis eval push {name or 'RUN'} --to {where}"
+            out.warn(f"not logged to {where} ({logged.error}); send it later: {push}",
+                     code="TRACKER_FAILED")  # fmt: skip
+    return {"trackers": [logged.to_json() for logged in tracked]}
+
+
+@handle_errors
+def push(
+    ctx: typer.Context,
+    run: Annotated[
+        str, typer.Argument(metavar="RUN", help="A local run's name, directory or results file.")
+    ],
+    to: Annotated[
+        list[str],
+        typer.Option(
+            "--to",
+            metavar="TRACKER",
+            help="mlflow[:URI], wandb[:PROJECT] or trackio[:PROJECT] (repeatable).",
+        ),
+    ],
+    step: Annotated[
+        int | None,
+        typer.Option("--step", min=0, metavar="STEP", help="The training step to log it at."),
+    ] = None,
+) -> None:
+    """Send a finished local run to experiment trackers: the ones it could not reach
+    when it ran, or new ones. Sending it twice adds nothing."""
+    from osmosis_cli.context import workspace_top
+    from osmosis_local_runner.trackers import push_run
+
+    out = current_output()
+    tracked = push_run(run, destinations(to), step=step, root=workspace_top())
+    resource = tracked_keys(out, tracked, run)
+    failed = [t for t in tracked if t.status == "failed"]
+    message = f"{len(tracked) - len(failed)} of {len(tracked)} tracker(s) have the run"
+    if not out.operation_result("eval.push", resource=resource, message=message):
+        out.info(message)
+    if failed:
+        raise typer.Exit(1)

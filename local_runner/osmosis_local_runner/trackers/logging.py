@@ -1,0 +1,212 @@
+"""Sending a run to its trackers, and what became of each, kept beside the run
+(``trackers.json`` in a run's directory, else ``<results>.trackers.json``): a tracker
+that fails is recorded, never raised — the run is already safe on disk — and ``push``
+sends it later; a destination the run was logged to already is not sent again."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from osmosis_client._fs import atomic_write, read_capped
+from osmosis_local_runner.trackers.destinations import Destination, check_available
+from osmosis_local_runner.trackers.payload import Payload, payload_of
+
+#: the longest error text kept of a tracker's failure
+MAX_ERROR = 500
+
+
+@dataclass(frozen=True)
+class Logged:
+    """What became of one destination: ``logged`` (``into``: ``own`` run, the
+    ``active`` one, or ``existing`` — the tracker had it already), ``already`` (the
+    record says it was sent: nothing sent now), ``skipped`` (the run did not finish:
+    ``error`` says so) or ``failed`` (``error``)."""
+
+    destination: str
+    status: Literal["logged", "already", "skipped", "failed"]
+    run_id: str | None = None  # the tracker's run
+    url: str | None = None
+    into: str | None = None
+    step: int | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+def record_path(results: Path) -> Path:
+    """Where a run's tracker record lives (beside its reviews: ``results.reviews``)."""
+    if results.name == "results.json" and (results.parent / "manifest.json").exists():
+        return results.parent / "trackers.json"
+    return results.with_name(results.name + ".trackers.json")
+
+
+def read_record(results: Path) -> dict[str, Any]:
+    """Destination → what was sent there (an unreadable record: nothing was)."""
+    raw = read_capped(record_path(results), 1 << 20)
+    with contextlib.suppress(ValueError):
+        found = json.loads(raw) if raw else None
+        if isinstance(found, dict) and isinstance(found.get("destinations"), dict):
+            return dict(found["destinations"])
+    return {}
+
+
+def log_results(
+    results: Path,
+    destinations: Sequence[Destination],
+    *,
+    step: int | None = None,
+    name: str | None = None,
+    prefix: str = "eval/",
+    finished_only: bool = False,
+) -> list[Logged]:
+    """Send a run's results to each destination (``finished_only``: not a run that
+    stopped early — a curve must not take a partial score for a checkpoint's; pushed
+    by hand it goes, its ``status`` parameter saying ``stopped``). Never raises for a
+    tracker's failure: it is in the outcome and the record."""
+    from osmosis_local_runner.api.results import EvalResult
+
+    result = EvalResult(results, name)
+    if finished_only and result.status != "finished":
+        why = f"the run is {result.status}: push it once it finishes"
+        return [Logged(d.key, "skipped", step=step, error=why) for d in destinations]
+    run_id, provenance = _identity(results)
+    payload = payload_of(result, run_id, prefix=prefix, provenance=provenance)
+    record = read_record(results)
+    outcomes = []
+    for destination in destinations:
+        prior = record.get(destination.key)
+        if isinstance(prior, dict) and prior.get("status") == "logged" and (
+            prior.get("local_run_id") == run_id
+        ):
+            outcomes.append(Logged(destination.key, "already", run_id=prior.get("run_id"),
+                                   url=prior.get("url"), step=prior.get("step")))  # fmt: skip
+            continue
+        outcome = _send(destination, payload, step)
+        outcomes.append(outcome)
+        record[destination.key] = {**outcome.to_json(), "local_run_id": run_id}
+    _write_record(results, record)
+    return outcomes
+
+
+def push_run(
+    ref: str | Path,
+    destinations: Sequence[Destination],
+    *,
+    step: int | None = None,
+    root: Path | None = None,
+) -> list[Logged]:
+    """``osmosis eval push RUN --to …``: a kept run (a name, directory or document) sent
+    to trackers now — the ones it failed to reach, or new ones. Sending it twice adds
+    nothing (the record, and the local run's id the tracker run carries)."""
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_local_runner.api.results import load_run
+
+    check_available(list(destinations))
+    result = load_run(ref, root=root)
+    if not result.path.is_file():  # running, or killed before it wrote its document
+        raise InvalidInputError(
+            f"run {result.name!r} has no results document yet (it is {result.status})",
+            hint=f"let it finish, or continue it: osmosis eval run … --name {result.name}",
+            code="RUN_NOT_FINISHED",
+        )
+    return log_results(result.path, destinations, step=step, name=result.name)
+
+
+def _send(destination: Destination, payload: Payload, step: int | None) -> Logged:
+    try:
+        with _quiet(), _bounded_retries():
+            found = SINKS[destination.kind](payload, destination.target, step)
+    except Exception as exc:  # a tracker is someone else's code: it fails, the run stands
+        return Logged(destination.key, "failed", step=step, error=_error_text(exc, destination))
+    return Logged(destination.key, "logged", run_id=found.get("run_id"), url=found.get("url"),
+                  into=found.get("into"), step=step)  # fmt: skip
+
+
+def _mlflow(payload: Payload, target: str | None, step: int | None) -> dict[str, Any]:
+    from osmosis_local_runner.trackers import mlflow_sink
+
+    return mlflow_sink.send(payload, target, step)
+
+
+def _wandb(payload: Payload, target: str | None, step: int | None) -> dict[str, Any]:
+    from osmosis_local_runner.trackers import wandb_sink
+
+    return wandb_sink.send(payload, target, step)
+
+
+def _trackio(payload: Payload, target: str | None, step: int | None) -> dict[str, Any]:
+    from osmosis_local_runner.trackers import trackio_sink
+
+    return trackio_sink.send(payload, target, step)
+
+
+SINKS: dict[str, Callable[[Payload, str | None, int | None], dict[str, Any]]] = {
+    "mlflow": _mlflow,
+    "wandb": _wandb,
+    "trackio": _trackio,
+}
+
+
+def _identity(results: Path) -> tuple[str, dict[str, Any]]:
+    """The local run's id and where it came from (its manifest); a standalone document's
+    id is its head's digest."""
+    manifest_path = results.parent / "manifest.json"
+    raw = read_capped(manifest_path, 16 << 20) if results.name == "results.json" else None
+    with contextlib.suppress(ValueError):
+        manifest = json.loads(raw) if raw else None
+        if isinstance(manifest, dict) and isinstance(manifest.get("local_run_id"), str):
+            provenance = dict(manifest.get("provenance") or {})
+            dataset = ((manifest.get("inputs") or {}).get("dataset") or {}).get("sha256")
+            if dataset:
+                provenance["dataset_sha256"] = dataset
+            return manifest["local_run_id"], provenance
+    with open(results, "rb") as handle:  # the head: config and summary, not the rows
+        head = handle.read(1 << 16)
+    return "doc-" + hashlib.sha256(head).hexdigest()[:24], {}
+
+
+def _write_record(results: Path, record: dict[str, Any]) -> None:
+    text = json.dumps({"schema_version": 1, "destinations": record}, indent=2) + "\n"
+    with contextlib.suppress(OSError):  # a convenience: the outcomes were returned anyway
+        atomic_write(record_path(results), text.encode(), mode=0o600)
+
+
+def _error_text(exc: Exception, destination: Destination) -> str:
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    if destination.target:  # a URI's credentials never kept or shown
+        text = text.replace(destination.target, str(destination).partition(":")[2])
+    return text[:MAX_ERROR]
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """A tracker's prints go to stderr: stdout stays the command's (``--json``)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+#: an unreachable tracker fails in seconds, not after MLflow's minutes of retries; its
+#: URL is said once, by us (only where the user set nothing)
+_RETRIES = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
+            "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+            "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}  # fmt: skip
+
+
+@contextlib.contextmanager
+def _bounded_retries() -> Iterator[None]:
+    added = [key for key in _RETRIES if key not in os.environ]
+    os.environ.update({key: _RETRIES[key] for key in added})
+    try:
+        yield
+    finally:
+        for key in added:
+            os.environ.pop(key, None)
