@@ -124,6 +124,13 @@ DOORS: dict[str, set[str]] = {
         "osmosis_local_runner.errors",
         "osmosis_local_runner.results",
         "osmosis_local_runner.server",
+        "osmosis_local_runner.trackers",
+    },
+    # experiment trackers: a results document sent to MLflow / W&B / Trackio
+    "osmosis_local_runner.trackers": {
+        "sdk",
+        "osmosis_local_runner.errors",
+        "osmosis_local_runner.results",
     },
     # the runs viewer: the report's pages and the run history, served read-only
     "osmosis_local_runner.viewer": {
@@ -140,6 +147,7 @@ DOORS: dict[str, set[str]] = {
         "osmosis_local_runner.results",
         "osmosis_local_runner.server",
         "osmosis_local_runner.run",
+        "osmosis_local_runner.trackers",
     },
     # the CLI: the terminal layer never imports a command
     "osmosis_cli.terminal": {"sdk"},

@@ -28,8 +28,10 @@ if TYPE_CHECKING:
         arun_suite,
         compare_runs,
         load_run,
+        push_run,
         run_eval,
         run_suite,
+        sweep_runs,
     )
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "arun_suite",
     "compare_runs",
     "load_run",
+    "push_run",
     "run_eval",
     "run_suite",
     "sweep_runs",

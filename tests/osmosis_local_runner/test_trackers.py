@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.api import load_run, run_eval
+from osmosis_local_runner.api import load_run, push_run, run_eval
 from osmosis_local_runner.trackers import logging as tracking
 from osmosis_local_runner.trackers import parse_destination
 from osmosis_local_runner.trackers.payload import COLUMNS, MAX_CELL, payload_of
@@ -34,8 +34,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any, str | None, in
         return send
 
     monkeypatch.setattr(tracking, "SINKS", {k: sink(k) for k in ("mlflow", "wandb", "trackio")})
-    monkeypatch.setattr(tracking, "check_available", lambda destinations: None)
-    monkeypatch.setattr("osmosis_local_runner.trackers.check_available", lambda d: None)
+    monkeypatch.setattr("osmosis_local_runner.api.sharing.check_available", lambda d: None)
     return calls
 
 
@@ -95,7 +94,7 @@ def test_the_payload_holds_the_metrics_params_and_one_table_schema(
 ) -> None:
     run_eval("configs/eval/quickstart.toml", name="step-100", model="mock/calculator", limit=3)
     result = load_run("step-100")
-    payload = payload_of(result, "id-1", provenance={"git_head": "abc123"})
+    payload = payload_of(result._file, "step-100", "id-1", provenance={"git_head": "abc123"})
     metrics = payload.metrics
     assert metrics["eval/grader/mean"] == 1.0 and metrics["eval/grader/pass_at_3"] == 1.0
     assert metrics["eval/attempts"] == 9 and metrics["eval/errored"] == 0
@@ -125,11 +124,10 @@ def test_a_run_goes_to_each_tracker_once_and_a_failure_is_kept_for_push(
     assert failed["status"] == "failed" and "cannot reach fail-proj" in failed["error"]
 
     # pushed again: the one that had it is not sent again; the other is tried again
-    again = tracking.push_run("step-200", [parse_destination("mlflow:http://tracker"),
-                                            parse_destination("wandb:proj")])  # fmt: skip
+    again = push_run("step-200", ["mlflow:http://tracker", "wandb:proj"])
     assert [t.status for t in again] == ["already", "logged"]
     assert [kind for kind, *_ in sent] == ["mlflow", "wandb"]
-    assert tracking.push_run("step-200", [parse_destination("wandb:proj")])[0].status == "already"
+    assert push_run("step-200", "wandb:proj")[0].status == "already"
 
 
 def test_a_stopped_run_is_not_logged_when_it_ends_but_can_be_pushed(
@@ -143,7 +141,7 @@ def test_a_stopped_run_is_not_logged_when_it_ends_but_can_be_pushed(
     skipped = tracking.log_results(doc, [parse_destination("mlflow")], finished_only=True)
     assert skipped[0].status == "skipped" and "push it once it finishes" in str(skipped[0].error)
     assert not sent
-    pushed = tracking.push_run("s", [parse_destination("mlflow")])
+    pushed = push_run("s", "mlflow")
     assert pushed[0].status == "logged" and sent[0][1].params["status"] == "stopped"
 
 
@@ -151,7 +149,7 @@ def test_a_running_run_cannot_be_pushed(sent: list[Any], quickstart_project: Pat
     run_eval("configs/eval/quickstart.toml", name="r", model="mock/calculator", limit=2)
     (quickstart_project / ".osmosis" / "evals" / "r" / "results.json").unlink()
     with pytest.raises(InvalidInputError, match="has no results document yet") as caught:
-        tracking.push_run("r", [parse_destination("mlflow")])
+        push_run("r", "mlflow")
     assert caught.value.code == "RUN_NOT_FINISHED"
 
 
@@ -162,7 +160,7 @@ def test_the_record_is_never_written_through_a_planted_link(
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
     (quickstart_project / ".osmosis" / "evals" / "l" / "trackers.json").symlink_to(victim)
-    tracking.push_run("l", [parse_destination("mlflow")])
+    push_run("l", "mlflow")
     assert victim.read_text() == "keep me"
 
 

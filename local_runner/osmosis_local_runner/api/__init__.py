@@ -1,7 +1,7 @@
 """The runner as a library (docs/python-api.md): ``run_eval`` / ``arun_eval`` run what
 ``osmosis eval run`` and the seed form run, ``run_suite`` / ``arun_suite`` a suite,
 ``load_run`` opens a run, ``compare_runs`` compares two, ``sweep_runs`` reads N along
-training — the CLI's local commands are a
+training, ``push_run`` sends one to experiment trackers — the CLI's local commands are a
 skin over the same code (``run/session.py``)."""
 
 from osmosis_local_runner.api.comparing import CompareResult as CompareResult
@@ -18,6 +18,7 @@ from osmosis_local_runner.api.results import load_run as load_run
 from osmosis_local_runner.api.running import RunProgress as RunProgress
 from osmosis_local_runner.api.running import arun_eval as arun_eval
 from osmosis_local_runner.api.running import run_eval as run_eval
+from osmosis_local_runner.api.sharing import push_run as push_run
 from osmosis_local_runner.api.suites import SuiteResult as SuiteResult
 from osmosis_local_runner.api.suites import arun_suite as arun_suite
 from osmosis_local_runner.api.suites import run_suite as run_suite

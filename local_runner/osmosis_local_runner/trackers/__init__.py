@@ -5,7 +5,8 @@ A destination is ``mlflow`` / ``mlflow:URI``, ``wandb`` / ``wandb:[ENTITY/]PROJE
 ``trackio`` / ``trackio:PROJECT``; bare, it means the tracker run already active in the
 process (a training script's), else the tracker's default. What became of each is kept
 beside the run (``trackers.json``): a tracker that fails never fails the run, and a push
-sends it later — idempotent by the local run's id (sending twice adds nothing)."""
+(``api.sharing.push_run``) sends it later — idempotent by the local run's id (sending
+twice adds nothing)."""
 
 from osmosis_local_runner.trackers.destinations import (
     KINDS,
@@ -13,7 +14,7 @@ from osmosis_local_runner.trackers.destinations import (
     check_available,
     parse_destination,
 )
-from osmosis_local_runner.trackers.logging import Logged, log_results, push_run
+from osmosis_local_runner.trackers.logging import Logged, log_results
 
 __all__ = [
     "KINDS",
@@ -22,5 +23,4 @@ __all__ = [
     "check_available",
     "log_results",
     "parse_destination",
-    "push_run",
 ]

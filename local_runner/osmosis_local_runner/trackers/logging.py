@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from osmosis_client._fs import atomic_write, read_capped
-from osmosis_local_runner.trackers.destinations import Destination, check_available
+from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.trackers.destinations import Destination
 from osmosis_local_runner.trackers.payload import Payload, payload_of
 
 #: the longest error text kept of a tracker's failure
@@ -72,14 +73,14 @@ def log_results(
     stopped early — a curve must not take a partial score for a checkpoint's; pushed
     by hand it goes, its ``status`` parameter saying ``stopped``). Never raises for a
     tracker's failure: it is in the outcome and the record."""
-    from osmosis_local_runner.api.results import EvalResult
-
-    result = EvalResult(results, name)
-    if finished_only and result.status != "finished":
-        why = f"the run is {result.status}: push it once it finishes"
+    doc = ResultsFile(results)
+    status = str(doc.summary.get("status") or "finished")
+    if finished_only and status != "finished":
+        why = f"the run is {status}: push it once it finishes"
         return [Logged(d.key, "skipped", step=step, error=why) for d in destinations]
     run_id, provenance = _identity(results)
-    payload = payload_of(result, run_id, prefix=prefix, provenance=provenance)
+    name = name or (results.parent.name if results.name == "results.json" else results.stem)
+    payload = payload_of(doc, name, run_id, prefix=prefix, provenance=provenance)
     record = read_record(results)
     outcomes = []
     for destination in destinations:
@@ -95,30 +96,6 @@ def log_results(
         record[destination.key] = {**outcome.to_json(), "local_run_id": run_id}
     _write_record(results, record)
     return outcomes
-
-
-def push_run(
-    ref: str | Path,
-    destinations: Sequence[Destination],
-    *,
-    step: int | None = None,
-    root: Path | None = None,
-) -> list[Logged]:
-    """``osmosis eval push RUN --to …``: a kept run (a name, directory or document) sent
-    to trackers now — the ones it failed to reach, or new ones. Sending it twice adds
-    nothing (the record, and the local run's id the tracker run carries)."""
-    from osmosis_client.errors import InvalidInputError
-    from osmosis_local_runner.api.results import load_run
-
-    check_available(list(destinations))
-    result = load_run(ref, root=root)
-    if not result.path.is_file():  # running, or killed before it wrote its document
-        raise InvalidInputError(
-            f"run {result.name!r} has no results document yet (it is {result.status})",
-            hint=f"let it finish, or continue it: osmosis eval run … --name {result.name}",
-            code="RUN_NOT_FINISHED",
-        )
-    return log_results(result.path, destinations, step=step, name=result.name)
 
 
 def _send(destination: Destination, payload: Payload, step: int | None) -> Logged:

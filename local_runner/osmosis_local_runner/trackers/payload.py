@@ -6,11 +6,13 @@ results document itself. Built once from the read API; every sink sends the same
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from osmosis_local_runner.api.results import EvalResult
+from osmosis_local_runner.results.documents import ResultsFile, pass_at_key
+from osmosis_local_runner.results.scoring import passed
 
 #: attempts the table holds at most (the results document, sent whole, has them all)
 MAX_TABLE_ROWS = 5_000
@@ -40,72 +42,76 @@ class Payload:
 
 
 def payload_of(
-    result: EvalResult,
+    doc: ResultsFile,
+    name: str,
     run_id: str,
     *,
     prefix: str = "eval/",
     provenance: dict[str, Any] | None = None,
 ) -> Payload:
     """The run's payload, its metric keys under ``prefix`` (``eval/accuracy/mean``)."""
-    summary, config = result.summary, result.config
+    summary, config = doc.summary, doc.config
     metrics: dict[str, float] = {}
-    for fn, stats in summary.eval_fns.items():
-        if stats.mean is not None:
-            metrics[f"{prefix}{fn}/mean"] = stats.mean
-        for k, value in sorted(stats.pass_at_k.items()):
-            metrics[f"{prefix}{fn}/pass_at_{k}"] = value
-    attempts = max(summary.total_runs, 1)
+    for fn, stats in (summary.get("eval_fns") or {}).items():
+        for key, value in sorted((stats or {}).items()):
+            if _finite(value) and (key == "mean" or pass_at_key(key) is not None):
+                metrics[f"{prefix}{fn}/{key}"] = float(value)
+    attempts = int(summary.get("total_runs") or 0)
+    errored = int(summary.get("errored_runs") or 0)
     metrics |= {
-        f"{prefix}attempts": float(summary.total_runs),
-        f"{prefix}errored": float(summary.errored_runs),
-        f"{prefix}error_rate": summary.errored_runs / attempts,
-        f"{prefix}duration_s": summary.duration_ms / 1000,
-        f"{prefix}tokens/total": float(summary.total_tokens),
+        f"{prefix}attempts": float(attempts),
+        f"{prefix}errored": float(errored),
+        f"{prefix}error_rate": errored / max(attempts, 1),
+        f"{prefix}duration_s": float(summary.get("total_duration_ms") or 0) / 1000,
+        f"{prefix}tokens/total": float(summary.get("total_tokens") or 0),
     }
-    usage = summary.usage
-    if usage is not None:
-        for kind in ("input", "output", "reasoning", "cache_read", "cache_write"):
-            metrics[f"{prefix}tokens/{kind}"] = float(getattr(usage, f"{kind}_tokens"))
-        metrics[f"{prefix}truncation_rate"] = usage.truncation_rate
-        if usage.cost_usd is not None:
-            metrics[f"{prefix}cost_usd"] = usage.cost_usd
-        for kind in ("output_tokens", "reasoning_tokens"):
-            spread = usage.per_attempt.get(kind)
-            if spread is not None:
-                metrics[f"{prefix}{kind}_per_attempt"] = spread.mean
-    params = {
-        key: _text(config.get(key))
-        for key in PARAMS
-        if config.get(key) is not None
-    }
-    params["run_name"] = result.name or result.path.stem
-    params["status"] = summary.status
+    metrics |= _usage(summary.get("usage"), prefix)
+    params = {key: _text(config[key]) for key in PARAMS if config.get(key) is not None}
+    params["run_name"] = name
+    params["status"] = str(summary.get("status") or "finished")
     params |= {k: _text(v) for k, v in (provenance or {}).items() if v is not None}
-    rows, left = _table(result)
-    return Payload(result.name or result.path.stem, run_id, result.path, params, metrics,
-                   rows=rows, truncated_rows=left)  # fmt: skip
+    rows, left = _table(doc)
+    return Payload(name, run_id, doc.path, params, metrics, rows=rows, truncated_rows=left)
 
 
-def _table(result: EvalResult) -> tuple[list[list[Any]], int]:
-    fns = list(result.summary.eval_fns)
-    first = fns[0] if fns else None
-    threshold = result.config.get("pass_threshold", 1.0)
-    threshold = float(threshold) if isinstance(threshold, int | float) else 1.0
+def _usage(usage: Any, prefix: str) -> dict[str, float]:
+    """Tokens by kind, truncation and cost (a run kept before they were counted: none)."""
+    if not isinstance(usage, dict):
+        return {}
+    found = {f"{prefix}tokens/{kind}": float(usage.get(f"{kind}_tokens") or 0)
+             for kind in ("input", "output", "reasoning", "cache_read", "cache_write")}  # fmt: skip
+    if _finite(usage.get("truncation_rate")):
+        found[f"{prefix}truncation_rate"] = float(usage["truncation_rate"])
+    if _finite(usage.get("cost_usd")):  # unknown price: no made-up zero
+        found[f"{prefix}cost_usd"] = float(usage["cost_usd"])
+    for kind in ("output_tokens", "reasoning_tokens"):
+        spread = (usage.get("per_attempt") or {}).get(kind) or {}
+        if _finite(spread.get("mean")):
+            found[f"{prefix}{kind}_per_attempt"] = float(spread["mean"])
+    return found
+
+
+def _table(doc: ResultsFile) -> tuple[list[list[Any]], int]:
+    first = doc.eval_fns[0] if doc.eval_fns else None
     rows: list[list[Any]] = []
     left = 0
-    for row in result.rows(transcripts=True):
-        for a in row.attempts:
+    for row in doc.rows(transcripts=True):
+        for a in row.runs:
             if len(rows) >= MAX_TABLE_ROWS:
                 left += 1
                 continue
             score = a.scores.get(first) if first else None
             rows.append([
-                row.index, a.run_index, a.model_tag or "primary", _cap(row.prompt),
+                row.index, a.run_index, a.model_tag or "primary", _cap(row.user_prompt),
                 _cap(row.expected), _cap(a.answer), score,
-                None if score is None else bool(a.success and score >= threshold),
+                None if score is None else passed(a, first or "", doc.pass_threshold),
                 json.dumps(a.scores, sort_keys=True), a.error or "", _cap(a.transcript),
             ])  # fmt: skip
     return rows, left
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _cap(text: str | None) -> str:

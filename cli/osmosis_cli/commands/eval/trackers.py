@@ -81,10 +81,10 @@ def push(
     """Send a finished local run to experiment trackers: the ones it could not reach
     when it ran, or new ones. Sending it twice adds nothing."""
     from osmosis_cli.context import workspace_top
-    from osmosis_local_runner.trackers import push_run
+    from osmosis_local_runner.api import push_run
 
     out = current_output()
-    tracked = push_run(run, destinations(to), step=step, root=workspace_top())
+    tracked = push_run(run, to, step=step, root=workspace_top())
     resource = tracked_keys(out, tracked, run)
     failed = [t for t in tracked if t.status == "failed"]
     message = f"{len(tracked) - len(failed)} of {len(tracked)} tracker(s) have the run"

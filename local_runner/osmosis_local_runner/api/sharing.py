@@ -1,0 +1,37 @@
+"""``push_run``: a kept run sent to experiment trackers now (``osmosis eval push``) —
+the ones it could not reach when it ran, or new ones (``osmosis_local_runner.trackers``
+does the sending and keeps the record)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.api.keywords import destinations_of
+from osmosis_local_runner.api.results import load_run
+from osmosis_local_runner.trackers import Logged, check_available, log_results
+
+
+def push_run(
+    ref: str | Path,
+    to: str | Sequence[str],
+    *,
+    step: int | None = None,
+    root: Path | None = None,
+) -> list[Logged]:
+    """Send a run (a name under ``root/.osmosis/evals``, a run directory or a results
+    document) to each tracker in ``to`` (``"mlflow[:URI]"``, ``"wandb[:PROJECT]"``,
+    ``"trackio[:PROJECT]"``) at ``step``; what became of each. Sending it twice adds
+    nothing (its record, and the local run's id the tracker run carries); a tracker's
+    failure is in the outcome, never raised."""
+    destinations = destinations_of(to)
+    check_available(list(destinations))
+    result = load_run(ref, root=root)
+    if not result.path.is_file():  # running, or killed before it wrote its document
+        raise InvalidInputError(
+            f"run {result.name!r} has no results document yet (it is {result.status})",
+            hint=f"let it finish, or continue it: osmosis eval run … --name {result.name}",
+            code="RUN_NOT_FINISHED",
+        )
+    return log_results(result.path, destinations, step=step, name=result.name)
