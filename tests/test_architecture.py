@@ -98,6 +98,7 @@ DOORS: dict[str, set[str]] = {
     "osmosis_client._plan": set(),
     "osmosis_client._process": set(),
     "osmosis_client._threads": set(),
+    "osmosis_client._times": set(),
     "osmosis_client._redact": set(),
     "osmosis_client._retry": set(),
     "osmosis_client._serving": set(),

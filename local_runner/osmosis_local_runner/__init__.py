@@ -26,11 +26,14 @@ if TYPE_CHECKING:
         UsageSummary,
         arun_eval,
         arun_suite,
+        attempts_df,
+        calls_df,
         compare_runs,
         load_run,
         push_run,
         run_eval,
         run_suite,
+        runs_df,
         sweep_runs,
     )
 
@@ -47,11 +50,14 @@ __all__ = [
     "UsageSummary",
     "arun_eval",
     "arun_suite",
+    "attempts_df",
+    "calls_df",
     "compare_runs",
     "load_run",
     "push_run",
     "run_eval",
     "run_suite",
+    "runs_df",
     "sweep_runs",
 ]
 

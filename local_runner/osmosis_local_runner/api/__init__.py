@@ -1,12 +1,16 @@
 """The runner as a library (docs/python-api.md): ``run_eval`` / ``arun_eval`` run what
 ``osmosis eval run`` and the seed form run, ``run_suite`` / ``arun_suite`` a suite,
 ``load_run`` opens a run, ``compare_runs`` compares two, ``sweep_runs`` reads N along
-training, ``push_run`` sends one to experiment trackers — the CLI's local commands are a
+training, ``push_run`` sends one to experiment trackers, ``runs_df`` /
+``attempts_df`` / ``calls_df`` read runs as dataframes — the CLI's local commands are a
 skin over the same code (``run/session.py``)."""
 
 from osmosis_local_runner.api.comparing import CompareResult as CompareResult
 from osmosis_local_runner.api.comparing import compare_runs as compare_runs
 from osmosis_local_runner.api.comparing import sweep_runs as sweep_runs
+from osmosis_local_runner.api.frames import attempts_df as attempts_df
+from osmosis_local_runner.api.frames import calls_df as calls_df
+from osmosis_local_runner.api.frames import runs_df as runs_df
 from osmosis_local_runner.api.results import Attempt as Attempt
 from osmosis_local_runner.api.results import EvalResult as EvalResult
 from osmosis_local_runner.api.results import FnSummary as FnSummary

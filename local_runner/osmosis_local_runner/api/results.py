@@ -285,32 +285,12 @@ class EvalResult:
         return dict(json.loads(self._source.read_bytes()))
 
     def to_pandas(self) -> pandas.DataFrame:
-        """One row per attempt (needs pandas: ``pip install 'osmosis-client[pandas]'``)."""
-        try:
-            import pandas
-        except ImportError as exc:
-            raise InvalidInputError(
-                "to_pandas() needs pandas", hint="pip install 'osmosis-client[pandas]'"
-            ) from exc
-        records = [
-            {
-                "row": row.index,
-                "prompt": row.prompt,
-                "expected": row.expected,
-                "run": a.run_index,
-                "success": a.success,
-                "answer": a.answer,
-                "error": a.error,
-                "duration_ms": a.duration_ms,
-                "tokens": a.tokens,
-                "model_tag": a.model_tag,
-                **{f"score:{fn}": score for fn, score in a.scores.items()},
-            }
-            for row in self.rows(transcripts=False)
-            for a in row.attempts
-        ]
-        return pandas.DataFrame.from_records(records)
+        """One row per attempt, as ``attempts_df(self)`` (needs pandas: ``pip install
+        'osmosis-client[pandas]'``)."""
+        from osmosis_local_runner.results.frames import attempt_rows, columns_of, frame
 
+        rows = attempt_rows([(self.name, self._file)], sorted(self._file.eval_fns))
+        return frame(columns_of(rows), "pandas")
 
 def _name_of(path: Path) -> str:
     """A run directory's name (``.osmosis/evals/NAME/results.json``), else the file's stem."""

@@ -31,7 +31,7 @@ def push_run(
     if not result.path.is_file():  # running, or killed before it wrote its document
         raise InvalidInputError(
             f"run {result.name!r} has no results document yet (it is {result.status})",
-            hint=f"let it finish, or continue it: osmosis eval run … --name {result.name}",
+            hint="let it finish, or continue it (resume=True) first",
             code="RUN_NOT_FINISHED",
         )
     return log_results(result.path, destinations, step=step, name=result.name)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
-import os
 import secrets
 import tempfile
 from collections.abc import Callable
@@ -24,13 +23,12 @@ from aiohttp import web
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_local_runner.api.history import list_runs
 from osmosis_local_runner.api.results import RUNS
-from osmosis_local_runner.results.documents import ResultsFile
 from osmosis_local_runner.results.report import live_update, render
 from osmosis_local_runner.results.sources import Source, unique_labels
 from osmosis_local_runner.run.rundir import RunDirectory, check_name
 from osmosis_local_runner.viewer import api
 from osmosis_local_runner.viewer.home import home_page
-from osmosis_local_runner.viewer.partial import partial_document
+from osmosis_local_runner.viewer.partial import run_source
 from osmosis_local_runner.viewer.suites import list_suites, suite_sources
 
 #: the cookie a browser keeps once it came with the token (so links need no token),
@@ -294,19 +292,7 @@ class Viewer:
 
     def _source(self, name: str, scratch: Path) -> Source:
         """A run by name: its document, or — while it runs — what its journal holds."""
-        run = RunDirectory(self.runs, check_name(name))
-        inside = os.path.realpath(run.results).startswith(os.path.realpath(self.runs) + os.sep)
-        found: Path | None = None
-        state = run.state() if inside else "absent"
-        if state == "unfinished":  # running, or killed before it wrote its document
-            found = partial_document(run, scratch / f"{name}.json")
-        elif state == "finished":
-            found = run.results
-        if found is None:
-            raise InvalidInputError(
-                f"no local run named {name!r} with results yet", code="RUN_NOT_FOUND"
-            )
-        return Source(name, ResultsFile(found))
+        return run_source(self.runs, name, scratch)
 
 
 def _reviewed(request: web.Request) -> bool:

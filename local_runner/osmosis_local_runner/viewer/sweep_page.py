@@ -15,7 +15,9 @@ LABELS = {"mean": "mean", "pass_at_1": "pass@1", "output_tokens": "output tokens
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
 
-def sweep_page(found: Sweep) -> str:
+def sweep_page(found: Sweep, home: str = "/") -> str:
+    """The page (``home``: where its breadcrumbs lead: the viewer's list, or a static
+    site's index)."""
     esc = html.escape
     curves = "".join(_curve(found, stat) for stat in STATS)
     rows = "".join(
@@ -49,7 +51,7 @@ tr.regression td {{ color: #b00020; }}
 .curves {{ display: flex; flex-wrap: wrap; gap: 1em; }}
 figure {{ margin: 0; }} figcaption, .muted {{ color: #667; }}
 </style></head><body>
-<nav data-testid="crumbs"><a href="/">runs</a> › {esc(title)}</nav>
+<nav data-testid="crumbs"><a href="{esc(home)}">runs</a> › {esc(title)}</nav>
 <h1 data-testid="title">{esc(title)}</h1>
 <p class="muted">eval fn <code>{esc(found.fn)}</code> · baseline (A) <b>{esc(found.baseline)}</b>
  · every other run is B · x: the number in each run's name</p>

@@ -1,7 +1,9 @@
-"""``osmosis eval view [--port P] [--host H] [--no-browser]``: the local runs viewer."""
+"""``osmosis eval view [--port P] [--host H] [--no-browser]``: the local runs viewer;
+``--bundle DIR [RUN…]``: the same pages as a static site."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -26,18 +28,32 @@ def view(
     no_browser: Annotated[
         bool, typer.Option("--no-browser", help="Print the URL; do not open a browser.")
     ] = False,
+    bundle: Annotated[
+        Path | None,
+        typer.Option(
+            "--bundle",
+            metavar="DIR",
+            help="Write the viewer as a static site in DIR (opens from file://, any host).",
+        ),
+    ] = None,
+    runs: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[RUN]...", help="With --bundle: only these runs."),
+    ] = None,
 ) -> None:
     """Serve a read-only viewer of this project's runs (.osmosis/evals/): every run, live,
     each run's report and any two compared. The printed URL carries a token: a request
-    without it is refused. Ctrl-C stops it."""
+    without it is refused. Ctrl-C stops it. --bundle DIR writes it as a static site."""
     import asyncio
     import contextlib
     import webbrowser
-    from pathlib import Path
 
     from osmosis_local_runner.viewer.server import Viewer, serve
 
     out = current_output()
+    if bundle is not None or runs:
+        _bundle(bundle, runs or [])
+        return
 
     def ready(url: str) -> None:
         # --json: the one document as soon as it serves (an agent reads the URL from it),
@@ -52,3 +68,25 @@ def view(
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(Viewer(Path.cwd()), host=host, port=port, ready=ready))
+
+
+def _bundle(into: Path | None, runs: list[str]) -> None:
+    """``--bundle DIR [RUN…]``: the static site written, what it holds said."""
+    from osmosis_cli.terminal.sizes import size_text
+    from osmosis_client.errors import InvalidInputError
+    from osmosis_local_runner.viewer.bundle import write_bundle
+
+    if into is None:
+        raise InvalidInputError("runs are named only with --bundle DIR",
+                                hint="the live viewer shows every run", code="USAGE")  # fmt: skip
+    out = current_output()
+    written = write_bundle(Path.cwd(), into, runs)
+    index = written.path / "index.html"
+    counts = (f"{len(written.runs)} runs, {len(written.comparisons)} comparisons, "
+              f"{len(written.sweeps)} sweeps, {len(written.suites)} suites")  # fmt: skip
+    message = f"Site written to {written.path}: {counts} ({size_text(written.bytes)}); open {index}"
+    resource = {"output_path": str(written.path), "index": str(index), "runs": written.runs,
+                "comparisons": written.comparisons, "sweeps": written.sweeps,
+                "suites": written.suites, "bytes": written.bytes}  # fmt: skip
+    if not out.operation_result("eval.view.bundle", resource=resource, message=message):
+        out.info(message)

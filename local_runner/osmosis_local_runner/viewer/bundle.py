@@ -1,0 +1,153 @@
+"""``osmosis eval view --bundle DIR``: the viewer as a static site — every run (or the
+ones named), each group's sweep and consecutive pairs compared, and every suite — that
+opens from ``file://`` and from any static host (GitHub Pages, S3, a Hugging Face Space)
+with no server. Each page is the viewer's own (``results/report.py``: one codebase),
+its data embedded, so a page loads only its own run's data; the home is a plain table
+of links. The pages keep the report's content-security policy (no connection at all)
+and its deep links (``runs/NAME.html#row=17&attempt=2``)."""
+
+from __future__ import annotations
+
+import html
+import itertools
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from osmosis_client._fs import atomic_write
+from osmosis_client._times import when
+from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.api.history import RunInfo, list_runs
+from osmosis_local_runner.results.report import render
+from osmosis_local_runner.results.sources import unique_labels
+from osmosis_local_runner.viewer.partial import run_source
+from osmosis_local_runner.viewer.suites import list_suites, suite_sources
+
+POLICY = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
+@dataclass
+class Bundle:
+    """What was written: the site's folder and its pages by kind."""
+
+    path: Path
+    runs: list[str] = field(default_factory=list)
+    comparisons: list[str] = field(default_factory=list)
+    sweeps: list[str] = field(default_factory=list)
+    suites: list[str] = field(default_factory=list)
+    bytes: int = 0
+
+
+def write_bundle(root: Path, into: Path, names: Sequence[str] = ()) -> Bundle:
+    """The site of the project's runs under ``root`` (``names``: only these runs) in
+    ``into`` (created; an existing site there is replaced page by page)."""
+    from osmosis_local_runner.run.session import RUNS
+
+    if into.exists() and not into.is_dir():
+        raise InvalidInputError(f"{into} is a file", hint="name a folder for the site",
+                                code="USAGE")  # fmt: skip
+    runs = [r for r in list_runs(root) if not names or r.name in names]
+    missing = sorted(set(names) - {r.name for r in runs})
+    if missing:
+        raise InvalidInputError(f"no local run named {missing[0]!r}",
+                                hint="a run is a folder of .osmosis/evals",
+                                code="RUN_NOT_FOUND")  # fmt: skip
+    bundle = Bundle(into)
+    with tempfile.TemporaryDirectory(prefix="osmosis-bundle-") as scratch:
+        for run in runs:
+            bundle.bytes += _page(into / "runs" / f"{run.name}.html", root / RUNS,
+                                  [run.name], Path(scratch), "../index.html")  # fmt: skip
+            bundle.runs.append(run.name)
+        for group in _groups(runs):
+            for older, newer in itertools.pairwise(group):
+                name = f"{older}--{newer}"
+                bundle.bytes += _page(into / "compare" / f"{name}.html", root / RUNS,
+                                      [older, newer], Path(scratch), "../index.html")  # fmt: skip
+                bundle.comparisons.append(name)
+            bundle.bytes += _sweep(into / "sweeps" / f"{group[0]}--{group[-1]}.html",
+                                   root / RUNS, group, Path(scratch))  # fmt: skip
+            bundle.sweeps.append(f"{group[0]}--{group[-1]}")
+    if not names:
+        for suite in list_suites(root):
+            page, _ = render(suite_sources(root, suite["name"]), home="../index.html")
+            bundle.bytes += _write(into / "suites" / f"{suite['name']}.html", page)
+            bundle.suites.append(suite["name"])
+    bundle.bytes += _write(into / "index.html", _home(runs, bundle))
+    return bundle
+
+
+def _page(path: Path, runs: Path, names: list[str], scratch: Path, home: str) -> int:
+    sources = unique_labels([run_source(runs, name, scratch) for name in names])
+    page, _ = render(sources, home=home)
+    return _write(path, page)
+
+
+def _sweep(path: Path, runs: Path, names: list[str], scratch: Path) -> int:
+    from osmosis_local_runner.results.sweep import sweep
+    from osmosis_local_runner.viewer.sweep_page import sweep_page
+
+    found = [(n, run_source(runs, n, scratch).results.path) for n in names]
+    return _write(path, sweep_page(sweep(found), home="../index.html"))
+
+
+def _groups(runs: list[RunInfo]) -> list[list[str]]:
+    """Runs that measure the same thing (one config, dataset and set of eval fns), of two
+    or more, oldest first: each is a sweep, its neighbours compared."""
+    by_group: dict[str, list[RunInfo]] = defaultdict(list)
+    for run in runs:
+        if run.group:
+            by_group[run.group].append(run)
+    return [[r.name for r in sorted(found, key=lambda r: (r.started or "", r.name))]
+            for found in by_group.values() if len(found) > 1]  # fmt: skip
+
+
+def _home(runs: list[RunInfo], bundle: Bundle) -> str:
+    esc = html.escape
+
+    def num(value: float | None) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    rows = "".join(
+        f'<tr><td><a href="runs/{esc(r.name)}.html">{esc(r.name)}</a>'
+        f'{"".join(f" <span class=tag>{esc(t)}</span>" for t in r.tags)}</td>'
+        f"<td>{esc(r.status)}</td><td>{esc(r.model or '')}</td><td>{r.rows or 0}</td>"
+        f"<td>{r.attempts or 0}</td><td>{num(r.mean)}</td><td>{num(r.pass_at_1)}</td>"
+        f"<td>{esc(when(r.started))}</td></tr>"
+        for r in runs
+    )
+    links = "".join(
+        f'<li>{label}: <a href="{kind}/{esc(name)}.html">{esc(name.replace("--", join))}</a></li>'
+        for kind, label, join, names in (
+            ("compare", "compared", " vs ", bundle.comparisons),
+            ("sweeps", "sweep", " … ", bundle.sweeps),
+            ("suites", "suite", "", bundle.suites),
+        )
+        for name in names
+    )
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{POLICY}">
+<title>osmosis — runs</title>
+<style>
+body {{ font: 14px system-ui, sans-serif; margin: 2em; color: #1d2330; }}
+table {{ border-collapse: collapse; }} th, td {{ padding: 4px 10px; text-align: left;
+border-bottom: 1px solid #e3e6ec; }} .tag {{ font-size: 11px; background: #eef0f4;
+border-radius: 3px; padding: 0 4px; }} .muted {{ color: #667; }}
+</style></head><body>
+<h1>runs</h1>
+<p class="muted">a static copy of <code>osmosis eval view</code>: {len(runs)} runs; each
+page holds its own data and opens with no server</p>
+<table data-testid="runs"><thead><tr><th>run</th><th>status</th><th>model</th><th>rows</th>
+<th>attempts</th><th>mean</th><th>pass@1</th><th>started</th></tr></thead>
+<tbody>{rows}</tbody></table>
+<h2>Comparisons, sweeps and suites</h2><ul data-testid="pages">{links}</ul>
+</body></html>
+"""
+
+
+def _write(path: Path, page: str) -> int:
+    data = page.encode("utf-8")
+    atomic_write(path, data, mode=0o644)
+    return len(data)
