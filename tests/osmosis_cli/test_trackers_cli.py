@@ -44,7 +44,7 @@ def test_both_doors_send_the_same_metrics_and_keep_the_same_record(
     assert cli.metrics.keys() == lib.metrics.keys()
     assert {k: v for k, v in cli.metrics.items() if "duration" not in k} == {
         k: v for k, v in lib.metrics.items() if "duration" not in k}  # fmt: skip
-    assert cli.params | {"run_name": "lib"} == lib.params
+    assert cli.params | {"run_name": "lib", "created_at": "…"} == lib.params | {"created_at": "…"}
     assert _record(quickstart_project, "cli") == _record(quickstart_project, "lib")
 
 

@@ -25,7 +25,8 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any, str | None, in
     calls: list[tuple[str, Any, str | None, int | None]] = []
 
     def sink(kind: str) -> Any:
-        def send(payload: Any, target: str | None, step: int | None) -> dict[str, Any]:
+        def send(payload: Any, to: Any, step: int | None) -> dict[str, Any]:
+            target = to.target
             if target and "fail" in target:
                 raise ConnectionError(f"cannot reach {target}")
             calls.append((kind, payload, target, step))
@@ -33,7 +34,8 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any, str | None, in
 
         return send
 
-    monkeypatch.setattr(tracking, "SINKS", {k: sink(k) for k in ("mlflow", "wandb", "trackio")})
+    monkeypatch.setattr(tracking, "SINKS",
+                        {k: sink(k) for k in ("mlflow", "wandb", "trackio", "hf")})  # fmt: skip
     monkeypatch.setattr("osmosis_local_runner.api.sharing.check_available", lambda d: None)
     return calls
 

@@ -5,11 +5,13 @@ does the sending and keeps the record)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api.keywords import destinations_of
 from osmosis_local_runner.api.results import load_run
+from osmosis_local_runner.results.sources import SUITE_DOCUMENT, sources_of
 from osmosis_local_runner.trackers import Logged, check_available, log_results
 
 
@@ -19,14 +21,31 @@ def push_run(
     *,
     step: int | None = None,
     root: Path | None = None,
+    public: bool = False,
 ) -> list[Logged]:
-    """Send a run (a name under ``root/.osmosis/evals``, a run directory or a results
-    document) to each tracker in ``to`` (``"mlflow[:URI]"``, ``"wandb[:PROJECT]"``,
-    ``"trackio[:PROJECT]"``) at ``step``; what became of each. Sending it twice adds
+    """Send a run (a name under ``root/.osmosis/evals``, a run directory, a results
+    document, or a suite run's directory: each entry) to each tracker in ``to``
+    (``"mlflow[:URI]"``, ``"wandb[:PROJECT]"``, ``"trackio[:PROJECT]"``, ``"hf:ORG/NAME"``: a Hub dataset repository, private unless
+    ``public``) at ``step``; what became of each. Sending it twice adds
     nothing (its record, and the local run's id the tracker run carries); a tracker's
     failure is in the outcome, never raised."""
     destinations = destinations_of(to)
+    if public:
+        if not any(d.kind == "hf" for d in destinations):
+            raise InvalidInputError(
+                "public= is for a Hub repository (hf:ORG/NAME)",
+                hint="add an hf:ORG/NAME destination",
+                code="USAGE",
+            )
+        destinations = tuple(replace(d, public=d.kind == "hf") for d in destinations)
     check_available(list(destinations))
+    if Path(ref).is_dir() and (Path(ref) / SUITE_DOCUMENT).is_file():  # a suite's entries
+        return [
+            logged
+            for entry in sources_of([Path(ref)])
+            for logged in log_results(entry.results.path, destinations, step=step,
+                                      name=entry.label, prefix=f"eval/{entry.label}/")
+        ]  # fmt: skip
     result = load_run(ref, root=root)
     if not result.path.is_file():  # running, or killed before it wrote its document
         raise InvalidInputError(

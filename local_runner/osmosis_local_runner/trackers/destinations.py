@@ -4,19 +4,23 @@ a missing extra must not cost a run)."""
 from __future__ import annotations
 
 import importlib.util
+import re
 from dataclasses import dataclass
 from typing import Literal
 
 from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError
 
-Kind = Literal["mlflow", "wandb", "trackio"]
-#: each tracker, the module it needs and the extra that installs it
-KINDS: dict[str, tuple[str, str]] = {
-    "mlflow": ("mlflow", "mlflow"),
-    "wandb": ("wandb", "wandb"),
-    "trackio": ("trackio", "trackio"),
+Kind = Literal["mlflow", "wandb", "trackio", "hf"]
+#: each destination, the modules it needs and the extra that installs them
+KINDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "mlflow": (("mlflow",), "mlflow"),
+    "wandb": (("wandb",), "wandb"),
+    "trackio": (("trackio",), "trackio"),
+    "hf": (("huggingface_hub", "pyarrow"), "hub"),
 }
+#: a Hub repository id: a namespace and a name (the Hub's own rules)
+_REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}")
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,7 @@ class Destination:
 
     kind: Kind
     target: str | None = None
+    public: bool = False  # a Hub repository made public (else private)
 
     def __str__(self) -> str:
         """As given, credentials in a URI masked (what records and output show)."""
@@ -40,12 +45,19 @@ class Destination:
 
 
 def parse_destination(text: str) -> Destination:
-    """``mlflow[:URI]``, ``wandb[:[ENTITY/]PROJECT]``, ``trackio[:PROJECT]``."""
+    """``mlflow[:URI]``, ``wandb[:[ENTITY/]PROJECT]``, ``trackio[:PROJECT]``,
+    ``hf:ORG/NAME`` (a Hub dataset repository)."""
     kind, sep, target = text.strip().partition(":")
     if kind not in KINDS:
         raise InvalidInputError(
             f"unknown tracker {kind!r} in {text!r}",
-            hint="use mlflow[:URI], wandb[:PROJECT] or trackio[:PROJECT]",
+            hint="use mlflow[:URI], wandb[:PROJECT], trackio[:PROJECT] or hf:ORG/NAME",
+            code="USAGE",
+        )
+    if kind == "hf" and not _repo_id(target):
+        raise InvalidInputError(
+            f"{text!r} names no Hub dataset repository",
+            hint="write hf:ORG/NAME (letters, digits, '-', '_', '.'; no '--' or '..')",
             code="USAGE",
         )
     if sep and not target.strip():
@@ -63,6 +75,12 @@ def parse_destination(text: str) -> Destination:
     return Destination(kind, target.strip() or None)  # type: ignore[arg-type]
 
 
+def _repo_id(text: str) -> bool:
+    return bool(_REPO_ID.fullmatch(text)) and "--" not in text and ".." not in text and (
+        not text.endswith(".git")
+    )
+
+
 def _project_name(text: str) -> bool:
     parts = text.split("/")
     return 1 <= len(parts) <= 2 and all(
@@ -74,10 +92,11 @@ def _project_name(text: str) -> bool:
 def check_available(destinations: list[Destination]) -> None:
     """Each tracker's package importable (an extra), said before the run starts."""
     for destination in destinations:
-        module, extra = KINDS[destination.kind]
-        if importlib.util.find_spec(module) is None:
-            raise InvalidInputError(
-                f"--log-to {destination.kind} needs the {module} package",
-                hint=f"pip install 'osmosis-client[{extra}]'",
-                code="USAGE",
-            )
+        modules, extra = KINDS[destination.kind]
+        for module in modules:
+            if importlib.util.find_spec(module) is None:
+                raise InvalidInputError(
+                    f"{destination.kind} needs the {module} package",
+                    hint=f"pip install 'osmosis-client[{extra}]'",
+                    code="USAGE",
+                )

@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -80,7 +81,8 @@ def log_results(
         return [Logged(d.key, "skipped", step=step, error=why) for d in destinations]
     run_id, provenance = _identity(results)
     name = name or (results.parent.name if results.name == "results.json" else results.stem)
-    payload = payload_of(doc, name, run_id, prefix=prefix, provenance=provenance)
+    group = prefix.strip("/").partition("/")[2] or str(doc.config.get("config_name") or "eval")
+    payload = payload_of(doc, name, run_id, prefix=prefix, provenance=provenance, group=group)
     record = read_record(results)
     outcomes = []
     for destination in destinations:
@@ -101,35 +103,42 @@ def log_results(
 def _send(destination: Destination, payload: Payload, step: int | None) -> Logged:
     try:
         with _quiet(), _bounded_retries():
-            found = SINKS[destination.kind](payload, destination.target, step)
+            found = SINKS[destination.kind](payload, destination, step)
     except Exception as exc:  # a tracker is someone else's code: it fails, the run stands
         return Logged(destination.key, "failed", step=step, error=_error_text(exc, destination))
     return Logged(destination.key, "logged", run_id=found.get("run_id"), url=found.get("url"),
                   into=found.get("into"), step=step)  # fmt: skip
 
 
-def _mlflow(payload: Payload, target: str | None, step: int | None) -> dict[str, Any]:
+def _mlflow(payload: Payload, to: Destination, step: int | None) -> dict[str, Any]:
     from osmosis_local_runner.trackers import mlflow_sink
 
-    return mlflow_sink.send(payload, target, step)
+    return mlflow_sink.send(payload, to.target, step)
 
 
-def _wandb(payload: Payload, target: str | None, step: int | None) -> dict[str, Any]:
+def _wandb(payload: Payload, to: Destination, step: int | None) -> dict[str, Any]:
     from osmosis_local_runner.trackers import wandb_sink
 
-    return wandb_sink.send(payload, target, step)
+    return wandb_sink.send(payload, to.target, step)
 
 
-def _trackio(payload: Payload, target: str | None, step: int | None) -> dict[str, Any]:
+def _trackio(payload: Payload, to: Destination, step: int | None) -> dict[str, Any]:
     from osmosis_local_runner.trackers import trackio_sink
 
-    return trackio_sink.send(payload, target, step)
+    return trackio_sink.send(payload, to.target, step)
 
 
-SINKS: dict[str, Callable[[Payload, str | None, int | None], dict[str, Any]]] = {
+def _hf(payload: Payload, to: Destination, step: int | None) -> dict[str, Any]:
+    from osmosis_local_runner.trackers import hub_sink
+
+    return hub_sink.send(payload, to, step)
+
+
+SINKS: dict[str, Callable[[Payload, Destination, int | None], dict[str, Any]]] = {
     "mlflow": _mlflow,
     "wandb": _wandb,
     "trackio": _trackio,
+    "hf": _hf,
 }
 
 
@@ -142,13 +151,16 @@ def _identity(results: Path) -> tuple[str, dict[str, Any]]:
         manifest = json.loads(raw) if raw else None
         if isinstance(manifest, dict) and isinstance(manifest.get("local_run_id"), str):
             provenance = dict(manifest.get("provenance") or {})
+            provenance["created_at"] = manifest.get("created_at")
             dataset = ((manifest.get("inputs") or {}).get("dataset") or {}).get("sha256")
             if dataset:
                 provenance["dataset_sha256"] = dataset
             return manifest["local_run_id"], provenance
     with open(results, "rb") as handle:  # the head: config and summary, not the rows
         head = handle.read(1 << 16)
-    return "doc-" + hashlib.sha256(head).hexdigest()[:24], {}
+    made = datetime.fromtimestamp(results.stat().st_mtime, timezone.utc)
+    return "doc-" + hashlib.sha256(head).hexdigest()[:24], {
+        "created_at": made.strftime("%Y-%m-%dT%H:%M:%SZ")}  # fmt: skip
 
 
 def _write_record(results: Path, record: dict[str, Any]) -> None:

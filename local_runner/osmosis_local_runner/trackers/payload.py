@@ -33,6 +33,7 @@ class Payload:
 
     name: str
     run_id: str  # the local run's id: what makes logging it twice add nothing
+    group: str  # the eval it is a run of: its config's name, or a suite entry's
     results: Path
     params: dict[str, str]
     metrics: dict[str, float]
@@ -48,6 +49,7 @@ def payload_of(
     *,
     prefix: str = "eval/",
     provenance: dict[str, Any] | None = None,
+    group: str = "eval",
 ) -> Payload:
     """The run's payload, its metric keys under ``prefix`` (``eval/accuracy/mean``)."""
     summary, config = doc.summary, doc.config
@@ -71,7 +73,8 @@ def payload_of(
     params["status"] = str(summary.get("status") or "finished")
     params |= {k: _text(v) for k, v in (provenance or {}).items() if v is not None}
     rows, left = _table(doc)
-    return Payload(name, run_id, doc.path, params, metrics, rows=rows, truncated_rows=left)
+    return Payload(name, run_id, group, doc.path, params, metrics, rows=rows,
+                   truncated_rows=left)  # fmt: skip
 
 
 def _usage(usage: Any, prefix: str) -> dict[str, float]:

@@ -19,8 +19,8 @@ LogToOpt = Annotated[
     typer.Option(
         "--log-to",
         metavar="TRACKER",
-        help="When the run finishes, log it to mlflow[:URI], wandb[:PROJECT] or "
-        "trackio[:PROJECT] (repeatable; bare: the active run).",
+        help="When the run finishes, log it to mlflow[:URI], wandb[:PROJECT], "
+        "trackio[:PROJECT] or hf:ORG/NAME (repeatable; bare: the active run).",
     ),
 ]
 LogStepOpt = Annotated[
@@ -63,28 +63,36 @@ def tracked_keys(out: Output, tracked: list[Logged], name: str | None) -> dict[s
 def push(
     ctx: typer.Context,
     run: Annotated[
-        str, typer.Argument(metavar="RUN", help="A local run's name, directory or results file.")
+        str,
+        typer.Argument(
+            metavar="RUN",
+            help="A local run's name, directory or results file; a suite's directory.",
+        ),
     ],
     to: Annotated[
         list[str],
         typer.Option(
             "--to",
             metavar="TRACKER",
-            help="mlflow[:URI], wandb[:PROJECT] or trackio[:PROJECT] (repeatable).",
+            help="mlflow[:URI], wandb[:PROJECT], trackio[:PROJECT] or hf:ORG/NAME (a Hub "
+            "dataset; repeatable).",
         ),
     ],
     step: Annotated[
         int | None,
         typer.Option("--step", min=0, metavar="STEP", help="The training step to log it at."),
     ] = None,
+    public: Annotated[
+        bool, typer.Option("--public", help="A Hub repository made public (else private).")
+    ] = False,
 ) -> None:
-    """Send a finished local run to experiment trackers: the ones it could not reach
-    when it ran, or new ones. Sending it twice adds nothing."""
+    """Send a finished local run to experiment trackers or the Hugging Face Hub: the ones
+    it could not reach when it ran, or new ones. Sending it twice adds nothing."""
     from osmosis_cli.context import workspace_top
     from osmosis_local_runner.api import push_run
 
     out = current_output()
-    tracked = push_run(run, to, step=step, root=workspace_top())
+    tracked = push_run(run, to, step=step, root=workspace_top(), public=public)
     resource = tracked_keys(out, tracked, run)
     failed = [t for t in tracked if t.status == "failed"]
     message = f"{len(tracked) - len(failed)} of {len(tracked)} tracker(s) have the run"
