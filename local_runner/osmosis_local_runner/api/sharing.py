@@ -26,9 +26,10 @@ def push_run(
     """Send a run (a name under ``root/.osmosis/evals``, a run directory, a results
     document, or a suite run's directory: each entry) to each tracker in ``to``
     (``"mlflow[:URI]"``, ``"wandb[:PROJECT]"``, ``"trackio[:PROJECT]"``,
-    ``"hf:ORG/NAME"``: a Hub dataset repository, private unless ``public``) at ``step``; what became of each. Sending it twice adds
-    nothing (its record, and the local run's id the tracker run carries); a tracker's
-    failure is in the outcome, never raised."""
+    ``"hf:ORG/NAME"``: a Hub dataset repository, private unless ``public``) at
+    ``step``; what became of each. Sending it twice adds nothing (its record, and the
+    local run's id the tracker run carries); a tracker's failure is in the outcome,
+    never raised."""
     destinations = destinations_of(to)
     if public:
         if not any(d.kind == "hf" for d in destinations):
