@@ -1,5 +1,6 @@
 """A loopback double of the Hugging Face Hub's routes that ``huggingface_hub`` calls to
-create a dataset repository, commit files to it, list it and download from it
+create a dataset (or static Space) repository, commit files to it, list it and download
+from it
 (``HF_ENDPOINT`` points the real client here). Files are kept in memory; a write needs
 the token (``Authorization: Bearer``), a private repository answers only with it.
 Imports nothing from the project."""
@@ -29,6 +30,8 @@ def git_oid(data: bytes) -> str:
 @dataclass
 class Repo:
     private: bool
+    kind: str = "dataset"  # or "space"
+    sdk: str | None = None  # a space's
     files: dict[str, bytes] = field(default_factory=dict)
     commits: list[str] = field(default_factory=list)
 
@@ -42,7 +45,7 @@ class Hub:
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._log])
-        base = "/api/datasets/{ns}/{name}"
+        base = "/api/{kind:datasets|spaces}/{ns}/{name}"
         app.add_routes([
             web.post("/api/repos/create", self._create),
             web.post("/api/validate-yaml", self._validate_yaml),
@@ -52,7 +55,8 @@ class Hub:
             web.get(base + "/tree/{rev}/{path:.*}", self._tree),
             web.get(base, self._info),
             web.get(base + "/revision/{rev}", self._info),
-            web.route("*", "/datasets/{ns}/{name}/resolve/{rev}/{path:.*}", self._resolve),
+            web.route("*", "/{kind:datasets|spaces}/{ns}/{name}/resolve/{rev}/{path:.*}",
+                      self._resolve),
         ])  # fmt: skip
         return app
 
@@ -80,15 +84,17 @@ class Hub:
         repo_id = f"{body.get('organization') or 'me'}/{body['name']}"
         if "/" in body["name"]:
             repo_id = body["name"]
-        if body.get("type") != "dataset":
-            return web.json_response({"error": "only datasets here"}, status=400)
+        kind = body.get("type")
+        if kind not in ("dataset", "space") or (kind == "space" and not body.get("sdk")):
+            return web.json_response({"error": "a dataset, or a space with its sdk"},
+                                     status=400)  # fmt: skip
         if repo_id in self.repos:
-            return web.json_response({"error": "You already created this dataset repo",
-                                      "url": f"{self.url}/datasets/{repo_id}"}, status=409)
+            return web.json_response({"error": f"You already created this {kind} repo",
+                                      "url": f"{self.url}/{kind}s/{repo_id}"}, status=409)
         # "visibility" (huggingface_hub 1.x and later), "private" before it
         private = body.get("visibility", "private" if body.get("private") else "public")
-        self.repos[repo_id] = Repo(private=private != "public")
-        return web.json_response({"url": f"{self.url}/datasets/{repo_id}", "name": repo_id})
+        self.repos[repo_id] = Repo(private=private != "public", kind=kind, sdk=body.get("sdk"))
+        return web.json_response({"url": f"{self.url}/{kind}s/{repo_id}", "name": repo_id})
 
     async def _validate_yaml(self, request: web.Request) -> web.Response:
         """A card's front matter: YAML, a mapping; each config named, each of its data
@@ -177,7 +183,8 @@ class Hub:
 
 @contextmanager
 def running_hub() -> Iterator[Hub]:
-    """The double on a free loopback port, served from a thread of its own."""
+    """The double on a free loopback port, served from a thread of its own (its loop is
+    made, run and closed there: the caller's thread may have a loop of its own)."""
     hub = Hub()
     loop = asyncio.new_event_loop()
     with socket.socket() as sock:
@@ -185,14 +192,23 @@ def running_hub() -> Iterator[Hub]:
         port = sock.getsockname()[1]
     hub.url = f"http://127.0.0.1:{port}"
     runner = web.AppRunner(hub.app())
-    loop.run_until_complete(runner.setup())
-    loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    ready = threading.Event()
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(runner.setup())
+        loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
+        ready.set()
+        loop.run_forever()
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
     thread.start()
+    if not ready.wait(30):
+        raise RuntimeError("the Hub double did not start")
     try:
         yield hub
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
-        loop.run_until_complete(runner.cleanup())
-        loop.close()

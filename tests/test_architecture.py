@@ -140,6 +140,7 @@ DOORS: dict[str, set[str]] = {
         "osmosis_local_runner.results",
         "osmosis_local_runner.run",
         "osmosis_local_runner.api",
+        "osmosis_local_runner.trackers",  # a static site published as a Space
     },
     # the public API over them all (run_eval, load_run, compare_runs)
     "osmosis_local_runner.api": {

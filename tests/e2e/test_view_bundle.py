@@ -82,4 +82,24 @@ def test_a_bundle_of_named_runs_and_bad_input(project: Path) -> None:
     onto_file = invoke("eval", "view", "--bundle", "file.txt")
     assert onto_file.exit_code == 2 and "is a file" in onto_file.stderr
     named_live = invoke("eval", "view", "a")
-    assert named_live.exit_code == 2 and "only with --bundle" in named_live.stderr
+    assert named_live.exit_code == 2 and "go with --bundle DIR" in named_live.stderr
+    bad_space = invoke("eval", "view", "--bundle", "y", "--to", "hf-space:nope")
+    assert bad_space.exit_code == 2 and "names no Hub dataset repository" in bad_space.stderr
+    assert not (project / "y").exists()  # said before anything was written
+
+
+def test_a_bundle_published_as_a_static_space(project: Path, monkeypatch: Any) -> None:
+    from tests.hub_double import TOKEN, running_hub
+
+    assert invoke(*RUN, "--model", "mock/calculator", "--name", "a").exit_code == 0
+    with running_hub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("HF_TOKEN", TOKEN)
+        monkeypatch.setenv("HF_HOME", str(project / ".hf"))
+        done = invoke("--json", "eval", "view", "--bundle", "site", "--to", "hf-space:acme/evals")
+        assert done.exit_code == 0, done.stderr
+        assert done.json()["resource"]["url"] == f"{hub.url}/spaces/acme/evals"
+        space = hub.repos["acme/evals"]
+        assert (space.kind, space.sdk, space.private) == ("space", "static", True)
+        assert {"index.html", "runs/a.html", "README.md"} <= set(space.files)
+        assert b"app_file: index.html" in space.files["README.md"]

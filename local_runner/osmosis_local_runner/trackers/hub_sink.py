@@ -50,7 +50,7 @@ def send(payload: Payload, destination: Destination, step: int | None) -> dict[s
         repo, repo_type="dataset", commit_message=f"osmosis eval push: {payload.name}",
         operations=[CommitOperationAdd(path, io.BytesIO(data)) for path, data in files.items()],
     )  # fmt: skip
-    _verify(api, repo, {path: len(data) for path, data in files.items()})
+    verify_uploaded(api, repo, {path: len(data) for path, data in files.items()})
     return {"run_id": commit.oid, "into": "own", "url": f"{api.endpoint}/datasets/{repo}"}
 
 
@@ -150,11 +150,13 @@ def _cell(value: Any) -> str:
     return str(value or "").replace("|", "\\|").replace("\n", " ")
 
 
-def _verify(api: Any, repo: str, sizes: dict[str, int]) -> None:
+def verify_uploaded(
+    api: Any, repo: str, sizes: dict[str, int], repo_type: str = "dataset"
+) -> None:
     """Every file sent is in the repository at its size (else: push again)."""
     listed = {
         entry.path: entry.size
-        for entry in api.list_repo_tree(repo, repo_type="dataset", recursive=True)
+        for entry in api.list_repo_tree(repo, repo_type=repo_type, recursive=True)
         if hasattr(entry, "size")
     }
     wrong = [path for path, size in sizes.items() if listed.get(path) != size]

@@ -151,3 +151,48 @@ def _write(path: Path, page: str) -> int:
     data = page.encode("utf-8")
     atomic_write(path, data, mode=0o644)
     return len(data)
+
+
+#: a static Space's card: the site's own index is its page
+SPACE_CARD = """---
+title: osmosis eval runs
+sdk: static
+app_file: index.html
+pinned: false
+---
+
+Evaluation runs published by `osmosis eval view --bundle … --to hf-space:…`.
+"""
+
+
+def space_repo(to: str) -> str:
+    """``hf-space:ORG/NAME``'s repository id, checked (and its extra installed) before
+    anything is written or sent."""
+    from osmosis_local_runner.trackers import check_available, parse_destination
+
+    kind, _, repo = to.partition(":")
+    if kind != "hf-space":
+        raise InvalidInputError(f"{to!r} is not a Space", hint="write hf-space:ORG/NAME",
+                                code="USAGE")  # fmt: skip
+    check_available([parse_destination(f"hf:{repo}")])  # the Hub's repository id rules
+    return repo
+
+
+def publish_bundle(site: Path, to: str, *, public: bool = False) -> str:
+    """A written site published as a static Hugging Face Space (``hf-space:ORG/NAME``;
+    private unless ``public``): one commit of every file, then each checked against the
+    Space's listing. Its URL."""
+    from huggingface_hub import HfApi
+
+    from osmosis_local_runner.trackers.hub_sink import verify_uploaded
+
+    repo = space_repo(to)
+    _write(site / "README.md", SPACE_CARD)
+    api = HfApi()  # HF_ENDPOINT and HF_TOKEN as the user set them
+    api.create_repo(repo, repo_type="space", space_sdk="static", private=not public,
+                    exist_ok=True)  # fmt: skip
+    api.upload_folder(repo_id=repo, repo_type="space", folder_path=str(site),
+                      commit_message="osmosis eval view --bundle")  # fmt: skip
+    sizes = {str(f.relative_to(site)): f.stat().st_size for f in site.rglob("*") if f.is_file()}
+    verify_uploaded(api, repo, sizes, repo_type="space")
+    return f"{api.endpoint}/spaces/{repo}"

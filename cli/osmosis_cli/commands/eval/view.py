@@ -40,6 +40,14 @@ def view(
         list[str] | None,
         typer.Argument(metavar="[RUN]...", help="With --bundle: only these runs."),
     ] = None,
+    to: Annotated[
+        str | None,
+        typer.Option("--to", metavar="hf-space:ORG/NAME",
+                     help="With --bundle: publish the site as a static Hugging Face Space."),
+    ] = None,
+    public: Annotated[
+        bool, typer.Option("--public", help="With --to: a public Space (else private).")
+    ] = False,
 ) -> None:
     """Serve a read-only viewer of this project's runs (.osmosis/evals/): every run, live,
     each run's report and any two compared. The printed URL carries a token: a request
@@ -51,8 +59,8 @@ def view(
     from osmosis_local_runner.viewer.server import Viewer, serve
 
     out = current_output()
-    if bundle is not None or runs:
-        _bundle(bundle, runs or [])
+    if bundle is not None or runs or to:
+        _bundle(bundle, runs or [], to, public)
         return
 
     def ready(url: str) -> None:
@@ -70,15 +78,18 @@ def view(
         asyncio.run(serve(Viewer(Path.cwd()), host=host, port=port, ready=ready))
 
 
-def _bundle(into: Path | None, runs: list[str]) -> None:
-    """``--bundle DIR [RUN…]``: the static site written, what it holds said."""
+def _bundle(into: Path | None, runs: list[str], to: str | None, public: bool) -> None:
+    """``--bundle DIR [RUN…] [--to hf-space:ORG/NAME]``: the static site written (and
+    published), what it holds said."""
     from osmosis_cli.terminal.sizes import size_text
     from osmosis_client.errors import InvalidInputError
-    from osmosis_local_runner.viewer.bundle import write_bundle
+    from osmosis_local_runner.viewer.bundle import publish_bundle, space_repo, write_bundle
 
     if into is None:
-        raise InvalidInputError("runs are named only with --bundle DIR",
+        raise InvalidInputError("runs and --to go with --bundle DIR",
                                 hint="the live viewer shows every run", code="USAGE")  # fmt: skip
+    if to is not None:
+        space_repo(to)  # a bad Space is said before the site is written
     out = current_output()
     written = write_bundle(Path.cwd(), into, runs)
     index = written.path / "index.html"
@@ -88,5 +99,8 @@ def _bundle(into: Path | None, runs: list[str]) -> None:
     resource = {"output_path": str(written.path), "index": str(index), "runs": written.runs,
                 "comparisons": written.comparisons, "sweeps": written.sweeps,
                 "suites": written.suites, "bytes": written.bytes}  # fmt: skip
+    if to is not None:
+        resource["url"] = publish_bundle(written.path, to, public=public)
+        message += f"; published at {resource['url']}"
     if not out.operation_result("eval.view.bundle", resource=resource, message=message):
         out.info(message)
