@@ -178,3 +178,12 @@ def test_a_suite_sends_each_entry_under_its_own_prefix(
     assert all(key.startswith(f"eval/{first.name}/") for key in first.metrics)
     entries = json.loads((suite.path / "suite.json").read_text())["entries"]
     assert all(e["trackers"][0]["status"] == "logged" for e in entries)
+
+
+def test_the_library_warns_of_a_failed_tracker(
+    sent: list[Any], quickstart_project: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("WARNING", logger="osmosis_local_runner"):
+        run_eval("configs/eval/quickstart.toml", name="w", model="mock/calculator", limit=1,
+                 log_to="mlflow:http://fail.example")  # fmt: skip
+    assert "not logged to mlflow:http://fail.example" in caplog.text

@@ -78,7 +78,9 @@ async def arun_eval(
     Every setting is a keyword named as ``osmosis eval run``'s flag
     (:class:`~osmosis_local_runner.api.keywords.SettingsKeywords`). ``upload``: a
     :class:`~osmosis_client.Client` that a finished run is uploaded with (a failure is a
-    logged warning; the run is kept).
+    logged warning; the run is kept). ``log_to`` / ``step``: experiment trackers the
+    finished run goes to, at that training step (docs/trackers.md; a failure is a logged
+    warning, ``push_run`` sends it later).
     """
     if config is not None and _is_suite(Path(config)):
         raise InvalidInputError(
@@ -103,6 +105,9 @@ async def arun_eval(
     upload = session.upload
     if upload is not None and upload.error is not None:
         logger.warning("the run was not uploaded: %s", upload.error.message)
+    for logged in session.tracked:  # a tracker's failure is the tracker's: said, kept
+        if logged.status in ("failed", "skipped"):
+            logger.warning("not logged to %s: %s", logged.destination, logged.error)
     name = session.run.name if session.run is not None else None
     return EvalResult(session.results.absolute(), name)
 
