@@ -10,6 +10,27 @@ import typer
 
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
+BundleOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--bundle",
+        metavar="DIR",
+        help="Write the viewer as a static site in DIR (opens from file://, any host).",
+    ),
+]
+RunsArg = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="RUN", help="With --bundle: only these runs."),
+]
+SpaceOpt = Annotated[
+    str | None,
+    typer.Option("--to", metavar="hf-space:ORG/NAME",
+                 help="With --bundle: publish the site as a static Hugging Face Space."),
+]  # fmt: skip
+PublicOpt = Annotated[
+    bool, typer.Option("--public", help="With --to: a public Space (else private).")
+]
+
 
 @handle_errors
 def view(
@@ -28,26 +49,10 @@ def view(
     no_browser: Annotated[
         bool, typer.Option("--no-browser", help="Print the URL; do not open a browser.")
     ] = False,
-    bundle: Annotated[
-        Path | None,
-        typer.Option(
-            "--bundle",
-            metavar="DIR",
-            help="Write the viewer as a static site in DIR (opens from file://, any host).",
-        ),
-    ] = None,
-    runs: Annotated[
-        list[str] | None,
-        typer.Argument(metavar="[RUN]...", help="With --bundle: only these runs."),
-    ] = None,
-    to: Annotated[
-        str | None,
-        typer.Option("--to", metavar="hf-space:ORG/NAME",
-                     help="With --bundle: publish the site as a static Hugging Face Space."),
-    ] = None,
-    public: Annotated[
-        bool, typer.Option("--public", help="With --to: a public Space (else private).")
-    ] = False,
+    bundle: BundleOpt = None,
+    runs: RunsArg = None,
+    to: SpaceOpt = None,
+    public: PublicOpt = False,
 ) -> None:
     """Serve a read-only viewer of this project's runs (.osmosis/evals/): every run, live,
     each run's report and any two compared. The printed URL carries a token: a request
