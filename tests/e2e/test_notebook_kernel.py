@@ -116,6 +116,12 @@ def test_an_interrupt_stops_run_eval_in_a_kernel_and_the_next_cell_resumes(kerne
                               "resume=True)", timeout=120)  # fmt: skip
     assert resumed["status"] == "ok", resumed
     assert value(client, "(r.status, r.summary.total_runs)") == ("finished", 160)
+    # the docs' dataframes, in the same kernel: every attempt, every model call
+    frames = execute(client, "from osmosis_local_runner import attempts_df, calls_df, runs_df\n"
+                             "a, c, l = attempts_df(['nb']), calls_df('nb'), runs_df()")  # fmt: skip
+    assert frames["status"] == "ok", frames
+    assert value(client, "(len(a), len(c), list(l['name']))") == (160, 160, ["nb"])
+    assert value(client, "float(a['score:grader'].mean())") == 1.0
 
 
 SCRIPT = """
