@@ -70,3 +70,21 @@ def test_report_reviewed_scores_as_people_judged_and_says_so(
         quickstart_project / "reviewed.html").read_text()  # fmt: skip
     assert "scored as people" not in (quickstart_project / "graded.html").read_text()
     assert reviewed["agreement"]["disagree"][0]["grader"] is True  # as graded, not reviewed
+
+
+def test_compare_markdown_lists_the_worst_slices_and_links_the_whole(
+    invoke: Invoke, quickstart_project: Path
+) -> None:
+    for name, model in (("base", "mock/calculator"), ("head", "mock/flaky-calculator")):
+        assert invoke("eval", "run", "configs/eval/quickstart.toml", "--model", model, "-q",
+                      "--name", name).exit_code == 0  # fmt: skip
+    result = invoke("eval", "compare", "base", "head", "--markdown", "--by", "difficulty",
+                    "--link", "https://acme.github.io/evals/compare/base--head.html")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout
+    assert "By difficulty, the worst first:" in text
+    table = text.split("By difficulty, the worst first:")[1].split("\n\n")[1].splitlines()[2:]
+    diffs = [float(line.split("|")[4]) for line in table if line.startswith("|")]
+    assert diffs == sorted(diffs) and len(diffs) >= 2  # the worst first
+    assert text.rstrip().endswith(
+        "[The whole comparison, row by row](https://acme.github.io/evals/compare/base--head.html)")

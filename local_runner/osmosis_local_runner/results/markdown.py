@@ -116,9 +116,17 @@ def hosted_markdown(cases: Sequence[HostedCase]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compare_markdown(comparison: Comparison, fail_if_worse: float | None = None) -> str:
-    """``eval compare``: the verdict (with ``--fail-if-worse``), the per-fn table, each
-    value's paired difference (``--by``) and the largest drops."""
+#: slices a comparison's Markdown lists (the worst first); the rest are counted
+SLICES_SHOWN = 10
+
+
+def compare_markdown(
+    comparison: Comparison, fail_if_worse: float | None = None, link: str | None = None
+) -> str:
+    """``eval compare``: the verdict (with ``--fail-if-worse``), the per-fn table, the
+    worst values of a column (``--by``: their paired difference, worst first), the
+    largest drops, and ``link`` (where the whole comparison can be read: a report, a
+    static site)."""
     lines = [
         f"## osmosis eval compare: `{_md(comparison.a.label)}` → `{_md(comparison.b.label)}`",
         "",
@@ -147,14 +155,7 @@ def compare_markdown(comparison: Comparison, fail_if_worse: float | None = None)
         lines += ["| " + " | ".join(_md(cell) for cell in c.row()) + " |"
                   for c in comparison.usage.values()]  # fmt: skip
     if comparison.sliced is not None:
-        lines += ["", f"By {_md(comparison.sliced.by)}:", ""]
-        lines += ["| value | fn | pairs | B−A | 95% CI |", "|---|---|---:|---:|---|"]
-        for s in comparison.sliced.slices:
-            for fn, c in s.fns.items():
-                lines.append(
-                    f"| {_md(s.value)} | {_md(fn)} | {s.pairs} | {c.diff_text()} | "
-                    f"{c.interval_text(method=False)} |"
-                )
+        lines += _worst_slices(comparison.sliced)
     if comparison.worst:
         lines += ["", "Largest drops:", "", "| fn | row | A | B | prompt | expected | answer B |"]
         lines.append("|---|---:|---:|---:|---|---|---|")
@@ -164,4 +165,22 @@ def compare_markdown(comparison: Comparison, fail_if_worse: float | None = None)
                 f"{_md(excerpt(w.prompt, 60))} | {_md(excerpt(w.expected, 40))} | "
                 f"{_md(excerpt(w.answer_b, 60))} |"
             )
+    if link:
+        lines += ["", f"[The whole comparison, row by row]({_md(link)})"]
     return "\n".join(lines) + "\n"
+
+
+def _worst_slices(sliced: Any) -> list[str]:
+    """A column's values by their paired difference, the worst first (at most
+    :data:`SLICES_SHOWN`; the others counted)."""
+    cells = [(c.diff if c.diff is not None else 0.0, s, fn, c)
+             for s in sliced.slices for fn, c in s.fns.items()]  # fmt: skip
+    cells.sort(key=lambda cell: cell[0])
+    lines = ["", f"By {_md(sliced.by)}, the worst first:", "",
+             "| value | fn | pairs | B−A | 95% CI |", "|---|---|---:|---:|---|"]  # fmt: skip
+    for _, s, fn, c in cells[:SLICES_SHOWN]:
+        lines.append(f"| {_md(s.value)} | {_md(fn)} | {s.pairs} | {c.diff_text()} | "
+                     f"{c.interval_text(method=False)} |")  # fmt: skip
+    if len(cells) > SLICES_SHOWN:
+        lines += ["", f"… and {len(cells) - SLICES_SHOWN} more (`osmosis eval compare --by`)"]
+    return lines

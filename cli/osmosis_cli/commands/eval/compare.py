@@ -37,6 +37,16 @@ MarkdownOpt = Annotated[
 ]
 
 
+LinkOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--link",
+        metavar="URL",
+        help="With --markdown: where the whole comparison is (a report, eval view --bundle).",
+    ),
+]
+
+
 @handle_errors
 def compare(
     ctx: typer.Context,
@@ -73,6 +83,7 @@ def compare(
     ] = None,
     reviewed: ReviewedOpt = False,
     markdown: MarkdownOpt = False,
+    link: LinkOpt = None,
 ) -> None:
     """Compare two runs row by row: paired difference with a 95% interval, pass rates and
     pass@k, flipped rows with McNemar's exact test, the largest drops. A and B are results
@@ -88,7 +99,7 @@ def compare(
     if os.environ.get(STEP_SUMMARY):
         step_summary(out, compare_markdown(comparison, fail_if_worse))
     if markdown:  # a pull request's comment, a report's section
-        out.stdout.write(compare_markdown(comparison, fail_if_worse) + "\n")
+        out.stdout.write(compare_markdown(comparison, fail_if_worse, link) + "\n")
         out.stdout.flush()
         out.emitted = True
     else:
