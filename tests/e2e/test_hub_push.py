@@ -45,6 +45,10 @@ def test_runs_pushed_to_the_hub_load_back_as_a_dataset(
     assert first.returncode == 0, first.stderr
     logged = json.loads(first.stdout)["resource"]["trackers"][0]
     assert logged["status"] == "logged" and logged["url"].endswith("/datasets/acme/rl-evals")
+    # someone broke the index by hand: what cannot be read of it is left out, not fatal
+    index = json.loads(hub.repos["acme/rl-evals"].files["osmosis_index.json"])
+    index["junk"], index["quickstart"]["bad"] = 5, "not a run"
+    hub.repos["acme/rl-evals"].files["osmosis_index.json"] = json.dumps(index).encode()
     second = cli("--json", "eval", "push", "step-200", "--to", "hf:acme/rl-evals")
     assert second.returncode == 0, second.stderr
     repo = hub.repos["acme/rl-evals"]
@@ -54,6 +58,7 @@ def test_runs_pushed_to_the_hub_load_back_as_a_dataset(
         "quickstart/details_step_200.parquet", "results/quickstart_step_100.parquet",
         "results/quickstart_step_200.parquet"]  # fmt: skip
     card = repo.files["README.md"].decode()
+    assert "junk" not in card and "bad" not in card
     assert "| step-100 |" in card and "mock/calculator" in card and "grader/mean 1" in card
     assert hub.cards and len(repo.commits) == 2  # the card was validated; a commit a push
 

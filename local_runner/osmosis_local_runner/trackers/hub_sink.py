@@ -65,9 +65,19 @@ def _index(api: Any, repo: str) -> dict[str, Any]:
         path = hf_hub_download(repo, INDEX, repo_type="dataset", endpoint=api.endpoint)
     except (EntryNotFoundError, RemoteEntryNotFoundError):
         return {}
-    with open(path, encoding="utf-8") as handle:
-        found = json.load(handle)
-    return found if isinstance(found, dict) else {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            found = json.load(handle)
+    except ValueError:  # broken by someone's edit: this push's run starts it again
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    # only what this module writes: config → split → one run's facts
+    return {
+        str(config): {str(split): run for split, run in runs.items() if isinstance(run, dict)}
+        for config, runs in found.items()
+        if isinstance(runs, dict)
+    }
 
 
 def _results(payload: Payload, step: int | None) -> bytes:
