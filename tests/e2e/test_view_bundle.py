@@ -81,6 +81,11 @@ def test_a_bundle_of_named_runs_and_bad_input(project: Path) -> None:
     (project / "file.txt").write_text("")
     onto_file = invoke("eval", "view", "--bundle", "file.txt")
     assert onto_file.exit_code == 2 and "is a file" in onto_file.stderr
+    unwritable = invoke("eval", "view", "--bundle", "file.txt/site")
+    assert unwritable.exit_code == 2, unwritable.stderr
+    assert "cannot write file.txt/site/" in unwritable.stderr and "(--bundle DIR)" in unwritable.stderr
+    report = invoke("eval", "report", "a", "-o", "file.txt/r.html")
+    assert report.exit_code == 2 and "cannot write file.txt/r.html" in report.stderr
     named_live = invoke("eval", "view", "a")
     assert named_live.exit_code == 2 and "go with --bundle DIR" in named_live.stderr
     bad_space = invoke("eval", "view", "--bundle", "y", "--to", "hf-space:nope")

@@ -191,6 +191,9 @@ _BY_CODE: dict[str, Hint] = {
         f"{e.hint} (`osmosis eval rescore` grades a run again)" if e.hint else None
     ),
     "REPORT_PATH": lambda e, c: f"{e.hint} (-o PATH)" if e.hint else "pass another -o PATH",
+    "BUNDLE_PATH": lambda e, c: (
+        f"{e.hint} (--bundle DIR)" if e.hint else "pass another --bundle DIR"
+    ),
 }
 
 

@@ -330,8 +330,20 @@ def write_report(
         for source in sources:
             source.results.use_reviews()
     page, rows = render(sources, by=by)
+    return Written(output, rows, write_page(output, page, mode=0o600))  # prompts, outputs
+
+
+def write_page(path: Path, page: str, *, mode: int = 0o644, code: str = "REPORT_PATH") -> int:
+    """A page written whole (never through a link), its folders made; a place that
+    cannot be written is one clear error (exit 2), not a traceback. Its size."""
     data = page.encode("utf-8")
-    if output.parent != Path(""):
-        output.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(output, data, mode=0o600)  # it holds prompts and model outputs
-    return Written(output, rows, len(data))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data, mode=mode)
+    except OSError as exc:
+        raise InvalidInputError(
+            f"cannot write {path} ({exc.strerror or type(exc).__name__})",
+            hint="choose a folder you can write to",
+            code=code,
+        ) from exc
+    return len(data)

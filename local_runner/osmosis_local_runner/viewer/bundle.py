@@ -16,11 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from osmosis_client._fs import atomic_write
 from osmosis_client._times import when
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api.history import RunInfo, list_runs
-from osmosis_local_runner.results.report import render
+from osmosis_local_runner.results.report import render, write_page
 from osmosis_local_runner.results.sources import unique_labels
 from osmosis_local_runner.viewer.partial import run_source
 from osmosis_local_runner.viewer.suites import list_suites, suite_sources
@@ -47,7 +46,7 @@ def write_bundle(root: Path, into: Path, names: Sequence[str] = ()) -> Bundle:
 
     if into.exists() and not into.is_dir():
         raise InvalidInputError(f"{into} is a file", hint="name a folder for the site",
-                                code="USAGE")  # fmt: skip
+                                code="BUNDLE_PATH")  # fmt: skip
     runs = [r for r in list_runs(root) if not names or r.name in names]
     missing = sorted(set(names) - {r.name for r in runs})
     if missing:
@@ -148,9 +147,7 @@ page holds its own data and opens with no server</p>
 
 
 def _write(path: Path, page: str) -> int:
-    data = page.encode("utf-8")
-    atomic_write(path, data, mode=0o644)
-    return len(data)
+    return write_page(path, page, code="BUNDLE_PATH")
 
 
 #: a static Space's card: the site's own index is its page
