@@ -187,3 +187,22 @@ def test_the_library_warns_of_a_failed_tracker(
         run_eval("configs/eval/quickstart.toml", name="w", model="mock/calculator", limit=1,
                  log_to="mlflow:http://fail.example")  # fmt: skip
     assert "not logged to mlflow:http://fail.example" in caplog.text
+
+
+def test_the_hub_gets_every_attempt_whole_where_trackers_get_a_capped_table(
+    quickstart_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    import io
+
+    from osmosis_local_runner.trackers import hub_sink, payload
+
+    run_eval("configs/eval/quickstart.toml", name="all", model="mock/calculator", limit=3)
+    monkeypatch.setattr(payload, "MAX_TABLE_ROWS", 2)
+    monkeypatch.setattr(payload, "MAX_CELL", 10)
+    monkeypatch.setattr(hub_sink, "BATCH", 4)  # several batches
+    found = payload_of(load_run("all")._file, "all", "id")
+    assert len(found.rows) == 2 and found.truncated_rows == 7
+    assert all(len(cells[-1]) <= 10 for cells in found.rows)  # transcripts capped
+    table = pq.read_table(io.BytesIO(hub_sink._parquet(found)))
+    assert table.num_rows == 9 and min(len(t) for t in table["transcript"].to_pylist()) > 10

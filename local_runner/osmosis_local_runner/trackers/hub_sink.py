@@ -106,15 +106,37 @@ def _written(table: Any) -> bytes:
 
 
 def _parquet(payload: Payload) -> bytes:
+    """Every attempt (not the trackers' capped table: the whole text of each), written
+    in batches as the document streams by."""
     import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.trackers.payload import attempt_cells
 
     types = {"row": pa.int64(), "attempt": pa.int64(), "score": pa.float64(),
              "passed": pa.bool_()}  # fmt: skip
     schema = pa.schema([(name, types.get(name, pa.string())) for name in payload.columns])
-    columns = list(zip(*payload.rows, strict=True)) if payload.rows else [()] * len(schema)
-    table = pa.table({f.name: pa.array(list(c), type=f.type) for f, c in zip(
-        schema, columns, strict=True)}, schema=schema)  # fmt: skip
-    return _written(table)
+    sink = io.BytesIO()
+    with pq.ParquetWriter(sink, schema) as writer:
+        batch: list[list[Any]] = []
+        for cells in attempt_cells(ResultsFile(payload.results)):
+            batch.append(cells)
+            if len(batch) == BATCH:
+                writer.write_table(_batch(pa, schema, batch))
+                batch = []
+        writer.write_table(_batch(pa, schema, batch))
+    return sink.getvalue()
+
+
+#: attempts written to parquet at a time (memory is a batch's, not a run's)
+BATCH = 1_000
+
+
+def _batch(pa: Any, schema: Any, rows: list[list[Any]]) -> Any:
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
+    return pa.table({f.name: pa.array(list(c), type=f.type)
+                     for f, c in zip(schema, columns, strict=True)}, schema=schema)  # fmt: skip
 
 
 def card(repo: str, index: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,32 +96,39 @@ def _usage(usage: Any, prefix: str) -> dict[str, float]:
 
 
 def _table(doc: ResultsFile) -> tuple[list[list[Any]], int]:
-    first = doc.eval_fns[0] if doc.eval_fns else None
     rows: list[list[Any]] = []
     left = 0
+    for cells in attempt_cells(doc, cap=MAX_CELL):
+        if len(rows) < MAX_TABLE_ROWS:
+            rows.append(cells)
+        else:
+            left += 1
+    return rows, left
+
+
+def attempt_cells(doc: ResultsFile, *, cap: int | None = None) -> Iterator[list[Any]]:
+    """Each attempt as the table's cells (:data:`COLUMNS`), streamed from the document;
+    ``cap``: the longest text a cell keeps (None: whole)."""
+    first = doc.eval_fns[0] if doc.eval_fns else None
+
+    def text(value: str | None) -> str:
+        if not value:
+            return ""
+        return value if cap is None or len(value) <= cap else value[: cap - 1] + "…"
+
     for row in doc.rows(transcripts=True):
         for a in row.runs:
-            if len(rows) >= MAX_TABLE_ROWS:
-                left += 1
-                continue
             score = a.scores.get(first) if first else None
-            rows.append([
-                row.index, a.run_index, a.model_tag or "primary", _cap(row.user_prompt),
-                _cap(row.expected), _cap(a.answer), score,
+            yield [
+                row.index, a.run_index, a.model_tag or "primary", text(row.user_prompt),
+                text(row.expected), text(a.answer), score,
                 None if score is None else passed(a, first or "", doc.pass_threshold),
-                json.dumps(a.scores, sort_keys=True), a.error or "", _cap(a.transcript),
-            ])  # fmt: skip
-    return rows, left
+                json.dumps(a.scores, sort_keys=True), a.error or "", text(a.transcript),
+            ]  # fmt: skip
 
 
 def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _cap(text: str | None) -> str:
-    if not text:
-        return ""
-    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
 
 def _text(value: Any) -> str:
