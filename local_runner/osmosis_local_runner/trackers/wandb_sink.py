@@ -12,6 +12,8 @@ from typing import Any
 from osmosis_local_runner.trackers.payload import Payload
 
 DEFAULT_PROJECT = "osmosis-evals"
+#: seconds W&B may wait at its login prompt (a terminal with no key) before failing
+LOGIN_TIMEOUT = 30.0
 
 
 def tracker_id(run_id: str) -> str:
@@ -30,6 +32,8 @@ def send(payload: Payload, project: str | None, step: int | None) -> dict[str, A
     run = wandb.init(
         project=name, entity=entity or None, name=payload.name, id=tracker_id(payload.run_id),
         config=payload.params, job_type="eval", resume="allow", reinit="create_new",
+        # no key yet: W&B's login prompt gives up after this, never holds the run's end
+        settings=wandb.Settings(login_timeout=LOGIN_TIMEOUT),
     )  # fmt: skip
     try:
         _log(wandb, run, payload, step, "")
