@@ -206,3 +206,18 @@ def test_the_hub_gets_every_attempt_whole_where_trackers_get_a_capped_table(
     assert all(len(cells[-1]) <= 10 for cells in found.rows)  # transcripts capped
     table = pq.read_table(io.BytesIO(hub_sink._parquet(found)))
     assert table.num_rows == 9 and min(len(t) for t in table["transcript"].to_pylist()) > 10
+
+
+def test_a_payload_that_cannot_be_built_fails_the_trackers_not_the_run(
+    sent: list[Any], quickstart_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug in the payload")
+
+    monkeypatch.setattr(tracking, "payload_of", broken)
+    result = run_eval("configs/eval/quickstart.toml", name="p", model="mock/calculator",
+                      limit=1, log_to=["mlflow", "wandb"])  # fmt: skip
+    assert result.status == "finished" and not sent
+    record = json.loads((result.path.parent / "trackers.json").read_text())["destinations"]
+    assert {v["status"] for v in record.values()} == {"failed"}
+    assert "a bug in the payload" in record["wandb"]["error"]

@@ -82,9 +82,9 @@ def log_results(
     run_id, provenance = _identity(results)
     name = name or (results.parent.name if results.name == "results.json" else results.stem)
     group = prefix.strip("/").partition("/")[2] or str(doc.config.get("config_name") or "eval")
-    payload = payload_of(doc, name, run_id, prefix=prefix, provenance=provenance, group=group)
     record = read_record(results)
     outcomes = []
+    payload: Payload | Exception | None = None  # built once, when a destination needs it
     for destination in destinations:
         prior = record.get(destination.key)
         if isinstance(prior, dict) and prior.get("status") == "logged" and (
@@ -93,7 +93,15 @@ def log_results(
             outcomes.append(Logged(destination.key, "already", run_id=prior.get("run_id"),
                                    url=prior.get("url"), step=prior.get("step")))  # fmt: skip
             continue
-        outcome = _send(destination, payload, step)
+        if payload is None:
+            try:
+                payload = payload_of(doc, name, run_id, prefix=prefix, provenance=provenance,
+                                     group=group)  # fmt: skip
+            except Exception as exc:  # never the run's end: said as each tracker's failure
+                payload = exc
+        outcome = (_send(destination, payload, step) if isinstance(payload, Payload) else
+                   Logged(destination.key, "failed", step=step,
+                          error=_error_text(payload, destination)))  # fmt: skip
         outcomes.append(outcome)
         record[destination.key] = {**outcome.to_json(), "local_run_id": run_id}
     _write_record(results, record)
