@@ -46,6 +46,11 @@ def test_both_doors_send_the_same_metrics_and_keep_the_same_record(
         k: v for k, v in lib.metrics.items() if "duration" not in k}  # fmt: skip
     assert cli.params | {"run_name": "lib", "created_at": "…"} == lib.params | {"created_at": "…"}
     assert _record(quickstart_project, "cli") == _record(quickstart_project, "lib")
+    # where a run was sent, said by its info
+    info = invoke("eval", "info", "--local", "cli")
+    assert "sent to:   mlflow:http://tracker: logged" in info.stdout, info.stdout
+    data = invoke("--json", "eval", "info", "--local", "cli").data()
+    assert data["trackers"] == {"mlflow:http://tracker": "logged"}
 
 
 def test_a_failed_tracker_warns_with_the_push_and_the_run_still_passes(

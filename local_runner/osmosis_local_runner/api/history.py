@@ -46,6 +46,9 @@ class RunInfo:
     #: what people said of the run: its tags (a run's or its rows'), how many reviews
     tags: list[str] = field(default_factory=list)
     reviews: int = 0
+    #: where it was sent (``--log-to``, ``eval push``): destination → ``logged`` (or its
+    #: page's URL), ``failed``, ``skipped``
+    trackers: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -149,7 +152,18 @@ def _from_head(run: RunDirectory, head: dict[str, Any], facts: _Facts) -> RunInf
         cost_usd=_number(usage.get("cost_usd")),
         group=_group(facts, fns),
         **_reviewed(run),
+        trackers=_tracked(run),
     )  # fmt: skip
+
+
+def _tracked(run: RunDirectory) -> dict[str, str]:
+    from osmosis_local_runner.trackers.logging import read_record
+
+    return {
+        str(where): str(done.get("url") or done.get("status"))
+        for where, done in read_record(run.results).items()
+        if isinstance(done, dict)
+    }
 
 
 def _reviewed(run: RunDirectory) -> dict[str, Any]:

@@ -248,6 +248,8 @@ def _info_local(name: str) -> None:
         out.print(f"{'output:':<10} {found.output_tokens:,} tokens{reasoning}")
     if found.truncation_rate is not None:
         out.print(f"{'truncated:':<10} {found.truncation_rate:.1%} of attempts")
+    for where, done in found.trackers.items():  # --log-to, eval push
+        out.print(f"{'sent to:':<10} {where}: {done}")
     out.print(f"{'path:':<10} {found.path}")
     command = resume_command(found)
     if command is not None:
