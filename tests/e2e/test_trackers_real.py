@@ -7,9 +7,11 @@ eval curves land in the same tracker run, at the same steps."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
+import signal
 import socket
 import subprocess
 import sys
@@ -77,19 +79,61 @@ def mlflow_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                str(where / "artifacts")]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith(TRACKER_VARS)}
     url = f"http://127.0.0.1:{port}"
-    with Child(command, env=env, cwd=where) as child:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            if child.proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the MLflow server did not start:\n{child.output()[-3000:]}")
-            time.sleep(0.25)
-        yield url
+    # its own session: the server starts workers and job consumers of its own, and the
+    # whole group goes at the end (a consumer ignores SIGTERM: SIGKILL after a grace)
+    with Child(command, env=env, cwd=where, start_new_session=True) as child:
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
+                        if answer.status == 200:
+                            break
+                except OSError:
+                    pass
+                if child.proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the MLflow server did not start:\n{child.output()[-3000:]}")
+                time.sleep(0.25)
+            yield url
+        finally:
+            _stop_group(child.proc.pid)
+    assert _left_behind(python.parent.parent) == [], "the MLflow server left processes"
+
+
+def _stop_group(group: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while _alive_in(group) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while _alive_in(group) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def _alive_in(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _left_behind(venv: Path) -> list[str]:
+    """Processes still running from the server's venv (by their command lines; none
+    known where there is no /proc)."""
+    found: list[str] = []
+    if not Path("/proc").is_dir():
+        return found
+    for proc in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if proc.name.isdigit():
+                line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                if str(venv) in line:
+                    found.append(line[:200])
+    return found
 
 
 def _get(url: str, route: str, **query: str) -> Any:
