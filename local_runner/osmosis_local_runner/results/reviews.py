@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from osmosis_client.errors import InvalidInputError
+from osmosis_local_runner.results.beside import beside
 
 Verdict = Literal["pass", "fail"]
 #: a review's text fields: short notes, not documents
@@ -49,9 +50,7 @@ class Review:
 def reviews_path(results: Path) -> Path:
     """Where a run's reviews live: its directory's ``reviews.jsonl`` (a named run), else
     beside its results document."""
-    if results.name == "results.json" and (results.parent / "manifest.json").exists():
-        return results.parent / "reviews.jsonl"
-    return results.with_name(results.name + ".reviews.jsonl")
+    return beside(results, "reviews.jsonl")
 
 
 def make_review(

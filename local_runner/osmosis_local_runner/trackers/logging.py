@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from osmosis_client._fs import atomic_write, read_capped
+from osmosis_local_runner.results.beside import beside
 from osmosis_local_runner.results.documents import ResultsFile
 from osmosis_local_runner.trackers.destinations import Destination
 from osmosis_local_runner.trackers.payload import Payload, payload_of
@@ -45,10 +46,8 @@ class Logged:
 
 
 def record_path(results: Path) -> Path:
-    """Where a run's tracker record lives (beside its reviews: ``results.reviews``)."""
-    if results.name == "results.json" and (results.parent / "manifest.json").exists():
-        return results.parent / "trackers.json"
-    return results.with_name(results.name + ".trackers.json")
+    """Where a run's tracker record lives (beside its reviews)."""
+    return beside(results, "trackers.json")
 
 
 def read_record(results: Path) -> dict[str, Any]:
