@@ -37,13 +37,25 @@ class Bundle:
     sweeps: list[str] = field(default_factory=list)
     suites: list[str] = field(default_factory=list)
     bytes: int = 0
+    url: str | None = None  # where it was published (a Space), if it was
 
 
-def write_bundle(root: Path, into: Path, names: Sequence[str] = ()) -> Bundle:
+def write_bundle(
+    root: Path,
+    into: Path,
+    names: Sequence[str] = (),
+    *,
+    to: str | None = None,
+    public: bool = False,
+) -> Bundle:
     """The site of the project's runs under ``root`` (``names``: only these runs) in
-    ``into`` (created; an existing site there is replaced page by page)."""
+    ``into`` (created; an existing site there is replaced page by page); ``to``: then
+    published as a static Space (``hf-space:ORG/NAME``, checked before anything is
+    written; private unless ``public``)."""
     from osmosis_local_runner.run.session import RUNS
 
+    if to is not None:
+        space_repo(to)
     if into.exists() and not into.is_dir():
         raise InvalidInputError(f"{into} is a file", hint="name a folder for the site",
                                 code="BUNDLE_PATH")  # fmt: skip
@@ -74,6 +86,8 @@ def write_bundle(root: Path, into: Path, names: Sequence[str] = ()) -> Bundle:
             bundle.bytes += _write(into / "suites" / f"{suite['name']}.html", page)
             bundle.suites.append(suite["name"])
     bundle.bytes += _write(into / "index.html", _home(runs, bundle))
+    if to is not None:
+        bundle.url = publish_bundle(into, to, public=public)
     return bundle
 
 

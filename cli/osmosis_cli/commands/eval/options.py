@@ -343,9 +343,9 @@ class LocalRunOptions:
 
     def sharing(self) -> dict[str, Any]:
         """Where the results go when the run ends (``RunRequest.log_to``), checked."""
-        from osmosis_cli.commands.eval.trackers import destinations
+        from osmosis_local_runner.api.keywords import destinations_of
 
-        return {"log_to": destinations(self.log_to), "log_step": self.log_step}
+        return {"log_to": destinations_of(self.log_to), "log_step": self.log_step}
 
     @classmethod
     def flag(cls, name: str) -> str:

@@ -12,7 +12,7 @@ from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_local_runner.trackers import Destination, Logged
+    from osmosis_local_runner.trackers import Logged
 
 LogToOpt = Annotated[
     list[str] | None,
@@ -29,13 +29,6 @@ LogStepOpt = Annotated[
         "--log-step", min=0, metavar="STEP", help="The training step the metrics are logged at."
     ),
 ]
-
-
-def destinations(given: list[str] | None) -> tuple[Destination, ...]:
-    """``--log-to`` values, checked (a misspelt tracker is exit 2 before anything runs)."""
-    from osmosis_local_runner.trackers import parse_destination
-
-    return tuple(parse_destination(text) for text in given or ())
 
 
 def tracked_keys(out: Output, tracked: list[Logged], name: str | None) -> dict[str, Any]:

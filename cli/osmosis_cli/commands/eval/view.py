@@ -88,15 +88,13 @@ def _bundle(into: Path | None, runs: list[str], to: str | None, public: bool) ->
     published), what it holds said."""
     from osmosis_cli.terminal.sizes import size_text
     from osmosis_client.errors import InvalidInputError
-    from osmosis_local_runner.viewer.bundle import publish_bundle, space_repo, write_bundle
+    from osmosis_local_runner.viewer.bundle import write_bundle
 
     if into is None:
         raise InvalidInputError("runs and --to go with --bundle DIR",
                                 hint="the live viewer shows every run", code="USAGE")  # fmt: skip
-    if to is not None:
-        space_repo(to)  # a bad Space is said before the site is written
     out = current_output()
-    written = write_bundle(Path.cwd(), into, runs)
+    written = write_bundle(Path.cwd(), into, runs, to=to, public=public)
     index = written.path / "index.html"
     counts = (f"{len(written.runs)} runs, {len(written.comparisons)} comparisons, "
               f"{len(written.sweeps)} sweeps, {len(written.suites)} suites")  # fmt: skip
@@ -104,8 +102,8 @@ def _bundle(into: Path | None, runs: list[str], to: str | None, public: bool) ->
     resource = {"output_path": str(written.path), "index": str(index), "runs": written.runs,
                 "comparisons": written.comparisons, "sweeps": written.sweeps,
                 "suites": written.suites, "bytes": written.bytes}  # fmt: skip
-    if to is not None:
-        resource["url"] = publish_bundle(written.path, to, public=public)
-        message += f"; published at {resource['url']}"
+    if written.url is not None:
+        resource["url"] = written.url
+        message += f"; published at {written.url}"
     if not out.operation_result("eval.view.bundle", resource=resource, message=message):
         out.info(message)
