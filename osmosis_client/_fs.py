@@ -188,3 +188,12 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def relative_to(path: Path, root: Path | None = None) -> Path | None:
+    """``path`` relative to ``root`` (the current directory) when it lies below it, else
+    None: how a path is shown or published without the machine's own folders."""
+    try:
+        return path.resolve().relative_to((root or Path.cwd()).resolve())
+    except (ValueError, OSError):
+        return None

@@ -41,6 +41,9 @@ class StubState:
     slow_prompts: dict[str, float] = field(default_factory=dict)
     #: answers instead of the calculator: (request body) → assistant message
     responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    #: the answers' ``usage`` instead of 7 + 3 tokens (``None``: no usage at all — a
+    #: hostile or minimal server); unset: the default
+    usage: Any = "default"
 
 
 class StubOpenAI:
@@ -102,10 +105,12 @@ class StubOpenAI:
         else:
             content = s.replies.popleft() if s.replies else (calculate(question) or question)
             message = {"role": "assistant", "content": content}
-        return web.Response(
-            text=json.dumps(completion(body.get("model"), message, "stub")),
-            content_type="application/json",
-        )
+        answer = completion(body.get("model"), message, "stub")
+        if s.usage is None:
+            del answer["usage"]
+        elif s.usage != "default":
+            answer["usage"] = s.usage
+        return web.Response(text=json.dumps(answer), content_type="application/json")
 
     async def _messages(self, request: web.Request) -> web.Response:
         """The Anthropic Messages API, as a calculator (written from Anthropic's docs)."""

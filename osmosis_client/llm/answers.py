@@ -14,6 +14,7 @@ from osmosis_client.errors import (
 )
 from osmosis_client.llm.routing import Route
 from osmosis_client.llm.streaming import EventDecoder
+from osmosis_client.llm.usage import call_usage
 
 if TYPE_CHECKING:
     from aiohttp import ClientResponse as Response
@@ -105,19 +106,7 @@ def parse_reply(response: Mapping[str, Any]) -> tuple[Message, int]:
             "the model endpoint's response has no choices[0].message"
         ) from exc
     message.setdefault("role", "assistant")
-    usage = response.get("usage") or {}
-    tokens = 0
-    if isinstance(usage, dict):
-        total = usage.get("total_tokens")
-        if isinstance(total, int):
-            tokens = total
-        else:
-            tokens = sum(
-                v
-                for k, v in usage.items()
-                if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int)
-            )
-    return message, tokens
+    return message, call_usage(response).total_tokens  # read once, checked at the edge
 
 
 #: what a server says for a path it does not serve (FastAPI, Go, nginx, aiohttp…), as

@@ -42,8 +42,23 @@ class Price:
     cache_read: float | None = None
     cache_write: float | None = None
 
+    def __post_init__(self) -> None:
+        # one rule for every source (a file, the platform, code): a price is a finite
+        # number ≥ 0, or there is none
+        for key in _KEYS:
+            value = getattr(self, key)
+            if value is None and key in ("cache_read", "cache_write"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"a price's {key} must be a number, not {value!r}")
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"a price's {key} must be finite and ≥ 0, not {value!r}")
+
     def cost(self, usage: Usage) -> float | None:
-        """What ``usage`` costs at this price (None: it used a kind with no price)."""
+        """What ``usage`` costs at this price (None: it used a kind with no price, or
+        some of its calls' tokens are unknown)."""
+        if usage.unknown:
+            return None
         if usage.cache_read_tokens and self.cache_read is None:
             return None
         if usage.cache_write_tokens and self.cache_write is None:
@@ -78,7 +93,7 @@ class PriceTable:
         price = self.price(model)
         if price is not None:
             return price.cost(usage)
-        return usage.reported_cost
+        return None if usage.unknown else usage.reported_cost
 
     def with_prices(self, more: Mapping[str, Price]) -> PriceTable:
         """This table with prices for more models (this table's win)."""

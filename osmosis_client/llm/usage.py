@@ -50,6 +50,17 @@ class Usage:
     #: the charge a provider reported itself (OpenRouter's ``usage.cost``), if every
     #: call reported one
     reported_cost: float | None = None
+    #: calls whose answer carried no usage at all: their tokens are unknown (never 0)
+    unreported: int = 0
+    #: calls whose usage was outside any sane range (negative, not a whole number, beyond
+    #: :data:`MAX_CALL_TOKENS`, a cost beyond :data:`MAX_CALL_COST`): kept out of every sum
+    invalid: int = 0
+
+    @property
+    def unknown(self) -> int:
+        """Calls whose tokens nobody knows (unreported or invalid): what they cost is
+        unknown too."""
+        return self.unreported + self.invalid
 
     @property
     def total_tokens(self) -> int:
@@ -68,6 +79,8 @@ class Usage:
             self.reported_cost = None if mine is None or theirs is None else mine + theirs
         self.calls += other.calls
         self.truncated += other.truncated
+        self.unreported += other.unreported
+        self.invalid += other.invalid
 
     def to_json(self) -> dict[str, Any]:
         """Input and output tokens and calls always; the other kinds when not 0 (a
@@ -87,6 +100,10 @@ class Usage:
             data["truncated_calls"] = self.truncated
         if self.reported_cost is not None:
             data["reported_cost_usd"] = round(self.reported_cost, 10)
+        if self.unreported:
+            data["unreported_calls"] = self.unreported
+        if self.invalid:
+            data["invalid_calls"] = self.invalid
         return data
 
     @classmethod
@@ -101,20 +118,41 @@ class Usage:
             cache_write_tokens=count_of(data.get("cache_write_tokens")),
             calls=count_of(data.get("calls")),
             truncated=count_of(data.get("truncated_calls")),
-            reported_cost=float(cost) if isinstance(cost, int | float) and cost >= 0 else None,
+            reported_cost=_cost(cost),
+            unreported=count_of(data.get("unreported_calls")),
+            invalid=count_of(data.get("invalid_calls")),
         )
 
 
+#: the most tokens one call can report and be believed (context windows hold a few
+#: million): beyond it a count is a peer's bug or hostility, never summed
+MAX_CALL_TOKENS = 1_000_000_000
+#: the most one call can cost (USD) and be believed
+MAX_CALL_COST = 1_000.0
+#: the largest count a document may hold (sums of calls) and still be exact as a float
+MAX_COUNT = 2**53
+
+
+def _cost(value: Any) -> float | None:
+    amount = amount_of(value)
+    return amount if amount is not None and amount >= 0 else None
+
+
 def count_of(value: Any) -> int:
-    """A token count as written (a JSON number ≥ 0), else 0: whatever a document holds."""
-    return value if type(value) is int and value > 0 else 0
+    """A token count as written (a whole JSON number ≥ 0 that a float holds exactly), else
+    0: whatever a document holds."""
+    return value if type(value) is int and 0 < value <= MAX_COUNT else 0
 
 
 def amount_of(value: Any) -> float | None:
     """A finite number as written (a cost, a rate), else None."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and value - value == 0:
-        return float(value)
-    return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        found = float(value)  # an integer beyond a float's range raises
+    except OverflowError:
+        return None
+    return found if found - found == 0 else None
 
 
 def finish_reason(response: Mapping[str, Any]) -> str | None:
@@ -126,35 +164,62 @@ def finish_reason(response: Mapping[str, Any]) -> str | None:
     return None
 
 
+class _Insane(ValueError):
+    """A usage value outside any sane range: the call's usage is invalid."""
+
+
+def _tokens(value: Any) -> int:
+    """A call's token count as reported: absent (None) is 0; anything but a whole number
+    in [0, MAX_CALL_TOKENS] is insane."""
+    if value is None:
+        return 0
+    if type(value) is not int or not 0 <= value <= MAX_CALL_TOKENS:
+        raise _Insane(value)
+    return value
+
+
 def call_usage(response: Mapping[str, Any], reason: str | None = None) -> Usage:
-    """One chat completion's usage (a call that reported none counts as a call of 0);
-    ``reason``: its finish reason, when the caller has read it already."""
+    """One chat completion's usage; ``reason``: its finish reason, when the caller has
+    read it already. A call that reported no usage is counted as ``unreported`` and one
+    whose usage is outside any sane range as ``invalid`` — never as 0 tokens, never
+    summed: what either cost is unknown."""
     raw = response.get("usage")
     found = Usage(calls=1)
     if reason is None:
         reason = finish_reason(response)
     if reason in TRUNCATED:
         found.truncated = 1
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, Mapping) or not raw:
+        found.unreported = 1
         return found
-    prompt = count_of(raw.get("prompt_tokens"))
-    completion = count_of(raw.get("completion_tokens"))
+    try:
+        _read_counts(raw, found)
+    except _Insane:
+        return Usage(calls=1, truncated=found.truncated, invalid=1)
+    return found
+
+
+def _read_counts(raw: Mapping[str, Any], found: Usage) -> None:
+    prompt = _tokens(raw.get("prompt_tokens"))
+    completion = _tokens(raw.get("completion_tokens"))
     if not prompt and not completion:  # only a total: counted as it was before (input)
-        prompt = count_of(raw.get("total_tokens"))
+        prompt = _tokens(raw.get("total_tokens"))
     found.input_tokens, found.output_tokens = prompt, completion
     asked = raw.get("prompt_tokens_details")
     if isinstance(asked, Mapping):
-        found.cache_read_tokens = min(count_of(asked.get("cached_tokens")), prompt)
-        found.cache_write_tokens = count_of(asked.get("cache_write_tokens"))
+        found.cache_read_tokens = min(_tokens(asked.get("cached_tokens")), prompt)
+        found.cache_write_tokens = _tokens(asked.get("cache_write_tokens"))
     if not found.cache_read_tokens and "prompt_cache_hit_tokens" in raw:  # DeepSeek
-        found.cache_read_tokens = min(count_of(raw["prompt_cache_hit_tokens"]), prompt)
+        found.cache_read_tokens = min(_tokens(raw["prompt_cache_hit_tokens"]), prompt)
     done = raw.get("completion_tokens_details")
     if isinstance(done, Mapping):
-        found.reasoning_tokens = count_of(done.get("reasoning_tokens"))
+        found.reasoning_tokens = _tokens(done.get("reasoning_tokens"))
     cost = raw.get("cost")
-    if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
-        found.reported_cost = float(cost)
-    return found
+    if cost is not None:
+        amount = amount_of(cost)
+        if amount is None or not 0 <= amount <= MAX_CALL_COST:
+            raise _Insane(cost)
+        found.reported_cost = amount
 
 
 @dataclass
@@ -194,6 +259,9 @@ TRIES: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
 __all__ = [
     "COUNTED",
     "KINDS",
+    "MAX_CALL_COST",
+    "MAX_CALL_TOKENS",
+    "MAX_COUNT",
     "METER",
     "TRIES",
     "TRUNCATED",

@@ -132,8 +132,9 @@ def test_a_cost_budget_stops_the_run_and_a_resume_runs_each_attempt_once(
     assert partial.status == "stopped" and 0 < partial.summary.total_runs < 16
     assert partial.summary.usage is not None
     assert (partial.summary.usage.cost_usd or 0) >= 0.0005
+    # the budget is kept: the rest runs with a higher one
     done = run_eval(workflow=Think, dataset=ROWS, eval_fns=[exact], model=MOCK, n=2,
-                    batch_size=1, prices=prices, name="budget", resume=True,
+                    batch_size=1, prices=prices, name="budget", resume=True, max_cost=1.0,
                     root=tmp_path)  # fmt: skip
     assert done.status == "finished" and done.summary.total_runs == 16
     journal = journal_path(done.path).read_text().splitlines()[1:]

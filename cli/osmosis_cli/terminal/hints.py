@@ -73,14 +73,30 @@ def _rubric_config(exc: OsmosisError, command: str) -> str:
     return "pass --config PATH"
 
 
-def _resume(exc: OsmosisError, command: str) -> str:
-    """How to continue the run ``exc`` stopped: by name in a run directory, else by -o."""
+def _resume(exc: OsmosisError, command: str, *more: str) -> str:
+    """How to continue the run ``exc`` stopped: by name in a run directory, else by -o
+    (``more``: flags the command needs besides, already quoted)."""
+    import shlex
     from pathlib import Path
 
     results = Path(str(exc.data.get("results") or "results.json"))
+    config = exc.data.get("config")
     if results.name == "results.json" and (results.parent / "manifest.json").exists():
-        return f"resume it: osmosis eval run CONFIG --name {results.parent.name}"
-    return f"resume with --resume -o {results}"
+        words = ["osmosis", "eval", "run", str(config or "CONFIG"), "--name", results.parent.name]
+        return "resume it: " + " ".join([*map(shlex.quote, words), *more])
+    return f"resume with --resume -o {' '.join([shlex.quote(str(results)), *more])}"
+
+
+def _budget(exc: OsmosisError, command: str) -> str:
+    """A run stopped at its budget: resumed with one that lets it finish."""
+    from osmosis_cli.terminal.numbers import budget_to_finish
+
+    spent, budget = exc.data.get("cost_usd"), exc.data.get("max_cost")
+    done, total = exc.data.get("attempts_done"), exc.data.get("attempts_total")
+    if not all(isinstance(v, int | float) for v in (spent, budget, done, total)):
+        return _resume(exc, command, "--max-cost USD")
+    higher = budget_to_finish(float(spent), int(done), int(total), float(budget))  # type: ignore[arg-type]
+    return f"{_resume(exc, command, '--max-cost', higher)} (a budget to finish it at this rate)"
 
 
 def _connection(exc: OsmosisError, command: str) -> str:
@@ -176,6 +192,14 @@ _BY_CODE: dict[str, Hint] = {
         f"{e.hint} (--{str(e.data.get('setting', 'batch_size')).replace('_', '-')})"
     ),
     "DEADLINE": _resume,
+    "BUDGET": _budget,
+    "HUB_PUBLIC": lambda e, c: (
+        "add --public only if everything it sends may be public, or name a private "
+        "repository (a new one is created private)"
+    ),
+    "USAGE_UNKNOWN": lambda e, c: _resume(e, c, "--unknown-usage", "free")
+    + " (counts those calls as free), or run without --max-cost",
+    "NO_PRICE": lambda e, c: f"{e.hint} (--prices FILE)" if e.hint else None,
     "RESUME_MISMATCH": lambda e, c: _resume_mismatch(e, c),
     "MISSING_SECRET": lambda e, c: f"{e.hint}; or pass --secrets-file FILE",
     "SCAFFOLD_MISSING": lambda e, c: "create them with `osmosis doctor --fix`",

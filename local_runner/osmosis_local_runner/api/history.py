@@ -49,6 +49,12 @@ class RunInfo:
     #: where it was sent (``--log-to``, ``eval push``): destination → ``logged`` (or its
     #: page's URL), ``failed``, ``skipped``
     trackers: dict[str, str] = field(default_factory=dict)
+    #: why a stopped run stopped (``budget``, ``deadline``, ``interrupted``…; None: not
+    #: recorded) and the cost budget it was held to (kept: a resume keeps it)
+    stopped_reason: str | None = None
+    max_cost: float | None = None
+    #: what made it unreadable (status ``unreadable``): the rest of the project is listed
+    problem: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,16 +69,30 @@ def list_runs(root: Path | None = None) -> list[RunInfo]:
     found = []
     for path in runs.iterdir():
         if path.is_dir() and not path.name.startswith("."):
-            info = _info(RunDirectory(runs, path.name))
+            info = _readable_info(RunDirectory(runs, path.name))
             if info is not None:
                 found.append(info)
     return sorted(found, key=lambda i: (i.started or "", i.name), reverse=True)
 
 
+def _readable_info(run: RunDirectory) -> RunInfo | None:
+    """A run at a glance; one whose files nobody can read (planted, broken by hand, from a
+    hostile peer) is listed as ``unreadable`` — never the whole project's failure."""
+    try:
+        return _info(run)
+    except Exception as exc:  # any one run's files are someone else's input
+        return _unreadable(run, f"{type(exc).__name__}: {exc}"[:300])
+
+
+def _unreadable(run: RunDirectory, problem: str) -> RunInfo:
+    return RunInfo(run.name, "unreadable", None, None, None, None, None, None, None,
+                   str(run.path), problem=problem)  # fmt: skip
+
+
 def run_info(name: str, root: Path | None = None) -> RunInfo:
     """One run by name."""
     run = RunDirectory((root or Path.cwd()) / RUNS, check_name(name))
-    info = _info(run)
+    info = _readable_info(run)
     if info is None:
         import difflib
 
@@ -109,6 +129,8 @@ def _info(run: RunDirectory) -> RunInfo | None:
         found = journal_results(run.results, "stopped")
         journal = journal_path(run.results)
         if found is None and not journal.is_file() and not manifest:
+            if run.results.is_file():  # a document nobody can read is still a run
+                return _unreadable(run, "its results document cannot be read")
             return None
         # a journal this version cannot read (another version's): its lines, at least
         head = found[0] if found is not None else {"summary": {"total_runs": _lines(journal)}}
@@ -149,18 +171,22 @@ def _from_head(run: RunDirectory, head: dict[str, Any], facts: _Facts) -> RunInf
         output_tokens=_int(usage.get("output_tokens")),
         reasoning_tokens=_int(usage.get("reasoning_tokens")),
         truncation_rate=_number(usage.get("truncation_rate")),
-        cost_usd=_number(usage.get("cost_usd")),
+        cost_usd=_cost(usage.get("cost_usd")),
         group=_group(facts, fns),
         **_reviewed(run),
         trackers=_tracked(run),
+        stopped_reason=_text(summary.get("stopped_reason")),
+        max_cost=_number(config.get("max_cost")),
     )  # fmt: skip
 
 
 def _tracked(run: RunDirectory) -> dict[str, str]:
+    from osmosis_client._redact import redact_url, redact_urls_in
     from osmosis_local_runner.trackers.logging import read_record
 
+    # masked again as shown: a record written by an older version may hold a password
     return {
-        str(where): str(done.get("url") or done.get("status"))
+        redact_urls_in(str(where)): redact_url(str(done.get("url") or done.get("status")))
         for where, done in read_record(run.results).items()
         if isinstance(done, dict)
     }
@@ -190,14 +216,14 @@ def _lines(journal: Path) -> int | None:
 
 def _total(inputs: dict[str, Any]) -> int | None:
     """The attempts a run set out to make: its chosen rows × n."""
-    from osmosis_local_runner.run.settings import parse_rows
+    from osmosis_local_runner.run.settings import count_rows
 
     rows = (inputs.get("dataset") or {}).get("selected_source_rows")
     n = inputs.get("n")
     if not isinstance(rows, str) or not isinstance(n, int):
         return None
     try:
-        return len(parse_rows(rows)) * n if rows else 0
+        return count_rows(rows) * n if rows else 0
     except OsmosisError:
         return None
 
@@ -207,10 +233,21 @@ def _text(value: Any) -> str | None:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A count a float holds exactly (what a page's script can show), else None."""
+    from osmosis_client.llm.usage import MAX_COUNT
+
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT:
+        return value
+    return None
+
+
+def _cost(value: Any) -> float | None:
+    found = _number(value)
+    return found if found is not None and found >= 0 else None
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+    """A finite number, else None (a document may hold anything)."""
+    from osmosis_client.llm.usage import amount_of
+
+    return amount_of(value)

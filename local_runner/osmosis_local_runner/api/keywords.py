@@ -60,6 +60,8 @@ class SettingsKeywords(TypedDict, total=False):
     #: a table (``client.models.prices([...])``)
     prices: str | Path | PriceTable | None
     max_cost: float | None  # USD: the run stops (resumable) once its calls cost this
+    #: a call whose answer has no usage: "unknown" (the default) or counted as "free"
+    unknown_usage: Literal["unknown", "free"] | None
     max_attempt_tokens: int | None
     transcripts: bool
     by: str | None

@@ -152,14 +152,18 @@ def document_head(
     duration_ms: int,
     status: str,
     baseline: str | None = None,
+    stopped_reason: str | None = None,
 ) -> dict[str, Any]:
     """The document's ``config`` and ``summary`` (``stopped_early``: the run did not
-    finish). With a ``baseline`` model, as 0.2 wrote it: ``model_summaries`` per model,
+    finish; ``stopped_reason``: why — ``budget``, ``deadline``, ``interrupted``…).
+    With a ``baseline`` model, as 0.2 wrote it: ``model_summaries`` per model,
     the statistics of ``summary`` the run's model's, its counts over both models."""
     summary = summarize(rows, eval_fns, n=n, pass_threshold=pass_threshold)
     summary["total_duration_ms"] = duration_ms
     summary["status"] = status
     summary["stopped_early"] = status == "stopped"
+    if status == "stopped" and stopped_reason:
+        summary["stopped_reason"] = stopped_reason
     column = config.get("slice_by")
     if isinstance(column, str) and rows:
         from osmosis_local_runner.results.slices import NoSuchColumn, slices_of_records

@@ -103,10 +103,18 @@ def cards_html(data: dict[str, Any]) -> str:
             f"<h2>{html.escape(run['label'])}</h2>"
             f'<p class="muted">{html.escape(run["model"])} · n={run["n"]} · pass threshold '
             f"{run['threshold']:g} · {html.escape(str(summary.get('status', '?')))}"
-            f"{_verdicts_note(summary)}</p>"
+            f"{_stopped_note(summary)}{_verdicts_note(summary)}</p>"
             f'<div class="facts">{facts_html}</div><ul class="fns">{more}</ul></section>'
         )
     return "".join(cards)
+
+
+def _stopped_note(summary: dict[str, Any]) -> str:
+    """Why a stopped run stopped (its ``stopped_reason``), beside its status."""
+    reason = summary.get("stopped_reason")
+    if summary.get("status") != "stopped" or not isinstance(reason, str):
+        return ""
+    return f' (<span data-testid="stopped-reason">{html.escape(reason)}</span>)'
 
 
 def _verdicts_note(summary: dict[str, Any]) -> str:
@@ -155,13 +163,19 @@ def render(
     home: str | None = None,
     review: dict[str, str] | None = None,
     toggle: str | None = None,
+    relative_to: Path | None = None,
 ) -> tuple[str, int]:
     """The page and how many rows it covers. ``live``: the URL (same origin) a page of a
     running run polls for :func:`live_update` — it updates in place, keeping the reader's
     search, filters, open rows and place. ``home``: where the breadcrumbs lead back to
     (the viewer's run list; a written report has none). ``toggle``: the same page read
-    the other way — with people's verdicts, or with the grader's."""
+    the other way — with people's verdicts, or with the grader's. ``relative_to``: a page
+    to publish — every path in it relative to this folder (the project), none of the
+    building machine's."""
     data = build_data(sources, by=by)
+    if relative_to is not None:
+        for run in data["runs"]:
+            run["path"] = shown_path(Path(run["path"]), relative_to)
     if live is not None:
         data["live"] = live
     if review is not None:  # the viewer's page of one run: reviews are written from it
@@ -189,7 +203,7 @@ def render(
         "CARDS": cards_html(data),
         "SUITE": ranked_html(sources) + setting_charts(sources) if suite is not None else "",
         "COMPARISON": comparison_html(sources, charts["comparison"]),
-        "BOUNDED": bounded_html(data, sources),
+        "BOUNDED": bounded_html(data, sources, relative_to),
         "HISTOGRAM": histogram_svg(data["runs"], charts["means"]),
         "PASS_AT_K": pass_at_k_svg(data),
         "SLICE_CHARTS": slice_charts(data, slice_means),
@@ -258,14 +272,20 @@ def reviews_html(data: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def bounded_html(data: dict[str, Any], sources: Sequence[Source]) -> str:
-    """When the page lists fewer rows than the runs hold: what it lists, and where all is."""
+def bounded_html(
+    data: dict[str, Any], sources: Sequence[Source], relative_to: Path | None = None
+) -> str:
+    """When the page lists fewer rows than the runs hold: what it lists, and where all is
+    (``relative_to``: a published page names the documents by their place in the project,
+    with no link into the building machine)."""
     total, listed = data["total_rows"], len(data["rows"])
     transcripts = data["transcripts_shown"]
     if listed >= total and transcripts >= listed:
         return ""
     links = ", ".join(
-        f'<a href="{html.escape(s.results.path.resolve().as_uri())}">'
+        f"<code>{html.escape(shown_path(s.results.path, relative_to))}</code>"
+        if relative_to is not None
+        else f'<a href="{html.escape(s.results.path.resolve().as_uri())}">'
         f"{html.escape(str(s.results.path))}</a>"
         for s in sources
     )
@@ -331,6 +351,22 @@ def write_report(
             source.results.use_reviews()
     page, rows = render(sources, by=by)
     return Written(output, rows, write_page(output, page, mode=0o600))  # prompts, outputs
+
+
+def shown_path(path: Path, root: Path) -> str:
+    """``path`` as a published page names it: relative to ``root``, else its name alone
+    (a scratch copy, a document elsewhere) — never a machine path."""
+    from osmosis_client._fs import relative_to
+
+    return (relative_to(path, root) or Path(path.name)).as_posix()
+
+
+def read_page(path: Path) -> bytes:
+    """A page this process wrote, read back to be published: never through a link."""
+    from osmosis_client._fs import open_regular
+
+    with open_regular(path) as handle:
+        return handle.read()
 
 
 def write_page(path: Path, page: str, *, mode: int = 0o644, code: str = "REPORT_PATH") -> int:

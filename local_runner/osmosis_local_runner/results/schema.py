@@ -92,6 +92,11 @@ RESULTS: dict[str, Any] = {
                 "limit": {},
                 "seed": {},
                 "base_url": {},
+                "max_cost": {
+                    "type": "number",
+                    "description": "the cost budget in USD the run was held to (every "
+                    "invocation of it together)",
+                },
             },
         },
         "summary": {
@@ -102,8 +107,20 @@ RESULTS: dict[str, Any] = {
                 "total_runs": _COUNT,
                 "errored_runs": _COUNT,
                 "status": {"enum": ["finished", "stopped", "running"]},
+                "stopped_reason": {
+                    "type": "string",
+                    "description": "why a stopped run stopped: budget, deadline, "
+                    "interrupted, usage_unknown (answers without usage under a budget), "
+                    "no_price, journal_write_failed, …",
+                },
                 "eval_fns": {"type": "object", "additionalProperties": {"type": "object"}},
-                "usage": {"type": "object"},
+                "usage": {
+                    "type": "object",
+                    "description": "tokens by kind and cost; unreported_calls: calls "
+                    "whose answer had no usage, invalid_calls: usage outside any sane "
+                    "range (neither summed; the cost is null unless counted as free); "
+                    "unpriced_models: models with no price",
+                },
                 "total_duration_ms": _NUMBER,
             },
         },

@@ -40,24 +40,28 @@ def attempt_usage(
     prices: PriceTable,
     *,
     capped: bool = False,
+    unknown_as_zero: bool = False,
 ) -> dict[str, Any] | None:
     """One attempt's ``usage`` (None: it made no model call). ``rollout``: the usage of
-    the rollout's own calls (truncation is theirs, not a judge's)."""
+    the rollout's own calls (truncation is theirs, not a judge's). Calls whose usage is
+    unknown (unreported, invalid) make the cost unknown, unless ``unknown_as_zero``: the
+    user counts them as free (they stay counted as unknown)."""
     models = meter.by_model
     if not models:
         return None
+    counted = {m: _known(u) for m, u in models.items()} if unknown_as_zero else models
     if len(models) == 1:
         ((model, total),) = models.items()
         found = total.to_json()
         found["model"] = model
-        cost = prices.cost(model, total)
+        cost = prices.cost(model, counted[model])
     else:
         found = meter.total().to_json()
-        cost = costs(prices, models)
+        cost = costs(prices, counted)
         found["by_model"] = {}
         for name, usage in models.items():
             one = usage.to_json()
-            priced = prices.cost(name, usage)
+            priced = prices.cost(name, counted[name])
             if priced is not None:
                 one["cost_usd"] = round(priced, 10)
             found["by_model"][name] = one
@@ -71,14 +75,23 @@ def attempt_usage(
     return found
 
 
+def _known(usage: Usage) -> Usage:
+    """``usage`` priced as if its calls of unknown usage were free."""
+    from dataclasses import replace
+
+    return replace(usage, unreported=0, invalid=0)
+
+
 class _Totals:
     """Sums of kinds over attempts (or one model's calls), and their cost."""
 
-    __slots__ = ("calls", "cost", "kinds")
+    __slots__ = ("calls", "cost", "invalid", "kinds", "unreported")
 
     def __init__(self) -> None:
         self.kinds = dict.fromkeys(KINDS, 0)
         self.calls = 0
+        self.unreported = 0
+        self.invalid = 0
         self.cost: float | None = 0.0
 
     def add(self, usage: Mapping[str, Any]) -> None:
@@ -86,6 +99,8 @@ class _Totals:
             self.kinds[kind] += count_of(usage.get(kind))
         calls = count_of(usage.get("calls"))
         self.calls += calls
+        self.unreported += count_of(usage.get("unreported_calls"))
+        self.invalid += count_of(usage.get("invalid_calls"))
         cost = amount_of(usage.get("cost_usd"))
         if calls and (cost is None or self.cost is None):
             self.cost = None  # a call whose price nobody knows
@@ -93,12 +108,17 @@ class _Totals:
             self.cost += cost
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        found = {
             **self.kinds,
             "total_tokens": self.kinds["input_tokens"] + self.kinds["output_tokens"],
             "calls": self.calls,
             "cost_usd": None if self.cost is None else round(self.cost, 10),
         }
+        if self.unreported:
+            found["unreported_calls"] = self.unreported
+        if self.invalid:
+            found["invalid_calls"] = self.invalid
+        return found
 
 
 def usage_summary(usages: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] | None:
@@ -137,6 +157,10 @@ def usage_summary(usages: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] 
     summary["per_attempt"] = {key: spread(values) for key, values in columns.items()}
     if len(models) > 1:
         summary["by_model"] = {model: sums.to_json() for model, sums in models.items()}
+    if total.cost is None:  # which models had no price (not those whose usage is unknown)
+        unpriced = [m for m, t in models.items() if t.cost is None and not t.unreported + t.invalid]
+        if unpriced:
+            summary["unpriced_models"] = sorted(unpriced)
     return summary
 
 
@@ -225,7 +249,7 @@ def usage_lines(usage: Any) -> list[str]:
             f" (${cost / attempts:.4f} per attempt)" if attempts else ""
         )
     else:
-        second += "; cost: unknown (no price for a model it called)"
+        second += f"; cost: unknown ({_why_unknown(usage)})"
     lines = [tokens, second]
     models = get("by_model")
     if isinstance(models, Mapping) and models:
@@ -240,6 +264,19 @@ def usage_lines(usage: Any) -> list[str]:
             parts.append(text)
         lines.append("  by model: " + "; ".join(parts))
     return lines
+
+
+def _why_unknown(usage: Mapping[str, Any]) -> str:
+    """Why a run's cost is unknown, naming what is missing."""
+    reasons = []
+    if unreported := count_of(usage.get("unreported_calls")):
+        reasons.append(f"{unreported:,} call(s) reported no usage")
+    if invalid := count_of(usage.get("invalid_calls")):
+        reasons.append(f"{invalid:,} call(s) reported usage outside any sane range")
+    unpriced = usage.get("unpriced_models")
+    if isinstance(unpriced, list) and unpriced:
+        reasons.append("no price for " + ", ".join(str(m) for m in unpriced[:5]))
+    return "; ".join(reasons) or "no price for a model it called"
 
 
 def usage_properties(usage: Any) -> dict[str, Any]:

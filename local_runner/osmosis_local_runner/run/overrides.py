@@ -222,9 +222,20 @@ def accounting(
     return {
         "prices": price_table(prices, models, flags.price_source),
         "max_cost": float(max_cost) if max_cost else None,
+        "unknown_usage_free": _unknown_usage(flags.unknown_usage) == "free",
         "max_attempt_tokens": tokens,
         "raw_answers": flags.raw_answers or bool(local and local.raw_answers),
     }
+
+
+def _unknown_usage(given: str | None) -> str:
+    from osmosis_client.errors import InvalidInputError
+
+    if given not in (None, "unknown", "free"):
+        raise InvalidInputError(
+            f"unknown_usage must be unknown or free, not {given!r}", code="USAGE"
+        )
+    return given or "unknown"
 
 
 #: ``prices = "platform"``: the platform's published inference prices

@@ -86,6 +86,7 @@ def results_head(
     *,
     status: str,
     duration_ms: int,
+    stopped_reason: str | None = None,
 ) -> dict[str, Any]:
     """The document's head: the run's settings (``config``) and its ``summary``; with a
     baseline model, ``model_summaries`` too. ``models``: tag → model path."""
@@ -115,6 +116,8 @@ def results_head(
         config["sampling"] = dict(spec.sampling)
     if BASELINE in models:
         config["baseline_model"] = models[BASELINE]
+    if spec.max_cost is not None:  # the budget the run was held to
+        config["max_cost"] = spec.max_cost
     return document_head(
         config,
         records,
@@ -123,5 +126,6 @@ def results_head(
         pass_threshold=spec.pass_threshold,
         duration_ms=duration_ms,
         status=status,
+        stopped_reason=stopped_reason,
         baseline=models.get(BASELINE),
     )

@@ -10,7 +10,6 @@ journal → the document.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -21,7 +20,6 @@ from osmosis_client.errors import OsmosisError
 from osmosis_client.llm.client import SESSION_ID, ModelClient
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
 from osmosis_client.llm.usage import METER, Meter
-from osmosis_local_runner.errors import RunAborted
 from osmosis_local_runner.results.document import check_results_path, write_document
 from osmosis_local_runner.results.records import BASELINE, AttemptRecord
 from osmosis_local_runner.results.scoring import passed
@@ -31,9 +29,10 @@ from osmosis_local_runner.run import stops
 from osmosis_local_runner.run.calls import CallLog
 from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
 from osmosis_local_runner.run.journal import Journal, forget_finished, journal_path, resumable
-from osmosis_local_runner.run.kinds import Outcome, RunEnv
+from osmosis_local_runner.run.kinds import RunEnv
 from osmosis_local_runner.run.models import model_client, run_env
 from osmosis_local_runner.run.recording import record_attempt, results_head
+from osmosis_local_runner.run.retrying import rollout_with_retries
 from osmosis_local_runner.run.scheduler import (
     LoopWatchdog,
     ReadAhead,
@@ -51,8 +50,6 @@ from osmosis_local_runner.run.spec import (
 )
 from osmosis_local_runner.run.user_code import guard_exits
 
-logger = logging.getLogger("osmosis_client.runner")
-RETRY_MAX_DELAY = 30.0
 Tag = str | None  # None: the run's model; "baseline": --baseline-model
 Item = tuple[Row, int, Tag]
 
@@ -94,6 +91,8 @@ class Runner:
         self._prepared: _Prepared | None = None
         self._resume_from: int | None = None
         self._envs: dict[Tag, RunEnv] = {}
+        self._budget = stops.Budget(spec.max_cost, spec.output, spec.unknown_usage_free)
+        self._warned_invalid = False
 
     # ------------------------------------------------------------ preparing
 
@@ -192,6 +191,8 @@ class Runner:
             deadline = loop.call_later(spec.deadline, self._deadline_passed, spec.deadline)
         try:
             with guard_exits(), LoopWatchdog.watching(loop), paced_collections():
+                if self._budget.reached or self._fatal is not None:
+                    self._stop.set()  # spent by its earlier invocations: nothing starts
                 await self.kind.start(self._envs[None])
                 for tag, target in prepared.targets.items():
                     self._check_endpoint(clients[tag], target)
@@ -208,8 +209,11 @@ class Runner:
                     await client.aclose()
         if self._unusable is not None:
             raise self._unusable
-        self._fatal = self._fatal or stops.spent(spec.max_cost, self.progress.cost_usd, spec.output)
-        head = self._head(prepared, status, started)
+        if status == "stopped" and self._budget.reached:
+            progress = self.progress
+            self._fatal = self._fatal or self._budget.stopped(progress.done, progress.total)
+        stops.name_config(self._fatal, spec.inputs.get("config"))
+        head = self._head(prepared, status, started, stops.reason(status, self._fatal))
         write_document(spec.output, head, self._records)
         if self._fatal is not None:
             raise self._fatal
@@ -266,7 +270,9 @@ class Runner:
                 raise  # cancelled from outside: propagate after saving
         finally:
             await asyncio.sleep(0)  # let the last attempts' bookkeeping run
-        return "stopped" if self._stop.is_set() else "finished"
+        # the budget reached by the last attempt of all: the run finished
+        unfinished = self.progress.done < self.progress.total
+        return "stopped" if self._stop.is_set() and unfinished else "finished"
 
     def _attempts(self, dataset: Dataset, selected: Any) -> Iterator[Item]:
         for row in dataset.rows(selected):
@@ -299,17 +305,39 @@ class Runner:
         calls = CallLog(
             self._envs[tag], started, keep=spec.transcripts, cap=spec.max_attempt_tokens
         )
-        outcome = await self._rollout_with_retries(row, run_index, calls.env())
+        outcome = await rollout_with_retries(self.kind, spec, row, run_index, calls.env())
         if calls.calls:
             outcome.extra["model_calls"] = calls.entries(outcome.messages)
         record = await record_attempt(spec, self.fn_names, row, run_index, outcome, started)
         record.model_tag = tag
         record.usage = attempt_usage(
-            meter, calls.usage, calls.last_finish, spec.prices, capped=calls.capped
+            meter,
+            calls.usage,
+            calls.last_finish,
+            spec.prices,
+            capped=calls.capped,
+            unknown_as_zero=spec.unknown_usage_free,
         )
         # the attempt is over: its bookkeeping runs after the other ready callbacks, so
         # when many replies arrive together the next requests leave first
         asyncio.get_running_loop().call_soon(self._finish, record)
+        self._account(record)
+
+    def _account(self, record: AttemptRecord) -> None:
+        """The attempt's cost counted now, before its worker takes the next item: once
+        the budget is reached no attempt starts (whatever the answers' speed)."""
+        usage = record.usage or {}
+        if usage.get("invalid_calls") and not self._warned_invalid and self.on_note:
+            self._warned_invalid = True
+            self.on_note(
+                "the endpoint reported token counts or costs outside any sane range: "
+                "those calls are recorded as invalid (invalid_calls), never summed"
+            )
+        error = self._budget.count(record.usage)
+        if error is not None:
+            self._abort(error)
+        elif self._budget.reached:
+            self._stop.set()  # those in flight finish: every call paid for is counted
 
     def _finish(self, record: AttemptRecord) -> None:
         if self._journal is not None:
@@ -319,53 +347,20 @@ class Runner:
             self._succeeded += 1
         if self.on_progress is not None:
             self.on_progress(self.progress)
-        budget, spent = self.spec.max_cost, self.progress.cost_usd
-        if budget is not None and spent is None:  # e.g. a judge with no price
-            self._abort(stops.cost_unknown(self.spec.output))
-        elif budget is not None and spent is not None and spent >= budget:
-            # no attempt starts; those in flight finish, so every call paid for is counted
-            self._stop.set()
-
-    async def _rollout_with_retries(self, row: Row, run_index: int, env: RunEnv) -> Outcome:
-        retries = 0
-        while True:
-            try:
-                outcome = await self.kind.run(row, run_index, env)
-            except (asyncio.CancelledError, RunAborted):
-                raise
-            except Exception as exc:  # a kind's bug or a peer's surprise: this attempt fails
-                logger.debug(
-                    "row %d run %d: %s failed", row.index, run_index, self.kind.name, exc_info=True
-                )
-                outcome = Outcome(
-                    [], 0, f"{self.kind.name}: internal error ({type(exc).__name__}: {exc})"[:1000]
-                )
-            if not outcome.transient or retries >= self.spec.max_retries:
-                if retries:
-                    outcome.extra["retries"] = retries
-                return outcome
-            delay = min(RETRY_MAX_DELAY, self.spec.retry_delay * 2**retries)
-            logger.debug(
-                "row %d run %d: transient error, retry %d in %.1fs (%s)",
-                row.index,
-                run_index,
-                retries + 1,
-                delay,
-                outcome.error,
-            )
-            retries += 1
-            await asyncio.sleep(delay)
 
     def _keep(self, record: AttemptRecord, *, resumed: bool = False) -> None:
         if resumed:
             self._done.add(record.key)  # only resumed attempts are ever looked up
+            self._fatal = self._fatal or self._budget.count(record.usage)
         self._records.setdefault(record.row_index, []).append(record)
         passing = [fn for fn in self.fn_names if passed(record, fn, self.spec.pass_threshold)]
         self.progress.add(record, passing, resumed=resumed)
 
     # ------------------------------------------------------------ results
 
-    def _head(self, prepared: _Prepared, status: str, started: float) -> dict[str, Any]:
+    def _head(
+        self, prepared: _Prepared, status: str, started: float, reason: str | None
+    ) -> dict[str, Any]:
         return results_head(
             self.spec,
             self.kind.name,
@@ -376,6 +371,7 @@ class Runner:
             self._records,
             self.fn_names,
             status=status,
+            stopped_reason=reason,
             duration_ms=int((time.monotonic() - started) * 1000),
         )
 

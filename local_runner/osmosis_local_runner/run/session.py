@@ -22,12 +22,12 @@ Nothing here prints: notes and warnings go to the callbacks.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from osmosis_client._fs import relative_to
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.layout import EVALS
 from osmosis_local_runner.run.named import Identity, Note, Notes, Opening, RunFiles
@@ -354,9 +354,7 @@ def unnamed_results(stem: str) -> Path:
 
 def _relative(path: Path) -> Path:
     """``path`` relative to the current directory when it is below it (shorter to read)."""
-    with contextlib.suppress(ValueError):
-        return path.resolve().relative_to(Path.cwd().resolve())
-    return path
+    return relative_to(path) or path
 
 
 __all__ = [

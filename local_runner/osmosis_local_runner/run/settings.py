@@ -101,8 +101,12 @@ class RunSettings:
     #: (the platform's published prices: a logged-in caller supplies them), or a table
     #: in memory (not kept: give it again to resume)
     prices: Path | PriceTable | None = _setting()
-    #: stop once the run's calls have cost this much, in USD (its whole cost so far)
-    max_cost: float | None = _setting(keep=ONCE)
+    #: stop once the run's calls have cost this much, in USD (its whole cost so far,
+    #: every invocation's: kept, so a resume keeps the budget)
+    max_cost: float | None = _setting()
+    #: how a call whose answer carried no (or insane) usage is counted: ``unknown`` (its
+    #: cost is unknown; with a budget the run stops rather than go on blind) or ``free``
+    unknown_usage: str | None = _setting()
     #: an attempt's rollout gets no more model calls past this many tokens
     max_attempt_tokens: int | None = _setting()
     transcripts: bool = _setting(True)
@@ -285,18 +289,22 @@ def upgraded(saved: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def parse_rows(text: str) -> frozenset[int]:
-    """``"3,7,10-20"``: source row indices (0-based), ranges inclusive."""
+#: the most source rows a row list may name (a range is counted, never expanded, first)
+MAX_ROWS = 10_000_000
+
+
+def row_ranges(text: str) -> list[tuple[int, int]]:
+    """``"3,7,10-20"``: its ranges (inclusive), checked, in order — nothing expanded."""
     import re
 
     spec = text.replace(" ", "")
-    if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", spec):
+    if len(spec) > 1_000_000 or not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", spec):
         raise InvalidInputError(
-            f"rows {text!r} is not a row list",
+            f"rows {text[:80]!r} is not a row list",
             hint='use row indices and ranges, like "3,7,10-20"',
             code="USAGE",
         )
-    rows: set[int] = set()
+    ranges = []
     for part in spec.split(","):
         first, _, last = part.partition("-")
         low, high = int(first), int(last or first)
@@ -305,8 +313,31 @@ def parse_rows(text: str) -> frozenset[int]:
                 f"rows: the range {part} runs backwards", hint=f"write it {high}-{low}",
                 code="USAGE",
             )  # fmt: skip
-        if high - low > 10_000_000:
-            raise InvalidInputError(f"rows: the range {part} is too large", code="USAGE")
+        ranges.append((low, high))
+    return ranges
+
+
+def count_rows(text: str) -> int:
+    """How many distinct rows a row list names, counted from its merged ranges (a
+    planted ``0-10000000`` costs no memory)."""
+    count, reach = 0, -1
+    for low, high in sorted(row_ranges(text)):
+        if high > reach:
+            count += high - max(low, reach + 1) + 1
+            reach = high
+    return count
+
+
+def parse_rows(text: str) -> frozenset[int]:
+    """``"3,7,10-20"``: source row indices (0-based), ranges inclusive; at most
+    :data:`MAX_ROWS` of them (counted before any is made)."""
+    ranges = row_ranges(text)
+    if count_rows(text) > MAX_ROWS:
+        raise InvalidInputError(
+            f"rows {text[:80]!r} names more than {MAX_ROWS:,} rows", code="USAGE"
+        )
+    rows: set[int] = set()
+    for low, high in ranges:
         rows.update(range(low, high + 1))
     return frozenset(rows)
 
@@ -325,4 +356,13 @@ def rows_text(rows: Iterable[int]) -> str:
     return ",".join(parts)
 
 
-__all__ = ["KEPT", "ONCE", "SECRET", "RunSettings", "parse_rows", "rows_text", "upgraded"]
+__all__ = [
+    "KEPT",
+    "ONCE",
+    "SECRET",
+    "RunSettings",
+    "count_rows",
+    "parse_rows",
+    "rows_text",
+    "upgraded",
+]

@@ -81,6 +81,8 @@ class RunSpec:
     prices: PriceTable = EMPTY_PRICES
     #: stop the run once its calls have cost this much, in USD (None: no budget)
     max_cost: float | None = None
+    #: a call whose usage is unknown (unreported, insane) is counted as free
+    unknown_usage_free: bool = False
     #: an attempt's rollout gets no more model calls once it has used this many tokens
     max_attempt_tokens: int | None = None
     #: eval fns get the answer with its reasoning (``<think>…</think>`` first)

@@ -3,12 +3,16 @@ and the run resumes where it stopped (``status: stopped``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from osmosis_client.errors import InvalidInputError
+from osmosis_client._fs import relative_to
+from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.llm.prices import PriceTable
 from osmosis_client.llm.providers import ModelTarget
+from osmosis_client.llm.usage import amount_of, count_of
 from osmosis_local_runner.errors import RunAborted
 
 _KEPT = "in-flight attempts were cancelled, finished ones kept"
@@ -29,11 +33,39 @@ def journal_failed(exc: OSError, output: Path) -> RunAborted:
     return _stopped(message, hint, "JOURNAL_WRITE_FAILED", output)
 
 
-def spent(budget: float | None, cost: float | None, output: Path) -> RunAborted | None:
-    """The error a run ends with when its calls reached its budget (None: they did not)."""
-    if budget is None or cost is None or cost < budget:
+@dataclass
+class Budget:
+    """A run's cost budget over every invocation of it: the resumed attempts' cost is
+    counted first, then each attempt's as it ends — before the next attempt may start —,
+    so a run goes past its budget by at most the attempts in flight when it was reached,
+    however fast the answers come."""
+
+    limit: float | None
+    output: Path
+    #: calls whose usage is unknown count as free (else their cost is unknown)
+    unknown_free: bool = False
+    spent: float = 0.0
+    reached: bool = False
+
+    def count(self, usage: Mapping[str, Any] | None) -> RunAborted | None:
+        """Count one finished attempt's cost; the error the run must stop with when that
+        cost is unknown (nothing can keep the budget then)."""
+        if self.limit is None or not isinstance(usage, Mapping) or not count_of(usage.get("calls")):
+            return None
+        cost = amount_of(usage.get("cost_usd"))
+        if cost is None:
+            return cost_unknown(self.output, usage)
+        self.spent += cost
+        self.reached = self.reached or self.spent >= self.limit
         return None
-    return over_budget(cost, budget, output)
+
+    def stopped(self, done: int, total: int) -> RunAborted:
+        """The error of a run that stopped at its budget, ``done`` of ``total`` attempts
+        finished (what a budget to finish would be follows from them)."""
+        assert self.limit is not None
+        error = over_budget(self.spent, self.limit, self.output)
+        error.data.update(attempts_done=done, attempts_total=total)
+        return error
 
 
 def over_budget(spent: float, budget: float, output: Path) -> RunAborted:
@@ -42,7 +74,7 @@ def over_budget(spent: float, budget: float, output: Path) -> RunAborted:
     return _stopped(
         f"the run has cost ${spent:.4f}, its budget is ${budget:g} (max_cost): it stopped "
         "(the attempts in flight finished; every finished attempt is kept)",
-        "resume it with a higher max_cost (or none) to run the rest",
+        "run it again with a higher max_cost (or none) to run the rest",
         "BUDGET",
         output,
         cost_usd=spent,
@@ -53,14 +85,29 @@ def over_budget(spent: float, budget: float, output: Path) -> RunAborted:
 _NO_PRICE = 'give a price table (prices) with a [models."NAME"] entry for it'
 
 
-def cost_unknown(output: Path) -> RunAborted:
-    """A cost budget, and a call (a judge's, say) whose price nobody knows."""
+def cost_unknown(output: Path, usage: Mapping[str, Any]) -> RunAborted:
+    """A cost budget, and a call whose cost nobody knows: its answer carried no usage (or
+    usage outside any sane range), or its model (a judge's, say) has no price."""
+    models = usage.get("by_model")
+    names = ", ".join(str(m) for m in models) if isinstance(models, Mapping) else None
+    model = names or str(usage.get("model") or "a model")
+    unknown = count_of(usage.get("unreported_calls")) + count_of(usage.get("invalid_calls"))
+    if unknown:
+        return _stopped(
+            f"{unknown} call(s) to {model} answered without usable token counts, so the "
+            f"run's cost budget (max_cost) cannot be kept: it stopped; {_KEPT}",
+            "count such calls as free (unknown_usage = free), or run without a budget",
+            "USAGE_UNKNOWN",
+            output,
+            model=model,
+        )
     return _stopped(
-        "a model the run called has no known price, so its cost budget (max_cost) cannot "
-        f"be kept: it stopped; {_KEPT}",
+        f"{model} has no known price, so the run's cost budget (max_cost) cannot be kept: "
+        f"it stopped; {_KEPT}",
         _NO_PRICE,
         "NO_PRICE",
         output,
+        model=model,
     )
 
 
@@ -78,3 +125,19 @@ def check_budget(budget: float | None, prices: PriceTable, targets: Iterable[Mod
                 code="NO_PRICE",
                 data={"model": target.model_path},
             )
+
+
+def reason(status: str, fatal: OsmosisError | None) -> str | None:
+    """Why a run stopped early (``summary.stopped_reason``): its error's code in lower
+    case (``budget``, ``deadline``, ``usage_unknown``, ``no_price``…), else
+    ``interrupted`` (Ctrl-C, a cancelled task)."""
+    if status != "stopped":
+        return None
+    return fatal.code.lower() if fatal is not None else "interrupted"
+
+
+def name_config(error: OsmosisError | None, config: Path | None) -> None:
+    """The config a stopped run ran, in its error's data (as a command run from here
+    names it): what the run is run again with."""
+    if error is not None and config is not None:
+        error.data.setdefault("config", str(relative_to(config) or config))

@@ -17,6 +17,7 @@ import json
 import re
 from typing import Any
 
+from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.trackers.destinations import Destination
 from osmosis_local_runner.trackers.payload import Payload
 
@@ -29,13 +30,27 @@ def split_of(name: str) -> str:
 
 
 def send(payload: Payload, destination: Destination, step: int | None) -> dict[str, Any]:
-    from huggingface_hub import CommitOperationAdd, HfApi
+    from osmosis_local_runner.trackers.hub_repo import hub_api, hub_failure
 
-    api = HfApi()  # HF_ENDPOINT and HF_TOKEN as the user set them
+    api = hub_api()  # the token checked before anything is sent
     repo = str(destination.target)
-    api.create_repo(repo, repo_type="dataset", private=not destination.public, exist_ok=True)
+    try:
+        return _send(api, repo, payload, destination, step)
+    except Exception as exc:
+        raise hub_failure(exc, repo, api.endpoint) from exc
+
+
+def _send(
+    api: Any, repo: str, payload: Payload, destination: Destination, step: int | None
+) -> dict[str, Any]:
+    from huggingface_hub import CommitOperationAdd
+
+    from osmosis_local_runner.trackers.hub_repo import ready_repo
+
+    ready_repo(api, repo, "dataset", public=destination.public)
     index = _index(api, repo)
     config, split = payload.group, split_of(payload.name)
+    _check_split(index.get(config, {}), split, payload.name, repo)
     index.setdefault(config, {})[split] = {
         "run": payload.name, "date": payload.params.get("created_at", ""),
         "step": step, "params": payload.params, "metrics": payload.metrics,
@@ -52,6 +67,19 @@ def send(payload: Payload, destination: Destination, step: int | None) -> dict[s
     )  # fmt: skip
     verify_uploaded(api, repo, {path: len(data) for path, data in files.items()})
     return {"run_id": commit.oid, "into": "own", "url": f"{api.endpoint}/datasets/{repo}"}
+
+
+def _check_split(runs: dict[str, Any], split: str, name: str, repo: str) -> None:
+    """Two runs whose names differ only by punctuation (``step-1``, ``step_1``) would share
+    a split: the second would silently replace the first — refused instead."""
+    there = runs.get(split)
+    if there is not None and there.get("run") not in (None, name):
+        raise InvalidInputError(
+            f"run {name!r} would replace run {there['run']!r} in {repo}: both are the split "
+            f"{split!r} (a split name keeps letters, digits and '_' only)",
+            hint="rename one of the runs, or push it to another repository",
+            code="HUB_SPLIT_TAKEN",
+        )
 
 
 def _index(api: Any, repo: str) -> dict[str, Any]:
@@ -72,11 +100,36 @@ def _index(api: Any, repo: str) -> dict[str, Any]:
         return {}
     if not isinstance(found, dict):
         return {}
-    # only what this module writes: config → split → one run's facts
+    # only what this module writes: config → split → one run's facts, each in its shape
     return {
-        str(config): {str(split): run for split, run in runs.items() if isinstance(run, dict)}
+        str(config): {
+            str(split): _entry(run) for split, run in runs.items() if isinstance(run, dict)
+        }
         for config, runs in found.items()
         if isinstance(runs, dict)
+    }
+
+
+def _entry(run: dict[str, Any]) -> dict[str, Any]:
+    """One run's facts as this module writes them; what is of another shape (someone's
+    edit, another tool) is dropped, so it never blocks a later push."""
+    from osmosis_client.llm.usage import amount_of
+
+    def text(value: Any) -> str | None:
+        return value if isinstance(value, str) else None
+
+    params, metrics = run.get("params"), run.get("metrics")
+    params = params if isinstance(params, dict) else {}
+    metrics = metrics if isinstance(metrics, dict) else {}
+    step = run.get("step")
+    return {
+        "run": text(run.get("run")),
+        "date": text(run.get("date")) or "",
+        "step": step if isinstance(step, int) and not isinstance(step, bool) else None,
+        "params": {str(k): v for k, v in params.items() if isinstance(v, str | int | float)},
+        "metrics": {
+            str(k): found for k, v in metrics.items() if (found := amount_of(v)) is not None
+        },
     }
 
 
@@ -182,9 +235,7 @@ def _cell(value: Any) -> str:
     return str(value or "").replace("|", "\\|").replace("\n", " ")
 
 
-def verify_uploaded(
-    api: Any, repo: str, sizes: dict[str, int], repo_type: str = "dataset"
-) -> None:
+def verify_uploaded(api: Any, repo: str, sizes: dict[str, int], repo_type: str = "dataset") -> None:
     """Every file sent is in the repository at its size (else: push again)."""
     listed = {
         entry.path: entry.size

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from osmosis_client._fs import atomic_write, read_capped
+from osmosis_client._redact import redact_url, redact_urls_in
+from osmosis_client.errors import OsmosisError
 from osmosis_local_runner.results.beside import beside
 from osmosis_local_runner.results.documents import ResultsFile
 from osmosis_local_runner.trackers.destinations import Destination
@@ -40,6 +42,8 @@ class Logged:
     into: str | None = None
     step: int | None = None
     error: str | None = None
+    #: a failure's code when it is one of ours (``HUB_PUBLIC``, ``HUB_NO_TOKEN``…)
+    code: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -112,8 +116,12 @@ def _send(destination: Destination, payload: Payload, step: int | None) -> Logge
         with _quiet(), _bounded_retries():
             found = SINKS[destination.kind](payload, destination, step)
     except Exception as exc:  # a tracker is someone else's code: it fails, the run stands
-        return Logged(destination.key, "failed", step=step, error=_error_text(exc, destination))
-    return Logged(destination.key, "logged", run_id=found.get("run_id"), url=found.get("url"),
+        code = exc.code if isinstance(exc, OsmosisError) else None
+        error = _error_text(exc, destination)
+        return Logged(destination.key, "failed", step=step, error=error, code=code)
+    url = found.get("url")
+    return Logged(destination.key, "logged", run_id=found.get("run_id"),
+                  url=redact_url(url) if url else None,  # a tracking URI's password: never
                   into=found.get("into"), step=step)  # fmt: skip
 
 
@@ -177,10 +185,14 @@ def _write_record(results: Path, record: dict[str, Any]) -> None:
 
 
 def _error_text(exc: Exception, destination: Destination) -> str:
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    if isinstance(exc, OsmosisError):  # ours: its words and how to fix it
+        text = exc.message + (f" ({exc.hint})" if exc.hint else "")
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    text = " ".join(text.split())
     if destination.target:  # a URI's credentials never kept or shown
         text = text.replace(destination.target, str(destination).partition(":")[2])
-    return text[:MAX_ERROR]
+    return redact_urls_in(text)[:MAX_ERROR]
 
 
 @contextlib.contextmanager

@@ -78,7 +78,10 @@ def _artifacts(client: Any, run_id: str, payload: Payload, where: str) -> None:
 
 
 def _done(uri: str, run_id: str, experiment_id: str, into: str) -> dict[str, Any]:
+    from osmosis_client._redact import redact_url
+
     found: dict[str, Any] = {"run_id": run_id, "into": into}
-    if uri.startswith(("http://", "https://")):  # a server: its page of the run
-        found["url"] = f"{uri.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+    if uri.startswith(("http://", "https://")):  # a server: its page (never its password)
+        page = f"{uri.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+        found["url"] = redact_url(page)
     return found

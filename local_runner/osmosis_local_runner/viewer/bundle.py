@@ -9,18 +9,22 @@ and its deep links (``runs/NAME.html#row=17&attempt=2``)."""
 from __future__ import annotations
 
 import html
+import io
 import itertools
 import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from osmosis_client._times import when
 from osmosis_client.errors import InvalidInputError
+from osmosis_client.layout import EVALS
 from osmosis_local_runner.api.history import RunInfo, list_runs
-from osmosis_local_runner.results.report import render, write_page
+from osmosis_local_runner.results.report import read_page, render, write_page
 from osmosis_local_runner.results.sources import unique_labels
+from osmosis_local_runner.trackers.hub_repo import hub_api
 from osmosis_local_runner.viewer.partial import run_source
 from osmosis_local_runner.viewer.suites import list_suites, suite_sources
 
@@ -38,6 +42,13 @@ class Bundle:
     suites: list[str] = field(default_factory=list)
     bytes: int = 0
     url: str | None = None  # where it was published (a Space), if it was
+    #: every file this build wrote, relative to ``path``: exactly what is published
+    files: list[str] = field(default_factory=list)
+
+    def write(self, relative: str, page: str) -> None:
+        """One page of the site written (never through a link) and counted."""
+        self.bytes += write_page(self.path / relative, page, code="BUNDLE_PATH")
+        self.files.append(relative)
 
 
 def write_bundle(
@@ -52,10 +63,9 @@ def write_bundle(
     ``into`` (created; an existing site there is replaced page by page); ``to``: then
     published as a static Space (``hf-space:ORG/NAME``, checked before anything is
     written; private unless ``public``)."""
-    from osmosis_local_runner.run.session import RUNS
-
-    if to is not None:
+    if to is not None:  # the Space's name, the extra and the token: before anything is made
         space_repo(to)
+        hub_api()
     if into.exists() and not into.is_dir():
         raise InvalidInputError(f"{into} is a file", hint="name a folder for the site",
                                 code="BUNDLE_PATH")  # fmt: skip
@@ -68,41 +78,41 @@ def write_bundle(
     bundle = Bundle(into)
     with tempfile.TemporaryDirectory(prefix="osmosis-bundle-") as scratch:
         for run in runs:
-            bundle.bytes += _page(into / "runs" / f"{run.name}.html", root / RUNS,
-                                  [run.name], Path(scratch), "../index.html")  # fmt: skip
+            bundle.write(f"runs/{run.name}.html", _page(root, [run.name], Path(scratch)))
             bundle.runs.append(run.name)
         for group in _groups(runs):
             for older, newer in itertools.pairwise(group):
                 name = f"{older}--{newer}"
-                bundle.bytes += _page(into / "compare" / f"{name}.html", root / RUNS,
-                                      [older, newer], Path(scratch), "../index.html")  # fmt: skip
+                bundle.write(f"compare/{name}.html", _page(root, [older, newer], Path(scratch)))
                 bundle.comparisons.append(name)
-            bundle.bytes += _sweep(into / "sweeps" / f"{group[0]}--{group[-1]}.html",
-                                   root / RUNS, group, Path(scratch))  # fmt: skip
-            bundle.sweeps.append(f"{group[0]}--{group[-1]}")
+            name = f"{group[0]}--{group[-1]}"
+            bundle.write(f"sweeps/{name}.html", _sweep(root / EVALS, group, Path(scratch)))
+            bundle.sweeps.append(name)
     if not names:
         for suite in list_suites(root):
-            page, _ = render(suite_sources(root, suite["name"]), home="../index.html")
-            bundle.bytes += _write(into / "suites" / f"{suite['name']}.html", page)
+            sources = suite_sources(root, suite["name"])
+            page, _ = render(sources, home="../index.html", relative_to=root)
+            bundle.write(f"suites/{suite['name']}.html", page)
             bundle.suites.append(suite["name"])
-    bundle.bytes += _write(into / "index.html", _home(runs, bundle))
+    bundle.write("index.html", _home(runs, bundle))
     if to is not None:
-        bundle.url = publish_bundle(into, to, public=public)
+        bundle.url = publish_bundle(bundle, to, public=public)
     return bundle
 
 
-def _page(path: Path, runs: Path, names: list[str], scratch: Path, home: str) -> int:
-    sources = unique_labels([run_source(runs, name, scratch) for name in names])
-    page, _ = render(sources, home=home)
-    return _write(path, page)
+def _page(root: Path, names: list[str], scratch: Path) -> str:
+    """A run's page, or two runs compared: paths in it relative to the project."""
+    sources = unique_labels([run_source(root / EVALS, name, scratch) for name in names])
+    page, _ = render(sources, home="../index.html", relative_to=root)
+    return page
 
 
-def _sweep(path: Path, runs: Path, names: list[str], scratch: Path) -> int:
+def _sweep(runs: Path, names: list[str], scratch: Path) -> str:
     from osmosis_local_runner.results.sweep import sweep
     from osmosis_local_runner.viewer.sweep_page import sweep_page
 
     found = [(n, run_source(runs, n, scratch).results.path) for n in names]
-    return _write(path, sweep_page(sweep(found), home="../index.html"))
+    return sweep_page(sweep(found), home="../index.html")
 
 
 def _groups(runs: list[RunInfo]) -> list[list[str]]:
@@ -160,10 +170,6 @@ page holds its own data and opens with no server</p>
 """
 
 
-def _write(path: Path, page: str) -> int:
-    return write_page(path, page, code="BUNDLE_PATH")
-
-
 #: a static Space's card: the site's own index is its page
 SPACE_CARD = """---
 title: osmosis eval runs
@@ -189,21 +195,37 @@ def space_repo(to: str) -> str:
     return repo
 
 
-def publish_bundle(site: Path, to: str, *, public: bool = False) -> str:
+def publish_bundle(bundle: Bundle, to: str, *, public: bool = False) -> str:
     """A written site published as a static Hugging Face Space (``hf-space:ORG/NAME``;
-    private unless ``public``): one commit of every file, then each checked against the
-    Space's listing. Its URL."""
-    from huggingface_hub import HfApi
-
-    from osmosis_local_runner.trackers.hub_sink import verify_uploaded
+    private unless ``public``, an existing public Space refused otherwise): one commit of
+    exactly the files the build wrote — never the folder's other files, never what a link
+    in it points to — and the card, removing what an older site left there; then each
+    file checked against the Space's listing. Its URL."""
+    from osmosis_local_runner.trackers.hub_repo import hub_failure
 
     repo = space_repo(to)
-    _write(site / "README.md", SPACE_CARD)
-    api = HfApi()  # HF_ENDPOINT and HF_TOKEN as the user set them
-    api.create_repo(repo, repo_type="space", space_sdk="static", private=not public,
-                    exist_ok=True)  # fmt: skip
-    api.upload_folder(repo_id=repo, repo_type="space", folder_path=str(site),
-                      commit_message="osmosis eval view --bundle")  # fmt: skip
-    sizes = {str(f.relative_to(site)): f.stat().st_size for f in site.rglob("*") if f.is_file()}
-    verify_uploaded(api, repo, sizes, repo_type="space")
+    api = hub_api()  # HF_ENDPOINT and the token as the user set them; checked first
+    files = {relative: read_page(bundle.path / relative) for relative in bundle.files}
+    files["README.md"] = SPACE_CARD.encode()
+    try:
+        _send_site(api, repo, files, public)
+    except Exception as exc:
+        raise hub_failure(exc, repo, api.endpoint) from exc
     return f"{api.endpoint}/spaces/{repo}"
+
+
+def _send_site(api: Any, repo: str, files: dict[str, bytes], public: bool) -> None:
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+    from osmosis_local_runner.trackers.hub_repo import ready_repo
+    from osmosis_local_runner.trackers.hub_sink import verify_uploaded
+
+    ready_repo(api, repo, "space", public=public, space_sdk="static")
+    stale = set(api.list_repo_files(repo, repo_type="space")) - set(files) - {".gitattributes"}
+    operations: list[Any] = [CommitOperationDelete(path) for path in sorted(stale)]
+    operations += [CommitOperationAdd(path, io.BytesIO(data)) for path, data in files.items()]
+    api.create_commit(
+        repo, repo_type="space", operations=operations,
+        commit_message="osmosis eval view --bundle",
+    )  # fmt: skip
+    verify_uploaded(api, repo, {path: len(data) for path, data in files.items()}, "space")

@@ -105,8 +105,11 @@ class Viewer:
         cookie = COOKIE.format(port=request.url.port or 0)
         if given is not None and hmac.compare_digest(given, self.token):
             # the token in the URL once: keep it as a cookie and drop it from the address
+            # (the rest of the query stays: /sweep?runs=… still names its runs)
+            kept = request.rel_url.query.copy()
+            kept.popall("token")
             answer: web.StreamResponse = web.Response(
-                status=302, headers={"Location": str(request.rel_url.with_query(None))}
+                status=302, headers={"Location": str(request.rel_url.with_query(kept))}
             )
             answer.set_cookie(cookie, self._session, httponly=True, samesite="Strict")
         elif hmac.compare_digest(request.cookies.get(cookie, ""), self._session):

@@ -154,7 +154,10 @@ def platform_price(model: BaseModelDetail) -> Price | None:
     )
     if given is None or answer is None:
         return None
-    return Price(given, answer, cache_read=model.inference_cached_input_usd_per_million_tokens)
+    try:
+        return Price(given, answer, cache_read=model.inference_cached_input_usd_per_million_tokens)
+    except ValueError:  # negative or not finite: no price, never a credit
+        return None
 
 
 class AsyncModels(base.AsyncResource):

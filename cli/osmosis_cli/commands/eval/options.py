@@ -217,6 +217,15 @@ MaxCostOpt = Annotated[
         "resumable). Needs a price for the model.",
     ),
 ]
+UnknownUsageOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--unknown-usage",
+        metavar="unknown|free",
+        help="A model call whose answer carries no usage: its cost is unknown (default: "
+        "with --max-cost the run stops), or counted as free.",
+    ),
+]
 MaxAttemptTokensOpt = Annotated[
     int | None,
     typer.Option(
@@ -272,7 +281,7 @@ class LocalRunOptions:
         ),
         **dict.fromkeys(
             ("batch_size", "max_retries", "max_error_rate", "deadline", "max_cost",
-             "max_attempt_tokens"),
+             "unknown_usage", "max_attempt_tokens"),
             PACE,
         ),
         **dict.fromkeys(
@@ -298,6 +307,7 @@ class LocalRunOptions:
     raw_answers: RawAnswersOpt = False
     prices: PricesOpt = None
     max_cost: MaxCostOpt = None
+    unknown_usage: UnknownUsageOpt = None
     max_attempt_tokens: MaxAttemptTokensOpt = None
     max_retries: MaxRetriesOpt = None
     max_error_rate: MaxErrorRateOpt = None

@@ -118,10 +118,21 @@ def _local_cells(r: Any) -> list[str]:
 
 def resume_command(r: Any) -> str | None:
     """The command that continues an unfinished local run (None: finished, or its config
-    is not known)."""
-    if r.status == "finished" or not r.config_path:
+    is not known), its budget said: the one it kept, or — stopped at it — one that
+    lets it finish at the rate it was spending."""
+    import shlex
+
+    from osmosis_cli.terminal.numbers import budget_to_finish
+
+    if r.status in ("finished", "unreadable") or not r.config_path:
         return None
-    return f"osmosis eval run {r.config_path} --name {r.name}"
+    words = ["osmosis", "eval", "run", r.config_path, "--name", r.name]
+    if r.max_cost is not None:
+        budget = f"{r.max_cost:g}"
+        if r.stopped_reason == "budget" and r.cost_usd is not None and r.total_attempts:
+            budget = budget_to_finish(r.cost_usd, r.attempts or 0, r.total_attempts, r.max_cost)
+        words += ["--max-cost", budget]
+    return shlex.join(words)
 
 
 def _fetch(
@@ -241,8 +252,12 @@ def _info_local(name: str) -> None:
         return
     for label, cell in zip(LOCAL_COLUMNS, _local_cells(found), strict=True):
         out.print(f"{label + ':':<10} {cell}")
+    if found.problem is not None:
+        out.print(f"{'problem:':<10} {found.problem}")
     if found.status != "finished" and found.total_attempts:
         out.print(f"{'progress:':<10} {found.attempts or 0} of {found.total_attempts} attempts")
+    if found.stopped_reason is not None:
+        out.print(f"{'stopped:':<10} {_why_stopped(found)}")
     if found.output_tokens is not None:
         reasoning = f" ({found.reasoning_tokens:,} reasoning)" if found.reasoning_tokens else ""
         out.print(f"{'output:':<10} {found.output_tokens:,} tokens{reasoning}")
@@ -254,6 +269,16 @@ def _info_local(name: str) -> None:
     command = resume_command(found)
     if command is not None:
         out.print(f"{'resume:':<10} {command}")
+
+
+def _why_stopped(r: Any) -> str:
+    """``budget ($0.0005 of $0.0005)``: why a local run stopped, in words."""
+    if r.stopped_reason == "budget" and r.max_cost is not None:
+        return f"its cost budget ({money(r.cost_usd)} of {money(r.max_cost)})"
+    words = {"deadline": "its deadline", "interrupted": "interrupted (Ctrl-C, or killed)",
+             "usage_unknown": "answers without usage, under a cost budget",
+             "no_price": "a model with no price, under a cost budget"}  # fmt: skip
+    return words.get(r.stopped_reason, str(r.stopped_reason))
 
 
 def _save_metrics(client: Client, run: EvalRun, root: Path) -> str | None:

@@ -46,10 +46,21 @@ def tracked_keys(out: Output, tracked: list[Logged], name: str | None) -> dict[s
         elif logged.status == "skipped":
             out.warn(f"not logged to {where}: {logged.error}", code="NOT_LOGGED")
         else:
-            push = f"osmosis eval push {name or 'RUN'} --to {where}"
-            out.warn(f"not logged to {where} ({logged.error}); send it later: {push}",
+            out.warn(f"not logged to {where} ({logged.error}); {_later(logged, name)}",
                      code="TRACKER_FAILED")  # fmt: skip
     return {"trackers": [logged.to_json() for logged in tracked]}
+
+
+def _later(logged: Logged, name: str | None) -> str:
+    """The push that sends a failed destination later, quoted, at the step it had."""
+    import shlex
+
+    words = ["osmosis", "eval", "push", name or "RUN", "--to", logged.destination]
+    if logged.step is not None:
+        words += ["--step", str(logged.step)]
+    if logged.code == "HUB_PUBLIC":  # a public repository: only when it may be public
+        return f"to publish into it anyway: {shlex.join([*words, '--public'])}"
+    return f"send it later: {shlex.join(words)}"
 
 
 @handle_errors

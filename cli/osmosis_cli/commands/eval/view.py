@@ -101,7 +101,8 @@ def _bundle(into: Path | None, runs: list[str], to: str | None, public: bool) ->
     message = f"Site written to {written.path}: {counts} ({size_text(written.bytes)}); open {index}"
     resource = {"output_path": str(written.path), "index": str(index), "runs": written.runs,
                 "comparisons": written.comparisons, "sweeps": written.sweeps,
-                "suites": written.suites, "bytes": written.bytes}  # fmt: skip
+                "suites": written.suites, "bytes": written.bytes,
+                "files": written.files}  # fmt: skip
     if written.url is not None:
         resource["url"] = written.url
         message += f"; published at {written.url}"

@@ -109,6 +109,11 @@
           });
         } else {
           cell.textContent = String(shown(column[0], run[column[0]], run));
+          // why a run stopped (its budget, deadline…) or why it cannot be read
+          if (column[0] === "status" && (run.stopped_reason || run.problem)) {
+            cell.textContent += " (" + (run.stopped_reason || "unreadable") + ")";
+            cell.title = run.problem || "";
+          }
         }
         cell.className = column[0];
         tr.appendChild(cell);

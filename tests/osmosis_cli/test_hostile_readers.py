@@ -1,0 +1,108 @@
+"""Readers of a project's runs against planted and hostile run directories (issue 51):
+any one run's bad document is listed as unreadable, never the whole project's failure;
+a planted manifest costs no memory; the viewer sends strict JSON and keeps a link's
+query through its token redirect."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from osmosis_local_runner.api.history import list_runs
+from osmosis_local_runner.viewer.server import Viewer
+from tests.osmosis_cli.conftest import Invoke
+
+RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculator", "-q",
+       "--limit", "2"]  # fmt: skip
+
+
+def _strict(text: str) -> Any:
+    def refuse(token: str) -> None:
+        raise AssertionError(f"not JSON: {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture
+def hostile(quickstart_project: Path, invoke: Invoke) -> Path:
+    assert invoke(*RUN, "--name", "good").exit_code == 0
+    runs = quickstart_project / ".osmosis" / "evals"
+    good = json.loads((runs / "good" / "results.json").read_text())
+    for name, change in (
+        ("huge", {"usage": {"cost_usd": 1e308, "output_tokens": 10**400, "calls": 2}}),
+        ("infinite", {"total_duration_ms": "Infinity", "usage": {"cost_usd": -5}}),
+    ):
+        (runs / name).mkdir()
+        document = json.loads(json.dumps(good))
+        document["summary"].update(change)
+        text = json.dumps(document).replace('"Infinity"', "Infinity")
+        (runs / name / "results.json").write_text(text)
+        (runs / name / "manifest.json").write_text((runs / "good" / "manifest.json").read_text())
+    (runs / "garbage").mkdir()
+    (runs / "garbage" / "results.json").write_text("{not json")
+    (runs / "garbage" / "manifest.json").write_text("[1, 2")
+    planted = json.loads((runs / "good" / "manifest.json").read_text())
+    planted["inputs"]["dataset"]["selected_source_rows"] = "0-10000000,0-9999999"
+    (runs / "planted").mkdir()
+    (runs / "planted" / "manifest.json").write_text(json.dumps(planted))
+    return quickstart_project
+
+
+def test_every_reader_survives_any_one_runs_bad_files(hostile: Path, invoke: Invoke) -> None:
+    from osmosis_local_runner import runs_df
+
+    tracemalloc.start()
+    found = {r.name: r for r in list_runs(hostile)}
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 20 << 20  # the planted 10-million-row range is counted, never expanded
+    assert set(found) >= {"good", "huge", "infinite", "garbage", "planted"}
+    assert found["planted"].total_attempts == 10_000_001 * 3
+    assert found["good"].status == "finished"
+    for run in found.values():  # nothing absurd or non-finite reaches a reader
+        assert run.cost_usd is None or 0 <= run.cost_usd < float("inf")
+        assert run.output_tokens is None or run.output_tokens <= 2**53
+        assert run.duration_ms is None or run.duration_ms < float("inf")
+    listed = invoke("--json", "eval", "list", "--local")
+    assert listed.exit_code == 0, listed.stderr
+    assert {r["name"] for r in _strict(listed.stdout)["items"]} == set(found)
+    plain = invoke("eval", "list", "--local")
+    assert plain.exit_code == 0 and "garbage" in plain.stdout
+    for name in found:
+        info = invoke("eval", "info", "--local", name)
+        assert info.exit_code == 0 and "Traceback" not in info.stderr, (name, info.stderr)
+    frame = runs_df(hostile, engine="pandas")
+    assert set(frame["name"]) == set(found)
+
+    viewer = Viewer(hostile)
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        await client.get(f"/?token={viewer.token}")
+        home = await client.get("/api/runs")
+        assert home.status == 200
+        assert {r["name"] for r in _strict(await home.text())["runs"]} == set(found)
+
+    asyncio.run(_served(viewer, check))
+
+
+async def _served(viewer: Viewer, check: Any) -> None:
+    async with TestClient(TestServer(viewer.app())) as client:
+        await check(client)
+
+
+def test_the_token_redirect_keeps_the_rest_of_the_query(hostile: Path) -> None:
+    viewer = Viewer(hostile)
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        entry = await client.get(f"/sweep?runs=good,huge&token={viewer.token}",
+                                 allow_redirects=False)  # fmt: skip
+        assert entry.status == 302
+        assert entry.headers["Location"] == "/sweep?runs=good,huge"
+
+    asyncio.run(_served(viewer, check))
