@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from osmosis_cli.terminal.commands import runnable
 from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -158,7 +159,7 @@ def for_submit(
         return found, {}
     found = resolve(out, names, secrets_file, stored=stored)
     if found.missing:
-        commands = [f"osmosis secret set {name}" for name in found.missing]
+        commands = [runnable("osmosis", "secret", "set", name) for name in found.missing]
         raise InvalidInputError(
             f"Could not find secret(s): {', '.join(found.missing)}",
             hint="store them with "

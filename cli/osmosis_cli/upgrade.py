@@ -88,9 +88,18 @@ def latest(get: Callable[[str], object] | None = None, name: str = DIST) -> str:
             response = http.get(url, headers={"Accept": "application/json"})
             response.raise_for_status()
             data = response.json()
-    except (httpx.HTTPError, ValueError) as exc:
+    except httpx.HTTPStatusError as exc:  # the index answered: not a network problem
+        status = exc.response.status_code
+        said = f"PyPI has no package named {name}" if status == 404 else f"PyPI answered {status}"
         raise UpgradeError(
-            f"cannot read the latest version of {name} from PyPI ({type(exc).__name__})",
+            f"cannot read the latest version of {name}: {said} ({url})",
+            hint="try again later" if status >= 500 else "check PIP_INDEX_URL and the name",
+            code="PLATFORM_ERROR",
+        ) from exc
+    except (httpx.HTTPError, ValueError) as exc:
+        what = "its answer is not JSON" if isinstance(exc, ValueError) else type(exc).__name__
+        raise UpgradeError(
+            f"cannot read the latest version of {name} from PyPI ({what})",
             hint="check the network (or a proxy: HTTPS_PROXY), then run `osmosis upgrade` again",
             code="PLATFORM_ERROR",
         ) from exc

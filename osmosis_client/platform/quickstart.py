@@ -11,6 +11,8 @@ the workspace and the checkout at hand.
 
 from __future__ import annotations
 
+import re
+import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -209,19 +211,24 @@ def _choose(
     return workspaces[0] if len(workspaces) == 1 else None
 
 
+#: a GitHub repository's full name: an owner (letters, digits, single '-') and a name
+GITHUB_REPO = re.compile(
+    r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}/(?!\.\.?$)[A-Za-z0-9._-]{1,100}"
+)
+
+
 def _checkout(plan: QuickstartPlan, here: Path, here_repo: str | None, full: str) -> None:
     from osmosis_client.workspace import find_root, missing_paths
 
     if here_repo is None or here_repo.lower() != full.lower():
+        if not GITHUB_REPO.fullmatch(full):  # the platform's data, never run as a command
+            what = f"the platform names the repository {full!r}, which is not OWNER/NAME"
+            plan.steps.append(Step("clone", False, what + ": check the workspace's settings"))
+            return
         name = full.split("/")[-1]
-        plan.steps.append(
-            Step(
-                "clone",
-                False,
-                f"check out {full} and work from it",
-                f"git clone https://github.com/{full}.git && cd {name}",
-            )
-        )
+        url = f"https://github.com/{full}.git"
+        command = f"{shlex.join(['git', 'clone', url])} && {shlex.join(['cd', name])}"
+        plan.steps.append(Step("clone", False, f"check out {full} and work from it", command))
         return
     root = find_root(here)
     plan.workspace_directory = str(root)

@@ -106,3 +106,40 @@ def test_the_token_redirect_keeps_the_rest_of_the_query(hostile: Path) -> None:
         assert entry.headers["Location"] == "/sweep?runs=good,huge"
 
     asyncio.run(_served(viewer, check))
+
+
+def test_a_review_whose_body_arrives_in_pieces_is_read_whole(hostile: Path) -> None:
+    """A browser, a proxy or a slow link may send the body in several pieces (chunked
+    here): it is read whole, within its cap, never refused for arriving in parts."""
+    viewer = Viewer(hostile)
+    body = json.dumps({"row": 0, "attempt": 0, "verdict": "fail", "reason": "x" * 3000})
+
+    async def check(client: TestClient[Any, Any]) -> None:
+        await client.get(f"/?token={viewer.token}")
+        cookie = "; ".join(f"{c.key}={c.value}" for c in client.session.cookie_jar)
+        reader, writer = await asyncio.open_connection("127.0.0.1", client.port)
+        head = (
+            f"POST /runs/good/reviews HTTP/1.1\r\nHost: 127.0.0.1:{client.port}\r\n"
+            f"Cookie: {cookie}\r\n"
+            f"X-Osmosis-Key: {viewer.write_key}\r\nContent-Type: application/json\r\n"
+            "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        )
+        writer.write(head.encode())
+        for piece in (body[:10], body[10:2000], body[2000:]):
+            writer.write(f"{len(piece.encode()):x}\r\n{piece}\r\n".encode())
+            await writer.drain()
+            await asyncio.sleep(0.02)  # a slow peer: the pieces arrive apart
+        writer.write(b"0\r\n\r\n")
+        answer = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
+        too_big = await client.post(
+            "/runs/good/reviews",
+            data=json.dumps({"row": 0, "attempt": 0, "comment": "x" * (70 << 10)}),
+            headers={"X-Osmosis-Key": viewer.write_key},
+        )
+        assert too_big.status == 413
+
+    asyncio.run(_served(viewer, check))
+    reviews = (hostile / ".osmosis/evals/good/reviews.jsonl").read_text().splitlines()
+    assert len(reviews) == 1 and json.loads(reviews[0])["verdict"] == "fail"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from osmosis_cli.terminal.commands import runnable
 from osmosis_client.errors import OsmosisError
 
 Hint = Callable[[OsmosisError, str], "str | None"]
@@ -45,7 +46,8 @@ def _not_authenticated(exc: OsmosisError, command: str) -> str:
         )
     workspace = exc.data.get("workspace")
     if workspace:
-        return f"run `osmosis login --workspace {workspace}` (see `osmosis workspace list`)"
+        login = runnable("osmosis", "login", "--workspace", workspace)
+        return f"run `{login}` (see `osmosis workspace list`)"
     if exc.data.get("relogin"):
         return "run `osmosis login` again"
     return LOGIN
@@ -129,7 +131,8 @@ _BY_CODE: dict[str, Hint] = {
     "UNPUSHED": lambda e, c: "push first (git push), or pass --allow-unpushed",
     "DIRTY_TREE": lambda e, c: "commit and push them, or pass --allow-dirty",
     "WAIT_TIMEOUT": lambda e, c: (
-        f"it keeps running; follow it with `osmosis eval info {e.data.get('run', 'NAME')} --watch`"
+        "it keeps running; follow it with "
+        f"`{runnable('osmosis', 'eval', 'info', e.data.get('run', 'NAME'), '--watch')}`"
     ),
     "CONFIG_NOT_FOUND": lambda e, c: "check the path, or create one with `osmosis eval init NAME`",
     "MISSING_API_KEY": _missing_key,
@@ -169,7 +172,7 @@ _BY_CODE: dict[str, Hint] = {
         else "run the same command again: what was sent is kept"
     ),
     "NOT_READY": lambda e, c: (
-        f"watch it with `osmosis dataset info {e.data.get('dataset', 'NAME')}`"
+        f"watch it with `{runnable('osmosis', 'dataset', 'info', e.data.get('dataset', 'NAME'))}`"
         if "status" in e.data
         else e.hint
     ),
@@ -251,7 +254,7 @@ MAYBE_DONE = {
 
 def _store_secrets(exc: OsmosisError, command: str) -> str:
     names = exc.data.get("missing") or ["NAME"]
-    commands = " / ".join(f"`osmosis secret set {n}`" for n in names)
+    commands = " / ".join(f"`{runnable('osmosis', 'secret', 'set', n)}`" for n in names)
     return f"{commands} (personal by default; --scope workspace shares them)"
 
 
@@ -290,7 +293,7 @@ def _quota(exc: OsmosisError, command: str) -> str | None:
     deployed = exc.data.get("deployed")
     if not isinstance(deployed, list) or not deployed:
         return exc.hint or "undeploy a LoRA model first (`osmosis model list` shows them)"
-    return f"free a slot: `osmosis model undeploy {deployed[0]}`" + (
+    return f"free a slot: `{runnable('osmosis', 'model', 'undeploy', deployed[0])}`" + (
         f" (deployed: {', '.join(map(str, deployed))})" if len(deployed) > 1 else "")  # fmt: skip
 
 

@@ -52,6 +52,9 @@ FAVICON = (
 )
 
 
+#: the largest request body read (a review), in bytes
+REVIEW_MAX = 64 << 10
+
 @dataclass(frozen=True)
 class Viewer:
     """What one viewer serves: the project's runs, to whoever holds ``token``."""
@@ -66,7 +69,9 @@ class Viewer:
     def app(self, *outer: Any) -> web.Application:
         """The routes behind the token check (``outer``: middlewares that see every
         request first — the slow-client guard)."""
-        app = web.Application(middlewares=[*outer, self._guard])
+        # a body is read whole (in whatever pieces it arrives) up to this size: only a
+        # review is ever posted
+        app = web.Application(middlewares=[*outer, self._guard], client_max_size=REVIEW_MAX)
         app.add_routes(
             [
                 web.get("/", self._home),
@@ -187,9 +192,11 @@ class Viewer:
         if not hmac.compare_digest(request.headers.get("X-Osmosis-Key", ""), self.write_key):
             return web.Response(status=403, text="a write needs the page's key\n")
         try:
-            body = json.loads(await asyncio.wait_for(request.content.read(64 << 10), 10))
+            body = json.loads(await asyncio.wait_for(request.read(), 10))
             if not isinstance(body, dict):
                 raise ValueError("not an object")
+        except web.HTTPRequestEntityTooLarge:
+            return web.Response(status=413, text=f"a review is at most {REVIEW_MAX:,} bytes\n")
         except (ValueError, asyncio.TimeoutError):
             return web.Response(status=400, text="a review is a JSON object\n")
         return await asyncio.to_thread(self._add_review, request.match_info["name"], body)

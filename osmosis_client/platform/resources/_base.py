@@ -82,12 +82,13 @@ def next_offset(page: Paged) -> int | None:
 def walk_pages(
     fetch: Callable[[int], P], following: Callable[[P], int | None] = next_offset
 ) -> Iterator[P]:
-    """Every page, ``fetch(offset)`` after ``fetch(offset)`` until the last one."""
+    """Every page, ``fetch(offset)`` after ``fetch(offset)`` until the last one; a
+    ``next_offset`` that does not move forward ends it with an error (never a loop)."""
     offset: int | None = 0
     while offset is not None:
         page = fetch(offset)
         yield page
-        offset = following(page)
+        offset = _advanced(offset, following(page))
 
 
 async def awalk_pages(
@@ -98,7 +99,22 @@ async def awalk_pages(
     while offset is not None:
         page = await fetch(offset)
         yield page
-        offset = following(page)
+        offset = _advanced(offset, following(page))
+
+
+def _advanced(offset: int, following: int | None) -> int | None:
+    """The next page's offset, checked: a platform whose paging is stuck (the same or an
+    earlier ``next_offset``) would be read forever."""
+    from osmosis_client.errors import ProtocolError
+
+    if following is not None and following <= offset:
+        raise ProtocolError(
+            f"the platform's list did not advance (next_offset {following} after the page "
+            f"at offset {offset}): stopped reading it",
+            hint="try again later; if it persists, report it to the platform",
+            data={"offset": offset, "next_offset": following},
+        )
+    return following
 
 
 #: a follow's hand-over of new log entries

@@ -35,8 +35,9 @@ class Benchmarks(base.SyncResource):
 
     def get(self, key: str) -> BenchmarkDetail:
         """A benchmark by key, id or name: its tasks, task sets, what a run needs
-        (harness, judge) and its leaderboard."""
-        return self._client._execute(get_call(key))
+        (harness, judge) and its leaderboard; not found, the nearest key said."""
+        plan = base.named_plan(key, get_call(key), list_call(base.PAGE_LIMIT, 0), _keys)
+        return self._drive(plan)
 
 
 class AsyncBenchmarks(base.AsyncResource):
@@ -47,7 +48,12 @@ class AsyncBenchmarks(base.AsyncResource):
         return base.awalk_pages(lambda offset: self.list(page_size, offset))
 
     async def get(self, key: str) -> BenchmarkDetail:
-        return await self._client._execute(get_call(key))
+        plan = base.named_plan(key, get_call(key), list_call(base.PAGE_LIMIT, 0), _keys)
+        return await self._drive(plan)
+
+
+def _keys(page: BenchmarkPage) -> list[str]:
+    return [b.source_ref for b in page.benchmarks]
 
 
 __all__ = ["AsyncBenchmarks", "Benchmarks"]

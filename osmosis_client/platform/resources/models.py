@@ -8,9 +8,10 @@ and a deploy refused by the workspace's deployment quota names the quota.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterable, Iterator
 
-from osmosis_client.errors import ConflictError, NotFoundError
+from osmosis_client.errors import ConflictError, NotFoundError, OsmosisError
 from osmosis_client.llm.prices import Price, PriceTable
 from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.model_models import (
@@ -67,6 +68,11 @@ def _not_found(name: str) -> NotFoundError:
     )
 
 
+def _names(pages: list[LoraModelPage | BaseModelPage]) -> list[str]:
+    """The model names of the first pages (what a misspelt name is compared with)."""
+    return [m.model_name for page in pages for m in page.models if m.model_name]
+
+
 def _quota(exc: ConflictError, page: LoraModelPage | None) -> ConflictError:
     """A deploy refused by the quota, saying the quota and what holds it (the deployed
     models of the first LoRA page: the ones to undeploy)."""
@@ -111,7 +117,11 @@ class Models(base.SyncResource):
         try:
             return self._client._execute(base_call(name))
         except NotFoundError as exc:
-            raise _not_found(name) from exc
+            error = _not_found(name)
+            with contextlib.suppress(OsmosisError):  # the suggestion is a courtesy
+                pages: list[LoraModelPage | BaseModelPage] = [self.list_lora(), self.list_base()]
+                base.suggest_name(error, name, _names(pages))
+            raise error from exc
 
     def deploy(self, name: str) -> Deployment:
         """Serve the LoRA adapter for inference (idempotent)."""
@@ -182,7 +192,14 @@ class AsyncModels(base.AsyncResource):
         try:
             return await self._client._execute(base_call(name))
         except NotFoundError as exc:
-            raise _not_found(name) from exc
+            error = _not_found(name)
+            with contextlib.suppress(OsmosisError):  # the suggestion is a courtesy
+                pages: list[LoraModelPage | BaseModelPage] = [
+                    await self.list_lora(),
+                    await self.list_base(),
+                ]
+                base.suggest_name(error, name, _names(pages))
+            raise error from exc
 
     async def deploy(self, name: str) -> Deployment:
         try:

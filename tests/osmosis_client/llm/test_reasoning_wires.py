@@ -396,3 +396,25 @@ def test_a_null_error_member_or_a_non_object_is_not_an_error_and_garbage_is_name
         assembler.add(Event("   "))
         with pytest.raises(ProviderRequestError, match="not JSON"):
             assembler.add(Event("{half"))
+
+
+def test_openrouter_reasoning_streamed_in_many_pieces_is_assembled_whole() -> None:
+    """Issue 51: 320,000 pieces of one reasoning block (joined once, at the end — they
+    were joined piece by piece, in quadratic time), a signature arriving last, and a
+    hostile ``index`` that is not a key (a list) kept apart rather than crashing."""
+    from osmosis_client.llm.streaming import ChunkAssembler, Event
+
+    def chunk(details: list[dict[str, Any]]) -> Event:
+        delta = {"reasoning_details": details}
+        return Event(json.dumps({"id": "c", "choices": [{"index": 0, "delta": delta}]}))
+
+    assembler = ChunkAssembler("e")
+    piece = {"type": "reasoning.text", "index": 0, "text": "ab"}
+    for _ in range(1_000):
+        assembler.add(chunk([piece] * 320))
+    assembler.add(chunk([{"type": "reasoning.text", "index": 0, "signature": "sig"}]))
+    assembler.add(chunk([{"type": "reasoning.text", "index": [1], "text": "odd"}]))
+    message = assembler.result()["choices"][0]["message"]
+    first, odd = message["reasoning_details"]
+    assert first["text"] == "ab" * 320_000 and first["signature"] == "sig"
+    assert odd["text"] == "odd"

@@ -13,6 +13,7 @@ from osmosis_cli.commands.benchmark import runs
 from osmosis_cli.commands.benchmark import submit as submit_command
 from osmosis_cli.commands.benchmark.render import RUN_KEYS
 from osmosis_cli.context import result_scope, state, workspace_top
+from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.declare import Command, Group, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt, Paging, show_list
@@ -53,12 +54,13 @@ def init(
     path = write_starter(workspace_top(), name, benchmark=benchmark, force=overwrite)
     shown = path.relative_to(workspace_top()).as_posix()
     message = f"Wrote {shown}"
-    steps = [{"action": "benchmark_submit", "command": f"osmosis benchmark submit {shown}"}]
+    submit = runnable("osmosis", "benchmark", "submit", shown)
+    steps = [{"action": "benchmark_submit", "command": submit}]
     if not out.operation_result("benchmark.init", resource={"path": str(path)},
                                 message=message, next_steps=steps):  # fmt: skip
         out.info(message)
         out.info("Store the model's key once (`osmosis secret set OPENAI_API_KEY`), then: "
-                 f"osmosis benchmark submit {shown}")  # fmt: skip
+                 + runnable("osmosis", "benchmark", "submit", shown))  # fmt: skip
 
 
 @handle_errors
@@ -139,7 +141,8 @@ def _info_hints(out: Output, detail: BenchmarkDetail) -> None:
                  f"({recommended.task_count} tasks).")  # fmt: skip
     out.info(f"Omit [tasks] to select all {bench.task_count:,} tasks.")
     out.info("Use task_names or categories under [tasks] for a custom subset.")
-    out.info(f"Use osmosis --json benchmark info {bench.key} to inspect the full task list.")
+    info = runnable("osmosis", "--json", "benchmark", "info", bench.key)
+    out.info(f"Use {info} to inspect the full task list.")
     out.info("Use osmosis benchmark runs info <run-name> for a run's details.")
 
 

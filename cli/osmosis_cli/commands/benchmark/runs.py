@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from osmosis_cli.context import result_scope, state, workspace_top
+from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.declare import Command, Group, YesOpt, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, FollowOpt, LogLimitOpt
@@ -84,7 +85,7 @@ def logs(
     from osmosis_cli.terminal.log_lines import run_logs
 
     run_logs(current_output(), state(ctx).scoped_client()[0], name=name, cursor=cursor,
-             what="Benchmark run", command=f"osmosis benchmark runs logs {name}",
+             what="Benchmark run", command=runnable("osmosis", "benchmark", "runs", "logs", name),
              fetch=lambda c: c.benchmark_runs.logs(name, limit, cursor),
              follow=(lambda c, show: c.benchmark_runs.follow_logs(name, show, limit)
                      .benchmark_run) if follow else None)  # fmt: skip

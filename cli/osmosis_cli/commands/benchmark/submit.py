@@ -13,6 +13,7 @@ import typer
 from osmosis_cli import submitting
 from osmosis_cli.context import result_scope, state
 from osmosis_cli.secret_values import SecretsFileOpt
+from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.declare import YesOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
@@ -98,7 +99,7 @@ def _report(
     lines = [
         f"Status: {created.status}",
         f"Benchmark: {plan.benchmark.name}",
-        f"Check status with: osmosis benchmark runs info {created.name}",
+        "Check status with: " + runnable("osmosis", "benchmark", "runs", "info", created.name),
     ]
     submitting.report_submitted(
         out, "benchmark.submit", resource=resource, steps=steps, lines=lines,

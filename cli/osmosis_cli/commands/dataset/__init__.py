@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli.context import state
+from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.declare import Command, Group, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
@@ -130,7 +131,7 @@ def info(ctx: typer.Context, name: DatasetArg) -> None:
         for key, value in item.items():
             out.print(f"{key.replace('_', ' ').capitalize()}: {'' if value is None else value}")
     if record.status == "error":
-        out.info(f"See logs with: osmosis dataset logs {name}")
+        out.info("See logs with: " + runnable("osmosis", "dataset", "logs", name))
 
 
 @command(app, "preview")
@@ -227,7 +228,8 @@ def logs(
 
     fetch_and_show(current_output(), state(ctx).scoped_client()[0],
                    lambda c: c.datasets.logs(name, limit, cursor),
-                   f"osmosis dataset logs {name}", f"no log entries for {name}")  # fmt: skip
+                   runnable("osmosis", "dataset", "logs", name),
+                   f"no log entries for {name}")  # fmt: skip
 
 
 def register(parent: typer.Typer) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from osmosis_cli.context import state, workspace_top
+from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.sizes import size_text
 from osmosis_client.errors import InvalidInputError
@@ -190,7 +191,7 @@ def hosted_results(app_state: AppState, out: Output, name: str) -> Path:
             if report is None or report.failed:
                 raise InvalidInputError(
                     f"could not download all of {run.name}'s samples",
-                    hint=f"run `osmosis eval download {run.name}` to see which",
+                    hint=f"run `{runnable('osmosis', 'eval', 'download', run.name)}` to see which",
                     code="DOWNLOAD_INCOMPLETE",
                 )
     if not document.is_file():

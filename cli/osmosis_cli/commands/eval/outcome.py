@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from osmosis_cli.terminal.commands import runnable
+
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_local_runner.run.session import RunSession, UploadOutcome
@@ -49,7 +51,7 @@ def report_result(
         out.info(f"Run the rows that did not pass again: {again}")
     _report_errors(out, result, shown)
     if resource.get("run_name") and "upload" not in resource:  # finished, not uploaded
-        out.info(f"Upload: osmosis eval upload {resource['run_name']}")
+        out.info("Upload: " + runnable("osmosis", "eval", "upload", resource["run_name"]))
 
 
 def _summary_table(
@@ -181,7 +183,8 @@ def named_resource(out: Output, session: RunSession) -> dict[str, Any]:
     run, files = session.run, session.files
     assert run is not None and files is not None
     where = config_path(session.config) if session.config else None
-    command = f"osmosis eval run {where or session.request.config} --name {run.name}"
+    config = where or session.request.config
+    command = runnable("osmosis", "eval", "run", config, "--name", run.name)
     resource = {
         "run_name": run.name,
         "local_run_id": files.local_run_id,
@@ -205,7 +208,8 @@ def _upload_keys(out: Output, upload: UploadOutcome, name: str) -> dict[str, Any
         return {"upload": {"status": "skipped"}}
     if upload.status == "failed":
         assert upload.error is not None
-        retry = upload.error.hint or f"retry it with `osmosis eval upload {name}`"
+        again = runnable("osmosis", "eval", "upload", name)
+        retry = upload.error.hint or f"retry it with `{again}`"
         out.warn(f"the upload failed ({upload.error.message}); {retry}", code="UPLOAD_FAILED")
         return {"upload": {"status": "failed", "error": upload.error.message}}
     done = upload.session

@@ -12,6 +12,7 @@ import typer
 
 from osmosis_cli.commands.eval.platform import scoped_client
 from osmosis_cli.context import state
+from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -58,7 +59,7 @@ def retry(
     steps = [{"action": "eval_info", "name": retried.name}]
     if not out.operation_result("eval.retry", resource=resource, message=message, next_steps=steps):
         out.info(message)
-        out.info(f"Follow it with `osmosis eval info {retried.name} --watch`")
+        out.info(f"Follow it with `{runnable('osmosis', 'eval', 'info', retried.name, '--watch')}`")
 
 
 def _needed_secrets(out: Any, exc: Any, secrets_file: str | None) -> dict[str, str]:
@@ -72,7 +73,10 @@ def _needed_secrets(out: Any, exc: Any, secrets_file: str | None) -> dict[str, s
         run_name = local.get("eval_run_name") or "<name>"
         raise InvalidInputError(
             "Local evaluation runs are retried on the machine that produced them. Retry it "
-            f"with:\n  osmosis eval run {config} --name {run_name} --retry-failed --upload",
+            "with:\n  "
+            + runnable(
+                "osmosis", "eval", "run", config, "--name", run_name, "--retry-failed", "--upload"
+            ),
             code="VALIDATION",
             data={"local_run": local},
         ) from None

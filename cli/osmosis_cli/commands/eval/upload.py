@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli.context import state
+from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -107,6 +108,7 @@ def send_upload(
                 raise
             exc.hint = (
                 "it was uploaded before; re-run it with --retry-failed if needed, then "
-                f"republish with: osmosis eval upload {given or upload.run_dir.name} --replace"
+                "republish with: "
+                + runnable("osmosis", "eval", "upload", given or upload.run_dir.name, "--replace")
             )
             raise

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli.context import result_scope, state
+from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.declare import Group, YesOpt
 from osmosis_cli.terminal.errors import command, current_output
 
@@ -113,4 +114,4 @@ def _deployment(ctx: typer.Context, name: str, yes: bool, action: str) -> None:
         f"model.{action}", resource=resource, message=message, next_steps=steps
     ):
         out.info(message)
-        out.info(f"Check status with: osmosis model info {name}")
+        out.info("Check status with: " + runnable("osmosis", "model", "info", name))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.times import when
 
 if TYPE_CHECKING:
@@ -183,7 +184,7 @@ def _lora_lines(m: LoraModelDetail) -> list[str]:
     name = m.model_name or m.id
     if m.has_deployment:
         verb = "Undeploy" if m.deployed else "Deploy"
-        lines.append(f"{verb} with: osmosis model {verb.lower()} {name}")
+        lines.append(f"{verb} with: " + runnable("osmosis", "model", verb.lower(), name))
     if m.inference_model:
         lines.append(f"Inference model: {m.inference_model}")
     return lines

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli.context import state
+from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.declare import Command, Group, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.pages import Paging, show_list
@@ -189,7 +190,7 @@ def delete(
             stored = None  # the lookup failed: the platform decides
         if stored is not None and (name, where) not in stored:
             hint = (
-                f"Did you mean: osmosis secret delete {name} --scope {other}"
+                "Did you mean: " + runnable("osmosis", "secret", "delete", name, "--scope", other)
                 if (name, other) in stored
                 else "see `osmosis secret list`"
             )

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.declare import Group
 from osmosis_cli.terminal.errors import command, current_output
 
@@ -65,7 +66,10 @@ def apply(ctx: typer.Context, name: TemplateArg, force: OverwriteOpt = False) ->
         "files": applied.files,
     }
     configs = [f for f in applied.files if f.startswith("configs/eval/")]
-    steps = [{"action": "eval_run", "command": f"osmosis eval run {c} --limit 5"} for c in configs]
+    steps = [
+        {"action": "eval_run", "command": runnable("osmosis", "eval", "run", c, "--limit", 5)}
+        for c in configs
+    ]
     steps.append({"action": "git_push", "command": "git add -A && git commit && git push"})
     if out.operation_result("template.apply", resource=resource, message=message, next_steps=steps):
         return

@@ -12,6 +12,7 @@ import typer
 from osmosis_cli.commands.train import submit as submit_command
 from osmosis_cli.commands.train.items import item, row
 from osmosis_cli.context import result_scope, state, workspace_top
+from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.declare import Command, Group, YesOpt, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, FollowOpt, LogLimitOpt
@@ -83,7 +84,7 @@ def logs(
     from osmosis_cli.terminal.log_lines import run_logs
 
     run_logs(current_output(), state(ctx).scoped_client()[0], name=name, cursor=cursor,
-             what="Training run", command=f"osmosis train logs {name}",
+             what="Training run", command=runnable("osmosis", "train", "logs", name),
              fetch=lambda c: c.training_runs.logs(name, limit, cursor),
              follow=(lambda c, show: c.training_runs.follow_logs(name, show, limit)
                      .training_run) if follow else None)  # fmt: skip

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from osmosis_cli.terminal.commands import runnable
+
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
@@ -158,7 +160,7 @@ def _setup_lines(
                      + (f" [{c.status}]" if c.status else ""))  # fmt: skip
     lines += [f"View: {run.platform_url}"] if run.platform_url else []
     if run.status in ERROR:
-        lines.append(f"See logs with: osmosis train logs {run.name or run.id}")
+        lines.append("See logs with: " + runnable("osmosis", "train", "logs", run.name or run.id))
     newest = newest_checkpoint(checkpoints)
     if newest is not None:
         lines.append(f"Deploy the newest checkpoint with: osmosis model deploy "

@@ -14,6 +14,7 @@ import typer
 from osmosis_cli import submitting
 from osmosis_cli.commands.train.info import config_items
 from osmosis_cli.context import result_scope, state
+from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def _report(
     lines = [f"Status: {created.status}", f"Rollout: {exp.rollout}", f"Model: {exp.model_path}",
              f"Dataset: {exp.dataset}"]  # fmt: skip
     if not created.platform_url:
-        lines.append(f"Check status with: osmosis train info {created.name}")
+        lines.append("Check status with: " + runnable("osmosis", "train", "info", created.name))
     submitting.report_submitted(
         out, "train.submit", resource=resource, steps=steps, lines=lines,
         message=f"Training run submitted: {created.name}", url=created.platform_url,
