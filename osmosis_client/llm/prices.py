@@ -76,7 +76,7 @@ class Price:
 @dataclass(frozen=True)
 class PriceTable:
     """Prices by model name (as the run names it: ``openai/gpt-5-mini``; a name without
-    its ``provider/`` is looked up too)."""
+    its ``provider/`` is looked up too; :func:`for_called` adds the model a run calls)."""
 
     prices: Mapping[str, Price]
     source: str = ""
@@ -101,6 +101,18 @@ class PriceTable:
 
 
 EMPTY = PriceTable({})
+
+
+def for_called(table: PriceTable, called: Mapping[str, str]) -> PriceTable:
+    """``table`` with each model as the run names it (``called``'s keys: a model path, an
+    endpoint registry's id) priced as the model it calls (its values: the model in the
+    request body) when the table names only that one — a table is keyed by either."""
+    more = {
+        named: price
+        for named, model in called.items()
+        if table.price(named) is None and (price := table.price(model)) is not None
+    }
+    return table.with_prices(more) if more else table
 
 
 def costs(table: PriceTable, by_model: Mapping[str, Usage]) -> float | None:
@@ -184,4 +196,4 @@ def _price(name: str, row: Any, bad: Any) -> Price | None:
     return None if failed else Price(**values)
 
 
-__all__ = ["EMPTY", "Price", "PriceTable", "costs", "load_prices"]
+__all__ = ["EMPTY", "Price", "PriceTable", "costs", "for_called", "load_prices"]

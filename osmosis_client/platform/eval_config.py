@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -111,9 +111,11 @@ def _check_types(data: Mapping[str, Any], out: Collector) -> None:
                 out.add(["env", key], "must be a string")
 
 
-def _check_rules(data: Mapping[str, Any], root: Path, out: Collector) -> None:
+def _check_rules(
+    data: Mapping[str, Any], root: Path, out: Collector, replaced: Collection[str] = ()
+) -> None:
     if isinstance(data.get("experiment"), dict):
-        check_experiment(data["experiment"], root, out)
+        check_experiment(data["experiment"], root, out, replaced)
     if isinstance(data.get("evaluation"), dict):
         _check_evaluation(data["evaluation"], ["evaluation"], out)
     _check_env_and_secrets(data, out)
@@ -132,8 +134,16 @@ FILL_IN = {
 }
 
 
-def check_experiment(exp: Mapping[str, Any], root: Path, out: Collector) -> None:
-    placeholders = [k for k, v in exp.items() if isinstance(v, str) and PLACEHOLDER.match(v)]
+def check_experiment(
+    exp: Mapping[str, Any], root: Path, out: Collector, replaced: Collection[str] = ()
+) -> None:
+    """``replaced``: keys whose value the run does not use (another is given for them,
+    like ``--dataset FILE`` for ``dataset``): a template's placeholder there is no problem."""
+    placeholders = [
+        k
+        for k, v in exp.items()
+        if isinstance(v, str) and PLACEHOLDER.match(v) and k not in replaced
+    ]
     for key in placeholders:
         wanted = FILL_IN.get(key, "a real value")
         out.add(["experiment", key], f"{exp[key]} is a template placeholder: set it to {wanted}")
@@ -230,20 +240,26 @@ def _check_entrypoint(folder: Path, entry: str, out: Collector) -> None:
         out.add(["experiment", "entrypoint"], f"{folder.name}/{entry} does not exist")
 
 
-def parse_config(text: str, *, path: Path, root: Path | None = None) -> EvalConfig:
-    """Validate TOML ``text``; raise :class:`ConfigError` listing every problem."""
+def parse_config(
+    text: str, *, path: Path, root: Path | None = None, replaced: Collection[str] = ()
+) -> EvalConfig:
+    """Validate TOML ``text``; raise :class:`ConfigError` listing every problem
+    (``replaced``: [experiment] keys the caller gives another value for — a placeholder
+    left there is not one)."""
     shown = str(path)
     data = parse_toml(text, shown)
     root = root or find_root(path)
     out = Collector(shown, locate_keys(text))
     _check_structure(data, out)
     _check_types(data, out)
-    _check_rules(data, root, out)
+    _check_rules(data, root, out, replaced)
     out.raise_if_any()
     return EvalConfig.model_validate({**data, "path": path, "root": root})
 
 
-def load_config(path: str | Path, *, root: Path | None = None) -> EvalConfig:
-    """Read and validate an eval config file."""
+def load_config(
+    path: str | Path, *, root: Path | None = None, replaced: Collection[str] = ()
+) -> EvalConfig:
+    """Read and validate an eval config file (``replaced``: as :func:`parse_config`)."""
     path = Path(path)
-    return parse_config(read_config_text(path), path=path, root=root)
+    return parse_config(read_config_text(path), path=path, root=root, replaced=replaced)

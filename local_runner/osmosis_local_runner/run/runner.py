@@ -18,6 +18,7 @@ from typing import Any
 from osmosis_client._redact import redact_url
 from osmosis_client.errors import OsmosisError
 from osmosis_client.llm.client import SESSION_ID, ModelClient
+from osmosis_client.llm.prices import for_called
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
 from osmosis_client.llm.usage import METER, Meter
 from osmosis_local_runner.results.document import check_results_path, write_document
@@ -118,6 +119,9 @@ class Runner:
         targets: dict[Tag, ModelTarget] = {None: _resolve(spec.model)}
         if spec.baseline is not None:
             targets[BASELINE] = _resolve(spec.baseline)
+        # a table keyed by the model called (a registry row's model) prices its id too
+        called = {t.model_path: t.model for t in targets.values()}
+        spec.prices = for_called(spec.prices, called)
         stops.check_budget(spec.max_cost, spec.prices, targets.values())
         selected_rows = count_selected(info.total_rows, selected)
         self.progress.total = selected_rows * spec.n * len(self.tags)

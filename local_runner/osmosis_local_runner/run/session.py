@@ -141,7 +141,7 @@ class RunSession:
         if request.config is not None:
             from osmosis_client.platform.eval_config import load_config
 
-            self.config = load_config(request.config)
+            self.config = load_config(request.config, replaced=request.settings.replaced_keys())
         if request.to_file:
             if request.resume or request.retry_failed:
                 self.opening = "continue"

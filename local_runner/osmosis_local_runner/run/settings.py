@@ -132,6 +132,12 @@ class RunSettings:
             params["reasoning_effort"] = check_effort(self.reasoning_effort)
         return params
 
+    def replaced_keys(self) -> set[str]:
+        """The eval config's [experiment] keys these settings give another value for
+        (the config's value is not used: a template's placeholder there is fine)."""
+        given = {"dataset": self.dataset, "model_path": self.model}
+        return {key for key, value in given.items() if value is not None}
+
     # ------------------------------------------------------------ persistence
 
     def given(self) -> dict[str, Any]:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
+import logging
 import os
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from osmosis_client._fs import atomic_write, read_capped
-from osmosis_client._redact import redact_url, redact_urls_in
+from osmosis_client._redact import redact_url, redact_urls_in, safe_text
 from osmosis_client.errors import OsmosisError
 from osmosis_local_runner.results.beside import beside
 from osmosis_local_runner.results.documents import ResultsFile
@@ -195,11 +196,23 @@ def _error_text(exc: Exception, destination: Destination) -> str:
     return redact_urls_in(text)[:MAX_ERROR]
 
 
+#: where a tracker library's own lines go: debug lines (``-v`` shows them)
+logger = logging.getLogger("osmosis_client.trackers")
+
+
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
-    """A tracker's prints go to stderr: stdout stays the command's (``--json``)."""
-    with contextlib.redirect_stdout(sys.stderr):
-        yield
+    """A tracker library's prints and banners (W&B's ~35 lines a run, Trackio's) are
+    kept off the user's terminal — and always off stdout, the command's (``--json``):
+    held while it runs, then handed to the logger at debug level (``-v`` shows them)."""
+    held = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(held), contextlib.redirect_stderr(held):
+            yield
+    finally:
+        for line in held.getvalue().splitlines():
+            if line.strip():
+                logger.debug("%s", safe_text(line))
 
 
 #: an unreachable tracker fails in seconds, not after MLflow's minutes of retries; its

@@ -27,6 +27,9 @@ def send(payload: Payload, project: str | None, step: int | None) -> dict[str, A
         _log(trackio, run, payload, step, "")
     finally:
         run.finish()  # type: ignore[no-untyped-call]
+        # ours, finished: never the "active run" of a later call, nor finished again by
+        # Trackio's exit hook (which printed on stdout after a --json document)
+        context_vars.current_run.set(None)
     return {"run_id": str(run.name), "into": "own"}
 
 

@@ -284,7 +284,7 @@ def _run_config(ctx: typer.Context, out: Output, opts: RunOptions, echo: Any) ->
     from osmosis_client.errors import InvalidInputError
     from osmosis_client.platform.eval_config import load_config
 
-    config = load_config(opts.config_path)
+    config = load_config(opts.config_path, replaced=opts.run_settings().replaced_keys())
     load_secrets(out, config.secrets.required, opts.secrets_file)
     to_file = opts.output is not None and opts.output.suffix == ".json"
     if opts.upload and to_file:
