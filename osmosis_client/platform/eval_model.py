@@ -109,6 +109,8 @@ class Local(_Section):
     prices: StrictStr | None = None
     #: stop the run once its model calls have cost this much (USD)
     max_cost: PositiveNumber | None = None
+    #: a call whose answer carries no usage: its cost unknown, or counted as free
+    unknown_usage: Literal["unknown", "free"] | None = None
     #: an attempt's rollout gets no more model calls past this many tokens
     max_attempt_tokens: Annotated[StrictInt, Field(ge=1)] | None = None
 

@@ -222,7 +222,10 @@ def accounting(
     return {
         "prices": price_table(prices, models, flags.price_source),
         "max_cost": float(max_cost) if max_cost else None,
-        "unknown_usage_free": _unknown_usage(flags.unknown_usage) == "free",
+        "unknown_usage_free": _unknown_usage(
+            flags.unknown_usage or (local.unknown_usage if local else None)
+        )
+        == "free",
         "max_attempt_tokens": tokens,
         "raw_answers": flags.raw_answers or bool(local and local.raw_answers),
     }
