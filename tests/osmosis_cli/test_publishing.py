@@ -187,3 +187,28 @@ def test_a_tracking_uris_password_is_never_shown_kept_or_served(
             return await (await client.get("/api/runs")).text()
 
     assert "s3cret" not in asyncio.run(home())
+
+
+def test_trackers_get_no_machine_path(
+    project: Path, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a tracker is sent — its parameters and the results document it stores as an
+    artifact — names the dataset by its place in the project, never the machine's."""
+    from osmosis_local_runner.trackers import logging as tracking
+
+    seen: list[tuple[dict[str, str], str]] = []
+
+    def sink(payload: Any, to: Any, step: int | None) -> dict[str, Any]:
+        seen.append((payload.params, Path(payload.results).read_text()))
+        return {"run_id": "r", "into": "own"}
+
+    monkeypatch.setattr(tracking, "SINKS", {**tracking.SINKS, "mlflow": sink, "hf": sink})
+    monkeypatch.setattr("osmosis_local_runner.api.sharing.check_available", lambda d: None)
+    local = (project / ".osmosis/evals/step-1/results.json").read_text()
+    assert str(project) in local  # kept as it ran, on this machine
+    done = invoke("eval", "push", "step-1", "--to", "mlflow:http://tracker", "--to", "hf:a/b")
+    assert done.exit_code == 0, done.stderr
+    for params, document in seen:
+        assert params["dataset"] == "data/arithmetic.jsonl"
+        assert str(project) not in document and "data/arithmetic.jsonl" in document
+        assert json.loads(document)["summary"] == json.loads(local)["summary"]

@@ -289,3 +289,15 @@ def test_a_run_not_found_says_the_name_meant_and_the_command_that_lists_them(
         result.stderr)  # fmt: skip
     ghost = invoke("train", "info", "ghost")  # nothing near: the list command alone
     assert ghost.stderr.rstrip().endswith("see what exists with `osmosis train list`")
+
+
+def test_on_a_terminal_a_series_spanning_the_floats_is_drawn() -> None:
+    """Issue 51: a metric from ±1e308 made the sparkline's scale overflow (a crash)."""
+    from osmosis_cli.commands.train.info import _lines
+    from osmosis_client.platform.training_models import TrainingMetrics, TrainingRunDetail
+
+    points = [{"step": s, "value": v, "timestamp": 0} for s, v in ((1, -1e308), (2, 0.0), (3, 1e308))]
+    metrics = TrainingMetrics.model_validate({**METRICS, "metrics": [
+        {"metric_key": "train/loss", "title": "Loss", "data_points": points}]})  # fmt: skip
+    lines = _lines(TrainingRunDetail.model_validate(DETAIL), [], metrics, None, None, terminal=True)
+    assert any(line.startswith("  Loss: ") and line.endswith("▁▅█") for line in lines), lines

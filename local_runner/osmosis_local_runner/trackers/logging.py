@@ -12,7 +12,7 @@ import json
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +23,7 @@ from osmosis_client.errors import OsmosisError
 from osmosis_local_runner.results.beside import beside
 from osmosis_local_runner.results.documents import ResultsFile
 from osmosis_local_runner.trackers.destinations import Destination
-from osmosis_local_runner.trackers.payload import Payload, payload_of
+from osmosis_local_runner.trackers.payload import Payload, payload_of, published_copy
 
 #: the longest error text kept of a tracker's failure
 MAX_ERROR = 500
@@ -89,25 +89,29 @@ def log_results(
     record = read_record(results)
     outcomes = []
     payload: Payload | Exception | None = None  # built once, when a destination needs it
-    for destination in destinations:
-        prior = record.get(destination.key)
-        if isinstance(prior, dict) and prior.get("status") == "logged" and (
-            prior.get("local_run_id") == run_id
-        ):
-            outcomes.append(Logged(destination.key, "already", run_id=prior.get("run_id"),
-                                   url=prior.get("url"), step=prior.get("step")))  # fmt: skip
-            continue
-        if payload is None:
-            try:
-                payload = payload_of(doc, name, run_id, prefix=prefix, provenance=provenance,
-                                     group=group)  # fmt: skip
-            except Exception as exc:  # never the run's end: said as each tracker's failure
-                payload = exc
-        outcome = (_send(destination, payload, step) if isinstance(payload, Payload) else
-                   Logged(destination.key, "failed", step=step,
-                          error=_error_text(payload, destination)))  # fmt: skip
-        outcomes.append(outcome)
-        record[destination.key] = {**outcome.to_json(), "local_run_id": run_id}
+    published = contextlib.ExitStack()  # the document as it may leave the machine
+    with published:
+        for destination in destinations:
+            prior = record.get(destination.key)
+            if isinstance(prior, dict) and prior.get("status") == "logged" and (
+                prior.get("local_run_id") == run_id
+            ):
+                outcomes.append(Logged(destination.key, "already", run_id=prior.get("run_id"),
+                                       url=prior.get("url"), step=prior.get("step")))  # fmt: skip
+                continue
+            if payload is None:
+                try:
+                    payload = payload_of(doc, name, run_id, prefix=prefix, provenance=provenance,
+                                         group=group)  # fmt: skip
+                    copy = published.enter_context(published_copy(results))
+                    payload = replace(payload, results=copy)
+                except Exception as exc:  # never the run's end: said as each tracker's failure
+                    payload = exc
+            outcome = (_send(destination, payload, step) if isinstance(payload, Payload) else
+                       Logged(destination.key, "failed", step=step,
+                              error=_error_text(payload, destination)))  # fmt: skip
+            outcomes.append(outcome)
+            record[destination.key] = {**outcome.to_json(), "local_run_id": run_id}
     _write_record(results, record)
     return outcomes
 

@@ -5,8 +5,11 @@ results document itself. Built once from the read API; every sink sends the same
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,13 +72,48 @@ def payload_of(
         f"{prefix}tokens/total": float(summary.get("total_tokens") or 0),
     }
     metrics |= _usage(summary.get("usage"), prefix)
+    root = project_of(doc.path)
     params = {key: _text(config[key]) for key in PARAMS if config.get(key) is not None}
+    if isinstance(config.get("dataset"), str):  # its place in the project, not the machine's
+        params["dataset"] = _shown(Path(config["dataset"]), root)
     params["run_name"] = name
     params["status"] = str(summary.get("status") or "finished")
     params |= {k: _text(v) for k, v in (provenance or {}).items() if v is not None}
     rows, left = _table(doc)
     return Payload(name, run_id, group, doc.path, params, metrics, rows=rows,
                    truncated_rows=left)  # fmt: skip
+
+
+def project_of(results: Path) -> Path:
+    """The project a run belongs to: the folder above ``.osmosis/evals/NAME/`` for a named
+    run, else the current directory."""
+    run = results.resolve().parent
+    if run.parent.name == "evals" and run.parent.parent.name == ".osmosis":
+        return run.parent.parent.parent
+    return Path.cwd()
+
+
+def _shown(path: Path, root: Path) -> str:
+    from osmosis_client._fs import relative_to
+
+    return (relative_to(path, root) or Path(path.name)).as_posix()
+
+
+@contextlib.contextmanager
+def published_copy(results: Path) -> Iterator[Path]:
+    """The results document as it may leave the machine: every mention of the project's
+    own folder made relative (``/home/ada/proj/data/x.jsonl`` → ``data/x.jsonl``), copied
+    line by line (the document may be large); removed afterwards."""
+    root = str(project_of(results))
+    prefixes = [json.dumps(root + os.sep)[1:-1], root + os.sep]  # as JSON writes it, and raw
+    with tempfile.TemporaryDirectory(prefix="osmosis-publish-") as scratch:
+        copy = Path(scratch) / results.name
+        with open(results, encoding="utf-8") as source, open(copy, "w", encoding="utf-8") as out:
+            for line in source:
+                for prefix in prefixes:
+                    line = line.replace(prefix, "")
+                out.write(line)
+        yield copy
 
 
 def _usage(usage: Any, prefix: str) -> dict[str, float]:

@@ -275,7 +275,8 @@ def _why_stopped(r: Any) -> str:
     """``budget ($0.0005 of $0.0005)``: why a local run stopped, in words."""
     if r.stopped_reason == "budget" and r.max_cost is not None:
         return f"its cost budget ({money(r.cost_usd)} of {money(r.max_cost)})"
-    words = {"deadline": "its deadline", "interrupted": "interrupted (Ctrl-C, or killed)",
+    words = {"deadline": "its deadline", "interrupted": "interrupted (Ctrl-C)",
+             "killed": "killed before it could write its results (its journal holds them)",
              "usage_unknown": "answers without usage, under a cost budget",
              "no_price": "a model with no price, under a cost budget"}  # fmt: skip
     return words.get(r.stopped_reason, str(r.stopped_reason))
