@@ -23,7 +23,7 @@ from osmosis_client._fs import atomic_write
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.llm.usage import amount_of, count_of
 from osmosis_local_runner.results.report_charts import histogram_svg, pass_at_k_svg, slice_charts
-from osmosis_local_runner.results.report_data import build_data
+from osmosis_local_runner.results.report_data import build_data, shown_path
 from osmosis_local_runner.results.report_suite import ranked_html, setting_charts, suite_name
 from osmosis_local_runner.results.scoring import score_text
 from osmosis_local_runner.results.sources import Source, sources_of
@@ -169,13 +169,9 @@ def render(
     running run polls for :func:`live_update` — it updates in place, keeping the reader's
     search, filters, open rows and place. ``home``: where the breadcrumbs lead back to
     (the viewer's run list; a written report has none). ``toggle``: the same page read
-    the other way — with people's verdicts, or with the grader's. ``relative_to``: a page
-    to publish — every path in it relative to this folder (the project), none of the
-    building machine's."""
-    data = build_data(sources, by=by)
-    if relative_to is not None:
-        for run in data["runs"]:
-            run["path"] = shown_path(Path(run["path"]), relative_to)
+    the other way — with people's verdicts, or with the grader's. ``relative_to``: paths
+    relative to this folder, none of the machine's (a page to publish)."""
+    data = build_data(sources, by=by, relative_to=relative_to)
     if live is not None:
         data["live"] = live
     if review is not None:  # the viewer's page of one run: reviews are written from it
@@ -183,15 +179,7 @@ def render(
     charts = data.pop("_charts")
     slice_means = data["slices"].pop("_means", {})
     suite = suite_name(sources)
-    title = (
-        f"suite {suite}"
-        if suite is not None
-        else sources[0].label
-        if len(sources) == 1
-        else " vs ".join(s.label for s in sources)
-        if len(sources) == 2
-        else f"{len(sources)} runs"
-    )
+    title = _title(sources, suite)
     reviewed = any(s.results.reviewed for s in sources)
     template = (ASSETS / "report.html").read_text(encoding="utf-8")
     script = (ASSETS / "report.js").read_text(encoding="utf-8")
@@ -220,6 +208,14 @@ def render(
     # one pass over the template: text inserted (user content included) is never scanned
     page = re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: parts[m.group(1)], template)
     return page, data["total_rows"]
+
+
+def _title(sources: Sequence[Source], suite: str | None) -> str:
+    if suite is not None:
+        return f"suite {suite}"
+    if len(sources) <= 2:
+        return " vs ".join(s.label for s in sources)
+    return f"{len(sources)} runs"
 
 
 def _judged(data: dict[str, Any]) -> bool:
@@ -351,14 +347,6 @@ def write_report(
             source.results.use_reviews()
     page, rows = render(sources, by=by)
     return Written(output, rows, write_page(output, page, mode=0o600))  # prompts, outputs
-
-
-def shown_path(path: Path, root: Path) -> str:
-    """``path`` as a published page names it: relative to ``root``, else its name alone
-    (a scratch copy, a document elsewhere) — never a machine path."""
-    from osmosis_client._fs import relative_to
-
-    return (relative_to(path, root) or Path(path.name)).as_posix()
 
 
 def read_page(path: Path) -> bytes:

@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
@@ -124,11 +125,16 @@ ROWS_SHOWN = 5_000
 TRANSCRIPTS_SHOWN = 1_000
 
 
-def build_data(sources: Sequence[Source], *, by: str | None = None) -> dict[str, Any]:
+def build_data(
+    sources: Sequence[Source], *, by: str | None = None, relative_to: Path | None = None
+) -> dict[str, Any]:
     """The page's data: runs, rows aligned across runs by content (every statistic over
     every row; the rows listed and their transcripts bounded, the most telling first),
     slices. ``_charts`` holds what the charts draw (never serialized)."""
     runs = [_run(source, i) for i, source in enumerate(sources)]
+    if relative_to is not None:  # a page to publish: no path of the building machine
+        for run in runs:
+            run["path"] = shown_path(Path(run["path"]), relative_to)
     sides = [Side(s.results, s.results.eval_fns, columns=MAX_SLICES) for s in sources]
     slots, where = _align(sides)
     for run, side in zip(runs, sides, strict=True):
@@ -337,3 +343,11 @@ def _comparison(sides: Sequence[Side]) -> Any:
         return compare_sides(sides[0], sides[1], shared)
     except InvalidInputError:
         return None
+
+
+def shown_path(path: Path, root: Path) -> str:
+    """``path`` as a published page names it: relative to ``root``, else its name alone
+    (a scratch copy, a document elsewhere) — never a machine path."""
+    from osmosis_client._fs import relative_to
+
+    return (relative_to(path, root) or Path(path.name)).as_posix()
