@@ -28,11 +28,8 @@ def test_the_documented_budget_example_stops_within_its_budget_and_resumes_as_pr
     assert stopped.exit_code == 1 and "max_cost" in stopped.stderr
     assert "--max-cost" in stopped.stderr  # the hint resumes with a budget to finish
     costs = [float(r["usage"]["cost_usd"]) for r in _journal(quickstart_project)]  # type: ignore[index]
-    spent, reached = 0.0, 0
-    for reached, cost in enumerate(costs, 1):
-        spent += cost
-        if spent >= 0.0005:
-            break
+    totals = [sum(costs[:i]) for i in range(1, len(costs) + 1)]
+    reached = next(i for i, total in enumerate(totals, 1) if total >= 0.0005)
     assert len(costs) <= reached + BATCH - 1 < 60
     document = json.loads((quickstart_project / ".osmosis/evals/budget/results.json").read_text())
     assert document["summary"]["stopped_reason"] == "budget"
