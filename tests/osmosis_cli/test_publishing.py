@@ -45,8 +45,9 @@ def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Hub]:
 
 @pytest.fixture
 def project(quickstart_project: Path, invoke: Invoke) -> Path:
-    for name in ("step-1", "step-2"):
-        assert invoke(*RUN, "--name", name).exit_code == 0
+    for step in (1, 2):  # a series: its neighbours are compared in a site
+        ran = invoke(*RUN, "--name", f"step-{step}", "--series", "grpo", "--step", str(step))
+        assert ran.exit_code == 0, ran.stderr
     return quickstart_project
 
 

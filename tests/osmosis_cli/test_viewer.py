@@ -367,14 +367,23 @@ def test_a_review_is_written_only_with_the_pages_key_and_only_beside_the_run(
     served(viewer, check)
 
 
-def test_a_sweep_page_shows_the_runs_by_step_against_the_baseline(project: Path) -> None:
+def test_a_sweep_page_shows_the_runs_by_step_against_the_baseline(
+    project: Path, invoke: Invoke
+) -> None:
+    for step in (10, 20):
+        ran = invoke(*RUN, "--name", f"s-{step}", "--limit", "3", "--series", "grpo",
+                     "--step", str(step))  # fmt: skip
+        assert ran.exit_code == 0, ran.stderr
     viewer = Viewer(project)
 
     async def check(client: TestClient[Any, Any]) -> None:
         await client.get(f"/?token={viewer.token}")
         page = await client.get("/sweep?runs=second,first")
         text = await page.text()
-        assert page.status == 200 and "sweep of 2 runs" in text
+        assert page.status == 404 and "records no series and step" in text  # never joined
+        page = await client.get("/sweep?runs=s-20,s-10")
+        text = await page.text()
+        assert page.status == 200 and "grpo: 2 steps" in text
         assert "default-src 'none'" in text and "<script" not in text  # no script at all
         assert 'data-testid="against"' in text and 'data-testid="first-solved"' in text
         assert (await client.get("/sweep?runs=first")).status == 404  # two runs or more

@@ -93,6 +93,8 @@ def _strategy(name: str, hint: Any) -> Any:
         return st.just([])
     if name == "sampling_args":
         return st.dictionaries(st.sampled_from(["top_p", "seed"]), st.integers(0, 9), max_size=2)
+    if name == "series":  # a name (checked when given)
+        return st.from_regex(r"[a-z0-9][a-z0-9._-]{0,11}", fullmatch=True)
     args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
     return _VALUES[args[0]]
 

@@ -1,5 +1,6 @@
 """A checkpoint sweep (issue 46): runs by step, each against the baseline with McNemar's
-p corrected for the comparisons (Holm), and each row's first solving checkpoint."""
+p corrected for the comparisons (Holm), and each row's first solving checkpoint. The step
+is what each run recorded (issue 52), never a number read out of its name."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.sweep import AgainstBaseline, _holm, step_of, sweep
+from osmosis_local_runner.results.sweep import AgainstBaseline, _holm, sweep
 
 CONFIG = "configs/eval/quickstart.toml"
 
@@ -20,7 +21,8 @@ def steps(quickstart_project: Path) -> list[tuple[str, Path]]:
     models = {"step-300": "mock/echo", "step-100": "mock/calculator", "step-200": "mock/calculator"}
     found = []
     for name, model in models.items():  # given out of order: the sweep orders by step
-        run_eval(CONFIG, name=name, model=model, limit=8, n=1)
+        step = int(name.split("-")[1])
+        run_eval(CONFIG, name=name, model=model, limit=8, n=1, series="grpo", step=step)
         found.append((name, quickstart_project / ".osmosis" / "evals" / name / "results.json"))
     return found
 
@@ -55,7 +57,6 @@ def test_holm_steps_down_and_never_lowers_a_later_p() -> None:
     adjusted = {a.name: a.adjusted_p for a in found}
     assert adjusted == pytest.approx({"a": 0.03, "c": 0.06, "b": 0.06})
     assert [a.regression for a in found] == [True, False, False]
-    assert step_of("ckpt-12-step-300") == 300 and step_of("base") is None
 
 
 def test_sweep_runs_takes_names_runs_or_paths_as_compare_runs_does(
@@ -70,9 +71,36 @@ def test_sweep_runs_takes_names_runs_or_paths_as_compare_runs_does(
 
 
 def test_the_sweep_page_lists_the_rows_solved_late_or_never(steps: list[tuple[str, Path]]) -> None:
+    from osmosis_local_runner.api import run_eval
     from osmosis_local_runner.viewer.sweep_page import sweep_page
 
-    reverse = [(n.replace("step-300", "step-050"), p) for n, p in steps]  # echo comes first
-    page = sweep_page(sweep(reverse))
+    # echo (everything failed) at step 50, first: every row is first solved later
+    run_eval(CONFIG, name="early", model="mock/echo", limit=8, n=1, series="other", step=50)
+    for name in ("step-100", "step-200"):
+        step = int(name.split("-")[1])
+        run_eval(CONFIG, name=f"o-{step}", model="mock/calculator", limit=8, n=1,
+                 series="other", step=step)  # fmt: skip
+    runs = steps[0][1].parent.parent
+    found = [(n, runs / n / "results.json") for n in ("o-100", "early", "o-200")]
+    page = sweep_page(sweep(found))
     late = page.split('data-testid="late-rows"', 1)[1]
-    assert late.count("<tr><td>") == 8 and "step-100" in late  # all 8 rows, solved at 100
+    assert late.count("<tr><td>") == 8 and "o-100" in late  # all 8 rows, solved at 100
+    assert 'href="/runs/early"' in page and ">step</text>" in page  # linked, axes named
+
+
+def test_runs_not_of_one_series_by_recorded_steps_are_never_joined(
+    steps: list[tuple[str, Path]], quickstart_project: Path
+) -> None:
+    from osmosis_local_runner.api import run_eval
+
+    run_eval(CONFIG, name="mellow-walrus-44", model="mock/calculator", limit=2)  # no series
+    run_eval(CONFIG, name="deepseek-r1", model="mock/calculator", limit=2, series="x", step=1)
+    run_eval(CONFIG, name="again-100", model="mock/calculator", limit=2, series="grpo", step=100)
+    runs = quickstart_project / ".osmosis" / "evals"
+    loose = [*steps[:1], ("mellow-walrus-44", runs / "mellow-walrus-44" / "results.json")]
+    with pytest.raises(InvalidInputError, match="records no series and step"):
+        sweep(loose)
+    with pytest.raises(InvalidInputError, match="several series"):
+        sweep([*steps[:1], ("deepseek-r1", runs / "deepseek-r1" / "results.json")])
+    with pytest.raises(InvalidInputError, match="both step 100"):
+        sweep([*steps, ("again-100", runs / "again-100" / "results.json")])

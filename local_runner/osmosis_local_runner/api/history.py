@@ -55,6 +55,11 @@ class RunInfo:
     max_cost: float | None = None
     #: what made it unreadable (status ``unreadable``): the rest of the project is listed
     problem: str | None = None
+    #: where it stands in a training (recorded, never read from its name; None: in no
+    #: series, so in no sweep) and the weights that answered, when known
+    series: str | None = None
+    step: int | None = None
+    weights: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -121,6 +126,7 @@ def _info(run: RunDirectory) -> RunInfo | None:
         total=_total(inputs),
         config=_text(provenance.get("config_path")),
         dataset=(_text(dataset.get("sha256")) or "")[:12] or None,
+        training={key: inputs[key] for key in ("series", "step", "weights") if key in inputs},
     )
     head = _document_head(run)
     if head is None:
@@ -144,6 +150,7 @@ class _Facts:
     total: int | None
     config: str | None
     dataset: str | None
+    training: dict[str, Any] = field(default_factory=dict)
 
 
 def _document_head(run: RunDirectory) -> dict[str, Any] | None:
@@ -177,7 +184,20 @@ def _from_head(run: RunDirectory, head: dict[str, Any], facts: _Facts) -> RunInf
         trackers=_tracked(run),
         stopped_reason=_text(summary.get("stopped_reason")),
         max_cost=_number(config.get("max_cost")),
+        **_training(config, facts),
     )  # fmt: skip
+
+
+def _training(config: dict[str, Any], facts: _Facts) -> dict[str, Any]:
+    """Series, step and weights: the document's, else the manifest's (a run killed
+    before it wrote its document)."""
+    found = {key: config.get(key, facts.training.get(key)) for key in ("series", "step", "weights")}
+    step = found["step"]
+    return {
+        "series": _text(found["series"]),
+        "step": step if isinstance(step, int) and not isinstance(step, bool) else None,
+        "weights": found["weights"] if isinstance(found["weights"], dict) else None,
+    }
 
 
 def _tracked(run: RunDirectory) -> dict[str, str]:

@@ -72,6 +72,8 @@ class SettingsKeywords(TypedDict, total=False):
     rollout_port: int | None
     max_turns: int | None
     debug_dir: str | Path | None
+    series: str | None  # the training series the run belongs to (one curve)
+    step: int | None  # its step in that series (trackers log it there)
 
 
 class SuiteKeywords(SettingsKeywords, total=False):
@@ -106,7 +108,9 @@ class RunKeywords(SettingsKeywords, total=False):
     #: experiment trackers the finished run goes to: ``"mlflow[:URI]"``,
     #: ``"wandb[:PROJECT]"``, ``"trackio[:PROJECT]"`` (bare: the active tracker run)
     log_to: str | Sequence[str] | None
-    step: int | None  # the training step its metrics are logged at
+    #: the served weights' identity, when the caller knows it (a checkpoint's path and
+    #: digest, a vLLM model's root/parent): recorded with the run
+    weights: Mapping[str, Any] | None
 
 
 #: keywords that are not settings, each with what it becomes
@@ -168,7 +172,7 @@ def request_of(config: str | Path | None, options: Mapping[str, Any]) -> RunRequ
         upload=_uploader(options.get("upload")),
         price_source=_prices_of(options.get("client")),
         log_to=destinations_of(options.get("log_to")),
-        log_step=options.get("step"),
+        weights=dict(options["weights"]) if options.get("weights") else None,
     )
 
 

@@ -74,8 +74,7 @@ async def arun_suite(config: str | Path, **options: Unpack[SuiteKeywords]) -> Su
     )  # fmt: skip
     runner = SuiteRunner(suite, flags, directory=directory, parallel=options.get("parallel") or 1,
                          resume=resume, on_note=logger.info,
-                         log_to=destinations_of(options.get("log_to")),
-                         log_step=options.get("step"))  # fmt: skip
+                         log_to=destinations_of(options.get("log_to")))  # fmt: skip
     runner.prepare()
     await interruptible(runner.run(), runner.interrupt)
     document = json.loads((directory / "suite.json").read_text())

@@ -1,16 +1,18 @@
-"""A checkpoint sweep: N runs of one config and dataset along training, read together —
-each statistic by step, every run against a baseline (the oldest, unless chosen) with the
-paired comparison of ``eval compare`` and McNemar's p corrected for the N − 1 comparisons
-(Holm), and for each row the first checkpoint that solved it.
+"""A checkpoint sweep: the runs of one series along training, read together — each
+statistic by step (per attempt, never a total that grows with the rows), every run against
+a baseline (the first step, unless chosen) with the paired comparison of ``eval compare``
+and McNemar's p corrected for the N − 1 comparisons (Holm), and for each row the first
+checkpoint that solved it.
 
-The step of a run is the last number in its name (``step-300`` → 300); runs without one
-keep the order given.
+A run's series and step are what it recorded (``--series``, ``--step``, a watch): never
+read out of its name. Runs of another series, without a step, or two at one step are
+refused — they are not one curve.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,9 +29,9 @@ ALPHA = 0.05
 class SweepRun:
     name: str
     path: Path
-    step: int | None
-    values: dict[str, float | None]
-
+    step: int | None  # recorded by the run
+    values: dict[str, float | None]  # per attempt where a total would grow with the rows
+    series: str | None = None
 
 @dataclass
 class AgainstBaseline:
@@ -62,21 +64,24 @@ class Sweep:
         return found
 
 
-def step_of(name: str) -> int | None:
-    found = re.search(r"(\d+)(?!.*\d)", name)
-    return int(found.group(1)) if found else None
+def recorded_step(config: Mapping[str, Any]) -> tuple[str | None, int | None]:
+    """A run's series and step, as it recorded them (None: not recorded)."""
+    series, step = config.get("series"), config.get("step")
+    return (
+        series if isinstance(series, str) else None,
+        step if isinstance(step, int) and not isinstance(step, bool) else None,
+    )
 
 
 def sweep(runs: Sequence[tuple[str, Path]], baseline: str | None = None) -> Sweep:
-    """The sweep of ``runs`` (name, results path), ordered by step; ``baseline`` names
-    one of them (default: the first by step)."""
+    """The sweep of ``runs`` (name, results path) of one series, ordered by their
+    recorded step; ``baseline`` names one of them (default: the first step)."""
     from osmosis_local_runner.results.compare import compare
 
     if len(runs) < 2:
         raise InvalidInputError("a sweep needs two runs or more", code="VALIDATION")
-    ordered = sorted(enumerate(runs), key=lambda p: (step_of(p[1][0]) is None,
-                                                      step_of(p[1][0]) or 0, p[0]))  # fmt: skip
-    points = [_point(name, path) for _, (name, path) in ordered]
+    points = sorted((_point(name, path) for name, path in runs), key=lambda p: p.step or 0)
+    _one_curve(points)
     fns = [f for f in ResultsFile(points[0].path).eval_fns]
     if not fns:
         raise InvalidInputError("the runs have no eval fn to follow", code="VALIDATION")
@@ -94,22 +99,49 @@ def sweep(runs: Sequence[tuple[str, Path]], baseline: str | None = None) -> Swee
     return Sweep(fns[0], points, base.name, against, _first_solved(points, fns[0]))
 
 
+def _one_curve(points: list[SweepRun]) -> None:
+    """The runs make one curve: one series, each at its own recorded step."""
+    unplaced = [p.name for p in points if p.series is None or p.step is None]
+    if unplaced:
+        raise InvalidInputError(
+            f"run {unplaced[0]!r} records no series and step: a sweep plots the runs of one "
+            "series by the step each recorded",
+            hint="run the checkpoints with a series and a step (or watch them)",
+            code="VALIDATION",
+        )
+    series = sorted({str(p.series) for p in points})
+    if len(series) > 1:
+        raise InvalidInputError(
+            f"the runs are of several series ({', '.join(series)}): a sweep is one series",
+            code="VALIDATION",
+        )
+    for before, after in itertools.pairwise(points):
+        if before.step == after.step:
+            raise InvalidInputError(
+                f"runs {before.name!r} and {after.name!r} are both step {before.step} of "
+                f"{series[0]}: name the one to plot",
+                code="VALIDATION",
+            )
+
+
 def _point(name: str, path: Path) -> SweepRun:
-    summary = ResultsFile(path).summary
+    document = ResultsFile(path)
+    summary = document.summary
     fns = summary.get("eval_fns") or {}
     first: dict[str, Any] = next(iter(fns.values()), {}) if isinstance(fns, dict) else {}
     found = summary.get("usage")
     usage: dict[str, Any] = found if isinstance(found, dict) else {}
+    per = usage.get("per_attempt") if isinstance(usage.get("per_attempt"), dict) else {}
     values: dict[str, float | None] = {
         "mean": first.get("mean"), "pass_at_1": first.get("pass_at_1"),
-        "output_tokens": usage.get("output_tokens"),
-        "reasoning_tokens": usage.get("reasoning_tokens"),
         "truncation_rate": usage.get("truncation_rate"),
-        "cost_usd": usage.get("cost_usd"),
     }  # fmt: skip
+    for key in ("output_tokens", "reasoning_tokens", "cost_usd"):  # per attempt, not totals
+        values[key] = ((per or {}).get(key) or {}).get("mean")
     clean = {k: float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
              for k, v in values.items()}  # fmt: skip
-    return SweepRun(name, path, step_of(name), clean)
+    series, step = recorded_step(document.config)
+    return SweepRun(name, path, step, clean, series)
 
 
 def _holm(found: list[AgainstBaseline]) -> None:
@@ -137,4 +169,4 @@ def _first_solved(points: list[SweepRun], fn: str) -> dict[str, str | None]:
     return first
 
 
-__all__ = ["ALPHA", "STATS", "AgainstBaseline", "Sweep", "SweepRun", "step_of", "sweep"]
+__all__ = ["ALPHA", "STATS", "AgainstBaseline", "Sweep", "SweepRun", "recorded_step", "sweep"]

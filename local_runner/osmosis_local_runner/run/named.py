@@ -249,6 +249,9 @@ class RunFiles:
             secret_names=list(who.secret_names),
             agent_timeout_sec=spec.agent_workflow_timeout_s,
             grader_timeout_sec=spec.grader_timeout_s,
+            series=spec.series,
+            step=spec.step,
+            weights=spec.weights,
         )
 
     def _provenance(self) -> dict[str, Any]:

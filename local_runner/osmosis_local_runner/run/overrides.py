@@ -60,6 +60,8 @@ class Overrides(RunSettings):
     #: the platform's published prices of some models (``prices = "platform"``): given
     #: by a logged-in caller
     price_source: Callable[[list[str]], PriceTable] | None = None
+    #: the served weights' identity, when the caller knows it (recorded, not a setting)
+    weights: dict[str, Any] | None = None
 
     def journal_settings(self) -> dict[str, Any]:
         """What the run's journal keeps (never a secret: :meth:`RunSettings.kept`)."""
@@ -72,6 +74,7 @@ class Overrides(RunSettings):
             "max_retries": self.max_retries or 0, "deadline": self.deadline,
             "transcripts": self.transcripts, "ca_bundle": self.ca_bundle,
             "settings": self.journal_settings(),
+            "series": self.series, "step": self.step, "weights": self.weights,
         }  # fmt: skip
 
 
@@ -160,6 +163,8 @@ def config_spec(
     dataset = dataset_of(config, flags.dataset)
     effort = {"reasoning_effort": local.reasoning_effort} if local.reasoning_effort else {}
     sampling = {**local.sampling, **effort, **flags.sampling()}
+    if flags.series is None:  # the config's series, kept like one given
+        flags.series = local.series
     detection = detect_mode(config, flags)
     rollout: RolloutKind
     eval_fns: list[EvalFn] = []

@@ -118,6 +118,9 @@ def results_head(
         config["baseline_model"] = models[BASELINE]
     if spec.max_cost is not None:  # the budget the run was held to
         config["max_cost"] = spec.max_cost
+    for key in ("series", "step", "weights"):  # where it stands in a training
+        if getattr(spec, key) is not None:
+            config[key] = getattr(spec, key)
     return document_head(
         config,
         records,

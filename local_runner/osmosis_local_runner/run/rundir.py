@@ -223,6 +223,10 @@ class ManifestInputs:
     secret_names: list[str]
     agent_timeout_sec: float | None
     grader_timeout_sec: float | None
+    #: where the run stands in a training, and the served weights' identity (when known)
+    series: str | None = None
+    step: int | None = None
+    weights: dict[str, Any] | None = None
 
 
 def write_manifest(
@@ -256,6 +260,11 @@ def write_manifest(
                 "grader_timeout_sec": inputs.grader_timeout_sec,
             },
             "versions": VERSIONS,
+            **{
+                key: value
+                for key in ("series", "step", "weights")
+                if (value := getattr(inputs, key)) is not None
+            },
         },
         "provenance": {k: v for k, v in provenance.items() if v is not None},
     }

@@ -78,10 +78,12 @@ class RunRequest:
     server_echo: Callable[[str], None] | None = None  # the rollout server's output, live
     #: the platform's published prices of some models (``prices="platform"``)
     price_source: Callable[[list[str]], PriceTable] | None = None
-    #: experiment trackers the results go to when the run ends (``trackers``), at
-    #: ``log_step`` (a training step): sharing, not part of what the run means
+    #: experiment trackers the results go to when the run ends (``trackers``), at the
+    #: run's step (``settings.step``): sharing, not part of what the run means
     log_to: tuple[Destination, ...] = ()
-    log_step: int | None = None
+    #: the served weights' identity (a checkpoint's path and digest, a vLLM model's
+    #: root/parent), recorded with the run when the caller knows it
+    weights: dict[str, Any] | None = None
 
     @property
     def to_file(self) -> bool:
@@ -248,7 +250,7 @@ class RunSession:
             resume=self.resuming, retry_failed=request.retry_failed,
             server_echo=request.server_echo,
             source=request.seed.kept() if request.seed else {},
-            price_source=request.price_source,
+            price_source=request.price_source, weights=request.weights,
         )  # fmt: skip
         if self.config is not None:
             if request.seed is not None:
@@ -290,7 +292,7 @@ class RunSession:
 
             name = self.run.name if self.run is not None else None
             self.tracked = log_results(self.results, self.request.log_to,
-                                       step=self.request.log_step, name=name,
+                                       step=self.request.settings.step, name=name,
                                        finished_only=True)  # fmt: skip
 
     def _upload(self, send: Uploader) -> UploadOutcome:

@@ -49,6 +49,19 @@ def check_effort(effort: str) -> str:
     return effort
 
 
+def check_series(name: str) -> str:
+    """A series name: what its runs are called by (``SERIES-step-N``) and trackers key."""
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][\w.-]{0,99}", name):
+        raise InvalidInputError(
+            f"series {name!r} is not a name",
+            hint="letters, digits, '-', '_', '.' (at most 100), starting with a letter or digit",
+            code="USAGE",
+        )
+    return name
+
+
 def _setting(default: Any = None, keep: Keep = KEPT, compared: str | None = None) -> Any:
     """A field and its fate (``compared``: the fingerprint key a finished run's value is
     read from when the run is asked for again)."""
@@ -119,6 +132,14 @@ class RunSettings:
     rollout_port: int | None = _setting()
     max_turns: int | None = _setting()
     debug_dir: Path | None = _setting(keep=ONCE)
+    # where it stands in a training: a series (one curve) and its step — recorded facts,
+    # never guessed from a run's name; a run with no series is in no sweep
+    series: str | None = _setting()
+    step: int | None = _setting()
+
+    def __post_init__(self) -> None:
+        if self.series is not None:
+            check_series(self.series)
 
     def sampling(self) -> dict[str, Any]:
         """The sampling settings given (and only those): ``sampling_args``, then the

@@ -83,6 +83,11 @@ class RunSpec:
     max_cost: float | None = None
     #: a call whose usage is unknown (unreported, insane) is counted as free
     unknown_usage_free: bool = False
+    #: where the run stands in a training: its series and step (recorded, never guessed),
+    #: and the served weights' identity when known
+    series: str | None = None
+    step: int | None = None
+    weights: dict[str, Any] | None = None
     #: an attempt's rollout gets no more model calls once it has used this many tokens
     max_attempt_tokens: int | None = None
     #: eval fns get the answer with its reasoning (``<think>…</think>`` first)

@@ -71,10 +71,9 @@ class SuiteRunner:
         on_progress: Callable[[EntryRun], None] | None = None,
         on_note: Callable[[str], None] | None = None,
         log_to: tuple[Destination, ...] = (),
-        log_step: int | None = None,
     ) -> None:
         """``log_to``: trackers each finished entry goes to, as a run of its own (its
-        metrics under ``eval/ENTRY/``), at ``log_step``."""
+        metrics under ``eval/ENTRY/``), at the suite's step (``flags.step``)."""
         self.suite = suite
         self.flags = flags
         self.directory = directory
@@ -82,7 +81,7 @@ class SuiteRunner:
         self.resume = resume
         self.on_progress = on_progress
         self.on_note = on_note
-        self.log_to, self.log_step = log_to, log_step
+        self.log_to, self.log_step = log_to, flags.step
         self.runs = [EntryRun(entry, directory / f"{entry.name}.json") for entry in suite.entries]
         self.fingerprint = fingerprint(suite, flags)
         self.started = time.monotonic()

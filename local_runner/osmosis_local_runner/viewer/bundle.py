@@ -80,14 +80,13 @@ def write_bundle(
         for run in runs:
             bundle.write(f"runs/{run.name}.html", _page(root, [run.name], Path(scratch)))
             bundle.runs.append(run.name)
-        for group in _groups(runs):
+        for series, group in _groups(runs):
             for older, newer in itertools.pairwise(group):
                 name = f"{older}--{newer}"
                 bundle.write(f"compare/{name}.html", _page(root, [older, newer], Path(scratch)))
                 bundle.comparisons.append(name)
-            name = f"{group[0]}--{group[-1]}"
-            bundle.write(f"sweeps/{name}.html", _sweep(root / EVALS, group, Path(scratch)))
-            bundle.sweeps.append(name)
+            bundle.write(f"sweeps/{series}.html", _sweep(root / EVALS, group, Path(scratch)))
+            bundle.sweeps.append(series)
     if not names:
         for suite in list_suites(root):
             sources = suite_sources(root, suite["name"])
@@ -112,18 +111,19 @@ def _sweep(runs: Path, names: list[str], scratch: Path) -> str:
     from osmosis_local_runner.viewer.sweep_page import sweep_page
 
     found = [(n, run_source(runs, n, scratch).results.path) for n in names]
-    return sweep_page(sweep(found), home="../index.html")
+    return sweep_page(sweep(found), home="../index.html", link=lambda n: f"../runs/{n}.html")
 
 
-def _groups(runs: list[RunInfo]) -> list[list[str]]:
-    """Runs that measure the same thing (one config, dataset and set of eval fns), of two
-    or more, oldest first: each is a sweep, its neighbours compared."""
-    by_group: dict[str, list[RunInfo]] = defaultdict(list)
-    for run in runs:
-        if run.group:
-            by_group[run.group].append(run)
-    return [[r.name for r in sorted(found, key=lambda r: (r.started or "", r.name))]
-            for found in by_group.values() if len(found) > 1]  # fmt: skip
+def _groups(runs: list[RunInfo]) -> list[tuple[str, list[str]]]:
+    """Each series of two steps or more, by its recorded steps (one run a step: the newest
+    one, should a step have been run twice): a sweep, its neighbours compared. Runs with
+    no series are never joined."""
+    by_step: dict[str, dict[int, RunInfo]] = defaultdict(dict)
+    for run in sorted(runs, key=lambda r: (r.started or "", r.name)):
+        if run.series is not None and run.step is not None:
+            by_step[run.series][run.step] = run  # the newest of a step wins
+    return [(series, [steps[s].name for s in sorted(steps)])
+            for series, steps in sorted(by_step.items()) if len(steps) > 1]  # fmt: skip
 
 
 def _home(runs: list[RunInfo], bundle: Bundle) -> str:

@@ -40,14 +40,15 @@ tr[data-status=stopped] .status {{ color: #b00020; }}
 <h2>Across runs <select id="stat" aria-label="statistic">
 <option value="mean">mean</option><option value="pass_at_1">pass@1</option>
 <option value="attempts">attempts</option><option value="duration_ms">duration</option>
-<option value="output_tokens">output tokens</option>
-<option value="reasoning_tokens">reasoning tokens</option>
-<option value="truncation_rate">truncated</option><option value="cost_usd">cost</option>
+<option value="output_tokens">output tokens per attempt</option>
+<option value="reasoning_tokens">reasoning tokens per attempt</option>
+<option value="truncation_rate">truncated</option>
+<option value="cost_usd">cost per attempt</option>
 </select></h2>
-<p><label>runs of <select id="group" aria-label="which runs to plot"></select></label>
+<p><label>series <select id="group" aria-label="which series to plot"></select></label>
 <span id="group-note" class="muted"></span> <a id="sweep" data-testid="sweep" hidden></a></p>
 <svg id="chart" data-testid="chart" width="640" height="190" role="img"
- aria-label="the chosen statistic across one group's runs, oldest first"></svg>
+ aria-label="the chosen statistic along one series, by the step each run recorded"></svg>
 <section id="suites-section" hidden>
 <h2>Suites</h2>
 <table><thead><tr><th>suite run</th><th>suite</th><th>status</th><th>entries finished</th>

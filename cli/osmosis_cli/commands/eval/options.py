@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import typer
 
-from osmosis_cli.commands.eval.trackers import LogStepOpt, LogToOpt
+from osmosis_cli.commands.eval.trackers import LogToOpt, SeriesOpt, StepOpt
 
 if TYPE_CHECKING:
     from osmosis_local_runner.run.settings import RunSettings
@@ -285,7 +285,8 @@ class LocalRunOptions:
             PACE,
         ),
         **dict.fromkeys(
-            ("output", "no_transcripts", "junit", "quiet", "prices", "log_to", "log_step"), OUTPUT
+            ("output", "no_transcripts", "junit", "quiet", "prices", "log_to", "series", "step"),
+            OUTPUT,
         ),
     }
 
@@ -318,7 +319,8 @@ class LocalRunOptions:
     by: ByOpt = None
     quiet: QuietOpt = False
     log_to: LogToOpt = None
-    log_step: LogStepOpt = None
+    series: SeriesOpt = None
+    step: StepOpt = None
 
     #: this face's names of run settings (option → RunSettings field)
     RENAMED: ClassVar[dict[str, str]] = {
@@ -329,7 +331,7 @@ class LocalRunOptions:
     #: options that are not settings of the run: where it goes, which run, what runs,
     #: how it is shown (tests/osmosis_local_runner/test_settings.py holds both lists)
     PRESENTATION: ClassVar[frozenset[str]] = frozenset(
-        {"output", "resume", "quiet", "junit", "max_error_rate", "log_to", "log_step"}
+        {"output", "resume", "quiet", "junit", "max_error_rate", "log_to"}
     )
 
     def run_settings(self) -> RunSettings:
@@ -355,7 +357,7 @@ class LocalRunOptions:
         """Where the results go when the run ends (``RunRequest.log_to``), checked."""
         from osmosis_local_runner.api.keywords import destinations_of
 
-        return {"log_to": destinations_of(self.log_to), "log_step": self.log_step}
+        return {"log_to": destinations_of(self.log_to)}
 
     @classmethod
     def flag(cls, name: str) -> str:

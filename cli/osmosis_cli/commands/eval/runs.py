@@ -258,6 +258,12 @@ def _info_local(name: str) -> None:
         out.print(f"{'progress:':<10} {found.attempts or 0} of {found.total_attempts} attempts")
     if found.stopped_reason is not None:
         out.print(f"{'stopped:':<10} {_why_stopped(found)}")
+    if found.series is not None:
+        at = f", step {found.step}" if found.step is not None else ""
+        out.print(f"{'series:':<10} {found.series}{at}")
+    if found.weights:
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(found.weights.items()) if v)
+        out.print(f"{'weights:':<10} {shown}")
     if found.output_tokens is not None:
         reasoning = f" ({found.reasoning_tokens:,} reasoning)" if found.reasoning_tokens else ""
         out.print(f"{'output:':<10} {found.output_tokens:,} tokens{reasoning}")

@@ -165,7 +165,7 @@ def run_suite(
     junit: Path | None = None,
     sharing: dict[str, Any] | None = None,
 ) -> None:
-    """``sharing``: ``log_to`` / ``log_step`` (``LocalRunOptions.sharing``)."""
+    """``sharing``: ``log_to`` (``LocalRunOptions.sharing``); the step is a setting."""
     from osmosis_cli.commands.eval.ci import after_local, check_junit_path, local_sources
     from osmosis_local_runner.run.suite import SuiteRunner
     from osmosis_local_runner.run.suite_settings import suite_directory

@@ -23,10 +23,24 @@ LogToOpt = Annotated[
         "trackio[:PROJECT] or hf:ORG/NAME (repeatable; bare: the active run).",
     ),
 ]
-LogStepOpt = Annotated[
+StepOpt = Annotated[
     int | None,
     typer.Option(
-        "--log-step", min=0, metavar="STEP", help="The training step the metrics are logged at."
+        "--step",
+        "--log-step",
+        min=0,
+        metavar="STEP",
+        help="The run's step in its series (a training step): recorded with the run, and "
+        "where trackers log its metrics.",
+    ),
+]
+SeriesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--series",
+        metavar="NAME",
+        help="The series (a training's checkpoints) the run belongs to: its runs make one "
+        "curve in the viewer and in trackers.",
     ),
 ]
 

@@ -144,14 +144,14 @@
     Object.keys(attrs).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
     return node;
   }
-  // the groups of runs that measure the same thing (one config, dataset and set of eval
-  // fns): the chart plots one of them, never runs of different groups together
+  // a series: the runs of one training's checkpoints, each at the step it recorded (never
+  // read from a name); runs in no series are never plotted together
   function groups(runs) {
-    var select = document.getElementById("group"), counts = {}, newest = {};
+    var select = document.getElementById("group"), counts = {}, newest = {}, loose = 0;
     runs.forEach(function (r) {
-      var g = r.group || "?";
-      counts[g] = (counts[g] || 0) + 1;
-      if (!(g in newest) || (r.started || "") > newest[g]) newest[g] = r.started || "";
+      if (!r.series || typeof r.step !== "number") { loose += 1; return; }
+      counts[r.series] = (counts[r.series] || 0) + 1;
+      if (!(r.series in newest) || (r.started || "") > newest[r.series]) newest[r.series] = r.started || "";
     });
     var names = Object.keys(counts).sort(function (a, b) { return newest[a] < newest[b] ? 1 : -1; });
     var chosen = state.group && counts[state.group] ? state.group : names[0];
@@ -162,69 +162,77 @@
       option.selected = g === chosen;
       select.appendChild(option);
     });
-    state.group = chosen;
-    var members = runs.filter(function (r) { return (r.group || "?") === chosen; })
-      .sort(function (a, b) { return (a.started || "") < (b.started || "") ? -1 : 1; });
+    state.group = chosen || null;
+    // one run a step: the newest, should a step have been run twice
+    var byStep = {};
+    runs.filter(function (r) { return r.series === chosen && typeof r.step === "number"; })
+      .sort(function (a, b) { return (a.started || "") < (b.started || "") ? -1 : 1; })
+      .forEach(function (r) { byStep[r.step] = r; });
+    var members = Object.keys(byStep).map(function (s) { return byStep[s]; })
+      .sort(function (a, b) { return a.step - b.step; });
     var link = document.getElementById("sweep");
     link.hidden = members.length < 2;
     link.href = "sweep?runs=" + members.map(function (r) { return encodeURIComponent(r.name); }).join(",");
-    link.textContent = "open these " + members.length + " runs as a sweep";
-    var others = runs.length - (counts[chosen] || 0);
-    document.getElementById("group-note").textContent = others ?
-      others + " run" + (others === 1 ? "" : "s") + " of other configs, datasets or eval fns not plotted" : "";
-    return runs.filter(function (r) { return (r.group || "?") === chosen; });
+    link.textContent = "open " + chosen + " as a sweep (" + members.length + " steps)";
+    var others = runs.length - (counts[chosen] || 0) - loose;
+    var note = [];
+    if (others) note.push(others + " run" + (others === 1 ? "" : "s") + " of other series");
+    if (loose) note.push(loose + " in no series (give them --series and --step)");
+    document.getElementById("group-note").textContent = note.length ? "not plotted: " + note.join(", ") : "";
+    return members;
   }
-  // a run's place along training: the number in its name (step-300 → 300), else its name
-  function tick(name) {
-    var found = /(\d+)(?!.*\d)/.exec(name);
-    return found ? found[1] : name.length > 10 ? name.slice(0, 9) + "…" : name;
+  // totals grow with the rows a run chose: tokens and cost are plotted per attempt
+  var PER_ATTEMPT = { output_tokens: 1, reasoning_tokens: 1, cost_usd: 1 };
+  function value(r, key) {
+    var v = r[key];
+    if (typeof v !== "number") return null;
+    if (PER_ATTEMPT[key]) return r.attempts ? v / r.attempts : null;
+    return v;
   }
   function chart(runs) {
     var key = document.getElementById("stat").value, box = document.getElementById("chart");
     box.textContent = "";
-    runs = groups(runs);
-    var points = runs.filter(function (r) { return typeof r[key] === "number"; })
-      .sort(function (a, b) {  // by start, then name (two runs may start in one second)
-        var x = (a.started || "") + "\u0000" + a.name, y = (b.started || "") + "\u0000" + b.name;
-        return x < y ? -1 : x > y ? 1 : 0;
-      });
+    var points = groups(runs).filter(function (r) { return value(r, key) !== null; });
     box.dataset.points = String(points.length);
     if (points.length < 2) return;
     var W = 640, H = 160, P = 20, L = 52;
-    var values = points.map(function (r) { return r[key]; });
+    var values = points.map(function (r) { return value(r, key); });
     // from 0 (a rise reads as one); scores up to at least 1
     var lo = Math.min(0, Math.min.apply(null, values)), hi = Math.max.apply(null, values);
     if (key === "mean" || key === "pass_at_1") hi = Math.max(hi, 1);
     if (hi === lo) { hi = lo + 1; }
-    var x = function (i) { return L + i * (W - L - P) / (points.length - 1); };
+    var first = points[0].step, span = (points[points.length - 1].step - first) || 1;
+    var x = function (r) { return L + (r.step - first) * (W - L - P) / span; };
     var y = function (v) { return H - P - (v - lo) * (H - 2 * P) / (hi - lo); };
     box.appendChild(svg("polyline", {
-      points: points.map(function (r, i) { return x(i) + "," + y(r[key]); }).join(" "),
+      points: points.map(function (r) { return x(r) + "," + y(value(r, key)); }).join(" "),
       fill: "none", stroke: "#3b6fd4", "stroke-width": 2
     }));
-    points.forEach(function (r, i) {
-      var dot = svg("circle", { cx: x(i), cy: y(r[key]), r: 4, fill: "#3b6fd4" });
+    points.forEach(function (r) {
+      var dot = svg("circle", { cx: x(r), cy: y(value(r, key)), r: 4, fill: "#3b6fd4" });
       var tip = svg("title", {});
-      tip.textContent = r.name + ": " + shown(key, r[key]);
+      tip.textContent = "step " + r.step + " (" + r.name + "): " + shown(key, value(r, key));
       dot.appendChild(tip);
-      box.appendChild(dot);
+      var anchor = svg("a", { href: "runs/" + encodeURIComponent(r.name) });
+      anchor.appendChild(dot);
+      box.appendChild(anchor);
     });
     [[lo, H - P], [hi, P]].forEach(function (mark) {
       var text = svg("text", { x: 2, y: mark[1] + 4, "font-size": 11, fill: "#667" });
       text.textContent = String(shown(key, mark[0]));
       box.appendChild(text);
     });
-    // the x axis: each run's place (at most ~10 labels, evenly), then what it is
+    // the x axis: each run's recorded step (at most ~10 labels, evenly)
     var every = Math.max(1, Math.ceil(points.length / 10));
     points.forEach(function (r, i) {
       if (i % every && i !== points.length - 1) return;
-      var label = svg("text", { x: x(i), y: H + 2, "font-size": 11, fill: "#667", "text-anchor": "middle" });
+      var label = svg("text", { x: x(r), y: H + 2, "font-size": 11, fill: "#667", "text-anchor": "middle" });
       label.setAttribute("class", "xtick");
-      label.textContent = tick(r.name);
+      label.textContent = String(r.step);
       box.appendChild(label);
     });
     var axis = svg("text", { x: W / 2, y: H + 22, "font-size": 11, fill: "#667", "text-anchor": "middle" });
-    axis.textContent = "runs, oldest first (the number in each name)";
+    axis.textContent = "step (as each run recorded it)" + (PER_ATTEMPT[key] ? " · per attempt" : "");
     box.appendChild(axis);
   }
   // suite runs: a line each, linking to the suite's page (its entries compared)
