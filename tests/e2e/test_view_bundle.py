@@ -21,7 +21,8 @@ RUN = ["eval", "run", "configs/eval/quickstart.toml", "-q", "--limit", "3"]
 def test_a_bundle_opens_from_file_with_no_server(browser: Any, project: Path) -> None:
     for name, model in (("step-100", "mock/calculator"), ("step-200", "mock/echo"),
                         ("step-300", "mock/calculator")):  # fmt: skip
-        assert invoke(*RUN, "--model", model, "--name", name).exit_code == 0
+        series = ["--series", "grpo", "--step", name.split("-")[1]]  # recorded, not read
+        assert invoke(*RUN, "--model", model, "--name", name, *series).exit_code == 0
     suite = ["eval", "run", "configs/eval/suite.toml", "--limit", "1", "-q", "-o",
              ".osmosis/suites/sweep"]  # fmt: skip
     assert invoke(*suite).exit_code == 0
@@ -30,7 +31,7 @@ def test_a_bundle_opens_from_file_with_no_server(browser: Any, project: Path) ->
     resource = written.json()["resource"]
     assert resource["runs"] == ["step-300", "step-200", "step-100"]  # newest first
     assert resource["comparisons"] == ["step-100--step-200", "step-200--step-300"]
-    assert resource["sweeps"] == ["step-100--step-300"] and resource["suites"] == ["sweep"]
+    assert resource["sweeps"] == ["grpo"] and resource["suites"] == ["sweep"]
 
     errors: list[str] = []
     requests: list[str] = []
@@ -57,8 +58,12 @@ def test_a_bundle_opens_from_file_with_no_server(browser: Any, project: Path) ->
         page.wait_for_selector("body[data-ready='1']", timeout=10_000)
         assert page.text_content("section.comparison h2") == "step-100 vs step-200"
         page.go_back()
-        page.click("a[href='sweeps/step-100--step-300.html']")  # the sweep of the group
+        page.click("a[href='sweeps/grpo.html']")  # the series' sweep
         expect(page.locator("[data-testid=against] tbody tr")).to_have_count(2)
+        page.click("[data-testid=against] a >> nth=0")  # a step links to its run's page
+        page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+        assert page.url.endswith("runs/step-200.html")
+        page.go_back()
         page.go_back()
         page.click("a[href='suites/sweep.html']")
         page.wait_for_selector("body[data-ready='1']", timeout=10_000)

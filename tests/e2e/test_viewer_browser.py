@@ -24,8 +24,10 @@ RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculato
 
 @pytest.fixture
 def viewer_url(project: Path) -> Iterator[str]:
-    for name in ("ckpt-100", "ckpt-200"):
-        assert invoke(*RUN, "--name", name, "--limit", "3").exit_code == 0
+    for step in (100, 200):  # a series: each run records its step
+        ran = invoke(*RUN, "--name", f"ckpt-{step}", "--limit", "3", "--series", "grpo",
+                     "--step", str(step))  # fmt: skip
+        assert ran.exit_code == 0, ran.stderr
     with Child([*osmosis_command(), "eval", "view", "--no-browser"]) as child:
         yield child.err.wait_for(r"http://\S+\?token=\S+", 30).group(0)
         child.proc.terminate()
@@ -53,31 +55,36 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         assert "token" not in page.url  # kept as a cookie, not in the address bar
 
         # a run made while the page is open appears without a reload
-        assert invoke(*RUN, "--name", "ckpt-300", "--limit", "2").exit_code == 0
+        ckpt = ["--series", "grpo", "--step", "300"]
+        assert invoke(*RUN, "--name", "ckpt-300", "--limit", "2", *ckpt).exit_code == 0
         expect(rows).to_have_count(3)
         page.fill("#filter", "ckpt-300")
         expect(rows).to_have_count(1)
         page.fill("#filter", "")
-        # a run of another config joins the table, not the chart: a chart plots one
-        # group of runs (one config, dataset and set of eval fns), its x axis labelled
+        # a run of another series joins the table, not the chart: a chart plots one
+        # series by the step each run recorded; a run in no series is never plotted,
+        # whatever a number in its name says
         other = ["eval", "run", "configs/eval/thinking.toml", "-q", "--name", "thinking-1",
-                 "--limit", "2"]  # fmt: skip
+                 "--limit", "2", "--series", "effort", "--step", "1"]  # fmt: skip
         assert invoke(*other).exit_code == 0
-        expect(rows).to_have_count(4)
+        assert invoke(*RUN, "--name", "mellow-walrus-44", "--limit", "2").exit_code == 0
+        expect(rows).to_have_count(5)
         expect(page.locator("#group option")).to_have_count(2)
-        page.select_option("#group", index=1 if "thinking" in (
-            page.locator("#group option").first.text_content() or "") else 0)  # fmt: skip
-        assert "1 run of other configs" in str(page.text_content("#group-note"))
+        page.select_option("#group", "grpo")
+        note = str(page.text_content("#group-note"))
+        assert "1 run of other series" in note and "1 in no series" in note, note
         assert page.locator("#chart text.xtick").all_text_contents() == ["100", "200", "300"]
         sweep_link = page.locator("[data-testid=sweep]")
-        assert sweep_link.text_content() == "open these 3 runs as a sweep"
+        assert sweep_link.text_content() == "open grpo as a sweep (3 steps)"
         assert "runs=ckpt-100,ckpt-200,ckpt-300" in str(sweep_link.get_attribute("href"))
-        # the chosen statistic across the runs, oldest first: a point a run
+        # the chosen statistic along the series: a point a step, linked to its run
         assert page.locator("#chart circle").count() == 3
-        snap(page, "viewer-home")  # the mean across runs
+        assert page.locator("#chart a").first.get_attribute("href") == "runs/ckpt-100"
+        snap(page, "viewer-home")  # the mean along the series
         page.select_option("#stat", "attempts")
         tips = page.locator("#chart circle title").all_text_contents()
-        assert tips == ["ckpt-100: 9", "ckpt-200: 9", "ckpt-300: 6"]  # rows × n (3)
+        assert tips == ["step 100 (ckpt-100): 9", "step 200 (ckpt-200): 9",
+                        "step 300 (ckpt-300): 6"]  # rows × n (3)  # fmt: skip
         page.click("th[data-key=name]")
         assert rows.first.get_attribute("data-name") == "ckpt-100"
 

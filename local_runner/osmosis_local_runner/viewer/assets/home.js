@@ -3,7 +3,8 @@
 (function () {
   "use strict";
   var COLUMNS = [
-    ["name", "run"], ["status", "status"], ["model", "model"], ["rows", "rows"],
+    ["name", "run"], ["status", "status"], ["series", "series · step"], ["model", "model"],
+    ["rows", "rows"],
     ["attempts", "attempts"], ["mean", "mean"], ["pass_at_1", "pass@1"],
     ["started", "started"], ["duration_ms", "duration"], ["cost_usd", "cost"]
   ];
@@ -15,6 +16,7 @@
     return node;
   }
   function shown(key, value, run) {
+    if (key === "series") return value ? value + (typeof run.step === "number" ? " · " + run.step : "") : "–";
     if (value === null || value === undefined) return "–";
     // a run that stopped (or is still going) short of its plan: done of total
     if (key === "attempts" && run && run.total_attempts && value < run.total_attempts) {
@@ -75,7 +77,7 @@
     var needle = state.filter.toLowerCase();
     var runs = state.runs.filter(function (run) {
       // config and people's tags too ("reviewed" finds the runs people said something of)
-      var said = [run.name, run.model || "", run.status, run.group || "",
+      var said = [run.name, run.model || "", run.status, run.group || "", run.series || "",
                   (run.tags || []).join(" "), run.reviews ? "reviewed" : ""].join(" ");
       return !needle || said.toLowerCase().indexOf(needle) >= 0;
     }).sort(compare);
