@@ -61,7 +61,7 @@ def execute(
 
     name = session.run.name if session.run is not None else None
     keys = {**(resource(session) if resource else {}), **tracked_keys(out, session.tracked, name)}
-    report_result(out, result, **keys)
+    report_result(out, result, adopted=opts.adopted_args(session.adopted), **keys)
     _verdict(out, result, opts.junit, opts.max_error_rate)
 
 

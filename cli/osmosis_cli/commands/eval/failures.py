@@ -6,6 +6,7 @@ not pass (``--rows``: what a person runs after fixing the rollout)."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,10 +58,19 @@ def _headline(index: int, verdict: RowVerdict, *, color: bool = False) -> str:
     return f"{shown} row {index}  {verdict.passing}/{verdict.attempts} passed, mean {mean}"
 
 
-def rows_command(out: Output, indices: list[int]) -> str | None:
+#: flags a rerun of some rows leaves out: where it goes and which run it is, and its place
+#: in a series (a rerun of some rows is not a checkpoint: never logged into a curve)
+NOT_RERUN = ("-o", "--output", "--name", "--rows", "--resume", "--retry-failed", "--fresh",
+             "--log-to", "--step", "--log-step", "--series")  # fmt: skip
+#: of those, the ones that take no value
+NO_VALUE = ("--resume", "--retry-failed", "--fresh")
+
+
+def rows_command(out: Output, indices: list[int], adopted: Sequence[str] = ()) -> str | None:
     """``eval run`` or the seed form (``eval -m …``) typed again for just ``indices`` (a
-    new run: no -o, --name or --rows of the old one), or None when this is neither or
-    nothing failed."""
+    new run: no -o, --name or --rows of the old one, never its trackers or series step)
+    with ``adopted`` (what a continued run took from its journal, as flags), or None when
+    this is neither or nothing failed."""
     args = out.argv
     seed_form = args[:1] == ["eval"] and len(args) > 1 and args[1].startswith("-")
     if not indices or (args[:2] != ["eval", "run"] and not seed_form):
@@ -72,10 +82,11 @@ def rows_command(out: Output, indices: list[int]) -> str | None:
         if skip:
             skip = False
             continue
-        if name in ("-o", "--output", "--name", "--rows", "--resume", "--retry-failed", "--fresh"):
-            skip = "=" not in arg and name not in ("--resume", "--retry-failed", "--fresh")
+        if name in NOT_RERUN:
+            skip = "=" not in arg and name not in NO_VALUE
             continue
         kept.append(arg)
+    kept += adopted  # not given again: taken from the journal, so never typed twice
     from osmosis_local_runner.run.settings import rows_text
 
     return command_line(kept, [], f"--rows={rows_text(frozenset(indices))}")

@@ -4,6 +4,7 @@ finished run shown again, and what became of its upload."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,11 @@ if TYPE_CHECKING:
 
 
 def report_result(
-    out: Output, result: RunResult, operation: str = "eval.run", **resource: Any
+    out: Output,
+    result: RunResult,
+    operation: str = "eval.run",
+    adopted: Sequence[str] = (),
+    **resource: Any,
 ) -> None:
     """The summary table (``--plain``: its rows), or with ``--json`` the operation
     envelope whose ``resource`` holds the published CLI's keys, ``resource`` and the whole
@@ -46,7 +51,7 @@ def report_result(
         return
     if summary["errored_runs"] and resource.get("retry_command"):
         out.info(f"Run the errored attempts again: {resource['retry_command']}")
-    again = rows_command(out, failing)
+    again = rows_command(out, failing, adopted)
     if again is not None:
         out.info(f"Run the rows that did not pass again: {again}")
     _report_errors(out, result, shown)
