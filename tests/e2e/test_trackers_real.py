@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from tests.child_output import Child
+from tests.e2e.conftest import osmosis_command
 from tests.e2e.test_report_browser import browser, invoke
 
 pytestmark = pytest.mark.slow
@@ -317,3 +318,55 @@ def test_trackio_keeps_each_step_in_its_local_store(
         (logged,) = SQLiteStorage.get_logs("evals", f"step-{step}")
         assert logged["step"] == step and logged["eval/grader/mean"] == 1.0
         assert logged["rows"]["_type"] == "trackio.table"
+
+
+def test_a_series_is_one_curve_in_mlflow_whichever_command_sent_it(
+    mlflow_url: str, quickstart_project: Path, clean_env: Path
+) -> None:
+    """Issue 52: separate ``eval run --series S --step N`` calls and an ``eval push`` of a
+    run that could not reach the server make one MLflow run with one history by step;
+    ``MLFLOW_RUN_ID`` is honoured."""
+    to = f"mlflow:{mlflow_url}"
+    for step, model in ((100, "mock/calculator"), (200, "mock/echo")):
+        ran = invoke(*RUN, "--name", f"grpo-{step}", "--series", "grpo", "--step", str(step),
+                     "--model", model, "--log-to", to)  # fmt: skip
+        assert ran.exit_code == 0, ran.stderr
+    late = invoke(*RUN, "--name", "grpo-300", "--series", "grpo", "--step", "300",
+                  "--log-to", "mlflow:http://127.0.0.1:9")  # down: pushed later  # fmt: skip
+    assert late.exit_code == 0
+    pushed = invoke("--json", "eval", "push", "grpo-300", "--to", to)  # its recorded step
+    logged = pushed.json()["resource"]["trackers"][0]
+    assert logged["into"] == "series" and logged["step"] == 300
+    history = _get(mlflow_url, "metrics/get-history", run_id=logged["run_id"],
+                   metric_key="eval/grader/mean")["metrics"]  # fmt: skip
+    assert [(m["step"], m["value"]) for m in history] == [(100, 1.0), (200, 0.0), (300, 1.0)]
+    run = _get(mlflow_url, "runs/get", run_id=logged["run_id"])["run"]
+    assert run["info"]["run_name"] == "grpo"
+    found = _post(mlflow_url, "runs/search", {"experiment_ids": [run["info"]["experiment_id"]],
+                                               "filter": "tags.`osmosis.series` = 'grpo'"})  # fmt: skip
+    assert len(found["runs"]) == 1  # one curve
+
+    made = _post(mlflow_url, "runs/create", {"experiment_id": run["info"]["experiment_id"],
+                                              "run_name": "trainer"})["run"]["info"]["run_id"]  # fmt: skip
+    with_env = subprocess.run(
+        [*osmosis_command(), *RUN, "--name", "env-5", "--step", "5", "--log-to", to],
+        capture_output=True, text=True, timeout=120, cwd=quickstart_project,
+        env={**os.environ, "MLFLOW_RUN_ID": made},
+    )  # fmt: skip
+    assert with_env.returncode == 0, with_env.stderr
+    history = _get(mlflow_url, "metrics/get-history", run_id=made, metric_key="eval/grader/mean")
+    assert [(m["step"], m["value"]) for m in history["metrics"]] == [(5, 1.0)]
+
+
+def test_a_series_is_one_run_in_wandb_offline(quickstart_project: Path, clean_env: Path) -> None:
+    from tests.wandb_records import history
+
+    for step, model in ((200, "mock/echo"), (100, "mock/calculator")):  # any order
+        ran = invoke(*RUN, "--name", f"s-{step}", "--series", "grpo", "--step", str(step),
+                     "--model", model, "--log-to", "wandb:evals")  # fmt: skip
+        assert ran.exit_code == 0, ran.stderr
+    files = sorted(clean_env.glob("wandb/offline-run-*-series-grpo/run-series-grpo.wandb"))
+    assert len(files) == 2  # one run id, resumed (W&B syncs them as one run)
+    points = sorted((r["eval/step"], r["eval/grader/mean"]) for f in files for r in history(f)
+                    if "eval/step" in r)  # fmt: skip
+    assert points == [(100, 1), (200, 0)]

@@ -84,6 +84,9 @@ def log_results(
         why = f"the run is {status}: push it once it finishes"
         return [Logged(d.key, "skipped", step=step, error=why) for d in destinations]
     run_id, provenance = _identity(results)
+    if step is None:  # the step the run recorded (a series'): where it goes on the curve
+        recorded = doc.config.get("step")
+        step = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else None
     name = name or (results.parent.name if results.name == "results.json" else results.stem)
     group = prefix.strip("/").partition("/")[2] or str(doc.config.get("config_name") or "eval")
     record = read_record(results)

@@ -1,8 +1,11 @@
 """MLflow: a run of its own in an experiment (``MLFLOW_EXPERIMENT_NAME``, else
 ``osmosis-evals``), or — inside an active run (``mlflow.active_run()``, a training
-script's) — metrics at the training step and artifacts under ``osmosis/evals/NAME/``.
-Through ``MlflowClient`` with the tracking URI given: no global state is changed. The
-run carries the local run's id as a tag, so sending it twice finds it and adds nothing."""
+script's, or the run ``MLFLOW_RUN_ID`` names) — metrics at the training step and
+artifacts under ``osmosis/evals/NAME/``. A run of a series goes to the series' one MLflow
+run (tagged ``osmosis.series``, found or made), at its step: every checkpoint of a
+training is one curve, whichever command sent it. Through ``MlflowClient`` with the
+tracking URI given: no global state is changed. Each run carries the local run's id as a
+tag, so sending it twice finds it and adds nothing."""
 
 from __future__ import annotations
 
@@ -28,9 +31,16 @@ def send(payload: Payload, uri: str | None, step: int | None) -> dict[str, Any]:
         return _into_active(payload, mlflow.MlflowClient(), active.info.run_id, step)
     uri = uri or mlflow.get_tracking_uri()
     client = mlflow.MlflowClient(tracking_uri=uri)
+    if os.environ.get("MLFLOW_RUN_ID"):  # the run a training process was told to use
+        return _into_active(payload, client, os.environ["MLFLOW_RUN_ID"], step)
     experiment = os.environ.get("MLFLOW_EXPERIMENT_NAME") or DEFAULT_EXPERIMENT
     found = client.get_experiment_by_name(experiment)
     experiment_id = found.experiment_id if found else client.create_experiment(experiment)
+    if payload.series is not None:
+        series_run = _series_run(client, experiment_id, payload.series)
+        done = _into_active(payload, client, series_run, step)
+        into = "existing" if done["into"] == "existing" else "series"
+        return _done(uri, series_run, experiment_id, into)
     existing = client.search_runs(
         [experiment_id], filter_string=f"tags.`{TAG}` = '{payload.run_id}'", max_results=1
     )
@@ -52,6 +62,22 @@ def send(payload: Payload, uri: str | None, step: int | None) -> dict[str, Any]:
         raise
     client.set_terminated(run_id, "FINISHED")
     return _done(uri, run_id, experiment_id, "own")
+
+
+#: the tag naming the series a run of MLflow holds the curve of
+SERIES_TAG = "osmosis.series"
+
+
+def _series_run(client: Any, experiment_id: str, series: str) -> str:
+    """The series' MLflow run: found by its tag, else made (named after the series)."""
+    quoted = series.replace("'", "\\'")
+    found = client.search_runs(
+        [experiment_id], filter_string=f"tags.`{SERIES_TAG}` = '{quoted}'", max_results=1
+    )
+    if found:
+        return str(found[0].info.run_id)
+    tags = {SERIES_TAG: series, "osmosis.kind": "eval-series"}
+    return str(client.create_run(experiment_id, run_name=series, tags=tags).info.run_id)
 
 
 def _into_active(payload: Payload, client: Any, run_id: str, step: int | None) -> dict[str, Any]:

@@ -27,7 +27,7 @@ COLUMNS = ("row", "attempt", "model", "prompt", "expected", "answer", "score", "
            "scores", "error", "transcript")  # fmt: skip
 #: the run's settings sent as parameters (as the results document's config holds them)
 PARAMS = ("model", "config_name", "dataset", "n_runs", "pass_threshold", "limit", "eval_fns",
-          "rollout_mode", "base_url", "sampling")  # fmt: skip
+          "rollout_mode", "base_url", "sampling", "series", "step")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,8 @@ class Payload:
     columns: tuple[str, ...] = COLUMNS
     rows: list[list[Any]] = field(default_factory=list)
     truncated_rows: int = 0  # attempts left out of the table (beyond MAX_TABLE_ROWS)
+    #: the series the run belongs to: every run of it goes to one tracker run (a curve)
+    series: str | None = None
 
 
 def payload_of(
@@ -80,8 +82,9 @@ def payload_of(
     params["status"] = str(summary.get("status") or "finished")
     params |= {k: _text(v) for k, v in (provenance or {}).items() if v is not None}
     rows, left = _table(doc)
+    series = config.get("series") if isinstance(config.get("series"), str) else None
     return Payload(name, run_id, group, doc.path, params, metrics, rows=rows,
-                   truncated_rows=left)  # fmt: skip
+                   truncated_rows=left, series=series)  # fmt: skip
 
 
 def project_of(results: Path) -> Path:

@@ -2,7 +2,9 @@
 named, or — inside an active run (``wandb.run``, a training script's) — metrics and
 the attempts table at the training step in it. The results document goes as an
 artifact. A run of its own takes an id made from the local run's, so a resent run is
-the same W&B run."""
+the same W&B run. The runs of a series go to the series' one W&B run (its id made from the
+series' name, resumed), each at its step on its own axis (``eval/step``, declared with
+``define_metric``: W&B's own step must only grow, a series' steps may come in any order)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ def send(payload: Payload, project: str | None, step: int | None) -> dict[str, A
         _log(wandb, active, payload, step, f"osmosis/evals/{payload.name}/")
         return {"run_id": active.id, "into": "active", **_url(active)}
     entity, _, name = (project or DEFAULT_PROJECT).rpartition("/")
+    if payload.series is not None:
+        return _into_series(wandb, payload, name, entity or None, step)
     run = wandb.init(
         project=name, entity=entity or None, name=payload.name, id=tracker_id(payload.run_id),
         config=payload.params, job_type="eval", resume="allow", reinit="create_new",
@@ -40,6 +44,33 @@ def send(payload: Payload, project: str | None, step: int | None) -> dict[str, A
     finally:
         run.finish()
     return {"run_id": run.id, "into": "own", **_url(run)}
+
+
+def _into_series(
+    wandb: Any, payload: Payload, project: str, entity: str | None, step: int | None
+) -> dict[str, Any]:
+    assert payload.series is not None
+    run = wandb.init(
+        project=project, entity=entity, name=payload.series,
+        id=tracker_id(f"series-{payload.series}"), job_type="eval-series", resume="allow",
+        reinit="create_new", settings=wandb.Settings(login_timeout=LOGIN_TIMEOUT),
+    )  # fmt: skip
+    try:
+        run.define_metric(STEP_KEY)
+        run.define_metric("eval/*", step_metric=STEP_KEY)
+        table = wandb.Table(columns=list(payload.columns), data=payload.rows)
+        values = {**payload.metrics, f"osmosis/evals/{payload.name}/rows": table}
+        run.log({**values, STEP_KEY: step if step is not None else 0})
+        artifact = wandb.Artifact(f"osmosis-eval-{tracker_id(payload.name)}", type="eval-results")
+        artifact.add_file(str(payload.results), name="results.json")
+        run.log_artifact(artifact)
+    finally:
+        run.finish()
+    return {"run_id": run.id, "into": "series", **_url(run)}
+
+
+#: a series' own step axis in W&B
+STEP_KEY = "eval/step"
 
 
 def _log(wandb: Any, run: Any, payload: Payload, step: int | None, where: str) -> None:
