@@ -24,9 +24,12 @@ if TYPE_CHECKING:
         SuiteResult,
         Summary,
         UsageSummary,
+        WatchEvent,
+        WatchResult,
         arun_eval,
         arun_suite,
         attempts_df,
+        awatch_checkpoints,
         calls_df,
         compare_runs,
         load_run,
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
         run_suite,
         runs_df,
         sweep_runs,
+        watch_checkpoints,
     )
 
 __all__ = [
@@ -48,9 +52,12 @@ __all__ = [
     "SuiteResult",
     "Summary",
     "UsageSummary",
+    "WatchEvent",
+    "WatchResult",
     "arun_eval",
     "arun_suite",
     "attempts_df",
+    "awatch_checkpoints",
     "calls_df",
     "compare_runs",
     "load_run",
@@ -59,6 +66,7 @@ __all__ = [
     "run_suite",
     "runs_df",
     "sweep_runs",
+    "watch_checkpoints",
 ]
 
 

@@ -26,5 +26,9 @@ from osmosis_local_runner.api.sharing import push_run as push_run
 from osmosis_local_runner.api.suites import SuiteResult as SuiteResult
 from osmosis_local_runner.api.suites import arun_suite as arun_suite
 from osmosis_local_runner.api.suites import run_suite as run_suite
+from osmosis_local_runner.api.watching import WatchEvent as WatchEvent
+from osmosis_local_runner.api.watching import WatchResult as WatchResult
+from osmosis_local_runner.api.watching import awatch_checkpoints as awatch_checkpoints
+from osmosis_local_runner.api.watching import watch_checkpoints as watch_checkpoints
 
 # the public names are listed once, in ``osmosis_local_runner.__all__``

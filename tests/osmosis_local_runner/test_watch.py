@@ -1,0 +1,139 @@
+"""``watch_checkpoints`` (issue 52) against a loopback vLLM double with runtime LoRA
+loading (``tests/vllm_lora_double.py``: answers depend on which adapter is named) and a
+checkpoint folder written step by step, partial writes included: each complete
+checkpoint is evaluated once with its own weights, in step order, recorded as one series;
+a restarted watch skips what finished and continues a half-done step exactly once; a
+step that fails is recorded and the watch goes on. The trainer acts between polls (the
+injected ``sleep``): nothing sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from osmosis_local_runner import WatchEvent, load_run, watch_checkpoints
+from osmosis_local_runner.run.journal import journal_path
+from tests.vllm_lora_double import BASE, Vllm, running_vllm
+
+CONFIG = "configs/eval/quickstart.toml"
+RUNS = Path(".osmosis/evals")
+
+
+@pytest.fixture
+def vllm() -> Iterator[Vllm]:
+    with running_vllm() as double:
+        yield double
+
+
+def save(folder: Path, step: int, skill: str, *, complete: bool = True, **more: Any) -> Path:
+    """A LoRA checkpoint as PEFT writes it: the weights, then its config (last)."""
+    path = folder / f"step_{step}"
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "adapter_model.safetensors").write_bytes(b"w" * (100 + step))
+    if complete:
+        (path / "adapter_config.json").write_text(json.dumps({"r": 8, "skill": skill, **more}))
+    return path
+
+
+class Trainer:
+    """What the trainer does between the watch's polls, in order; the watch's ``sleep``."""
+
+    def __init__(self, *acts: Callable[[], object]) -> None:
+        self.acts = list(acts)
+        self.polls = 0
+
+    async def __call__(self, seconds: float) -> None:
+        self.polls += 1
+        if self.acts:
+            self.acts.pop(0)()
+        await asyncio.sleep(0)
+
+
+def test_each_complete_checkpoint_is_evaluated_once_with_its_own_weights(
+    vllm: Vllm, quickstart_project: Path, tmp_path: Path
+) -> None:
+    ckpts = tmp_path / "ckpts"
+    save(ckpts, 100, "calculator")
+    save(ckpts, 200, "echo", complete=False)  # being written: its weights so far
+    events: list[WatchEvent] = []
+    trainer = Trainer(
+        lambda: save(ckpts, 200, "echo"),  # its config lands: sizes change, one more look
+        lambda: None,  # unchanged across two looks: complete
+        lambda: (save(ckpts, 300, "calculator"), (ckpts / "step_300" / "STABLE").touch()),
+    )
+    result = watch_checkpoints(CONFIG, ckpts, series="grpo", model=BASE, base_url=vllm.url,
+                               limit=4, until=300, poll=5, sleep=trainer,
+                               on_event=events.append)  # fmt: skip
+    assert result.finished == {100: "grpo-step-100", 200: "grpo-step-200", 300: "grpo-step-300"}
+    assert [load["lora_name"] for load in vllm.loads] == ["grpo-step-100", "grpo-step-200",
+                                                          "grpo-step-300"]  # fmt: skip
+    assert vllm.unloads == ["grpo-step-100", "grpo-step-200", "grpo-step-300"]
+    assert set(vllm.calls) == {"grpo-step-100", "grpo-step-200", "grpo-step-300"}
+    assert len(vllm.calls) == 3 * 4 * 3  # steps × rows × n: each attempt once
+    means = {step: load_run(name).summary.mean for step, name in result.finished.items()}
+    assert means == {100: 1.0, 200: 0.0, 300: 1.0}  # the right weights answered
+    document = json.loads((RUNS / "grpo-step-200" / "results.json").read_text())
+    config = document["config"]
+    assert (config["series"], config["step"], config["model"]) == ("grpo", 200, "grpo-step-200")
+    weights = config["weights"]
+    assert weights["root"] == str(ckpts / "step_200") and weights["parent"] == BASE
+    assert weights["checkpoint_step"] == 200 and len(weights["adapter_config_sha256"]) == 64
+    kinds = [e.kind for e in events]
+    assert kinds.count("incomplete") >= 2 and kinds.count("finished") == 3
+    assert "waiting" in kinds
+
+
+def test_a_restarted_watch_skips_what_finished_and_continues_a_half_done_step(
+    vllm: Vllm, quickstart_project: Path, tmp_path: Path
+) -> None:
+    ckpts = tmp_path / "ckpts"
+    for step in (100, 200):
+        save(ckpts, step, "calculator")
+    first = watch_checkpoints(CONFIG, ckpts, series="grpo", model=BASE, base_url=vllm.url,
+                              limit=4, once=True, sleep=Trainer())  # fmt: skip
+    assert set(first.finished) == {100, 200}
+    # step 200 as a watch killed mid-step leaves it: two attempts journaled, no document
+    run = RUNS / "grpo-step-200"
+    (run / "results.json").unlink()
+    journal = journal_path(run / "results.json")
+    journal.write_text("".join(journal.read_text().splitlines(keepends=True)[:3]))
+    calls = len(vllm.calls)
+    again = watch_checkpoints(CONFIG, ckpts, series="grpo", model=BASE, base_url=vllm.url,
+                              limit=4, once=True, sleep=Trainer())  # fmt: skip
+    assert again.finished == first.finished
+    assert vllm.calls[calls:] == ["grpo-step-200"] * (12 - 2)  # only what was missing
+    assert load_run("grpo-step-200").summary.total_runs == 12
+    lines = journal.read_text().splitlines()[1:]
+    keys = [(json.loads(x)["row_index"], json.loads(x)["run_index"]) for x in lines]
+    assert len(keys) == len(set(keys)) == 12  # each attempt once
+
+
+def test_a_failed_step_is_recorded_and_the_watch_goes_on(
+    vllm: Vllm, quickstart_project: Path, tmp_path: Path
+) -> None:
+    ckpts = tmp_path / "ckpts"
+    save(ckpts, 100, "calculator", broken=True)  # the server refuses to load it
+    save(ckpts, 200, "calculator")
+    result = watch_checkpoints(CONFIG, ckpts, series="grpo", model=BASE, base_url=vllm.url,
+                               limit=2, once=True, sleep=Trainer())  # fmt: skip
+    assert set(result.failed) == {100} and "rank too large" in result.failed[100]
+    assert result.finished == {200: "grpo-step-200"}
+    record = json.loads(Path(".osmosis/watches/grpo.json").read_text())
+    assert record["failed"] == {"100": result.failed[100]}
+
+
+def test_a_server_without_runtime_lora_is_said_clearly(
+    quickstart_project: Path, tmp_path: Path
+) -> None:
+    ckpts = tmp_path / "ckpts"
+    save(ckpts, 1, "calculator")
+    with running_vllm(runtime_lora=False) as plain:
+        result = watch_checkpoints(CONFIG, ckpts, series="s", model=BASE, base_url=plain.url,
+                                   limit=1, once=True, sleep=Trainer())  # fmt: skip
+    assert "VLLM_ALLOW_RUNTIME_LORA_UPDATING" not in result.failed[1]  # the hint has it
+    assert "load_lora_adapter is not served (404)" in result.failed[1]
