@@ -84,6 +84,7 @@ EVAL = table("""
 [osmosis_cli.commands.eval.local:register]
 run: Run an eval config or suite offline against a model endpoint.
 seed: The seed form: osmosis eval -m MODULE:ATTR -d DATASET ...
+watch: Evaluate a training's checkpoints as they land, as one series.
 [osmosis_cli.commands.eval.hosted:register]
 init: Scaffold a runnable evaluation (config, rollout, data, model).
 # Look at results

@@ -137,3 +137,74 @@ def test_a_server_without_runtime_lora_is_said_clearly(
                                    limit=1, once=True, sleep=Trainer())  # fmt: skip
     assert "VLLM_ALLOW_RUNTIME_LORA_UPDATING" not in result.failed[1]  # the hint has it
     assert "load_lora_adapter is not served (404)" in result.failed[1]
+
+
+def test_the_cli_says_what_the_watch_does_and_renders_what_it_did(
+    vllm: Vllm, quickstart_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.osmosis_cli.conftest import Result
+
+    ckpts = tmp_path / "ckpts"
+    save(ckpts, 10, "calculator")
+    (ckpts / "step_10" / "STABLE").touch()  # the trainer's marker: complete at first look
+    save(ckpts, 20, "echo", broken=True)
+    (ckpts / "step_20" / "STABLE").touch()
+    from typer.testing import CliRunner
+
+    from osmosis_cli.main import main
+
+    def invoke(*args: str) -> Result:
+        with CliRunner().isolation() as (out, err, _):
+            try:
+                main(list(args))
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 0
+            return Result(code, out.getvalue().decode(), err.getvalue().decode())
+
+    args = ["eval", "watch", CONFIG, "--checkpoints", str(ckpts), "--series", "grpo",
+            "--model", BASE, "--base-url", vllm.url, "--limit", "2", "--once"]  # fmt: skip
+    done = invoke(*args)
+    assert done.exit_code == 1  # a step failed: said, and the exit code says so
+    assert "step 10: grpo-step-10 finished (mean 1.000)" in done.stderr
+    assert "step 20: failed — the server refused to load" in done.stderr
+    again = invoke("--json", *args)
+    document = again.json()
+    assert document["resource"]["finished"] == {"10": "grpo-step-10"}
+    assert "20" in document["resource"]["failed"]
+    refused = invoke(*args, "-o", "x.json")
+    assert refused.exit_code == 2 and "-o does not go with eval watch" in refused.stderr
+
+
+@pytest.mark.slow
+def test_full_weights_are_served_by_the_users_command_and_stopped_after(
+    quickstart_project: Path, tmp_path: Path
+) -> None:
+    """``serve_cmd``: a server process per checkpoint (the vLLM double as a script serving
+    a folder's full weights), waited on until it answers, its process group stopped after;
+    a command that dies is a failed step naming its output."""
+    import socket
+    import sys
+
+    ckpts = tmp_path / "ckpts"
+    for step, skill in ((1, "calculator"), (2, "echo")):
+        (ckpts / f"checkpoint-{step}").mkdir(parents=True)
+        (ckpts / f"checkpoint-{step}" / "config.json").write_text(json.dumps({"skill": skill}))
+        (ckpts / f"checkpoint-{step}" / "STABLE").touch()
+    (ckpts / "checkpoint-3").mkdir()
+    (ckpts / "checkpoint-3" / "STABLE").touch()  # no config.json: the command dies
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    double = Path(__file__).resolve().parents[1] / "vllm_lora_double.py"
+    command = f"{sys.executable} {double} --port {port} --weights {{path}} --name full"
+    result = watch_checkpoints(CONFIG, ckpts, series="full", serve_cmd=command, model="full",
+                               base_url=f"http://127.0.0.1:{port}/v1", limit=3, once=True,
+                               serve_timeout=60)  # fmt: skip
+    assert result.finished == {1: "full-step-1", 2: "full-step-2"}
+    assert (
+        load_run("full-step-1").summary.mean == 1.0 and load_run("full-step-2").summary.mean == 0.0
+    )
+    assert "serve command exited" in result.failed[3] and "config.json" in result.failed[3]
+    with socket.socket() as sock:  # every server stopped: the port is free again
+        sock.bind(("127.0.0.1", port))

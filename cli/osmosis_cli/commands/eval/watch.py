@@ -1,0 +1,160 @@
+"""``osmosis eval watch CONFIG --checkpoints DIR``: a training's checkpoints evaluated as
+they land, one series — the library's ``watch_checkpoints``; this face parses the options,
+says what the watch is doing, line by line, and renders what it did."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+
+import typer
+
+from osmosis_cli.commands.eval.options import LocalRunOptions
+from osmosis_cli.terminal.errors import current_output, handle_errors
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
+    from osmosis_local_runner import WatchEvent
+
+WATCH = "Watching checkpoints"
+
+
+@dataclass(kw_only=True)
+class WatchOptions(LocalRunOptions):
+    PANELS: ClassVar[dict[str, str]] = {
+        **LocalRunOptions.PANELS,
+        **dict.fromkeys(
+            (
+                "checkpoints",
+                "serve_cmd",
+                "keep_loaded",
+                "once",
+                "until",
+                "poll",
+                "marker",
+                "serve_timeout",
+            ),
+            WATCH,
+        ),
+    }
+    config_path: Annotated[
+        Path, typer.Argument(metavar="CONFIG", help="configs/eval/NAME.toml", show_default=False)
+    ]
+    checkpoints: Annotated[
+        Path,
+        typer.Option(
+            "--checkpoints",
+            metavar="DIR",
+            help="The folder the trainer saves checkpoints into (step_N, step-N, "
+            "checkpoint-N, global_step_N).",
+        ),
+    ]
+    serve_cmd: Annotated[
+        str | None,
+        typer.Option(
+            "--serve-cmd",
+            metavar="CMD",
+            help="Serve each checkpoint with this command ({path} and {step} filled in), "
+            "waited on until the endpoint answers; else it is loaded into vLLM as a LoRA.",
+        ),
+    ] = None
+    keep_loaded: Annotated[
+        bool, typer.Option("--keep-loaded", help="Leave each LoRA loaded after its run.")
+    ] = False
+    once: Annotated[
+        bool, typer.Option("--once", help="Evaluate the checkpoints there now, then exit.")
+    ] = False
+    until: Annotated[
+        int | None,
+        typer.Option("--until", metavar="STEP", min=0, help="Stop once this step is evaluated."),
+    ] = None
+    poll: Annotated[
+        float,
+        typer.Option("--poll", metavar="SECONDS", min=0.1, help="How often to look for more."),
+    ] = 10.0
+    marker: Annotated[
+        str | None,
+        typer.Option(
+            "--marker",
+            metavar="FILE",
+            help="A file the trainer writes last in a checkpoint (default: STABLE, else "
+            "every size unchanged across two looks).",
+        ),
+    ] = None
+    serve_timeout: Annotated[
+        float,
+        typer.Option("--serve-timeout", metavar="SECONDS", min=1.0,
+                     help="How long a serve command may take to answer."),
+    ] = 600.0  # fmt: skip
+
+    PRESENTATION: ClassVar[frozenset[str]] = LocalRunOptions.PRESENTATION | {
+        "config_path", "checkpoints", "serve_cmd", "keep_loaded", "once", "until", "poll",
+        "marker", "serve_timeout",
+    }  # fmt: skip
+
+
+@handle_errors
+def watch(ctx: typer.Context, opts: WatchOptions) -> None:
+    """Evaluate a training's checkpoints as they land, as one series: each complete
+    checkpoint is served (a vLLM runtime LoRA, or --serve-cmd), evaluated once as the run
+    SERIES-step-N (its step and weights recorded), then released. A restarted watch skips
+    what finished; a step that fails is recorded and the watch goes on."""
+    from osmosis_local_runner import watch_checkpoints
+
+    out = current_output()
+    asked = (("-o", opts.output), ("--resume", opts.resume), ("--junit", opts.junit),
+             ("--max-error-rate", opts.max_error_rate))  # fmt: skip
+    ignored = [flag for flag, value in asked if value]
+    if ignored:
+        from osmosis_client.errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"{ignored[0]} does not go with eval watch: it names its own runs (SERIES-step-N) "
+            "and continues a half-done one by itself",
+            hint="leave it out",
+            code="USAGE",
+        )
+    given = opts.run_settings().given()
+    for key in ("series", "step"):  # the watch's own
+        given.pop(key, None)
+    found = watch_checkpoints(
+        opts.config_path, opts.checkpoints, series=opts.series, serve_cmd=opts.serve_cmd,
+        keep_loaded=opts.keep_loaded, once=opts.once, until=opts.until, poll=opts.poll,
+        marker=opts.marker, serve_timeout=opts.serve_timeout, on_event=_Lines(out),
+        log_to=opts.log_to, **given,
+    )  # fmt: skip
+    message = f"{found.series}: {len(found.finished)} step(s) evaluated, {len(found.failed)} failed"
+    if not out.operation_result("eval.watch", resource=found.to_json(), message=message):
+        out.info(message)
+    if found.failed:
+        raise typer.Exit(1)
+
+
+class _Lines:
+    """The watch's events as lines on stderr (a waiting line once per wait)."""
+
+    def __init__(self, out: Output) -> None:
+        self.out = out
+        self.waiting = False
+
+    def __call__(self, event: WatchEvent) -> None:
+        if event.kind == "waiting":
+            if not self.waiting:
+                self.out.info(f"Waiting {event.message}")
+            self.waiting = True
+            return
+        self.waiting = False
+        said: dict[str, Any] = {
+            "incomplete": f"step {event.step}: not complete yet ({event.message})",
+            "skipped": f"step {event.step}: {event.run} finished before",
+            "serving": f"step {event.step}: serving {event.message}",
+            "evaluating": f"step {event.step}: evaluating as {event.run}",
+            "finished": f"step {event.step}: {event.run} finished (mean {event.message})",
+            "failed": f"step {event.step}: failed — {event.message}",
+        }
+        line = said[event.kind]
+        if event.kind == "failed":
+            self.out.warn(line, code="STEP_FAILED")
+        else:
+            self.out.info(line)
