@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         arun_suite,
         attempts_df,
         awatch_checkpoints,
+        awatch_training,
         calls_df,
         compare_runs,
         load_run,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
         runs_df,
         sweep_runs,
         watch_checkpoints,
+        watch_training,
     )
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "arun_suite",
     "attempts_df",
     "awatch_checkpoints",
+    "awatch_training",
     "calls_df",
     "compare_runs",
     "load_run",
@@ -67,6 +70,7 @@ __all__ = [
     "runs_df",
     "sweep_runs",
     "watch_checkpoints",
+    "watch_training",
 ]
 
 

@@ -196,6 +196,8 @@ _BY_CODE: dict[str, Hint] = {
     ),
     "DEADLINE": _resume,
     "BUDGET": _budget,
+    "DEPLOY_REQUIRED": lambda e, c: "add --deploy (each checkpoint the watch deploys is "
+    "undeployed after its run)",
     "HUB_PUBLIC": lambda e, c: (
         "add --public only if everything it sends may be public, or name a private "
         "repository (a new one is created private)"

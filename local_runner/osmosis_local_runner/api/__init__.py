@@ -30,5 +30,7 @@ from osmosis_local_runner.api.watching import WatchEvent as WatchEvent
 from osmosis_local_runner.api.watching import WatchResult as WatchResult
 from osmosis_local_runner.api.watching import awatch_checkpoints as awatch_checkpoints
 from osmosis_local_runner.api.watching import watch_checkpoints as watch_checkpoints
+from osmosis_local_runner.api.watching_hosted import awatch_training as awatch_training
+from osmosis_local_runner.api.watching_hosted import watch_training as watch_training
 
 # the public names are listed once, in ``osmosis_local_runner.__all__``

@@ -27,6 +27,8 @@ class WatchOptions(LocalRunOptions):
         **dict.fromkeys(
             (
                 "checkpoints",
+                "training",
+                "deploy",
                 "serve_cmd",
                 "keep_loaded",
                 "once",
@@ -42,14 +44,31 @@ class WatchOptions(LocalRunOptions):
         Path, typer.Argument(metavar="CONFIG", help="configs/eval/NAME.toml", show_default=False)
     ]
     checkpoints: Annotated[
-        Path,
+        Path | None,
         typer.Option(
             "--checkpoints",
             metavar="DIR",
             help="The folder the trainer saves checkpoints into (step_N, step-N, "
             "checkpoint-N, global_step_N).",
         ),
-    ]
+    ] = None
+    training: Annotated[
+        str | None,
+        typer.Option(
+            "--training",
+            metavar="RUN",
+            help="A platform training run: its uploaded checkpoints, evaluated against the "
+            "platform's inference endpoint (OSMOSIS_INFERENCE_URL, OSMOSIS_API_KEY).",
+        ),
+    ] = None
+    deploy: Annotated[
+        bool,
+        typer.Option(
+            "--deploy",
+            help="With --training: deploy each checkpoint that is not (it uses the "
+            "workspace's inference quota) and undeploy it after its run.",
+        ),
+    ] = False
     serve_cmd: Annotated[
         str | None,
         typer.Option(
@@ -89,8 +108,8 @@ class WatchOptions(LocalRunOptions):
     ] = 600.0  # fmt: skip
 
     PRESENTATION: ClassVar[frozenset[str]] = LocalRunOptions.PRESENTATION | {
-        "config_path", "checkpoints", "serve_cmd", "keep_loaded", "once", "until", "poll",
-        "marker", "serve_timeout",
+        "config_path", "checkpoints", "training", "deploy", "serve_cmd", "keep_loaded", "once",
+        "until", "poll", "marker", "serve_timeout",
     }  # fmt: skip
 
 
@@ -100,6 +119,7 @@ def watch(ctx: typer.Context, opts: WatchOptions) -> None:
     checkpoint is served (a vLLM runtime LoRA, or --serve-cmd), evaluated once as the run
     SERIES-step-N (its step and weights recorded), then released. A restarted watch skips
     what finished; a step that fails is recorded and the watch goes on."""
+    from osmosis_client.errors import InvalidInputError
     from osmosis_local_runner import watch_checkpoints
 
     out = current_output()
@@ -107,8 +127,6 @@ def watch(ctx: typer.Context, opts: WatchOptions) -> None:
              ("--max-error-rate", opts.max_error_rate))  # fmt: skip
     ignored = [flag for flag, value in asked if value]
     if ignored:
-        from osmosis_client.errors import InvalidInputError
-
         raise InvalidInputError(
             f"{ignored[0]} does not go with eval watch: it names its own runs (SERIES-step-N) "
             "and continues a half-done one by itself",
@@ -118,12 +136,26 @@ def watch(ctx: typer.Context, opts: WatchOptions) -> None:
     given = opts.run_settings().given()
     for key in ("series", "step"):  # the watch's own
         given.pop(key, None)
-    found = watch_checkpoints(
-        opts.config_path, opts.checkpoints, series=opts.series, serve_cmd=opts.serve_cmd,
-        keep_loaded=opts.keep_loaded, once=opts.once, until=opts.until, poll=opts.poll,
-        marker=opts.marker, serve_timeout=opts.serve_timeout, on_event=_Lines(out),
-        log_to=opts.log_to, **given,
-    )  # fmt: skip
+    common = {"series": opts.series, "once": opts.once, "until": opts.until, "poll": opts.poll,
+              "on_event": _Lines(out), "log_to": opts.log_to, **given}  # fmt: skip
+    if (opts.checkpoints is None) == (opts.training is None):
+        raise InvalidInputError("watch --checkpoints DIR or --training RUN (one of them)",
+                                code="USAGE")  # fmt: skip
+    if opts.training is not None:
+        from osmosis_cli.context import state
+        from osmosis_local_runner import watch_training
+
+        client, _ = state(ctx).scoped_client()
+        with client:
+            found = watch_training(opts.config_path, opts.training, client=client,
+                                   deploy=opts.deploy, **common)  # fmt: skip
+    else:
+        assert opts.checkpoints is not None
+        found = watch_checkpoints(
+            opts.config_path, opts.checkpoints, serve_cmd=opts.serve_cmd,
+            keep_loaded=opts.keep_loaded, marker=opts.marker, serve_timeout=opts.serve_timeout,
+            **common,
+        )  # fmt: skip
     message = f"{found.series}: {len(found.finished)} step(s) evaluated, {len(found.failed)} failed"
     if not out.operation_result("eval.watch", resource=found.to_json(), message=message):
         out.info(message)
