@@ -208,3 +208,48 @@ def test_full_weights_are_served_by_the_users_command_and_stopped_after(
     assert "serve command exited" in result.failed[3] and "config.json" in result.failed[3]
     with socket.socket() as sock:  # every server stopped: the port is free again
         sock.bind(("127.0.0.1", port))
+
+
+def test_a_trainer_callback_evaluates_saves_in_the_background_newest_first(
+    vllm: Vllm, quickstart_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``OsmosisEvalCallback`` under transformers' own classes: ``on_save`` returns at
+    once while one evaluation runs; saves that pile up meanwhile leave only the newest;
+    ``on_train_end`` waits for it. Then the real thing against the vLLM double."""
+    import threading
+    from types import SimpleNamespace
+
+    from transformers import TrainerControl, TrainerState
+
+    from osmosis_local_runner.api import trainer as module
+
+    release, started, evaluated = threading.Event(), threading.Event(), []
+
+    async def slow(config: Any, path: Path, step: int, **options: Any) -> Any:
+        evaluated.append(step)
+        started.set()
+        await asyncio.to_thread(release.wait, 30)
+        return module.WatchResult("s", finished={step: f"s-step-{step}"})
+
+    original = module.aevaluate_checkpoint
+    monkeypatch.setattr(module, "aevaluate_checkpoint", slow)
+    callback = module.OsmosisEvalCallback(CONFIG, series="s")
+    args, control = SimpleNamespace(output_dir=str(tmp_path / "out")), TrainerControl()
+    assert callback.on_save(args, TrainerState(global_step=10), control) is control
+    assert started.wait(30)  # step 10 is being evaluated: the training goes on meanwhile
+    for step in (20, 30, 40):
+        callback.on_save(args, TrainerState(global_step=step), control)
+    assert not callback.wait(timeout=0.05)  # still at work
+    release.set()
+    callback.on_train_end(args, TrainerState(global_step=40), control)
+    assert evaluated == [10, 40]  # 20 and 30 were outdated before their turn
+
+    monkeypatch.setattr(module, "aevaluate_checkpoint", original)
+    out = tmp_path / "trainer-out"
+    save(out, 5, "calculator").rename(out / "checkpoint-5")
+    real = module.OsmosisEvalCallback(CONFIG, series="trl", model=BASE, base_url=vllm.url,
+                                      limit=2)  # fmt: skip
+    real.on_save(SimpleNamespace(output_dir=str(out)), TrainerState(global_step=5), control)
+    real.on_train_end(SimpleNamespace(output_dir=str(out)), TrainerState(global_step=5), control)
+    assert real.results[0].finished == {5: "trl-step-5"}
+    assert load_run("trl-step-5").summary.mean == 1.0

@@ -162,6 +162,33 @@ async def awatch_checkpoints(
     return watch.result
 
 
+async def aevaluate_checkpoint(
+    config: str | Path,
+    checkpoint: str | Path,
+    step: int,
+    *,
+    series: str | None = None,
+    serve_cmd: str | None = None,
+    keep_loaded: bool = False,
+    serve_timeout: float = 600.0,
+    root: str | Path | None = None,
+    **options: Any,
+) -> WatchResult:
+    """One checkpoint folder served and evaluated as step ``step`` of ``series`` (default:
+    its parent folder's name) — what a trainer's hook calls after each save; a step
+    finished before is not evaluated again, a half-done one continues."""
+    path = Path(checkpoint)
+    watch = _prepare(Path(config), path.parent, series, serve_cmd, keep_loaded, serve_timeout,
+                     asyncio.sleep, root, options)  # fmt: skip
+    name = f"{watch.series}-step-{step}"
+    state = watch.state(name)
+    if state == "finished":
+        watch.result.finished[step] = name
+    else:
+        await watch.evaluate(Checkpoint(step, path), continued=state == "unfinished")
+    return watch.result
+
+
 def watch_checkpoints(config: str | Path, checkpoints: str | Path, **options: Any) -> WatchResult:
     """:func:`awatch_checkpoints` from synchronous code (a script, a notebook cell)."""
     return run_blocking(lambda: awatch_checkpoints(config, checkpoints, **options))
@@ -220,4 +247,10 @@ def _auth(options: dict[str, Any]) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 
-__all__ = ["WatchEvent", "WatchResult", "awatch_checkpoints", "watch_checkpoints"]
+__all__ = [
+    "WatchEvent",
+    "WatchResult",
+    "aevaluate_checkpoint",
+    "awatch_checkpoints",
+    "watch_checkpoints",
+]
