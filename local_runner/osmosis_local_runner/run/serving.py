@@ -108,7 +108,7 @@ class LoraServing:
             raise OsmosisError(
                 f"cannot reach {redact_url(self.base)} to load a checkpoint "
                 f"({type(exc).__name__})",
-                hint="start the server (or check --base-url), then watch again",
+                hint="start the server (or check its base URL), then watch again",
                 code="ENDPOINT_UNREACHABLE",
             ) from exc
 

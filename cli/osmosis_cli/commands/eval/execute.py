@@ -42,6 +42,7 @@ def execute(
     document. ``--junit`` and the GitHub step summary are written whatever the verdict;
     ``resource`` adds keys to the ``--json`` result; what a continued run took from its
     journal is said in this form's flags (``opts.adopted_line``)."""
+    from osmosis_cli.commands.eval.failures import adopted_args
     from osmosis_cli.commands.eval.outcome import report_finished, report_result
     from osmosis_local_runner.run.session import RunSession
 
@@ -61,7 +62,7 @@ def execute(
 
     name = session.run.name if session.run is not None else None
     keys = {**(resource(session) if resource else {}), **tracked_keys(out, session.tracked, name)}
-    report_result(out, result, adopted=opts.adopted_args(session.adopted), **keys)
+    report_result(out, result, adopted=adopted_args(opts, session.adopted), **keys)
     _verdict(out, result, opts.junit, opts.max_error_rate)
 
 

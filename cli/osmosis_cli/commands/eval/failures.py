@@ -8,7 +8,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
@@ -56,6 +56,31 @@ def _headline(index: int, verdict: RowVerdict, *, color: bool = False) -> str:
     shown = f"{_COLOURS[status]}{status}\x1b[0m" if color else status
     mean = "-" if verdict.mean is None else f"{verdict.mean:.2f}"
     return f"{shown} row {index}  {verdict.passing}/{verdict.attempts} passed, mean {mean}"
+
+
+def adopted_args(form: Any, adopted: list[tuple[str, Any]]) -> list[str]:
+    """What a continued run took from its journal, as this face's flags — so a command
+    printed for some of its rows runs them as the run ran (its model, endpoint,
+    effort, budget) — never its series or step (a rerun of some rows is not a
+    checkpoint), nor its rows or headers."""
+    import json
+
+    words: list[str] = []
+    for name, value in adopted:
+        if name in ("series", "step", "rows", "headers") or value is None:
+            continue
+        flag = form.flag(name)
+        if isinstance(value, bool):
+            on = {"transcripts": "--transcripts", "think_tags": "--think-tags"}
+            off = {"transcripts": "--no-transcripts", "think_tags": "--no-think-tags"}
+            if value and name not in off:
+                words.append(flag)
+            elif name in off:
+                words.append(on[name] if value else off[name])
+            continue
+        shown = json.dumps(value) if isinstance(value, dict) else str(value)
+        words += [flag, shown]
+    return words
 
 
 #: flags a rerun of some rows leaves out: where it goes and which run it is, and its place

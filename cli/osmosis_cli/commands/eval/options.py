@@ -366,31 +366,6 @@ class LocalRunOptions:
         return _FLAGS.get(option, "--" + option.replace("_", "-"))
 
     @classmethod
-    def adopted_args(cls, adopted: list[tuple[str, Any]]) -> list[str]:
-        """What a continued run took from its journal, as this face's flags — so a command
-        printed for some of its rows runs them as the run ran (its model, endpoint,
-        effort, budget) — never its series or step (a rerun of some rows is not a
-        checkpoint), nor its rows or headers."""
-        import json
-
-        words: list[str] = []
-        for name, value in adopted:
-            if name in ("series", "step", "rows", "headers") or value is None:
-                continue
-            flag = cls.flag(name)
-            if isinstance(value, bool):
-                on = {"transcripts": "--transcripts", "think_tags": "--think-tags"}
-                off = {"transcripts": "--no-transcripts", "think_tags": "--no-think-tags"}
-                if value and name not in off:
-                    words.append(flag)
-                elif name in off:
-                    words.append(on[name] if value else off[name])
-                continue
-            shown = json.dumps(value) if isinstance(value, dict) else str(value)
-            words += [flag, shown]
-        return words
-
-    @classmethod
     def adopted_line(cls, adopted: list[tuple[str, Any]]) -> str | None:
         """``Resuming with the run's own settings: --limit 40, --model X`` (what a
         continued run took from its journal), or None."""
