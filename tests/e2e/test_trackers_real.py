@@ -370,3 +370,37 @@ def test_a_series_is_one_run_in_wandb_offline(quickstart_project: Path, clean_en
     points = sorted((r["eval/step"], r["eval/grader/mean"]) for f in files for r in history(f)
                     if "eval/step" in r)  # fmt: skip
     assert points == [(100, 1), (200, 0)]
+
+
+def test_a_watch_makes_one_curve_in_mlflow_and_in_wandb(
+    mlflow_url: str, quickstart_project: Path, clean_env: Path
+) -> None:
+    """Issue 52's end to end: checkpoints watched against the vLLM double (answers depend on
+    the adapter named), each step logged to a real MLflow server and W&B offline as one
+    series."""
+    from osmosis_local_runner import watch_checkpoints
+    from tests.osmosis_local_runner.test_watch import Trainer, save
+    from tests.vllm_lora_double import BASE, running_vllm
+    from tests.wandb_records import history
+
+    ckpts = clean_env / "ckpts"
+    for step, skill in ((10, "calculator"), (20, "echo"), (30, "calculator")):
+        save(ckpts, step, skill)
+        (ckpts / f"step_{step}" / "STABLE").touch()
+    with running_vllm() as vllm:
+        found = watch_checkpoints(
+            "configs/eval/quickstart.toml", ckpts, series="grpo", model=BASE,
+            base_url=vllm.url, limit=2, once=True, sleep=Trainer(),
+            log_to=[f"mlflow:{mlflow_url}", "wandb:evals"],
+        )  # fmt: skip
+    assert set(found.finished) == {10, 20, 30}
+    record = json.loads((quickstart_project / ".osmosis/evals/grpo-step-30/trackers.json")
+                        .read_text())["destinations"]  # fmt: skip
+    run_id = record[f"mlflow:{mlflow_url}"]["run_id"]
+    points = _get(mlflow_url, "metrics/get-history", run_id=run_id,
+                  metric_key="eval/grader/mean")["metrics"]  # fmt: skip
+    assert [(m["step"], m["value"]) for m in points] == [(10, 1.0), (20, 0.0), (30, 1.0)]
+    files = clean_env.glob("wandb/offline-run-*-series-grpo/run-series-grpo.wandb")
+    steps = sorted((r["eval/step"], r["eval/grader/mean"]) for f in files for r in history(f)
+                   if "eval/step" in r)  # fmt: skip
+    assert steps == [(10, 1), (20, 0), (30, 1)]
