@@ -365,7 +365,7 @@ def test_a_series_is_one_run_in_wandb_offline(quickstart_project: Path, clean_en
         ran = invoke(*RUN, "--name", f"s-{step}", "--series", "grpo", "--step", str(step),
                      "--model", model, "--log-to", "wandb:evals")  # fmt: skip
         assert ran.exit_code == 0, ran.stderr
-    files = sorted(clean_env.glob("wandb/offline-run-*-series-grpo/run-series-grpo.wandb"))
+    files = sorted(clean_env.glob("wandb/offline-run-*-series-grpo*/run-series-grpo*.wandb"))
     assert len(files) == 2  # one run id, resumed (W&B syncs them as one run)
     points = sorted((r["eval/step"], r["eval/grader/mean"]) for f in files for r in history(f)
                     if "eval/step" in r)  # fmt: skip
@@ -377,9 +377,8 @@ def test_a_watch_makes_one_curve_in_mlflow_and_in_wandb(
 ) -> None:
     """Issue 52's end to end: checkpoints watched against the vLLM double (answers depend on
     the adapter named), each step logged to a real MLflow server and W&B offline as one
-    series."""
-    from osmosis_local_runner import watch_checkpoints
-    from tests.osmosis_local_runner.test_watch import Trainer, save
+    series (its own name: the server is the module's, shared with other series)."""
+    from tests.osmosis_local_runner.test_watch import save
     from tests.vllm_lora_double import BASE, running_vllm
     from tests.wandb_records import history
 
@@ -387,20 +386,26 @@ def test_a_watch_makes_one_curve_in_mlflow_and_in_wandb(
     for step, skill in ((10, "calculator"), (20, "echo"), (30, "calculator")):
         save(ckpts, step, skill)
         (ckpts / f"step_{step}" / "STABLE").touch()
-    with running_vllm() as vllm:
-        found = watch_checkpoints(
-            "configs/eval/quickstart.toml", ckpts, series="grpo", model=BASE,
-            base_url=vllm.url, limit=2, once=True, sleep=Trainer(),
-            log_to=[f"mlflow:{mlflow_url}", "wandb:evals"],
+    with running_vllm() as vllm:  # the CLI in a process of its own, as a user runs it
+        done = subprocess.run(
+            [*osmosis_command(), "--json", "eval", "watch", "configs/eval/quickstart.toml",
+             "--checkpoints", str(ckpts), "--series", "watched", "--model", BASE,
+             "--base-url", vllm.url, "--limit", "2", "--once",
+             "--log-to", f"mlflow:{mlflow_url}", "--log-to", "wandb:evals"],
+            capture_output=True, text=True, timeout=300, cwd=quickstart_project,
+            env={k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")},
         )  # fmt: skip
-    assert set(found.finished) == {10, 20, 30}
-    record = json.loads((quickstart_project / ".osmosis/evals/grpo-step-30/trackers.json")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)["resource"]
+    assert set(found["finished"]) == {"10", "20", "30"}
+    record = json.loads((quickstart_project / ".osmosis/evals/watched-step-30/trackers.json")
                         .read_text())["destinations"]  # fmt: skip
     run_id = record[f"mlflow:{mlflow_url}"]["run_id"]
     points = _get(mlflow_url, "metrics/get-history", run_id=run_id,
                   metric_key="eval/grader/mean")["metrics"]  # fmt: skip
     assert [(m["step"], m["value"]) for m in points] == [(10, 1.0), (20, 0.0), (30, 1.0)]
-    files = clean_env.glob("wandb/offline-run-*-series-grpo/run-series-grpo.wandb")
+    # one id; W&B names a second folder of one second "-1" (its data is there)
+    files = clean_env.glob("wandb/offline-run-*-series-watched*/run-series-watched*.wandb")
     steps = sorted((r["eval/step"], r["eval/grader/mean"]) for f in files for r in history(f)
                    if "eval/step" in r)  # fmt: skip
     assert steps == [(10, 1), (20, 0), (30, 1)]
