@@ -86,6 +86,8 @@ def test_the_sweep_page_lists_the_rows_solved_late_or_never(steps: list[tuple[st
     late = page.split('data-testid="late-rows"', 1)[1]
     assert late.count("<tr><td>") == 8 and "o-100" in late  # all 8 rows, solved at 100
     assert 'href="/runs/early"' in page and ">step</text>" in page  # linked, axes named
+    mean_curve = page.split('data-testid="curve-mean"', 1)[1].split("</figure>", 1)[0]
+    assert mean_curve.count('class="error-bar"') == 3  # each step's 95 % interval
 
 
 def test_runs_not_of_one_series_by_recorded_steps_are_never_joined(

@@ -70,7 +70,7 @@ def junit_xml(sources: Sequence[Source], *, name: str = "osmosis eval") -> bytes
             properties = ET.SubElement(suite, "properties")
             stats = (doc.summary.get("eval_fns") or {}).get(fn) or {}
             shown = {"model": doc.model, "eval_fn": fn, "pass_threshold": doc.pass_threshold}
-            shown.update({k: v for k, v in stats.items() if v is not None})
+            shown.update({k: v for k, v in stats.items() if isinstance(v, int | float)})
             shown.update(usage_properties(doc.summary.get("usage")))
             for key, value in shown.items():
                 ET.SubElement(

@@ -12,7 +12,7 @@ from typing import Any
 
 from osmosis_client._fs import atomic_write_chunks, open_regular
 from osmosis_local_runner.results.records import BASELINE, AttemptRecord
-from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k, passed
+from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k, pass_at_k, passed
 from osmosis_local_runner.results.usage import usage_summary
 
 RESULTS_MODE = 0o600
@@ -106,17 +106,7 @@ def summarize(
             for index, runs in rows.items()
             if (kept := [r for r in runs if not r.skipped])
         }
-    per_fn: dict[str, Any] = {}
-    for fn in eval_fns:
-        scores = [r.scores.get(fn, 0.0) for runs in scored.values() for r in runs]
-        stats: dict[str, Any] = describe(scores)
-        counts = [
-            (len(runs), sum(passed(r, fn, pass_threshold) for r in runs))
-            for runs in scored.values()
-        ]
-        for k in ks_for(n):
-            stats[f"pass_at_{k}"] = mean_pass_at_k(counts, k)
-        per_fn[fn] = stats
+    per_fn = {fn: _fn_statistics(scored, fn, n, pass_threshold) for fn in eval_fns}
     all_runs = [r for runs in rows.values() for r in runs]
     found = {
         "total_rows": len(rows),
@@ -135,6 +125,37 @@ def summarize(
     if usage is not None:
         found["usage"] = usage
     return found
+
+
+def _fn_statistics(
+    scored: Mapping[int, Sequence[AttemptRecord]], fn: str, n: int, pass_threshold: float
+) -> dict[str, Any]:
+    """One eval fn's statistics: mean, std, min, max, pass@k — and their uncertainty:
+    the mean's standard error and 95 % interval with rows as clusters, pass@k's bootstrap
+    interval over rows (``ci_pass_at_k``), the variance between and within rows."""
+    from osmosis_local_runner.results.intervals import (
+        mean_interval,
+        pass_at_k_interval,
+        variance_split,
+    )
+
+    by_row = [[r.scores.get(fn, 0.0) for r in runs] for runs in scored.values()]
+    stats: dict[str, Any] = describe([s for row in by_row for s in row])
+    stats.update(mean_interval(by_row, stats["mean"]))
+    counts = [
+        (len(runs), sum(passed(r, fn, pass_threshold) for r in runs)) for runs in scored.values()
+    ]
+    intervals: dict[str, list[float]] = {}
+    for k in ks_for(n):
+        stats[f"pass_at_{k}"] = mean_pass_at_k(counts, k)
+        found = pass_at_k_interval([pass_at_k(a, c, k) for a, c in counts if a >= k])
+        if found is not None:
+            intervals[str(k)] = found
+    stats["ci_pass_at_k"] = intervals
+    split = variance_split(by_row)
+    if split is not None:
+        stats["variance"] = split
+    return stats
 
 
 def _every_fn_raised(record: AttemptRecord, eval_fns: Sequence[str]) -> bool:

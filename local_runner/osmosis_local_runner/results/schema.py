@@ -113,7 +113,16 @@ RESULTS: dict[str, Any] = {
                     "interrupted, usage_unknown (answers without usage under a budget), "
                     "no_price, journal_write_failed, …",
                 },
-                "eval_fns": {"type": "object", "additionalProperties": {"type": "object"}},
+                "eval_fns": {
+                    "type": "object",
+                    "description": "per eval fn: mean, std (population), min, max, pass_at_K; "
+                    "and their uncertainty (docs/statistics.md): stderr, ci_low, ci_high — "
+                    "the mean's standard error and 95 % interval with rows as clusters (t, "
+                    "clusters − 1 degrees of freedom) —, clusters (rows), ci_pass_at_k "
+                    "({K: [low, high]}: a bootstrap over rows) and variance ({between, "
+                    "within, attempts_per_row, rows, se_twice_rows, se_twice_attempts})",
+                    "additionalProperties": {"type": "object"},
+                },
                 "usage": {
                     "type": "object",
                     "description": "tokens by kind and cost; unreported_calls: calls "

@@ -32,6 +32,8 @@ class SweepRun:
     step: int | None  # recorded by the run
     values: dict[str, float | None]  # per attempt where a total would grow with the rows
     series: str | None = None
+    #: the mean's 95 % interval (rows as clusters), when the run has one
+    interval: tuple[float, float] | None = None
 
 @dataclass
 class AgainstBaseline:
@@ -141,7 +143,11 @@ def _point(name: str, path: Path) -> SweepRun:
     clean = {k: float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
              for k, v in values.items()}  # fmt: skip
     series, step = recorded_step(document.config)
-    return SweepRun(name, path, step, clean, series)
+    low, high = first.get("ci_low"), first.get("ci_high")
+    interval = None
+    if isinstance(low, int | float) and isinstance(high, int | float):
+        interval = (float(low), float(high))
+    return SweepRun(name, path, step, clean, series, interval)
 
 
 def _holm(found: list[AgainstBaseline]) -> None:

@@ -30,6 +30,10 @@ PARAMS = ("model", "config_name", "dataset", "n_runs", "pass_threshold", "limit"
           "rollout_mode", "base_url", "sampling", "series", "step")  # fmt: skip
 
 
+#: the mean and its uncertainty, as each eval fn's metrics name them (``eval/FN/se``)
+UNCERTAIN = {"mean": "mean", "stderr": "se", "ci_low": "ci_low", "ci_high": "ci_high"}
+
+
 @dataclass(frozen=True)
 class Payload:
     """One run as trackers see it (``prefix``: where its metrics go, ``eval/`` unless a
@@ -62,8 +66,8 @@ def payload_of(
     metrics: dict[str, float] = {}
     for fn, stats in (summary.get("eval_fns") or {}).items():
         for key, value in sorted((stats or {}).items()):
-            if _finite(value) and (key == "mean" or pass_at_key(key) is not None):
-                metrics[f"{prefix}{fn}/{key}"] = float(value)
+            if _finite(value) and (key in UNCERTAIN or pass_at_key(key) is not None):
+                metrics[f"{prefix}{fn}/{UNCERTAIN.get(key, key)}"] = float(value)
     attempts = int(summary.get("total_runs") or 0)
     errored = int(summary.get("errored_runs") or 0)
     metrics |= {

@@ -125,6 +125,13 @@ def _curve(found: Sweep, stat: str, link: Callable[[str], str] = viewer_link) ->
         "</circle></a>"
         for run in points
     )
+    bars = "".join(  # the mean's 95 % interval at each step
+        f'<line class="error-bar" x1="{x(run.step):.1f}" x2="{x(run.step):.1f}" '
+        f'y1="{y(run.interval[0]):.1f}" y2="{y(run.interval[1]):.1f}" stroke="#3b6fd4" '
+        f'stroke-opacity="0.45" stroke-width="2"/>'
+        for run in points
+        if stat == "mean" and run.interval is not None
+    )
     axes = (
         f'<text x="{(left + w - pad) / 2:.0f}" y="{h + 16}" font-size="10" fill="#667" '
         f'text-anchor="middle">step</text>'
@@ -137,7 +144,7 @@ def _curve(found: Sweep, stat: str, link: Callable[[str], str] = viewer_link) ->
         f'<text x="16" y="{pad + 4}" font-size="10" fill="#667">{_num(hi)}</text>'
         f'<text x="16" y="{h - pad + 4}" font-size="10" fill="#667">{_num(lo)}</text>'
         f'<polyline points="{line}" fill="none" stroke="#3b6fd4" stroke-width="2"/>'
-        f"{dots}{ticks}{axes}</svg></figure>"
+        f"{bars}{dots}{ticks}{axes}</svg></figure>"
     )
 
 

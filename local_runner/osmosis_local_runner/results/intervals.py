@@ -1,0 +1,93 @@
+"""The uncertainty of a run's scores, where a score is read (Miller, "Adding Error Bars to
+Evals", arXiv 2411.00640; Inspect's clustered ``stderr``):
+
+- the mean's standard error and 95 % interval with **rows as clusters**: a row's attempts
+  are not independent, so each row's mean over its attempts is one observation —
+  ``SE = sd(row means) / √rows``, ``mean ± t(0.975, rows − 1) · SE`` (with one attempt a
+  row, the usual t interval of the attempts);
+- pass@k's interval by the percentile bootstrap over rows (resampling rows, each with its
+  own unbiased pass@k; seeded, so the same run always gives the same interval);
+- where the uncertainty comes from: the variance between rows and within a row's
+  attempts, ``SE² ≈ (σ²_between + σ²_within / K) / rows``, and what twice the rows or
+  twice the attempts per row would make of the standard error.
+
+Errored attempts count as they score: 0 (as in every other statistic of the run)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from osmosis_local_runner.results.stats import CONFIDENCE, bootstrap_interval, scale_of, t_ppf
+from osmosis_local_runner.results.stats import mean as average
+
+
+def _sample_variance(values: Sequence[float]) -> float:
+    centre = average(values)
+    return math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1)
+
+
+def _scaled(rows: Sequence[Sequence[float]]) -> tuple[list[list[float]], float]:
+    """The rows' scores brought near 1 when they are so large that a square would
+    overflow (scores may be any finite number), and the factor to multiply back."""
+    scale = max((scale_of(list(r)) for r in rows if r), default=1.0)
+    if scale == 1.0:
+        return [list(r) for r in rows], 1.0
+    return [[v / scale for v in r] for r in rows], scale
+
+
+def mean_interval(rows: Sequence[Sequence[float]], mean: float | None) -> dict[str, Any]:
+    """``stderr``, ``ci_low``, ``ci_high`` of ``mean`` (rows as clusters; None with fewer
+    than two rows) and ``clusters``: the rows counted."""
+    rows, scale = _scaled(rows)
+    row_means = [average(scores) for scores in rows if scores]
+    found: dict[str, Any] = {"stderr": None, "ci_low": None, "ci_high": None,
+                             "clusters": len(row_means)}  # fmt: skip
+    if mean is None or len(row_means) < 2:
+        return found
+    stderr = math.sqrt(_sample_variance(row_means) / len(row_means))
+    half = t_ppf(0.5 + CONFIDENCE / 2.0, len(row_means) - 1) * stderr
+    low, high = mean / scale - half, mean / scale + half
+    if not all(math.isfinite(v * scale) for v in (stderr, low, high)):
+        return found  # an interval wider than the floats: none rather than a wrong one
+    return {**found, "stderr": stderr * scale, "ci_low": low * scale, "ci_high": high * scale}
+
+
+def pass_at_k_interval(per_row: Sequence[float]) -> list[float] | None:
+    """pass@k's 95 % interval: the percentile bootstrap of the mean of the rows' pass@k."""
+    found = bootstrap_interval(per_row)
+    return None if found is None else [found.low, found.high]
+
+
+def variance_split(rows: Sequence[Sequence[float]]) -> dict[str, Any] | None:
+    """Where the uncertainty comes from: ``between`` (σ² of the rows' true means, by the
+    method of moments: the row means' variance less what the attempts add) and ``within``
+    (σ² of attempts around their row's mean), ``attempts_per_row`` (K), and the standard
+    error with twice the rows (``se_twice_rows``) or twice the attempts per row
+    (``se_twice_attempts``) by that formula — estimates, beside the ``stderr`` measured
+    from the rows. None with fewer than two rows or no row of two attempts."""
+    kept, scale = _scaled([scores for scores in rows if scores])
+    repeated = [scores for scores in kept if len(scores) > 1]
+    if len(kept) < 2 or not repeated or scale != 1.0:  # scores beyond any variance's range
+        return None
+    within = math.fsum(_sample_variance(s) for s in repeated) / len(repeated)
+    row_means = [average(s) for s in kept]
+    attempts = math.fsum(len(s) for s in kept) / len(kept)
+    between = max(0.0, _sample_variance(row_means) - within / attempts)
+    n = len(kept)
+
+    def se(rows_: float, per_row: float) -> float:
+        return math.sqrt((between + within / per_row) / rows_)
+
+    return {
+        "between": between,
+        "within": within,
+        "attempts_per_row": attempts,
+        "rows": n,
+        "se_twice_rows": se(2 * n, attempts),
+        "se_twice_attempts": se(n, 2 * attempts),
+    }
+
+
+__all__ = ["mean_interval", "pass_at_k_interval", "variance_split"]

@@ -1,0 +1,86 @@
+"""An interval on every score (issue 53, first part): the mean's standard error and 95 %
+interval with rows as clusters, pass@k's bootstrap interval over rows, and the variance
+split between rows and attempts — in the results document and the terminal, checked
+against scipy on the same numbers."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from scipy import stats as scipy_stats
+
+from osmosis_local_runner import run_eval
+from osmosis_local_runner.results.intervals import mean_interval, pass_at_k_interval, variance_split
+from osmosis_local_runner.results.scoring import pass_at_k
+from osmosis_local_runner.run.journal import journal_path
+
+CONFIG = "configs/eval/quickstart.toml"
+
+
+def test_the_mean_interval_treats_rows_as_clusters_as_scipy_does() -> None:
+    rows = [[1.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.5, 0.0, 1.0, 0.5],
+            [0.0, 0.0, 0.0, 0.0]]  # fmt: skip
+    means = [sum(r) / len(r) for r in rows]
+    centre = sum(means) / len(means)
+    found = mean_interval(rows, centre)
+    low, high = scipy_stats.t.interval(0.95, len(means) - 1, loc=centre,
+                                       scale=scipy_stats.sem(means))  # fmt: skip
+    assert found["stderr"] == pytest.approx(scipy_stats.sem(means), rel=1e-9)
+    assert (found["ci_low"], found["ci_high"]) == pytest.approx((low, high), rel=1e-9)
+    assert found["clusters"] == 5
+    # one attempt a row: the usual t interval of the attempts
+    flat = [[0.0], [1.0], [1.0], [0.0], [1.0], [1.0]]
+    values = [r[0] for r in flat]
+    plain = mean_interval(flat, sum(values) / 6)
+    assert plain["stderr"] == pytest.approx(scipy_stats.sem(values), rel=1e-9)
+    assert mean_interval([[1.0, 0.0]], 0.5)["stderr"] is None  # one row: no interval
+
+
+def test_the_variance_split_and_what_more_rows_or_attempts_buy() -> None:
+    import numpy as np
+
+    rows = [[1.0, 1.0, 1.0, 0.0], [0.0, 0.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 0.0]]
+    found = variance_split(rows)
+    assert found is not None
+    within = sum(float(np.var(r, ddof=1)) for r in rows) / 4
+    between = float(np.var([sum(r) / 4 for r in rows], ddof=1)) - within / 4
+    assert found["within"] == pytest.approx(within) and found["between"] == pytest.approx(between)
+    assert found["se_twice_rows"] == pytest.approx(math.sqrt((between + within / 4) / 8))
+    assert found["se_twice_attempts"] == pytest.approx(math.sqrt((between + within / 8) / 4))
+    assert variance_split([[1.0], [0.0]]) is None  # no row of two attempts: nothing to split
+
+
+def test_pass_at_k_has_a_bootstrap_interval_over_rows() -> None:
+    import numpy as np
+
+    counts = [(4, c) for c in (0, 1, 2, 4, 4, 3, 0, 1, 4, 2, 2, 3)]
+    per_row = [pass_at_k(n, c, 2) for n, c in counts]
+    found = pass_at_k_interval(per_row)
+    assert found is not None and found[0] <= sum(per_row) / len(per_row) <= found[1]
+    reference = scipy_stats.bootstrap((np.array(per_row),), np.mean, confidence_level=0.95,
+                                      method="percentile", n_resamples=20_000,
+                                      random_state=np.random.default_rng(0)).confidence_interval  # fmt: skip
+    assert found == pytest.approx([reference.low, reference.high], abs=0.04)
+
+
+def test_a_run_carries_its_intervals_equal_to_scipys(quickstart_project: Path) -> None:
+    result = run_eval(CONFIG, model="mock/flaky-calculator", limit=20, n=4,
+                      output=quickstart_project / "r.json")  # fmt: skip
+    stats_ = json.loads(result.path.read_text())["summary"]["eval_fns"]["grader"]
+    lines = journal_path(result.path).read_text().splitlines()[1:]
+    by_row: dict[int, list[float]] = {}
+    for line in lines:
+        attempt = json.loads(line)
+        by_row.setdefault(attempt["row_index"], []).append(attempt["scores"]["grader"])
+    means = [sum(v) / len(v) for v in by_row.values()]
+    low, high = scipy_stats.t.interval(0.95, len(means) - 1, loc=stats_["mean"],
+                                       scale=scipy_stats.sem(means))  # fmt: skip
+    assert (round(stats_["ci_low"], 3), round(stats_["ci_high"], 3)) == (
+        round(low, 3),
+        round(high, 3),
+    )
+    assert stats_["clusters"] == 20 and set(stats_["ci_pass_at_k"]) == {"1", "3", "4"}
+    assert stats_["variance"]["attempts_per_row"] == 4.0
