@@ -280,6 +280,15 @@ class EvalResult:
 
         return read_reviews(self.path)
 
+    def agreement(self, fn: str | None = None) -> dict[str, Any]:
+        """The grader (eval fn ``fn``, default the first) against the people who reviewed
+        the run: reviewed count, pass rates, raw agreement, Cohen's κ with its 95 %
+        bootstrap interval, the confusion matrix — overall and per reviewer
+        (``osmosis eval agreement``'s document)."""
+        from osmosis_local_runner.results.agreement import grader_agreement
+
+        return grader_agreement(self._file, self.reviews(), fn)
+
     def to_dict(self) -> dict[str, Any]:
         """The whole results document (as ``eval run --json`` and seed runs write it)."""
         return dict(json.loads(self._source.read_bytes()))

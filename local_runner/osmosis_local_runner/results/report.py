@@ -109,6 +109,19 @@ def cards_html(data: dict[str, Any]) -> str:
     return "".join(cards)
 
 
+def _kappa_text(found: dict[str, Any]) -> str:
+    """`` · Cohen's κ 0.62 [0.41, 0.80], agreement 85%, grader passes 70%, reviewers 60%``."""
+    value, ci = found.get("stats_kappa"), found.get("stats_kappa_ci")
+    if not isinstance(value, int | float):
+        return ""
+    interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if isinstance(ci, list) else ""
+    return (
+        f' · <span data-testid="kappa">Cohen\'s κ {value:.2f}{interval}</span>, agreement '
+        f"{found['stats_agreement']:.0%}, the grader passes {found['stats_grader_pass_rate']:.0%}, "
+        f"the reviewers {found['stats_reviewer_pass_rate']:.0%}"
+    )
+
+
 def _half_width(stats: dict[str, Any]) -> str:
     """`` ± 0.090``: half the mean's 95 % interval (rows as clusters), when it has one."""
     low, high = stats.get("ci_low"), stats.get("ci_high")
@@ -270,8 +283,8 @@ def reviews_html(data: dict[str, Any]) -> str:
         parts.append(
             f'<section class="agreement" data-testid="agreement"><h2>Reviews of {label}</h2>'
             f'<p class="muted">{found["reviewed"]} attempt(s) reviewed; the grader '
-            f"(<code>{fn}</code>) and the reviewers disagree on {len(found['disagree'])}</p>"
-            f"{table}</section>"
+            f"(<code>{fn}</code>) and the reviewers disagree on {len(found['disagree'])}"
+            f"{_kappa_text(found)}</p>{table}</section>"
         )
     return "".join(parts)
 

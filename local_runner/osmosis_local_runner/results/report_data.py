@@ -99,6 +99,17 @@ def _first_errors(runs: Sequence[AttemptRecord], fns: list[str]) -> dict[str, st
     return errors
 
 
+def _kappa(doc: Any, reviews: list[Any]) -> dict[str, Any]:
+    """The grader against people in numbers (κ, its interval, base rates), when reviewed."""
+    if not reviews or not doc.eval_fns:
+        return {}
+    from osmosis_local_runner.results.agreement import grader_agreement
+
+    found = grader_agreement(doc, reviews)
+    keys = ("kappa", "kappa_ci", "agreement", "grader_pass_rate", "reviewer_pass_rate")
+    return {f"stats_{key}": found[key] for key in keys}
+
+
 def _run(source: Source, position: int) -> dict[str, Any]:
     from osmosis_local_runner.results.reviews import agreement, read_reviews
 
@@ -106,7 +117,7 @@ def _run(source: Source, position: int) -> dict[str, Any]:
     reviews = read_reviews(doc.path)
     return {
         "reviews": [r.to_json() for r in reviews[-5000:]],
-        "agreement": agreement(doc, reviews),
+        "agreement": {**agreement(doc, reviews), **_kappa(doc, reviews)},
         "label": source.label,
         "path": str(doc.path),
         "model": doc.model,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from osmosis_cli.commands.eval import compare, report, rescore, schema, trackers, view
+from osmosis_cli.commands.eval import agreement, compare, report, rescore, schema, trackers, view
 from osmosis_cli.terminal.declare import Command
 
 
@@ -16,3 +16,4 @@ def register(app: typer.Typer) -> None:
     app.command("view", cls=Command)(view.view)
     app.command("schema", cls=Command)(schema.schema)
     app.command("push", cls=Command)(trackers.push)
+    app.command("agreement", cls=Command)(agreement.agreement)
