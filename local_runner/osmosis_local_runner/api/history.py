@@ -60,6 +60,11 @@ class RunInfo:
     series: str | None = None
     step: int | None = None
     weights: dict[str, Any] | None = None
+    #: the first eval fn's mean: its 95 % interval (rows as clusters) and where its
+    #: uncertainty comes from (docs/statistics.md)
+    ci_low: float | None = None
+    ci_high: float | None = None
+    variance: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -185,6 +190,8 @@ def _from_head(run: RunDirectory, head: dict[str, Any], facts: _Facts) -> RunInf
         stopped_reason=_text(summary.get("stopped_reason")),
         max_cost=_number(config.get("max_cost")),
         **_training(config, facts),
+        ci_low=_number(first.get("ci_low")), ci_high=_number(first.get("ci_high")),
+        variance=first.get("variance") if isinstance(first.get("variance"), dict) else None,
     )  # fmt: skip
 
 

@@ -258,6 +258,8 @@ def _info_local(name: str) -> None:
         out.print(f"{'progress:':<10} {found.attempts or 0} of {found.total_attempts} attempts")
     if found.stopped_reason is not None:
         out.print(f"{'stopped:':<10} {_why_stopped(found)}")
+    for label, text in _uncertainty(found):
+        out.print(f"{label:<10} {text}")
     if found.series is not None:
         at = f", step {found.step}" if found.step is not None else ""
         out.print(f"{'series:':<10} {found.series}{at}")
@@ -275,6 +277,22 @@ def _info_local(name: str) -> None:
     command = resume_command(found)
     if command is not None:
         out.print(f"{'resume:':<10} {command}")
+
+
+def _uncertainty(r: Any) -> list[tuple[str, str]]:
+    """The mean's interval and where its uncertainty comes from (docs/statistics.md)."""
+    found = []
+    if r.ci_low is not None and r.ci_high is not None:
+        found.append(("interval:", f"{r.ci_low:.3f} – {r.ci_high:.3f} (95 %, rows as clusters)"))
+    split = r.variance or {}
+    if all(isinstance(split.get(k), int | float) for k in ("between", "within", "se_twice_rows")):
+        found.append((
+            "variance:",
+            f"between rows {split['between']:.4f}, within a row {split['within']:.4f} "
+            f"({split['attempts_per_row']:g} attempts a row); SE with twice the rows "
+            f"{split['se_twice_rows']:.3f}, twice the attempts {split['se_twice_attempts']:.3f}",
+        ))  # fmt: skip
+    return found
 
 
 def _why_stopped(r: Any) -> str:
