@@ -96,6 +96,7 @@ view: Browse this project's runs in a local, live viewer.
 schema: The JSON Schema of the results document and a run directory.
 push: Send a local run to experiment trackers (MLflow, W&B, Trackio).
 agreement: How far a run's grader agrees with the people who reviewed it (κ).
+plan: How many rows a comparison needs to detect a difference.
 [osmosis_cli.commands.rubric:register_eval]
 rubric: Score every solution in a JSONL file with a judge and a rubric.
 # Run on the platform

@@ -11,6 +11,7 @@ from osmosis_local_runner.api.comparing import sweep_runs as sweep_runs
 from osmosis_local_runner.api.frames import attempts_df as attempts_df
 from osmosis_local_runner.api.frames import calls_df as calls_df
 from osmosis_local_runner.api.frames import runs_df as runs_df
+from osmosis_local_runner.api.planning import plan_rows as plan_rows
 from osmosis_local_runner.api.results import Attempt as Attempt
 from osmosis_local_runner.api.results import EvalResult as EvalResult
 from osmosis_local_runner.api.results import FnSummary as FnSummary

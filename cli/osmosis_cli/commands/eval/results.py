@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import typer
 
-from osmosis_cli.commands.eval import agreement, compare, report, rescore, schema, trackers, view
+from osmosis_cli.commands.eval import (
+    agreement,
+    compare,
+    plan,
+    report,
+    rescore,
+    schema,
+    trackers,
+    view,
+)
 from osmosis_cli.terminal.declare import Command
 
 
@@ -17,3 +26,4 @@ def register(app: typer.Typer) -> None:
     app.command("schema", cls=Command)(schema.schema)
     app.command("push", cls=Command)(trackers.push)
     app.command("agreement", cls=Command)(agreement.agreement)
+    app.command("plan", cls=Command)(plan.plan)
