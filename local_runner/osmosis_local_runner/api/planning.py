@@ -71,8 +71,11 @@ def _spread(
         stats = (fns.get(doc.eval_fns[0]) if doc.eval_fns else None) or {}
         stderr, rows = stats.get("stderr"), stats.get("clusters")
         if not isinstance(stderr, int | float) or not isinstance(rows, int) or rows < 2:
-            raise InvalidInputError("the pilot run has no interval to read its spread from",
-                                    hint="a pilot needs two rows or more", code="VALIDATION")  # fmt: skip
+            raise InvalidInputError(
+                "the pilot run has no interval to read its spread from",
+                hint="a pilot needs two rows or more",
+                code="VALIDATION",
+            )
         spread = stderr * math.sqrt(rows) * math.sqrt(2.0 * (1.0 - correlation))
         return spread, f"one run's row means, correlation {correlation:g} assumed", rows
     if sd is not None and sd > 0:
