@@ -82,7 +82,7 @@ class Secrets(_Section):
 
 class Local(_Section):
     #: the series (a training's checkpoints) this config's runs belong to: one curve
-    series: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][\w.-]{0,99}$")] | None = None
+    series: Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")] | None = None
     dataset_file: StrictStr | None = None
     base_url: StrictStr | None = None
     api_key_env: StrictStr | None = None

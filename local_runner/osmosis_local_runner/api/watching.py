@@ -233,10 +233,15 @@ def _prepare(
                   WatchResult(chosen))  # fmt: skip
 
 
+def series_name(text: str) -> str:
+    """A series named after something else (a folder, a training run): its letters kept,
+    at most 64."""
+    return (re.sub(r"[^A-Za-z0-9._-]", "-", text).strip("-._") or "checkpoints")[:64]
+
+
 def _series_of(folder: Path) -> str:
     """A watch's series when none is named: its checkpoints folder's name."""
-    name = re.sub(r"[^\w.-]", "-", folder.resolve().name).strip("-.") or "checkpoints"
-    return name[:100]
+    return series_name(folder.resolve().name)
 
 
 def _auth(options: dict[str, Any]) -> dict[str, str]:

@@ -25,7 +25,7 @@ from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.layout import EVALS
 from osmosis_client.platform.model_models import LoraModelDetail
 from osmosis_client.platform.training_models import Checkpoint
-from osmosis_local_runner.api.watching import WatchEvent, WatchResult
+from osmosis_local_runner.api.watching import WatchEvent, WatchResult, series_name
 from osmosis_local_runner.run.rundir import RunDirectory
 from osmosis_local_runner.run.serving import Sleep
 
@@ -70,7 +70,9 @@ async def awatch_training(
             code="USAGE",
         )
     say = on_event or (lambda event: None)
-    chosen = series or training
+    from osmosis_local_runner.run.settings import check_series
+
+    chosen = check_series(series or series_name(training))
     project = Path(root) if root is not None else Path.cwd()
     result, handled = WatchResult(chosen), set[int]()
     watch = _Hosted(client, Path(config), training, chosen, base, project, options, result, say)

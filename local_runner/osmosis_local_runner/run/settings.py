@@ -53,10 +53,10 @@ def check_series(name: str) -> str:
     """A series name: what its runs are called by (``SERIES-step-N``) and trackers key."""
     import re
 
-    if not re.fullmatch(r"[A-Za-z0-9][\w.-]{0,99}", name):
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name):
         raise InvalidInputError(
             f"series {name!r} is not a name",
-            hint="letters, digits, '-', '_', '.' (at most 100), starting with a letter or digit",
+            hint="letters, digits, '-', '_', '.' (at most 64), starting with a letter or digit",
             code="USAGE",
         )
     return name
