@@ -95,7 +95,7 @@ rescore: Re-grade a run's saved transcripts with new eval fns.
 view: Browse this project's runs in a local, live viewer.
 schema: The JSON Schema of the results document and a run directory.
 push: Send a local run to experiment trackers (MLflow, W&B, Trackio).
-agreement: How far a run's grader agrees with the people who reviewed it (κ).
+agreement: How far a run's grader agrees with people's reviews (κ).
 plan: How many rows a comparison needs to detect a difference.
 [osmosis_cli.commands.rubric:register_eval]
 rubric: Score every solution in a JSONL file with a judge and a rubric.

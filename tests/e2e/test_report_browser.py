@@ -133,7 +133,8 @@ def test_a_vs_b_report_shows_the_numbers_filters_and_transcripts(
         assert all(url.startswith("file://") for url in page.requests)  # nothing fetched
         for i, doc in enumerate(docs):
             stats = doc["summary"]["eval_fns"]["grader"]
-            assert page.text(f"[data-testid=mean-{i}]") == f"{stats['mean']:.3f}"
+            half = (stats["ci_high"] - stats["ci_low"]) / 2  # the mean with its interval
+            assert page.text(f"[data-testid=mean-{i}]") == f"{stats['mean']:.3f} ± {half:.3f}"
             assert page.text(f"[data-testid=pass_at_1-{i}]") == f"{stats['pass_at_1']:.3f}"
             assert page.text(f"[data-testid=rows-{i}]") == str(doc["summary"]["total_rows"])
         assert page.text("[data-testid=row-count]") == "20 of 20 rows"

@@ -17,8 +17,12 @@ def plan(
         float | None,
         typer.Option("--effect", metavar="D", help="The difference of mean score to detect."),
     ] = None,
-    alpha: Annotated[float, typer.Option("--alpha", help="The test's level.")] = 0.05,
-    power: Annotated[float, typer.Option("--power", help="The chance to detect it.")] = 0.8,
+    alpha: Annotated[
+        float, typer.Option("--alpha", metavar="A", help="The test's level.")
+    ] = 0.05,
+    power: Annotated[
+        float, typer.Option("--power", metavar="P", help="The chance to detect it.")
+    ] = 0.8,
     pilot: Annotated[
         str | None, typer.Option("--from", metavar="RUN", help="A pilot run (its spread).")
     ] = None,
@@ -32,7 +36,11 @@ def plan(
     ] = None,
     correlation: Annotated[
         float,
-        typer.Option("--correlation", help="With --from alone: how alike two runs' rows are."),
+        typer.Option(
+            "--correlation",
+            metavar="R",
+            help="With --from alone: how alike two runs' rows are.",
+        ),
     ] = 0.5,
 ) -> None:
     """How many rows a paired comparison needs to detect a difference (a two-sided paired
