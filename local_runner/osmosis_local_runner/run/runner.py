@@ -92,7 +92,7 @@ class Runner:
         self._prepared: _Prepared | None = None
         self._resume_from: int | None = None
         self._envs: dict[Tag, RunEnv] = {}
-        self._budget = stops.Budget(spec.max_cost, spec.output, spec.unknown_usage_free)
+        self._budget = stops.Budget(spec.max_cost, spec.output)
         self._warned_invalid = False
 
     # ------------------------------------------------------------ preparing

@@ -42,8 +42,6 @@ class Budget:
 
     limit: float | None
     output: Path
-    #: calls whose usage is unknown count as free (else their cost is unknown)
-    unknown_free: bool = False
     spent: float = 0.0
     reached: bool = False
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_local_runner.results.documents import ResultsFile, pass_at_key
+from osmosis_local_runner.results.report_data import shown_path
 from osmosis_local_runner.results.scoring import passed
 
 #: attempts the table holds at most (the results document, sent whole, has them all)
@@ -81,7 +82,7 @@ def payload_of(
     root = project_of(doc.path)
     params = {key: _text(config[key]) for key in PARAMS if config.get(key) is not None}
     if isinstance(config.get("dataset"), str):  # its place in the project, not the machine's
-        params["dataset"] = _shown(Path(config["dataset"]), root)
+        params["dataset"] = shown_path(Path(config["dataset"]), root)
     params["run_name"] = name
     params["status"] = str(summary.get("status") or "finished")
     params |= {k: _text(v) for k, v in (provenance or {}).items() if v is not None}
@@ -98,12 +99,6 @@ def project_of(results: Path) -> Path:
     if run.parent.name == "evals" and run.parent.parent.name == ".osmosis":
         return run.parent.parent.parent
     return Path.cwd()
-
-
-def _shown(path: Path, root: Path) -> str:
-    from osmosis_client._fs import relative_to
-
-    return (relative_to(path, root) or Path(path.name)).as_posix()
 
 
 @contextlib.contextmanager
