@@ -101,6 +101,9 @@ class Local(_Section):
     header: list[StrictStr] = Field(default_factory=list)
     #: a dataset column every statistic is also broken down by (like --by)
     slice_by: StrictStr | None = None
+    #: a dataset column whose equal values share a context (one cluster of the mean's
+    #: interval; like --cluster-by)
+    cluster_by: StrictStr | None = None
     #: how hard a reasoning model thinks (mapped per provider: docs/models.md)
     reasoning_effort: Effort | None = None
     #: split ``<think>…</think>`` out of answers (a server with no reasoning parser)

@@ -46,3 +46,26 @@ def test_a_plan_from_a_pilot_and_through_the_cli(quickstart_project: Path, invok
         "rows_needed"] == rows_needed(0.05, 0.4)  # fmt: skip
     refused = invoke("eval", "plan", "--effect", "0.1")
     assert refused.exit_code == 2 and "spread of per-row differences" in refused.stderr
+
+
+def test_attempts_per_row_shrink_only_the_attempts_part(
+    quickstart_project: Path, invoke: Invoke
+) -> None:
+    config = "configs/eval/quickstart.toml"
+    run_eval(config, model="mock/flaky-calculator", limit=20, n=4, name="a")
+    run_eval(config, model="mock/calculator", limit=20, n=4, name="b")
+    paired = plan_rows(0.1, pilot="a", vs="b")
+    choices = {c["attempts"]: c for c in paired["by_attempts"]}
+    assert paired["attempts_now"] == 4.0
+    # σ²(K) = between + within / K: more attempts never need more rows, and the pilot's
+    # own K reproduces its observed spread
+    assert choices[4]["sd"] == pytest.approx(paired["sd"], rel=1e-9)
+    needed = [choices[k]["rows_needed"] for k in (1, 2, 4, 8, 16)]
+    assert needed == sorted(needed, reverse=True) and needed[0] > needed[-1]
+    two = plan_rows(0.1, pilot="a", vs="b", attempts=2)
+    assert two["rows_needed"] == rows_needed(0.1, choices[2]["sd"])
+    shown = invoke("eval", "plan", "--effect", "0.1", "--from", "a", "--vs", "b")
+    assert "rows needed by attempts per row (the pilot had 4)" in shown.stdout
+    assert f" 1 a row: {needed[0]:,} rows" in shown.stdout
+    single = invoke("eval", "plan", "--effect", "0.1", "--sd", "0.3", "--attempts", "2")
+    assert single.exit_code == 2 and "two attempts a row or more" in single.stderr

@@ -49,7 +49,10 @@ def test_a_flag_that_changes_the_run_is_refused_one_that_does_not_is_taken(
     assert invoke(*RUN, "--limit", "4", "-o", "r.json").exit_code == 0
     interrupted(project / "r.json", keep=1)
     changed = invoke(*RUN, "--resume", "-o", "r.json", "--n", "2")
-    assert changed.exit_code == 2 and "cannot resume: the run changed (n: 3 → 2)" in changed.stderr
+    assert changed.exit_code == 2 and "n 3 → 2 would drop finished attempts" in changed.stderr
+    assert "give n of at least 3" in changed.stderr
+    other = invoke(*RUN, "--resume", "-o", "r.json", "--temperature", "0.3")
+    assert other.exit_code == 2 and "cannot resume: the run changed (sampling" in other.stderr
     taken = invoke(*RUN, "--resume", "-o", "r.json", "--batch-size", "7")
     assert taken.exit_code == 0, taken.stderr
     said = next(x for x in taken.stderr.splitlines() if x.startswith("Resuming with"))

@@ -291,9 +291,9 @@ def test_resume_without_a_path_finds_the_latest_unfinished_single_run(
     assert invoke(*run, "--resume").exit_code == 2  # it finished: nothing to resume
     (directory,) = [p for p in (project / ".osmosis" / "evals").iterdir() if p.name != ".locks"]
     (directory / "results.json").unlink()  # as if killed before the end: the journal is left
-    other = invoke(*run[:-1], "5", "--resume")  # a flag that changes the run: refused
+    other = invoke(*run, "--temperature", "0.3", "--resume")  # it changes the run: refused
     assert other.exit_code == 2 and "cannot resume: the run changed" in other.stderr
-    assert "limit: 4 → 5" in other.stderr and "--fresh" in other.stderr
+    assert "sampling" in other.stderr and "--fresh" in other.stderr
     again = invoke(*run[:-2], "--resume")  # its settings come from its journal
     assert again.exit_code == 0, again.stderr
     assert f"run:     {directory.name} (continued)" in again.stderr

@@ -84,3 +84,56 @@ def test_a_run_carries_its_intervals_equal_to_scipys(quickstart_project: Path) -
     )
     assert stats_["clusters"] == 20 and set(stats_["ci_pass_at_k"]) == {"1", "3", "4"}
     assert stats_["variance"]["attempts_per_row"] == 4.0
+
+
+def test_clustered_errors_equal_statsmodels_cluster_robust_ones() -> None:
+    import numpy as np
+    import statsmodels.api as sm
+
+    from osmosis_local_runner.results.intervals import clustered_se
+
+    rng = np.random.default_rng(7)
+    groups = [f"passage-{i // 4}" for i in range(40)] + ["alone-1", "alone-2"]
+    values = [float(v) for v in rng.integers(0, 2, len(groups))]
+    fit = sm.OLS(np.array(values), np.ones(len(values))).fit(
+        cov_type="cluster", cov_kwds={"groups": np.unique(groups, return_inverse=True)[1]}
+    )
+    assert clustered_se(values, groups) == pytest.approx(float(fit.bse[0]), rel=1e-9)
+    # every row its own cluster: the usual standard error of the rows' means
+    alone = [str(i) for i in range(len(values))]
+    assert clustered_se(values, alone) == pytest.approx(scipy_stats.sem(values), rel=1e-12)
+    found = mean_interval([[v] for v in values], sum(values) / len(values), groups)
+    assert found["clusters"] == 12  # 10 passages and 2 rows of their own
+    half = scipy_stats.t.ppf(0.975, 11) * float(fit.bse[0])
+    assert found["ci_high"] - found["ci_low"] == pytest.approx(2 * half, rel=1e-6)
+
+
+def test_a_run_clustered_by_a_column_counts_its_values(quickstart_project: Path) -> None:
+    plain = run_eval(CONFIG, model="mock/flaky-calculator", limit=20, n=2,
+                     output=quickstart_project / "a.json")  # fmt: skip
+    clustered = run_eval(CONFIG, model="mock/flaky-calculator", limit=20, n=2,
+                         output=quickstart_project / "b.json",
+                         cluster_by="metadata.difficulty")  # fmt: skip
+    one = json.loads(plain.path.read_text())
+    two = json.loads(clustered.path.read_text())
+    assert two["config"]["cluster_by"] == "difficulty"
+    difficulties = {row["metadata"]["difficulty"] for row in two["rows"]}
+    assert one["summary"]["eval_fns"]["grader"]["clusters"] == 20
+    assert two["summary"]["eval_fns"]["grader"]["clusters"] == len(difficulties)
+    with pytest.raises(Exception, match="no row has a column 'nope'"):
+        run_eval(CONFIG, model="mock/calculator", limit=2, cluster_by="nope",
+                 output=quickstart_project / "c.json")  # fmt: skip
+
+
+def test_the_step_summary_reads_the_mean_with_its_interval(quickstart_project: Path) -> None:
+    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.markdown import run_markdown
+    from osmosis_local_runner.results.sources import Source
+
+    result = run_eval(
+        CONFIG, model="mock/flaky-calculator", limit=10, n=2, output=quickstart_project / "m.json"
+    )
+    stats_ = json.loads(result.path.read_text())["summary"]["eval_fns"]["grader"]
+    half = (stats_["ci_high"] - stats_["ci_low"]) / 2
+    text = run_markdown(Source("m", ResultsFile(result.path)))
+    assert f"| grader | {stats_['mean']:.3f} ± {half:.3f} |" in text

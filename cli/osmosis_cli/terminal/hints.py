@@ -31,6 +31,10 @@ def _resume_mismatch(error: OsmosisError, command: str) -> str | None:
         return "give them again: " + " ".join(flags)
     if isinstance(setting := data.get("setting"), str):
         return f"give --{setting.replace('_', '-')} again, or start the run over with --fresh"
+    if data.get("shrinks"):  # a top-up that would drop attempts: what it needs instead
+        return error.hint
+    if data.get("grows"):  # more attempts or rows than a finished run had: a top-up
+        return "add --resume to top it up (only the missing attempts run)"
     if command.endswith("eval run"):
         return "start it over with --fresh (the run is archived), or use another --name"
     return error.hint

@@ -243,7 +243,7 @@ def _lines(journal: Path) -> int | None:
 
 def _total(inputs: dict[str, Any]) -> int | None:
     """The attempts a run set out to make: its chosen rows × n."""
-    from osmosis_local_runner.run.settings import count_rows
+    from osmosis_local_runner.run.row_lists import count_rows
 
     rows = (inputs.get("dataset") or {}).get("selected_source_rows")
     n = inputs.get("n")

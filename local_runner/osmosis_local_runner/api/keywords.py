@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.llm.prices import PriceTable
 from osmosis_client.llm.reasoning import Effort
+from osmosis_local_runner.run.row_lists import parse_rows
 from osmosis_local_runner.run.seed import SeedSource, rows_of
 from osmosis_local_runner.run.session import RunRequest, Uploader
-from osmosis_local_runner.run.settings import RunSettings, parse_rows
+from osmosis_local_runner.run.settings import RunSettings
 
 if TYPE_CHECKING:
     from osmosis_client import Client
@@ -65,6 +66,7 @@ class SettingsKeywords(TypedDict, total=False):
     max_attempt_tokens: int | None
     transcripts: bool
     by: str | None
+    cluster_by: str | None  # a dataset column: rows sharing its value are one cluster
     rollout_mode: Literal["server", "native"] | None
     rollout_python: str | Path | None
     listener_port: int | None

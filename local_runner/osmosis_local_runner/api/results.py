@@ -280,14 +280,28 @@ class EvalResult:
 
         return read_reviews(self.path)
 
-    def agreement(self, fn: str | None = None) -> dict[str, Any]:
+    def agreement(
+        self,
+        fn: str | None = None,
+        *,
+        against: str | None = None,
+        repeat: int | None = None,
+        dataset: str | Path | None = None,
+    ) -> dict[str, Any]:
         """The grader (eval fn ``fn``, default the first) against the people who reviewed
         the run: reviewed count, pass rates, raw agreement, Cohen's κ with its 95 %
-        bootstrap interval, the confusion matrix — overall and per reviewer
-        (``osmosis eval agreement``'s document)."""
-        from osmosis_local_runner.results.agreement import grader_agreement
+        bootstrap interval, the confusion matrix — overall and per reviewer — and, where
+        reviewers gave scores, Krippendorff's α of the scores (``osmosis eval
+        agreement``'s document).
 
-        return grader_agreement(self._file, self.reviews(), fn)
+        ``against`` (``MODULE:FN`` or ``NAME=MODULE:FN``, a rubric grader too): grade only
+        the reviewed attempts with that candidate and compare its agreement with this
+        one's, paired (``"against"``). ``repeat``: grade the reviewed attempts that many
+        times with the candidate — how often a judge agrees with itself
+        (``"self_consistency"``). ``dataset``: the run's dataset, when it moved."""
+        from osmosis_local_runner.api.agreeing import agreement
+
+        return agreement(self._source, self.reviews(), fn, against, repeat, dataset)
 
     def to_dict(self) -> dict[str, Any]:
         """The whole results document (as ``eval run --json`` and seed runs write it)."""

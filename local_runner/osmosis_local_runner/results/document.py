@@ -87,10 +87,13 @@ def summarize(
     n: int,
     pass_threshold: float,
     model_tag: str | None = None,
+    cluster_by: str | None = None,
 ) -> dict[str, Any]:
     """Totals, and per eval fn: mean, std, min, max and pass@k — every statistic of a fn
     from the same per-attempt scores. Only the attempts of ``model_tag`` (None: the
-    run's model) count; skipped attempts (``remove_sample``) are counted, not scored."""
+    run's model) count; skipped attempts (``remove_sample``) are counted, not scored.
+    ``cluster_by``: a dataset column whose rows of one value are one cluster of the
+    mean's interval (else each row is its own)."""
     # copies only when something is left out: a 100 k-row run keeps its peak memory
     if any(r.model_tag != model_tag for runs in rows.values() for r in runs):
         rows = {
@@ -106,7 +109,8 @@ def summarize(
             for index, runs in rows.items()
             if (kept := [r for r in runs if not r.skipped])
         }
-    per_fn = {fn: _fn_statistics(scored, fn, n, pass_threshold) for fn in eval_fns}
+    labels = _cluster_labels(scored, cluster_by) if cluster_by else None
+    per_fn = {fn: _fn_statistics(scored, fn, n, pass_threshold, labels) for fn in eval_fns}
     all_runs = [r for runs in rows.values() for r in runs]
     found = {
         "total_rows": len(rows),
@@ -127,8 +131,25 @@ def summarize(
     return found
 
 
+def _cluster_labels(rows: Mapping[int, Sequence[AttemptRecord]], column: str) -> list[str]:
+    """Each row's value of ``column`` (a row without it is its own cluster)."""
+    from osmosis_local_runner.results.slices import MISSING, slice_value
+
+    labels = []
+    for index, runs in rows.items():
+        text = next((r.row_facts for r in runs if r.row_facts), None)
+        metadata = json.loads(text).get("metadata") if text else None
+        value = slice_value(metadata if isinstance(metadata, dict) else None, column)
+        labels.append(f"\0row {index}" if value == MISSING else value)
+    return labels
+
+
 def _fn_statistics(
-    scored: Mapping[int, Sequence[AttemptRecord]], fn: str, n: int, pass_threshold: float
+    scored: Mapping[int, Sequence[AttemptRecord]],
+    fn: str,
+    n: int,
+    pass_threshold: float,
+    labels: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """One eval fn's statistics: mean, std, min, max, pass@k — and their uncertainty:
     the mean's standard error and 95 % interval with rows as clusters, pass@k's bootstrap
@@ -141,7 +162,7 @@ def _fn_statistics(
 
     by_row = [[r.scores.get(fn, 0.0) for r in runs] for runs in scored.values()]
     stats: dict[str, Any] = describe([s for row in by_row for s in row])
-    stats.update(mean_interval(by_row, stats["mean"]))
+    stats.update(mean_interval(by_row, stats["mean"], labels))
     counts = [
         (len(runs), sum(passed(r, fn, pass_threshold) for r in runs)) for runs in scored.values()
     ]
@@ -179,7 +200,11 @@ def document_head(
     finish; ``stopped_reason``: why — ``budget``, ``deadline``, ``interrupted``…).
     With a ``baseline`` model, as 0.2 wrote it: ``model_summaries`` per model,
     the statistics of ``summary`` the run's model's, its counts over both models."""
-    summary = summarize(rows, eval_fns, n=n, pass_threshold=pass_threshold)
+    cluster_by = config.get("cluster_by")
+    cluster_by = cluster_by if isinstance(cluster_by, str) else None
+    summary = summarize(
+        rows, eval_fns, n=n, pass_threshold=pass_threshold, cluster_by=cluster_by
+    )
     summary["total_duration_ms"] = duration_ms
     summary["status"] = status
     summary["stopped_early"] = status == "stopped"

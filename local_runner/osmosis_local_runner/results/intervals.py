@@ -37,21 +37,46 @@ def _scaled(rows: Sequence[Sequence[float]]) -> tuple[list[list[float]], float]:
     return [[v / scale for v in r] for r in rows], scale
 
 
-def mean_interval(rows: Sequence[Sequence[float]], mean: float | None) -> dict[str, Any]:
+def mean_interval(
+    rows: Sequence[Sequence[float]],
+    mean: float | None,
+    labels: Sequence[str] | None = None,
+) -> dict[str, Any]:
     """``stderr``, ``ci_low``, ``ci_high`` of ``mean`` (rows as clusters; None with fewer
-    than two rows) and ``clusters``: the rows counted."""
+    than two clusters) and ``clusters``: the clusters counted. ``labels`` (one per row):
+    rows of one label share a context and are one cluster — the cluster-robust standard
+    error of the rows' means (:func:`clustered_se`), t with clusters − 1 degrees of
+    freedom."""
     rows, scale = _scaled(rows)
-    row_means = [average(scores) for scores in rows if scores]
+    kept = [(i, average(scores)) for i, scores in enumerate(rows) if scores]
+    row_means = [m for _, m in kept]
+    groups = None if labels is None else [labels[i] for i, _ in kept]
+    clusters = len(row_means) if groups is None else len(set(groups))
     found: dict[str, Any] = {"stderr": None, "ci_low": None, "ci_high": None,
-                             "clusters": len(row_means)}  # fmt: skip
-    if mean is None or len(row_means) < 2:
+                             "clusters": clusters}  # fmt: skip
+    if mean is None or clusters < 2:
         return found
-    stderr = math.sqrt(_sample_variance(row_means) / len(row_means))
-    half = t_ppf(0.5 + CONFIDENCE / 2.0, len(row_means) - 1) * stderr
+    if groups is None:
+        stderr = math.sqrt(_sample_variance(row_means) / len(row_means))
+    else:
+        stderr = clustered_se(row_means, groups)
+    half = t_ppf(0.5 + CONFIDENCE / 2.0, clusters - 1) * stderr
     low, high = mean / scale - half, mean / scale + half
     if not all(math.isfinite(v * scale) for v in (stderr, low, high)):
         return found  # an interval wider than the floats: none rather than a wrong one
     return {**found, "stderr": stderr * scale, "ci_low": low * scale, "ci_high": high * scale}
+
+
+def clustered_se(values: Sequence[float], groups: Sequence[str]) -> float:
+    """The cluster-robust standard error of the mean of ``values`` (Miller 2024, eq. 4;
+    statsmodels' ``cov_type="cluster"`` of a constant): ``√(C/(C−1) · Σ_c (Σ_{i∈c}
+    (x_i − x̄))² / N²)``. With every value its own cluster it is the usual ``s/√N``."""
+    centre = average(values)
+    sums: dict[str, float] = {}
+    for value, group in zip(values, groups, strict=True):
+        sums[group] = sums.get(group, 0.0) + (value - centre)
+    c, n = len(sums), len(values)
+    return math.sqrt(c / (c - 1) * math.fsum(s * s for s in sums.values()) / (n * n))
 
 
 #: resamples of pass@k's bootstrap: every document written computes it (a run's end, a
@@ -95,4 +120,19 @@ def variance_split(rows: Sequence[Sequence[float]]) -> dict[str, Any] | None:
     }
 
 
-__all__ = ["mean_interval", "pass_at_k_interval", "variance_split"]
+def half_width_text(stats: dict[str, Any]) -> str:
+    """`` ± 0.090``: half a mean's 95 % interval, as every face prints it beside the mean
+    (``""`` when it has none)."""
+    low, high = stats.get("ci_low"), stats.get("ci_high")
+    if isinstance(low, int | float) and isinstance(high, int | float):
+        return f" ± {(high - low) / 2:.3f}"
+    return ""
+
+
+__all__ = [
+    "clustered_se",
+    "half_width_text",
+    "mean_interval",
+    "pass_at_k_interval",
+    "variance_split",
+]

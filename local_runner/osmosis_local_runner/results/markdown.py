@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_local_runner.results.ci_reports import HostedCase
 from osmosis_local_runner.results.documents import excerpt, pass_at_key
+from osmosis_local_runner.results.intervals import half_width_text
 from osmosis_local_runner.results.scoring import score_text
 from osmosis_local_runner.results.sources import Source, primary_score
 from osmosis_local_runner.results.usage import usage_lines
@@ -52,7 +53,8 @@ def run_markdown(source: Source) -> str:
         "|---|---:|---:|" + "---:|" * len(ks),
     ]
     for fn, stats in fns.items():
-        cells = [_md(fn), _num(stats.get("mean")), _num(stats.get("std"))]
+        mean = _num(stats.get("mean")) + half_width_text(stats)
+        cells = [_md(fn), mean, _num(stats.get("std"))]
         cells += [_num(stats.get(k)) for k in ks]
         lines.append("| " + " | ".join(cells) + " |")
     usage = usage_lines(summary.get("usage"))  # tokens by kind, truncation, cost

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from osmosis_client._fs import atomic_write
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.llm.usage import amount_of, count_of
+from osmosis_local_runner.results.intervals import half_width_text
 from osmosis_local_runner.results.report_charts import histogram_svg, pass_at_k_svg, slice_charts
 from osmosis_local_runner.results.report_data import build_data, shown_path
 from osmosis_local_runner.results.report_suite import ranked_html, setting_charts, suite_name
@@ -76,7 +77,7 @@ def cards_html(data: dict[str, Any]) -> str:
         fn = run["fns"][0] if run["fns"] else None
         stats = (summary.get("eval_fns") or {}).get(fn) or {}
         facts = [
-            ("mean", _fmt(stats.get("mean")) + _half_width(stats)),
+            ("mean", _fmt(stats.get("mean")) + half_width_text(stats)),
             ("pass@1", _fmt(stats.get("pass_at_1"))),
             ("rows", f"{summary.get('total_rows') or 0:,}"),
             ("attempts", f"{summary.get('total_runs') or 0:,}"),
@@ -120,14 +121,6 @@ def _kappa_text(found: dict[str, Any]) -> str:
         f"{found['stats_agreement']:.0%}, the grader passes {found['stats_grader_pass_rate']:.0%}, "
         f"the reviewers {found['stats_reviewer_pass_rate']:.0%}"
     )
-
-
-def _half_width(stats: dict[str, Any]) -> str:
-    """`` ± 0.090``: half the mean's 95 % interval (rows as clusters), when it has one."""
-    low, high = stats.get("ci_low"), stats.get("ci_high")
-    if isinstance(low, int | float) and isinstance(high, int | float):
-        return f" ± {(high - low) / 2:.3f}"
-    return ""
 
 
 def _stopped_note(summary: dict[str, Any]) -> str:

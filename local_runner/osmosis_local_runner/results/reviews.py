@@ -202,7 +202,14 @@ def reviewed_summary(doc: Any) -> dict[str, Any]:
     from osmosis_local_runner.results.document import summarize
 
     rows = {row.index: row.runs for row in doc.rows(transcripts=False)}
-    fresh = summarize(rows, doc.eval_fns, n=doc.n, pass_threshold=doc.pass_threshold)
+    cluster_by = doc.config.get("cluster_by")
+    fresh = summarize(
+        rows,
+        doc.eval_fns,
+        n=doc.n,
+        pass_threshold=doc.pass_threshold,
+        cluster_by=cluster_by if isinstance(cluster_by, str) else None,
+    )
     kept = {k: v for k, v in doc.summary.items() if k != "slices"}  # slices: as graded
     return {**kept, **{k: fresh[k] for k in ("eval_fns", "errored_runs", "unscored_runs")},
             "reviewed_attempts": len(doc.reviewed or ())}  # fmt: skip

@@ -97,6 +97,18 @@ RESULTS: dict[str, Any] = {
                     "description": "the cost budget in USD the run was held to (every "
                     "invocation of it together)",
                 },
+                "cluster_by": {
+                    "type": "string",
+                    "description": "the dataset column whose rows of one value are one "
+                    "cluster of the mean's interval (summary.eval_fns[FN].clusters counts "
+                    "them)",
+                },
+                "top_ups": {
+                    "type": "array",
+                    "description": "each time the run grew (more attempts per row or more "
+                    "rows, only the missing ones run): {changed: {key: [was, now]}, at}",
+                    "items": {"type": "object"},
+                },
             },
         },
         "summary": {
@@ -118,7 +130,8 @@ RESULTS: dict[str, Any] = {
                     "description": "per eval fn: mean, std (population), min, max, pass_at_K; "
                     "and their uncertainty (docs/statistics.md): stderr, ci_low, ci_high — "
                     "the mean's standard error and 95 % interval with rows as clusters (t, "
-                    "clusters − 1 degrees of freedom) —, clusters (rows), ci_pass_at_k "
+                    "clusters − 1 degrees of freedom) —, clusters (rows, or config.cluster_by's "
+                    "values), ci_pass_at_k "
                     "({K: [low, high]}: a bootstrap over rows) and variance ({between, "
                     "within, attempts_per_row, rows, se_twice_rows, se_twice_attempts})",
                     "additionalProperties": {"type": "object"},

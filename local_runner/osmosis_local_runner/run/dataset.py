@@ -364,7 +364,7 @@ def select_rows(
 
 def compact_rows(rows: Iterator[int] | Container[int], total: int) -> str:
     """Selected source rows as ``0-3`` or ``0,2,5-9`` (the published manifest's form)."""
-    from osmosis_local_runner.run.settings import rows_text
+    from osmosis_local_runner.run.row_lists import rows_text
 
     return rows_text(i for i in range(total) if i in rows)
 

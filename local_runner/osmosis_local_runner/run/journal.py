@@ -3,7 +3,9 @@
 ``PATH.journal.jsonl`` starts with a header holding the run's fingerprint (model,
 dataset, n, thresholds, timeouts, sources…); ``--resume`` refuses when it differs.
 Attempts are keyed by (row index, run index); each line also carries the row's
-content digest, so a changed row is noticed. Attempts that finish in the same
+content digest, so a changed row is noticed. A top-up (``run/topup.py``) appends a
+line saying what changed; the header's version becomes 3 then, so an older reader refuses
+the journal rather than cut it at a line it does not know. Attempts that finish in the same
 event-loop turn are appended with one unbuffered ``write`` at the end of that
 turn — from then on they survive SIGKILL — and fsynced in batches, at most
 ``FSYNC_INTERVAL`` seconds apart. The file is locked while a run appends to it,
@@ -18,7 +20,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,8 @@ from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.records import AttemptRecord
 
 JOURNAL_VERSION = 2
+#: a journal holding top-up lines: this version and later read it, older ones refuse it
+GROWN_VERSION = 3
 FSYNC_INTERVAL = 0.2
 MAX_PENDING = 256  # lines: written at once beyond this, whatever the loop does
 
@@ -62,6 +66,39 @@ class JournalContents:
     records: list[AttemptRecord]
     #: where the last complete line ends: a torn tail after it is cut off on resume
     valid_bytes: int
+    #: the settings the run was started with, as its top-ups changed them
+    settings: dict[str, Any] = field(default_factory=dict)
+    #: what each top-up changed, and when (``{"changed": {key: [was, now]}, "at": …}``)
+    top_ups: list[dict[str, Any]] = field(default_factory=list)
+    #: what this invocation's top-up changes (set by :func:`resumable`)
+    growing: dict[str, list[Any]] = field(default_factory=dict)
+
+
+#: the fingerprint keys a top-up may change: which rows, and how many attempts per row
+GROWABLE = frozenset({"n", "limit", "rows", "offset", "sample"})
+#: what a journal line that changes the run's settings starts with (never an attempt's)
+UPDATE_KEY = "journal_update"
+
+
+def refused_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The fingerprint keys that differ and that no top-up may change."""
+    keys = set(old) | set(new)
+    return sorted(k for k in keys if old.get(k) != new.get(k) and k not in GROWABLE)
+
+
+def changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """What a top-up changes: ``{key: [was, now]}``."""
+    return {k: [old.get(k), new.get(k)] for k in sorted(GROWABLE) if old.get(k) != new.get(k)}
+
+
+def _update(raw: bytes) -> dict[str, Any] | None:
+    """A top-up's line (its body), or None for an attempt's."""
+    if not raw.startswith(b'{"' + UPDATE_KEY.encode() + b'"'):
+        return None
+    body = json.loads(raw)[UPDATE_KEY]
+    if not isinstance(body.get("fingerprint"), dict) or not isinstance(body.get("settings"), dict):
+        raise ValueError("a damaged top-up line")
+    return dict(body)
 
 
 def read_journal(path: Path) -> JournalContents:
@@ -71,7 +108,8 @@ def read_journal(path: Path) -> JournalContents:
         try:
             header = json.loads(first)
             fingerprint = header["fingerprint"]
-            if header.get("journal") != JOURNAL_VERSION or not isinstance(fingerprint, dict):
+            known = header.get("journal") in (JOURNAL_VERSION, GROWN_VERSION)
+            if not known or not isinstance(fingerprint, dict):
                 raise ValueError
         except (ValueError, KeyError, TypeError) as exc:
             raise InvalidInputError(
@@ -79,28 +117,45 @@ def read_journal(path: Path) -> JournalContents:
                 hint="start a new run with another results path",
                 code="BAD_JOURNAL",
             ) from exc
-        records: list[AttemptRecord] = []
-        valid = len(first) if first.endswith(b"\n") else 0
+        settings = header.get("settings")
+        contents = JournalContents(
+            fingerprint,
+            [],
+            len(first) if first.endswith(b"\n") else 0,
+            settings=dict(settings) if isinstance(settings, dict) else {},
+        )
         for raw in handle:
             if not raw.endswith(b"\n"):
                 break  # torn by a kill mid-write: not finished, so not kept
             try:
-                records.append(AttemptRecord.from_json(json.loads(raw)))
-            except (ValueError, TypeError, RecursionError):
+                update = _update(raw)
+                if update is None:
+                    contents.records.append(AttemptRecord.from_json(json.loads(raw)))
+                else:
+                    contents.fingerprint = update["fingerprint"]
+                    contents.settings = update["settings"]
+                    grown = {"changed": update.get("changed"), "at": update.get("at")}
+                    contents.top_ups.append(grown)
+            except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
                 break  # a damaged line: keep what came before it
-            valid += len(raw)
-    return JournalContents(fingerprint, records, valid)
+            contents.valid_bytes += len(raw)
+    return contents
 
 
 def saved_settings(results_path: Path) -> dict[str, Any]:
-    """The flags a run was started with (its journal's header), or ``{}`` when there is
-    no journal, or it is damaged or older than the settings it keeps."""
+    """The flags a run was started with (its journal's header, as its top-ups changed
+    them), or ``{}`` when there is no journal, or it is damaged or older than the
+    settings it keeps. Only top-up lines are parsed, not attempts."""
     try:
         with open_regular(journal_path(results_path)) as handle:
             header = json.loads(handle.readline(1 << 20))
-    except (OSError, ValueError):
+            settings = header.get("settings") if isinstance(header, dict) else None
+            for raw in handle:
+                update = _update(raw) if raw.endswith(b"\n") else None
+                if update is not None:
+                    settings = update["settings"]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return {}
-    settings = header.get("settings") if isinstance(header, dict) else None
     return dict(settings) if isinstance(settings, dict) else {}
 
 
@@ -136,14 +191,26 @@ def resumable(path: Path, resume: bool, current: Mapping[str, Any]) -> JournalCo
             code="NOTHING_TO_RESUME",
         )
     contents = read_journal(path)
-    diffs = fingerprint_differences(contents.fingerprint, current)
-    if diffs:
+    refused = refused_changes(contents.fingerprint, current)
+    if refused:
+        diffs = fingerprint_differences(contents.fingerprint, current)
         raise InvalidInputError(
             "cannot resume: the run changed (" + "; ".join(diffs) + ")",
-            hint="rerun with the original settings, or start a new run with another -o",
+            hint="rerun with the original settings (a run may grow: more attempts per row, "
+            "more rows — nothing else), or start a new run with another results path",
             code="RESUME_MISMATCH",
+            data={"changed": refused},
         )
+    contents.growing = changed(contents.fingerprint, current)
     return contents
+
+
+def _mark_grown(fd: int) -> None:
+    """The header's version becomes :data:`GROWN_VERSION`, in place: the two prefixes
+    have the same length, so one byte changes and nothing else moves."""
+    old = f'{{"journal": {JOURNAL_VERSION},'.encode()
+    if os.pread(fd, len(old), 0) == old:
+        os.pwrite(fd, f'{{"journal": {GROWN_VERSION},'.encode(), 0)
 
 
 class JournalError(InvalidInputError):
@@ -165,12 +232,13 @@ class Journal:
         settings: Mapping[str, Any] | None = None,
         *,
         resume_from: int | None = None,
+        update: Mapping[str, Any] | None = None,
         on_failure: Callable[[OSError], None] | None = None,
     ) -> None:
         self.path = path
         self.failure: OSError | None = None
         self._on_failure = on_failure
-        flags = os.O_WRONLY | os.O_CREAT
+        flags = os.O_RDWR | os.O_CREAT  # read too: a top-up checks the header it marks
         if resume_from is None:
             flags |= os.O_EXCL
         try:
@@ -202,6 +270,9 @@ class Journal:
             os.fsync(self._fd)
         #: where this invocation's records start (see ``discard_this_run``)
         self.start = os.lseek(self._fd, 0, os.SEEK_END)
+        if update is not None:  # a top-up: after ``start``, so a discarded run forgets it
+            _mark_grown(self._fd)
+            os.write(self._fd, (json.dumps(update) + "\n").encode())
         self.created = resume_from is None
         self._dirty = False
         self._pending: list[str] = []

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from osmosis_client._redact import redact_url
+from osmosis_client.errors import OsmosisError
 from osmosis_client.llm.client import ModelClient
-from osmosis_client.llm.providers import ModelTarget
+from osmosis_client.llm.providers import ModelSpec, ModelTarget
 from osmosis_local_runner.run.kinds import RunEnv
 from osmosis_local_runner.run.spec import RunSpec
 
@@ -43,3 +45,22 @@ def run_env(
         workflow_config=spec.workflow_config,
         agent_timeout=spec.agent_workflow_timeout_s,
     )
+
+
+def endpoint_level(exc: OsmosisError) -> bool:
+    """A failure of the endpoint or the key, whatever was asked (not of one prompt)."""
+    from osmosis_client.errors import EndpointUnreachableError, ModelNotFoundError
+
+    return isinstance(exc, EndpointUnreachableError | ModelNotFoundError) or exc.code in (
+        "PROVIDER_AUTH",
+        "TLS_CERTIFICATE",
+    )
+
+
+def endpoint(target: ModelTarget) -> str | None:
+    """Where a model is called, never with credentials."""
+    return redact_url(target.base_url) if target.base_url else None
+
+
+def resolve(model: ModelTarget | ModelSpec) -> ModelTarget:
+    return model.resolve() if isinstance(model, ModelSpec) else model

@@ -207,6 +207,7 @@ def config_spec(
         },
         inputs=_inputs(config),
         slice_by=flags.by or local.slice_by,
+        cluster_by=flags.cluster_by or local.cluster_by,
         **accounting(flags, [flags.model or exp.model_path], config),
         **flags.invocation(),
     )
@@ -388,6 +389,7 @@ def seed_run_spec(
         baseline=baseline,
         fingerprint_extra={"eval_fn_sources": [object_digest(fn.fn) for fn in fns]},
         slice_by=flags.by,
+        cluster_by=flags.cluster_by,
         **accounting(flags, [m for m in (flags.model, flags.baseline_model) if m]),
         **flags.invocation(),
     )

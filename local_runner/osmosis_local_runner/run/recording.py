@@ -87,9 +87,11 @@ def results_head(
     status: str,
     duration_ms: int,
     stopped_reason: str | None = None,
+    top_ups: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The document's head: the run's settings (``config``) and its ``summary``; with a
-    baseline model, ``model_summaries`` too. ``models``: tag → model path."""
+    baseline model, ``model_summaries`` too. ``models``: tag → model path; ``top_ups``:
+    what each growth of the run changed, and when."""
     config: dict[str, Any] = {
         "model": models[None],
         "n_runs": spec.n,
@@ -108,19 +110,11 @@ def results_head(
     }
     if "config" in spec.inputs:  # what the run is called where results are shown
         config["config_name"] = spec.inputs["config"].stem
-    if spec.offset:
-        config["offset"] = spec.offset
-    if spec.slice_by:
-        config["slice_by"] = spec.slice_by
-    if spec.sampling:  # what was sent with every model call, as sent
-        config["sampling"] = dict(spec.sampling)
+    config.update(_given(spec))
     if BASELINE in models:
         config["baseline_model"] = models[BASELINE]
-    if spec.max_cost is not None:  # the budget the run was held to
-        config["max_cost"] = spec.max_cost
-    for key in ("series", "step", "weights"):  # where it stands in a training
-        if getattr(spec, key) is not None:
-            config[key] = getattr(spec, key)
+    if top_ups:  # the run grew: its settings were others before
+        config["top_ups"] = [dict(t) for t in top_ups]
     return document_head(
         config,
         records,
@@ -132,3 +126,24 @@ def results_head(
         stopped_reason=stopped_reason,
         baseline=models.get(BASELINE),
     )
+
+
+def _given(spec: RunSpec) -> dict[str, Any]:
+    """The settings a document records only when the run had them: an offset, the
+    columns it is sliced and clustered by, the sampling sent with every model call (as
+    sent), the budget it was held to, where it stands in a training."""
+    config: dict[str, Any] = {}
+    if spec.offset:
+        config["offset"] = spec.offset
+    if spec.slice_by:
+        config["slice_by"] = spec.slice_by
+    if spec.cluster_by:
+        config["cluster_by"] = spec.cluster_by
+    if spec.sampling:
+        config["sampling"] = dict(spec.sampling)
+    if spec.max_cost is not None:
+        config["max_cost"] = spec.max_cost
+    for key in ("series", "step", "weights"):
+        if getattr(spec, key) is not None:
+            config[key] = getattr(spec, key)
+    return config

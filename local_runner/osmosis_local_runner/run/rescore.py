@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -183,3 +183,52 @@ def _head(
     )
     head["rescored_from"] = str(path)
     return head
+
+
+def regrade_attempts(
+    path: Path,
+    spec: str,
+    keys: Collection[tuple[int, int]],
+    *,
+    times: int = 1,
+    dataset: Path | None = None,
+    batch_size: int = 16,
+) -> tuple[str, list[dict[tuple[int, int], AttemptRecord]]]:
+    """Some attempts of a run (``keys``: row, attempt) graded again with the eval fn
+    ``spec`` (``MODULE:FN`` or ``NAME=MODULE:FN``), ``times`` times over — the attempts a
+    reviewer judged, when another grader is checked against people or a judge against
+    itself. No model is called but the judge's; nothing is written. Returns the fn's
+    name and, per time, each attempt's new record."""
+    source = ResultsFile(path)
+    (fn,) = load_fns([spec])
+    wanted = set(keys)
+    records: dict[int, list[AttemptRecord]] = {}
+    for row in source.rows_at({row for row, _ in wanted}):
+        runs = [r for r in row.runs if (row.index, r.run_index) in wanted and not r.model_tag]
+        missing = [r for r in runs if r.success and not r.skipped and r.transcript is None]
+        if missing:
+            raise InvalidInputError(
+                f"{source.path} has no transcripts (row {row.index}): grading again needs "
+                "the saved conversations",
+                hint="run again keeping transcripts",
+                code="NO_TRANSCRIPTS",
+            )
+        if runs:
+            records[row.index] = runs
+    rows = _dataset_rows(_dataset_path(source, dataset), records)
+    timeout = source.config.get("grader_timeout_s")
+    timeout = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None
+    graded: list[dict[tuple[int, int], AttemptRecord]] = [{} for _ in range(times)]
+
+    async def execute(item: tuple[int, AttemptRecord]) -> None:
+        time, record = item
+        new = await _regrade(record, [fn], rows[record.row_index], timeout)
+        graded[time][(record.row_index, record.run_index)] = new
+
+    async def main() -> None:
+        items = ((t, r) for t in range(times) for runs in records.values() for r in runs)
+        with guard_exits(), LoopWatchdog.watching(asyncio.get_running_loop()):
+            await run_window(ReadAhead(items, batch_size), batch_size, execute)
+
+    asyncio.run(main())
+    return fn.name, graded

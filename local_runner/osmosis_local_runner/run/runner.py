@@ -15,11 +15,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from osmosis_client._redact import redact_url
 from osmosis_client.errors import OsmosisError
 from osmosis_client.llm.client import SESSION_ID, ModelClient
 from osmosis_client.llm.prices import for_called
-from osmosis_client.llm.providers import ModelSpec, ModelTarget
+from osmosis_client.llm.providers import ModelTarget
 from osmosis_client.llm.usage import METER, Meter
 from osmosis_local_runner.results.document import check_results_path, write_document
 from osmosis_local_runner.results.records import BASELINE, AttemptRecord
@@ -29,9 +28,9 @@ from osmosis_local_runner.results.usage import attempt_usage
 from osmosis_local_runner.run import stops
 from osmosis_local_runner.run.calls import CallLog
 from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
-from osmosis_local_runner.run.journal import Journal, forget_finished, journal_path, resumable
+from osmosis_local_runner.run.journal import Journal, forget_finished, journal_path
 from osmosis_local_runner.run.kinds import RunEnv
-from osmosis_local_runner.run.models import model_client, run_env
+from osmosis_local_runner.run.models import endpoint, endpoint_level, model_client, resolve, run_env
 from osmosis_local_runner.run.recording import record_attempt, results_head
 from osmosis_local_runner.run.retrying import rollout_with_retries
 from osmosis_local_runner.run.scheduler import (
@@ -49,6 +48,7 @@ from osmosis_local_runner.run.spec import (
     check_limits,
     fingerprint,
 )
+from osmosis_local_runner.run.topup import Continuation, continuation
 from osmosis_local_runner.run.user_code import guard_exits
 
 Tag = str | None  # None: the run's model; "baseline": --baseline-model
@@ -90,7 +90,7 @@ class Runner:
         self._unusable: OsmosisError | None = None  # the endpoint failed its check: nothing kept
         self._succeeded = 0  # attempts of this invocation that finished without error
         self._prepared: _Prepared | None = None
-        self._resume_from: int | None = None
+        self._continued: Continuation | None = None  # the journal a resume continues
         self._envs: dict[Tag, RunEnv] = {}
         self._budget = stops.Budget(spec.max_cost, spec.output)
         self._warned_invalid = False
@@ -109,16 +109,17 @@ class Runner:
         check_results_path(spec.output, {"dataset": spec.dataset, **spec.inputs})
         info = Dataset(spec.dataset).validate()
         check_column(spec.slice_by, info.columns)
+        check_column(spec.cluster_by, info.columns)
         selected = select_rows(
             info.total_rows, spec.limit, sample=spec.sample, seed=spec.seed,
             offset=spec.offset, rows=spec.rows, dataset=info.path.name,
         )  # fmt: skip
         self.kind.prepare(self.on_note)  # e.g. the rollout's environment, synced and checked
         current = fingerprint(spec, info, spec.model, self.kind)
-        self._check_journal(current)
-        targets: dict[Tag, ModelTarget] = {None: _resolve(spec.model)}
+        self._check_journal(current, info.total_rows, selected)
+        targets: dict[Tag, ModelTarget] = {None: resolve(spec.model)}
         if spec.baseline is not None:
-            targets[BASELINE] = _resolve(spec.baseline)
+            targets[BASELINE] = resolve(spec.baseline)
         # a table keyed by the model called (a registry row's model) prices its id too
         called = {t.model_path: t.model for t in targets.values()}
         spec.prices = for_called(spec.prices, called)
@@ -139,7 +140,7 @@ class Runner:
             output=spec.output,
             baseline=targets[BASELINE].describe() if BASELINE in targets else None,
             model_path=targets[None].model_path,
-            endpoint=_endpoint(targets[None]),
+            endpoint=endpoint(targets[None]),
         )
         self._prepared = _Prepared(plan, info, selected, targets, current)
         return self._prepared
@@ -149,18 +150,16 @@ class Runner:
         p = self._prepare()
         return [i for i in range(p.info.total_rows) if i in p.selected], p.info
 
-    def _check_journal(self, current: dict[str, Any]) -> None:
+    def _check_journal(self, current: dict[str, Any], total: int, selected: Any) -> None:
         spec = self.spec
-        forget_finished(spec.output, spec.resume or spec.retry_failed, self.on_note)
-        contents = resumable(journal_path(spec.output), spec.resume or spec.retry_failed, current)
-        if contents is None:
-            return
-        latest = {record.key: record for record in contents.records}  # the last one wins
-        for record in latest.values():
+        resume = spec.resume or spec.retry_failed
+        self._continued = continuation(
+            spec.output, resume, current, spec.settings, total, selected, self.on_note
+        )
+        for record in self._continued.records if self._continued else ():
             if spec.retry_failed and (not record.success or record.skipped):
                 continue  # run again
             self._keep(record, resumed=True)
-        self._resume_from = contents.valid_bytes
 
     def interrupt(self) -> None:
         """Stop cleanly (Ctrl-C): cancel in-flight attempts, keep everything finished."""
@@ -183,10 +182,16 @@ class Runner:
             tag: self._env(target, clients[tag], tag) for tag, target in prepared.targets.items()
         }
         started = time.monotonic()
+        continued = self._continued
+        forget_finished(spec.output, continued is not None, self.on_note)
         self._journal = Journal(
-            journal_path(spec.output), prepared.fingerprint, spec.settings,
-            resume_from=self._resume_from, on_failure=self._journal_failed,
-        )  # fmt: skip
+            journal_path(spec.output),
+            prepared.fingerprint,
+            spec.settings,
+            resume_from=continued.resume_from if continued else None,
+            update=continued.update if continued else None,
+            on_failure=self._journal_failed,
+        )
         status = "stopped"
         stats = WindowStats()
         loop = asyncio.get_running_loop()
@@ -242,7 +247,7 @@ class Runner:
             return
 
         def failed(exc: OsmosisError) -> None:
-            if self._unusable is None and not self._succeeded and _endpoint_level(exc):
+            if self._unusable is None and not self._succeeded and endpoint_level(exc):
                 self._unusable = exc
                 self.interrupt()
 
@@ -377,23 +382,6 @@ class Runner:
             status=status,
             stopped_reason=reason,
             duration_ms=int((time.monotonic() - started) * 1000),
+            top_ups=self._continued.top_ups if self._continued else (),
         )
 
-
-def _endpoint_level(exc: OsmosisError) -> bool:
-    """A failure of the endpoint or the key, whatever was asked (not of one prompt)."""
-    from osmosis_client.errors import EndpointUnreachableError, ModelNotFoundError
-
-    return isinstance(exc, EndpointUnreachableError | ModelNotFoundError) or exc.code in (
-        "PROVIDER_AUTH",
-        "TLS_CERTIFICATE",
-    )
-
-
-def _endpoint(target: ModelTarget) -> str | None:
-    """Where a model is called, never with credentials."""
-    return redact_url(target.base_url) if target.base_url else None
-
-
-def _resolve(model: ModelTarget | ModelSpec) -> ModelTarget:
-    return model.resolve() if isinstance(model, ModelSpec) else model

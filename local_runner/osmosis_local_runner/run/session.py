@@ -158,7 +158,7 @@ class RunSession:
 
     def _open_named(self) -> None:
         from osmosis_local_runner.run.invocation import Invocation, pick_run
-        from osmosis_local_runner.run.named import config_path
+        from osmosis_local_runner.run.named import config_path, open_run
 
         request, config = self.request, self.config
         runs = request.output or _relative(self.project / RUNS)
@@ -170,7 +170,7 @@ class RunSession:
         )  # fmt: skip
         self.results = self.run.results
         if request.dry_run:  # the plan of the run it would be; nothing locked or written
-            self.opening = "continue" if self.run.state() == "unfinished" else "new"
+            self.opening = open_run(self.run, retry_failed=request.retry_failed)
         else:
             self._invocation = Invocation(
                 self.run, fresh=request.fresh, retry_failed=request.retry_failed, notes=self.notes
@@ -208,19 +208,34 @@ class RunSession:
 
     def _check_unchanged(self) -> None:
         """A finished run asked for with settings that would make it another run is
-        refused: its results would silently answer the wrong question."""
+        refused: its results would silently answer the wrong question. One asked for
+        with more attempts per row or more rows grows when resumed (a top-up: only what
+        is missing runs, ``run/topup.py``)."""
         from osmosis_local_runner.run.journal import journal_path, read_journal
+        from osmosis_local_runner.run.settings import GROWABLE
 
         assert self.run is not None
         recorded = read_journal(journal_path(self.results)).fingerprint
-        changed = self.request.settings.changes_from(recorded)
+        settings = self.request.settings
+        changed = settings.changes_from(recorded)
+        fixed = settings.changes_from(recorded, ignore=GROWABLE)
+        if changed and not fixed and self.request.resume:
+            self.opening = "continue"
+            if self._invocation is not None:
+                self._invocation.opening = "continue"
+            self._adopt()
+            return
         if changed:
+            grows = not fixed and _adds(recorded, settings)
             raise InvalidInputError(
-                f"run {self.run.name!r} is complete with other settings (" + "; ".join(changed)
+                f"run {self.run.name!r} is complete with other settings ("
+                + "; ".join(changed)
                 + ")",
-                hint="start it over (it is archived: fresh), or use another name",
+                hint="resume it to top it up (only the missing attempts run)"
+                if grows
+                else "start it over (it is archived: fresh), or use another name",
                 code="RESUME_MISMATCH",
-                data={"run": self.run.name, "changed": changed},
+                data={"run": self.run.name, "changed": changed, "grows": grows},
             )
 
     # ------------------------------------------------------------ running
@@ -318,6 +333,17 @@ class RunSession:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _adds(recorded: dict[str, Any], settings: RunSettings) -> bool:
+    """Whether settings changed only in what a top-up may change add to a run: no fewer
+    attempts per row, no smaller limit (the rows a row list adds are checked when it
+    runs: ``run/topup.py``)."""
+    for name in ("n", "limit"):
+        was, now = recorded.get(name), getattr(settings, name)
+        if now is not None and (was is None or now < was):
+            return False  # fewer, or a limit where every row ran
+    return settings.offset == recorded.get("offset", 0) or not settings.offset
 
 
 async def interruptible(work: Coroutine[Any, Any, T], interrupt: Callable[[], None]) -> T:

@@ -31,6 +31,7 @@ from typing import Any, Literal
 from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.llm.prices import PriceTable
+from osmosis_local_runner.run.row_lists import parse_rows, rows_text
 
 Keep = Literal["kept", "secret", "once"]
 KEPT: Keep = "kept"
@@ -124,6 +125,9 @@ class RunSettings:
     max_attempt_tokens: int | None = _setting()
     transcripts: bool = _setting(True)
     by: str | None = _setting()
+    #: a dataset column whose equal values share a context: the mean's interval treats
+    #: their rows as one cluster (``metadata.KEY`` or ``KEY``)
+    cluster_by: str | None = _setting()
     # the rollout
     rollout_mode: str | None = _setting()
     rollout_python: Path | None = _setting()
@@ -140,6 +144,8 @@ class RunSettings:
     def __post_init__(self) -> None:
         if self.series is not None:
             check_series(self.series)
+        if self.cluster_by is not None:
+            self.cluster_by = self.cluster_by.removeprefix("metadata.")
 
     def sampling(self) -> dict[str, Any]:
         """The sampling settings given (and only those): ``sampling_args``, then the
@@ -222,13 +228,18 @@ class RunSettings:
             return header in header_names(self.headers)
         return getattr(self, name, None) is not None
 
-    def changes_from(self, fingerprint: Mapping[str, Any]) -> list[str]:
+    def changes_from(
+        self, fingerprint: Mapping[str, Any], *, ignore: Iterable[str] = ()
+    ) -> list[str]:
         """The settings given that differ from a finished run's (``name: was → now``):
-        asking for that run again with them would be asking for another run."""
+        asking for that run again with them would be asking for another run (or, for
+        the settings a top-up may change — ``ignore`` them with :data:`GROWABLE` —
+        asking for it to grow)."""
         changed = []
+        skipped = set(ignore)
         for f in SETTINGS:
             key = f.metadata["compared"]
-            if key is None or not _given(self, f):
+            if key is None or not _given(self, f) or f.name in skipped:
                 continue
             now = _to_json(f.name, getattr(self, f.name))
             if fingerprint.get(key) != now:
@@ -241,6 +252,8 @@ class RunSettings:
 
 
 SETTINGS = dataclasses.fields(RunSettings)
+#: the settings a top-up may change (``run/topup.py``): how many attempts, which rows
+GROWABLE = frozenset({"n", "limit", "rows", "offset"})
 FATE: dict[str, Keep] = {f.name: f.metadata["keep"] for f in SETTINGS}
 NAMES = frozenset(FATE)
 
@@ -316,80 +329,4 @@ def upgraded(saved: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: the most source rows a row list may name (a range is counted, never expanded, first)
-MAX_ROWS = 10_000_000
-
-
-def row_ranges(text: str) -> list[tuple[int, int]]:
-    """``"3,7,10-20"``: its ranges (inclusive), checked, in order — nothing expanded."""
-    import re
-
-    spec = text.replace(" ", "")
-    if len(spec) > 1_000_000 or not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", spec):
-        raise InvalidInputError(
-            f"rows {text[:80]!r} is not a row list",
-            hint='use row indices and ranges, like "3,7,10-20"',
-            code="USAGE",
-        )
-    ranges = []
-    for part in spec.split(","):
-        first, _, last = part.partition("-")
-        low, high = int(first), int(last or first)
-        if low > high:
-            raise InvalidInputError(
-                f"rows: the range {part} runs backwards", hint=f"write it {high}-{low}",
-                code="USAGE",
-            )  # fmt: skip
-        ranges.append((low, high))
-    return ranges
-
-
-def count_rows(text: str) -> int:
-    """How many distinct rows a row list names, counted from its merged ranges (a
-    planted ``0-10000000`` costs no memory)."""
-    count, reach = 0, -1
-    for low, high in sorted(row_ranges(text)):
-        if high > reach:
-            count += high - max(low, reach + 1) + 1
-            reach = high
-    return count
-
-
-def parse_rows(text: str) -> frozenset[int]:
-    """``"3,7,10-20"``: source row indices (0-based), ranges inclusive; at most
-    :data:`MAX_ROWS` of them (counted before any is made)."""
-    ranges = row_ranges(text)
-    if count_rows(text) > MAX_ROWS:
-        raise InvalidInputError(
-            f"rows {text[:80]!r} names more than {MAX_ROWS:,} rows", code="USAGE"
-        )
-    rows: set[int] = set()
-    for low, high in ranges:
-        rows.update(range(low, high + 1))
-    return frozenset(rows)
-
-
-def rows_text(rows: Iterable[int]) -> str:
-    """Row indices as the fingerprint and the journal record them (``0-3,7``)."""
-    chosen = sorted(set(rows))
-    parts: list[str] = []
-    i = 0
-    while i < len(chosen):
-        j = i
-        while j + 1 < len(chosen) and chosen[j + 1] == chosen[j] + 1:
-            j += 1
-        parts.append(str(chosen[i]) if i == j else f"{chosen[i]}-{chosen[j]}")
-        i = j + 1
-    return ",".join(parts)
-
-
-__all__ = [
-    "KEPT",
-    "ONCE",
-    "SECRET",
-    "RunSettings",
-    "count_rows",
-    "parse_rows",
-    "rows_text",
-    "upgraded",
-]
+__all__ = ["KEPT", "ONCE", "SECRET", "RunSettings", "upgraded"]

@@ -25,8 +25,8 @@ from osmosis_local_runner.run.dataset import DatasetInfo
 from osmosis_local_runner.run.eval_fns import EvalFn
 from osmosis_local_runner.run.kinds import RolloutKind
 from osmosis_local_runner.run.kinds.native import NativeRollout
+from osmosis_local_runner.run.row_lists import rows_text
 from osmosis_local_runner.run.scheduler import WindowStats
-from osmosis_local_runner.run.settings import rows_text
 
 if TYPE_CHECKING:
     from osmosis_local_runner.results.records import AttemptRecord
@@ -74,6 +74,8 @@ class RunSpec:
     ca_bundle: Path | None = None
     #: a dataset column every statistic is also broken down by (``summary.slices``)
     slice_by: str | None = None
+    #: a dataset column whose rows share a context: one cluster of the mean's interval
+    cluster_by: str | None = None
     #: how the run was asked for (the flags given): kept in the journal's header, never
     #: compared — ``--resume`` takes from it the flags not given again
     settings: dict[str, Any] = field(default_factory=dict)

@@ -112,7 +112,7 @@ def rows_command(out: Output, indices: list[int], adopted: Sequence[str] = ()) -
             continue
         kept.append(arg)
     kept += adopted  # not given again: taken from the journal, so never typed twice
-    from osmosis_local_runner.run.settings import rows_text
+    from osmosis_local_runner.run.row_lists import rows_text
 
     return command_line(kept, [], f"--rows={rows_text(frozenset(indices))}")
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import typer
 
+from osmosis_cli.commands.eval.slicing import ByOpt, ClusterByOpt
 from osmosis_cli.commands.eval.trackers import LogToOpt, SeriesOpt, StepOpt
 
 if TYPE_CHECKING:
@@ -161,14 +162,6 @@ RowsOpt = Annotated[
         "--rows", metavar="SPEC", help='Only these source rows, e.g. "3,7,10-20" (beats limit).'
     ),
 ]
-ByOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--by",
-        metavar="COLUMN",
-        help="Also break every statistic down by this dataset column (e.g. difficulty).",
-    ),
-]
 TemperatureOpt = Annotated[
     float | None, typer.Option("--temperature", metavar="T", help="Sampling temperature.")
 ]
@@ -273,7 +266,9 @@ class LocalRunOptions:
     """What both local forms take."""
 
     PANELS: ClassVar[dict[str, str]] = {
-        **dict.fromkeys(("limit", "n", "pass_threshold", "resume", "by", "raw_answers"), WHAT),
+        **dict.fromkeys(
+            ("limit", "n", "pass_threshold", "resume", "by", "cluster_by", "raw_answers"), WHAT
+        ),
         **dict.fromkeys(
             ("model", "base_url", "api_key_env", "endpoints", "header", "sampling_args_json",
              "temperature", "reasoning_effort", "think_tags", "ca_bundle"),
@@ -317,6 +312,7 @@ class LocalRunOptions:
     junit: JunitOpt = None
     ca_bundle: CaBundleOpt = None
     by: ByOpt = None
+    cluster_by: ClusterByOpt = None
     quiet: QuietOpt = False
     log_to: LogToOpt = None
     series: SeriesOpt = None
@@ -371,7 +367,7 @@ class LocalRunOptions:
         continued run took from its journal), or None."""
         if not adopted:
             return None
-        from osmosis_local_runner.run.settings import rows_text
+        from osmosis_local_runner.run.row_lists import rows_text
 
         shown = []
         for name, value in adopted:

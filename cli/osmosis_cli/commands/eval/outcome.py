@@ -114,10 +114,9 @@ def _fn_table(out: Output, fns: dict[str, Any]) -> None:
 def _with_error(stats: dict[str, Any]) -> str:
     """``0.783 ± 0.090``: the mean and the half-width of its 95 % interval (rows as
     clusters), when the run has one."""
-    low, high = stats.get("ci_low"), stats.get("ci_high")
-    if isinstance(low, int | float) and isinstance(high, int | float):
-        return f"{_fmt(stats['mean'])} ± {(high - low) / 2:.3f}"
-    return _fmt(stats["mean"])
+    from osmosis_local_runner.results.intervals import half_width_text
+
+    return _fmt(stats["mean"]) + half_width_text(stats)
 
 
 def report_document(
@@ -186,6 +185,11 @@ def report_finished(out: Output, session: RunSession) -> None:
         {"action": "eval_run", "description": "Start a new run beside it: drop --name"},
         {"action": "eval_run", "description": "Run it again from scratch: add --fresh"},
         {"action": "eval_run", "description": "Run its failures again: add --retry-failed"},
+        {
+            "action": "eval_run",
+            "description": "Top it up (only what is missing runs): add --resume and a "
+            "larger --n, --limit or --rows",
+        },
     ]
     report_document(out, run.results, message=message, next_steps=steps)
 

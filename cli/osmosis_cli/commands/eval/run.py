@@ -166,7 +166,7 @@ class RunOptions(LocalRunOptions):
 
     def renamed_settings(self) -> dict[str, Any]:
         """``--rows`` and ``--max-in-flight`` (the published name of ``--batch-size``)."""
-        from osmosis_local_runner.run.settings import parse_rows
+        from osmosis_local_runner.run.row_lists import parse_rows
 
         found: dict[str, Any] = {}
         if self.max_in_flight is not None:

@@ -109,7 +109,7 @@ class SeedOptions(LocalRunOptions):
     def renamed_settings(self) -> dict[str, Any]:
         """``--debug``: the agent loop's ``ctx.log_event`` traces in ``./local_debug/``;
         ``--rows``: these source rows."""
-        from osmosis_local_runner.run.settings import parse_rows
+        from osmosis_local_runner.run.row_lists import parse_rows
 
         found: dict[str, Any] = {"debug_dir": Path("local_debug")} if self.debug else {}
         if self.rows_spec is not None:

@@ -1,9 +1,30 @@
 """Statistics by a dataset column at the terminal: a run's (``eval run --by``) and a
-comparison's (``eval compare --by``), one table each, one row per value (× eval fn)."""
+comparison's (``eval compare --by``), one table each, one row per value (× eval fn);
+and the options naming such a column."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+ByOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--by",
+        metavar="COLUMN",
+        help="Also break every statistic down by this dataset column (e.g. difficulty).",
+    ),
+]
+ClusterByOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster-by",
+        metavar="COLUMN",
+        help="Rows sharing this column's value share a context (metadata.KEY): one cluster "
+        "of the mean's interval.",
+    ),
+]
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
