@@ -29,6 +29,11 @@ class StubState:
     latency: float = 0.0
     failures: deque[tuple[int, dict[str, str]]] = field(default_factory=deque)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    #: each request's body exactly as it arrived
+    bodies: list[bytes] = field(default_factory=list)
+    #: what ``GET /v1/models`` lists (vLLM lists each model's root and parent)
+    models: list[dict[str, Any]] = field(default_factory=list)
+    model_lists: int = 0
     headers: list[dict[str, str]] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
@@ -67,9 +72,11 @@ class StubOpenAI:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         s = self.state
-        body = await request.json()
+        raw = await request.read()
+        body = json.loads(raw)
         if s.record:
             s.requests.append(body)
+            s.bodies.append(raw)
             s.headers.append(dict(request.headers))
         if s.required_key and request.headers.get("Authorization") != f"Bearer {s.required_key}":
             return web.json_response({"error": {"message": "invalid api key"}}, status=401)
@@ -110,7 +117,16 @@ class StubOpenAI:
             del answer["usage"]
         elif s.usage != "default":
             answer["usage"] = s.usage
-        return web.Response(text=json.dumps(answer), content_type="application/json")
+        return web.Response(
+            text=json.dumps(answer),
+            content_type="application/json",
+            headers={"x-request-id": f"req-{len(s.requests)}", "x-secret-echo": "never-kept"},
+        )
+
+    async def _models(self, request: web.Request) -> web.Response:
+        """``GET /v1/models``: what ``state.models`` lists (none: an unlisting server)."""
+        self.state.model_lists += 1
+        return web.json_response({"object": "list", "data": list(self.state.models)})
 
     async def _messages(self, request: web.Request) -> web.Response:
         """The Anthropic Messages API, as a calculator (written from Anthropic's docs)."""
@@ -152,6 +168,7 @@ class StubOpenAI:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/v1/messages", self._messages)
+        app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, access_log=None)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", self.port or 0)

@@ -123,6 +123,8 @@ ROOT = table(
 # Evaluate
 [osmosis_cli.commands.eval:register]
 eval: Run evals locally or on the platform; compare their results.
+[osmosis_cli.commands.cache:register]
+cache: The local model-call cache: stats, explain, prune, clear.
 # Data and secrets
 [osmosis_cli.commands.dataset:register]
 dataset: Validate, upload and manage the platform's datasets.

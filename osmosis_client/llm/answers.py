@@ -24,15 +24,17 @@ MAX_RESPONSE_BYTES = 64 << 20  # one chat completion, decompressed
 
 
 async def read_answer(
-    response: Response, route: Route
+    response: Response, route: Route, sink: list[bytes] | None = None
 ) -> tuple[int, bytes | dict[str, Any], str | None]:
     """(status, the answer as a chat completion — or the bytes of one that is not —,
-    Retry-After) of one response."""
+    Retry-After) of one response; ``sink`` (when given) gets its bytes as they came."""
     status = response.status
     try:
         if status < 300 and response.content_type == "text/event-stream":
-            return status, route.completion(await _read_stream(response, route)), None
+            return status, route.completion(await _read_stream(response, route, sink)), None
         raw = await read_body(response, MAX_RESPONSE_BYTES)  # whole, decompressed
+        if sink is not None:
+            sink.append(raw)
     except BodyTooLarge as exc:
         raise ProviderRequestError(
             f"the model endpoint {route.shown} sent more than "
@@ -43,7 +45,9 @@ async def read_answer(
     return status, route.answer(status, raw), retry_after
 
 
-async def _read_stream(response: Response, route: Route) -> dict[str, Any]:
+async def _read_stream(
+    response: Response, route: Route, sink: list[bytes] | None = None
+) -> dict[str, Any]:
     """A streamed answer (server-sent events, in whatever pieces they arrive) made whole
     as its wire has it; capped like a whole answer."""
     decoder, assembler, size = EventDecoder(), route.assembler(), 0
@@ -51,6 +55,8 @@ async def _read_stream(response: Response, route: Route) -> dict[str, Any]:
         size += len(piece)
         if size > MAX_RESPONSE_BYTES:
             raise BodyTooLarge(MAX_RESPONSE_BYTES)
+        if sink is not None:
+            sink.append(piece)
         for event in decoder.feed(piece):
             assembler.add(event)
         if assembler.done:

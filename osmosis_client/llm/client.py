@@ -25,10 +25,12 @@ from osmosis_client._version import __version__
 from osmosis_client.errors import OsmosisError
 from osmosis_client.llm import answers, mock
 from osmosis_client.llm.answers import MAX_RESPONSE_BYTES, Message, parse_reply
+from osmosis_client.llm.cache import CACHE, HITS
 from osmosis_client.llm.failures import name_failure
 from osmosis_client.llm.providers import ModelTarget
 from osmosis_client.llm.routing import PATHS, REST_SECONDS, SESSION_ID, Route, Routes
 from osmosis_client.llm.usage import COUNTED, METER, TRIES, call_usage
+from osmosis_client.llm.wire import WIRE, exchange
 
 if TYPE_CHECKING:
     import aiohttp
@@ -166,22 +168,39 @@ class ModelClient:
         payload["messages"] = list(messages)
         if payload.get("stream") is True and "stream_options" not in payload:
             payload["stream_options"] = {"include_usage": True}  # tokens are counted
-        if self.target.is_mock:
-            result = await mock.complete(self.target.model, payload)
-        elif self._watch is None:
-            result = await self._post(payload, retry_policy or self.retry_policy)
+        use = CACHE.get()
+        if use is not None and not self.target.is_mock:
+            from osmosis_client.llm.cached import through_cache
+
+            result, said = await through_cache(self, use, payload, retry_policy)
+            hits = HITS.get()
+            if hits is not None and said is not None:
+                hits.append(said)
+            if said is not None and said["from"] is not None:
+                return result  # no call made: nothing is spent
         else:
-            try:
-                result = await self._post(payload, retry_policy or PROBE_POLICY)
-            except OsmosisError as exc:
-                watch = self._watch
-                if watch is not None:
-                    watch(exc)
-                raise
-            self._watch = None  # proven: the endpoint answers
+            result = await self._call(payload, retry_policy)
         meter = METER.get()
         if meter is not None and not COUNTED.get():  # an attempt counts its calls, by model
             meter.add(self.target.model_path, call_usage(result))
+        return result
+
+    async def _call(
+        self, payload: dict[str, Any], retry_policy: RetryPolicy | None
+    ) -> dict[str, Any]:
+        """The call itself: the mock, else the endpoint (watched until one succeeds)."""
+        if self.target.is_mock:
+            return await mock.complete(self.target.model, payload)
+        if self._watch is None:
+            return await self._post(payload, retry_policy or self.retry_policy)
+        try:
+            result = await self._post(payload, retry_policy or PROBE_POLICY)
+        except OsmosisError as exc:
+            watch = self._watch
+            if watch is not None:
+                watch(exc)
+            raise
+        self._watch = None  # proven: the endpoint answers
         return result
 
     def watch_first_calls(self, on_failure: Callable[[OsmosisError], None]) -> None:
@@ -250,20 +269,28 @@ class _Call:
         error or a 5xx is rested and the request goes to another at once."""
         now = self.client._monotonic
         candidates = self.client._routes.order(now())
+        wire = WIRE.get()  # a caller keeping what went over the wire (run/calls.py)
         for position, route in enumerate(candidates):
             self.last = route
             others = position < len(candidates) - 1
+            body = route.request(self.payload)
+            sink: list[bytes] | None = [] if wire is not None else None
+            began = time.perf_counter()
             try:  # the request in place (not a coroutine of its own: one per call saved)
                 session = self.client._session_for(route, self.session)
                 async with session.post(  # a redirect is an answer: the key never follows
                     route.url,
-                    data=route.request(self.payload),
+                    data=body,
                     headers=route.headers(),
                     proxy=None if route.socks else route.proxy,
                     allow_redirects=False,
                 ) as response:
-                    outcome = await answers.read_answer(response, route)
-            except self.errors:
+                    outcome = await answers.read_answer(response, route, sink)
+                    if wire is not None:
+                        wire.append(_exchange(route, body, began, response, sink))
+            except self.errors as exc:
+                if wire is not None:
+                    wire.append(_exchange(route, body, began, error=exc))
                 route.rest(now())
                 if others:
                     continue
@@ -289,6 +316,26 @@ class _Call:
         return Failure(
             answers.status_error(status, raw, route), status=status, retry_after=retry_after
         )
+
+
+def _exchange(
+    route: Route,
+    body: bytes,
+    began: float,
+    response: Any = None,
+    sink: list[bytes] | None = None,
+    error: BaseException | None = None,
+) -> dict[str, Any]:
+    """One try as the record keeps it (:mod:`osmosis_client.llm.wire`)."""
+    return exchange(
+        f"{route.shown}/{PATHS[route.wire]}",
+        body,
+        status=response.status if response is not None else None,
+        headers=response.headers if response is not None else None,
+        received=b"".join(sink) if sink is not None and response is not None else None,
+        duration_ms=(time.perf_counter() - began) * 1000,
+        error=None if error is None else f"{type(error).__name__}: {error}",
+    )
 
 
 @functools.cache

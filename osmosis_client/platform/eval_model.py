@@ -120,6 +120,18 @@ class Local(_Section):
     max_attempt_tokens: Annotated[StrictInt, Field(ge=1)] | None = None
 
 
+class CacheTable(_Section):
+    """``[cache]``: the local runs' model-call cache (docs/cache.md); hosted runs never
+    use one."""
+
+    enabled: bool = False
+    #: where the cache lives (relative to the project; default: OSMOSIS_CACHE_DIR, else
+    #: the user's cache directory)
+    dir: StrictStr | None = None
+    #: a name for the weights behind an endpoint that cannot say which they are
+    scope: StrictStr | None = None
+
+
 class EvalConfig(_Section):
     """A validated eval config. ``path`` and ``root`` say where it came from."""
 
@@ -129,6 +141,7 @@ class EvalConfig(_Section):
     env: dict[str, StrictStr] = Field(default_factory=dict)
     secrets: Secrets = Field(default_factory=Secrets)
     local: Local = Field(default_factory=Local)
+    cache: CacheTable = Field(default_factory=CacheTable)
     path: Path | None = Field(default=None, exclude=True)
     root: Path | None = Field(default=None, exclude=True)
 

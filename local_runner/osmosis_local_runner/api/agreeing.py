@@ -19,6 +19,7 @@ def agreement(
     against: str | None,
     repeat: int | None,
     dataset: str | Path | None,
+    cache: bool = False,
 ) -> dict[str, Any]:
     """See :meth:`EvalResult.agreement <osmosis_local_runner.api.results.EvalResult.agreement>`."""
     from osmosis_local_runner.results.agreement import grader_agreement, reviewed_attempts
@@ -44,6 +45,7 @@ def agreement(
         keys,
         times=repeat or 1,
         dataset=Path(dataset) if dataset is not None else None,
+        cache=cache,
     )
     threshold = document.pass_threshold
     verdicts = [{k: passed(r, name, threshold) for k, r in once.items()} for once in graded]

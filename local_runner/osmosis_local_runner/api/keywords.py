@@ -64,6 +64,13 @@ class SettingsKeywords(TypedDict, total=False):
     #: a call whose answer has no usage: "unknown" (the default) or counted as "free"
     unknown_usage: Literal["unknown", "free"] | None
     max_attempt_tokens: int | None
+    #: the first model calls refused alike (a broken request) that stop the run (0: never)
+    max_same_errors: int | None
+    #: the model-call cache (docs/cache.md): on; a name for unidentifiable weights; a
+    #: previous run whose recorded answers answer the calls that match
+    cache: bool
+    cache_scope: str | None
+    replay: str | Path | None
     transcripts: bool
     by: str | None
     cluster_by: str | None  # a dataset column: rows sharing its value are one cluster

@@ -21,6 +21,7 @@ from osmosis_client.llm.usage import count_of
 from osmosis_local_runner.results.documents import ResultsFile, Row, pass_at_key
 from osmosis_local_runner.results.records import AttemptRecord
 from osmosis_local_runner.results.scoring import counted_mean, pass_at_k
+from osmosis_local_runner.results.sources import run_path
 
 if TYPE_CHECKING:
     import pandas
@@ -287,6 +288,7 @@ class EvalResult:
         against: str | None = None,
         repeat: int | None = None,
         dataset: str | Path | None = None,
+        cache: bool = False,
     ) -> dict[str, Any]:
         """The grader (eval fn ``fn``, default the first) against the people who reviewed
         the run: reviewed count, pass rates, raw agreement, Cohen's κ with its 95 %
@@ -298,10 +300,12 @@ class EvalResult:
         the reviewed attempts with that candidate and compare its agreement with this
         one's, paired (``"against"``). ``repeat``: grade the reviewed attempts that many
         times with the candidate — how often a judge agrees with itself
-        (``"self_consistency"``). ``dataset``: the run's dataset, when it moved."""
+        (``"self_consistency"``). ``dataset``: the run's dataset, when it moved.
+        ``cache``: the candidate's judge calls answered from the call cache when their
+        input is the same (docs/cache.md)."""
         from osmosis_local_runner.api.agreeing import agreement
 
-        return agreement(self._source, self.reviews(), fn, against, repeat, dataset)
+        return agreement(self._source, self.reviews(), fn, against, repeat, dataset, cache)
 
     def to_dict(self) -> dict[str, Any]:
         """The whole results document (as ``eval run --json`` and seed runs write it)."""
@@ -318,26 +322,6 @@ class EvalResult:
 def _name_of(path: Path) -> str:
     """A run directory's name (``.osmosis/evals/NAME/results.json``), else the file's stem."""
     return path.parent.name if path.name == "results.json" else path.stem
-
-
-def run_path(ref: str | Path, *, root: Path | None = None) -> Path:
-    """The results document of a run: a file, a run directory, or a run's name under
-    ``root/.osmosis/evals`` (``root``: the current directory)."""
-    given = Path(ref)
-    if given.is_file():
-        return given
-    if given.is_dir() and (given / "results.json").is_file():
-        return given / "results.json"
-    named = (root or Path.cwd()) / RUNS / str(ref) / "results.json"
-    if named.is_file():
-        return named
-    if isinstance(ref, Path) or given.suffix == ".json" or len(given.parts) > 1:
-        return given  # a path: reading it says what is wrong with it
-    raise InvalidInputError(
-        f"no run {str(ref)!r}: not a results file, a run directory or a run under {RUNS}",
-        hint="give the run's name, its directory, or its results file",
-        code="RUN_NOT_FOUND",
-    )
 
 
 def load_run(ref: str | Path, *, root: Path | None = None) -> EvalResult:

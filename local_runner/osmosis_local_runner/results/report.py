@@ -67,6 +67,9 @@ def _usage_facts(usage: Any) -> list[tuple[str, str]]:
     facts.append(("truncated", f"{count('truncated') / attempts:.1%}" if attempts else "–"))
     cost = amount_of(usage.get("cost_usd"))
     facts.append(("cost", "unknown" if cost is None else f"${cost:.4f}"))
+    if count("cached_calls"):  # answered from the call cache: no call made, nothing paid
+        made = count("cached_calls") + count("calls")
+        facts.append(("from cache", f"{count('cached_calls'):,} of {made:,} calls"))
     return facts
 
 

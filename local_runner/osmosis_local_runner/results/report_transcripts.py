@@ -85,15 +85,42 @@ def calls_of(record: AttemptRecord) -> list[dict[str, Any]] | None:
         if not isinstance(call, dict):
             continue
         item = {k: call.get(k) for k in ("at_ms", "duration_ms", "sent", "error", "usage")}
+        if call.get("cached") in ("cache", "replay"):  # answered without a call
+            item["cached"] = call["cached"]
         retries = call.get("retries")
         if isinstance(retries, list):  # why each earlier try failed (a name, a status)
             item["retries"] = [str(r)[:200] for r in retries[:50]]
         for key in ("request", "response"):
             text = call.get(key)
             if isinstance(text, str):
-                item[key] = text if len(text) <= MAX_CALL_TEXT else text[:MAX_CALL_TEXT] + "…"
+                item[key] = _cut(text)
+        tries = call.get("wire")
+        if isinstance(tries, list):  # each try as sent and as received
+            item["wire"] = [_try(t) for t in tries[:20] if isinstance(t, dict)]
         shown.append(item)
     return shown
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_CALL_TEXT else text[:MAX_CALL_TEXT] + "…"
+
+
+def _try(found: dict[str, Any]) -> dict[str, Any]:
+    """One try on the wire as the page shows it (bodies cut; headers as text)."""
+    item: dict[str, Any] = {}
+    for key in ("url", "error"):
+        if isinstance(found.get(key), str):
+            item[key] = str(found[key])[:500]
+    for key in ("status", "duration_ms", "sent_bytes", "received_bytes"):
+        if isinstance(found.get(key), int | float):
+            item[key] = found[key]
+    for key in ("sent", "received"):
+        if isinstance(found.get(key), str):
+            item[key] = _cut(found[key])
+    headers = found.get("headers")
+    if isinstance(headers, dict):
+        item["headers"] = {str(k)[:80]: str(v)[:200] for k, v in list(headers.items())[:30]}
+    return item
 
 
 __all__ = ["MAX_CALL_TEXT", "MAX_MESSAGE", "calls_of", "explanations_of", "messages_of"]

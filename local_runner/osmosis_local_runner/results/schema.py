@@ -56,6 +56,21 @@ ATTEMPT: dict[str, Any] = {
                     "response": _TEXT,
                     "error": _TEXT,
                     "retries": {"type": "array", "items": _TEXT},
+                    "wire": {
+                        "type": "array",
+                        "description": "each try as it went over the wire: url (no "
+                        "credentials), status, duration_ms, sent (the request body exactly "
+                        "as sent) and received (the response exactly as received, a "
+                        "stream's events as they came) — past 256 KiB their sent_sha256 / "
+                        "received_sha256 instead —, sent_bytes, received_bytes, headers "
+                        "(request ids, rate limits), error; request headers never",
+                        "items": {"type": "object"},
+                    },
+                    "cached": {
+                        "enum": ["cache", "replay"],
+                        "description": "answered without a call: from the model-call cache, "
+                        "or a replayed run's recorded answer (docs/cache.md)",
+                    },
                 },
             },
         },

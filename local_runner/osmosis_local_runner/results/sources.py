@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
+from osmosis_client.layout import EVALS as RUNS
 from osmosis_local_runner.results.documents import ResultsFile
 
 SUITE_DOCUMENT = "suite.json"
@@ -100,3 +101,23 @@ def primary_score(summary: dict[str, Any] | None) -> float | None:
         mean = stats.get("mean") if isinstance(stats, dict) else None
         return float(mean) if isinstance(mean, int | float) else None
     return None
+
+
+def run_path(ref: str | Path, *, root: Path | None = None) -> Path:
+    """The results document of a run: a file, a run directory, or a run's name under
+    ``root/.osmosis/evals`` (``root``: the current directory)."""
+    given = Path(ref)
+    if given.is_file():
+        return given
+    if given.is_dir() and (given / "results.json").is_file():
+        return given / "results.json"
+    named = (root or Path.cwd()) / RUNS / str(ref) / "results.json"
+    if named.is_file():
+        return named
+    if isinstance(ref, Path) or given.suffix == ".json" or len(given.parts) > 1:
+        return given  # a path: reading it says what is wrong with it
+    raise InvalidInputError(
+        f"no run {str(ref)!r}: not a results file, a run directory or a run under {RUNS}",
+        hint="give the run's name, its directory, or its results file",
+        code="RUN_NOT_FOUND",
+    )

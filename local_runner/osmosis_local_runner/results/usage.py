@@ -41,14 +41,31 @@ def attempt_usage(
     *,
     capped: bool = False,
     unknown_as_zero: bool = False,
+    cached: Usage | None = None,
 ) -> dict[str, Any] | None:
     """One attempt's ``usage`` (None: it made no model call). ``rollout``: the usage of
     the rollout's own calls (truncation is theirs, not a judge's). Calls whose usage is
     unknown (unreported, invalid) make the cost unknown, unless ``unknown_as_zero``: the
-    user counts them as free (they stay counted as unknown)."""
+    user counts them as free (they stay counted as unknown). ``cached``: the calls
+    answered without a call (the cache, a replay) — counted apart, costing nothing."""
     models = meter.by_model
-    if not models:
+    if not models and not (cached and cached.calls):
         return None
+    found = _metered(meter, prices, unknown_as_zero) if models else Usage().to_json()
+    if cached is not None and cached.calls:
+        found["cached_calls"] = cached.calls
+        found["cached_tokens"] = cached.total_tokens
+    reason = "token_budget" if capped else last_finish
+    if reason is not None:
+        found["finish_reason"] = reason
+    if capped or rollout.truncated or (cached is not None and cached.truncated):
+        found["truncated"] = True
+    return found
+
+
+def _metered(meter: Meter, prices: PriceTable, unknown_as_zero: bool) -> dict[str, Any]:
+    """The calls made: their tokens by kind, per model when several, and their cost."""
+    models = meter.by_model
     counted = {m: _known(u) for m, u in models.items()} if unknown_as_zero else models
     if len(models) == 1:
         ((model, total),) = models.items()
@@ -65,11 +82,6 @@ def attempt_usage(
             if priced is not None:
                 one["cost_usd"] = round(priced, 10)
             found["by_model"][name] = one
-    reason = "token_budget" if capped else last_finish
-    if reason is not None:
-        found["finish_reason"] = reason
-    if capped or rollout.truncated:
-        found["truncated"] = True
     if cost is not None:
         found["cost_usd"] = round(cost, 10)
     return found
@@ -127,12 +139,14 @@ def usage_summary(usages: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] 
     total = _Totals()
     models: dict[str, _Totals] = {}
     columns: dict[str, list[float]] = {key: [] for key in DISTRIBUTIONS}
-    attempts = truncated = 0
+    attempts = truncated = cached_calls = cached_tokens = 0
     for usage in usages:
         if not isinstance(usage, Mapping):
             continue
         attempts += 1
         total.add(usage)
+        cached_calls += count_of(usage.get("cached_calls"))
+        cached_tokens += count_of(usage.get("cached_tokens"))
         truncated += usage.get("truncated") is True
         inputs, outputs = count_of(usage.get("input_tokens")), count_of(usage.get("output_tokens"))
         columns["input_tokens"].append(inputs)
@@ -155,6 +169,9 @@ def usage_summary(usages: Iterable[Mapping[str, Any] | None]) -> dict[str, Any] 
     summary["truncated"] = truncated
     summary["truncation_rate"] = truncated / attempts
     summary["per_attempt"] = {key: spread(values) for key, values in columns.items()}
+    if cached_calls:  # answered without a call (the cache, a replay): apart, and free
+        summary["cached_calls"] = cached_calls
+        summary["cached_tokens"] = cached_tokens
     if len(models) > 1:
         summary["by_model"] = {model: sums.to_json() for model, sums in models.items()}
     if total.cost is None:  # which models had no price (not those whose usage is unknown)
@@ -251,6 +268,13 @@ def usage_lines(usage: Any) -> list[str]:
     else:
         second += f"; cost: unknown ({_why_unknown(usage)})"
     lines = [tokens, second]
+    cached = count_of(get("cached_calls"))
+    if cached:
+        made = count_of(get("calls"))
+        lines.append(
+            f"cache: {cached:,} of {cached + made:,} calls from cache "
+            f"({count_of(get('cached_tokens')):,} tokens, $0)"
+        )
     models = get("by_model")
     if isinstance(models, Mapping) and models:
         parts = []

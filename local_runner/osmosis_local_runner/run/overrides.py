@@ -19,6 +19,7 @@ from osmosis_client.llm.endpoints import Registry
 from osmosis_client.llm.prices import PriceTable
 from osmosis_client.llm.providers import ModelSpec
 from osmosis_client.platform.eval_config import EvalConfig
+from osmosis_local_runner.run.accounting import accounting, caching
 from osmosis_local_runner.run.dataset import find_dataset
 from osmosis_local_runner.run.discovery import (
     as_workflow,
@@ -75,6 +76,7 @@ class Overrides(RunSettings):
             "transcripts": self.transcripts, "ca_bundle": self.ca_bundle,
             "settings": self.journal_settings(),
             "series": self.series, "step": self.step, "weights": self.weights,
+            "max_same_errors": self.max_same_errors,
         }  # fmt: skip
 
 
@@ -210,69 +212,8 @@ def config_spec(
         cluster_by=flags.cluster_by or local.cluster_by,
         **accounting(flags, [flags.model or exp.model_path], config),
         **flags.invocation(),
+        **caching(flags, config),
     )
-
-
-def accounting(
-    flags: Overrides, models: list[str], config: EvalConfig | None = None
-) -> dict[str, Any]:
-    """What a run's calls cost and how far they may go — each setting given, else the
-    config's — and whether eval fns see the reasoning."""
-    local = config.local if config is not None else None
-    prices: Path | PriceTable | None = flags.prices
-    if prices is None and local is not None and local.prices:
-        root = config.root if config and config.root else Path.cwd()
-        prices = PLATFORM if local.prices == "platform" else root / local.prices
-    max_cost = flags.max_cost if flags.max_cost is not None else local and local.max_cost
-    tokens = flags.max_attempt_tokens or (local.max_attempt_tokens if local else None)
-    return {
-        "prices": price_table(prices, models, flags.price_source),
-        "max_cost": float(max_cost) if max_cost else None,
-        "unknown_usage_free": _unknown_usage(
-            flags.unknown_usage or (local.unknown_usage if local else None)
-        )
-        == "free",
-        "max_attempt_tokens": tokens,
-        "raw_answers": flags.raw_answers or bool(local and local.raw_answers),
-    }
-
-
-def _unknown_usage(given: str | None) -> str:
-    from osmosis_client.errors import InvalidInputError
-
-    if given not in (None, "unknown", "free"):
-        raise InvalidInputError(
-            f"unknown_usage must be unknown or free, not {given!r}", code="USAGE"
-        )
-    return given or "unknown"
-
-
-#: ``prices = "platform"``: the platform's published inference prices
-PLATFORM = Path("platform")
-
-
-def price_table(
-    prices: Path | PriceTable | None,
-    models: list[str],
-    source: Callable[[list[str]], PriceTable] | None,
-) -> PriceTable:
-    """The run's price table: a file's, one in memory, or the platform's for its models."""
-    from osmosis_client.errors import InvalidInputError
-    from osmosis_client.llm.prices import EMPTY, load_prices
-
-    if prices is None:
-        return EMPTY
-    if isinstance(prices, PriceTable):
-        return prices
-    if prices == PLATFORM:
-        if source is None:
-            raise InvalidInputError(
-                "the platform's prices need a logged-in client",
-                hint="log in (the CLI), or pass a price table from client.models.prices()",
-                code="NO_PRICE",
-            )
-        return source(models)
-    return load_prices(prices)
 
 
 def _inputs(config: EvalConfig) -> dict[str, Path]:
@@ -392,4 +333,5 @@ def seed_run_spec(
         cluster_by=flags.cluster_by,
         **accounting(flags, [m for m in (flags.model, flags.baseline_model) if m]),
         **flags.invocation(),
+        **caching(flags),
     )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
+from osmosis_client.llm.cache import SCOPE
 from osmosis_local_runner.results.document import (
     check_results_path,
     document_head,
@@ -128,7 +129,11 @@ def rescore(
     dataset: Path | None = None,
     batch_size: int = 16,
     on_note: Callable[[str], None] | None = None,
+    cache: bool = False,
 ) -> RunResult:
+    """``path``'s attempts graded again with the eval fns ``specs``, written to
+    ``output``; ``cache``: a judge's model calls answered from the call cache when their
+    input is the same (docs/cache.md)."""
     source = ResultsFile(path)
     data_path = _dataset_path(source, dataset)
     check_results_path(output, {"results document": path, "dataset": data_path})
@@ -157,7 +162,10 @@ def rescore(
         with guard_exits(), LoopWatchdog.watching(asyncio.get_running_loop()):
             await run_window(ReadAhead(items, batch_size), batch_size, execute)
 
-    asyncio.run(main())
+    from osmosis_local_runner.run.caching import using_cache
+
+    with using_cache(cache, note=on_note) if cache else contextlib.nullcontext():
+        asyncio.run(main())
     for runs in new.values():
         runs.sort(key=lambda r: (r.run_index, r.model_tag or ""))
     head = _head(source, path, [fn.name for fn in fns], new)
@@ -193,12 +201,15 @@ def regrade_attempts(
     times: int = 1,
     dataset: Path | None = None,
     batch_size: int = 16,
+    cache: bool = False,
 ) -> tuple[str, list[dict[tuple[int, int], AttemptRecord]]]:
     """Some attempts of a run (``keys``: row, attempt) graded again with the eval fn
     ``spec`` (``MODULE:FN`` or ``NAME=MODULE:FN``), ``times`` times over — the attempts a
     reviewer judged, when another grader is checked against people or a judge against
     itself. No model is called but the judge's; nothing is written. Returns the fn's
-    name and, per time, each attempt's new record."""
+    name and, per time, each attempt's new record. ``cache``: the judge's calls answered
+    from the call cache when their input is the same — each time its own sample (a
+    judge graded again from the cache would agree with itself for nothing)."""
     source = ResultsFile(path)
     (fn,) = load_fns([spec])
     wanted = set(keys)
@@ -222,6 +233,8 @@ def regrade_attempts(
 
     async def execute(item: tuple[int, AttemptRecord]) -> None:
         time, record = item
+        if times > 1:  # each grading its own sample, in the cache too
+            SCOPE.set(("regrade", time))
         new = await _regrade(record, [fn], rows[record.row_index], timeout)
         graded[time][(record.row_index, record.run_index)] = new
 
@@ -230,5 +243,8 @@ def regrade_attempts(
         with guard_exits(), LoopWatchdog.watching(asyncio.get_running_loop()):
             await run_window(ReadAhead(items, batch_size), batch_size, execute)
 
-    asyncio.run(main())
+    from osmosis_local_runner.run.caching import using_cache
+
+    with using_cache(cache) if cache else contextlib.nullcontext():
+        asyncio.run(main())
     return fn.name, graded

@@ -26,9 +26,10 @@ from osmosis_local_runner.results.scoring import passed
 from osmosis_local_runner.results.slices import check_column
 from osmosis_local_runner.results.usage import attempt_usage
 from osmosis_local_runner.run import stops
+from osmosis_local_runner.run.caching import CacheUse, cache_for, cache_summary, scope_of
 from osmosis_local_runner.run.calls import CallLog
 from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
-from osmosis_local_runner.run.journal import Journal, forget_finished, journal_path
+from osmosis_local_runner.run.journal import Journal
 from osmosis_local_runner.run.kinds import RunEnv
 from osmosis_local_runner.run.models import endpoint, endpoint_level, model_client, resolve, run_env
 from osmosis_local_runner.run.recording import record_attempt, results_head
@@ -48,7 +49,7 @@ from osmosis_local_runner.run.spec import (
     check_limits,
     fingerprint,
 )
-from osmosis_local_runner.run.topup import Continuation, continuation
+from osmosis_local_runner.run.topup import Continuation, continuation, open_journal
 from osmosis_local_runner.run.user_code import guard_exits
 
 Tag = str | None  # None: the run's model; "baseline": --baseline-model
@@ -91,8 +92,10 @@ class Runner:
         self._succeeded = 0  # attempts of this invocation that finished without error
         self._prepared: _Prepared | None = None
         self._continued: Continuation | None = None  # the journal a resume continues
+        self._cache: CacheUse | None = None  # the call cache the run used, if any
         self._envs: dict[Tag, RunEnv] = {}
         self._budget = stops.Budget(spec.max_cost, spec.output)
+        self._same_errors = stops.SameErrors(spec.max_same_errors, spec.output)
         self._warned_invalid = False
 
     # ------------------------------------------------------------ preparing
@@ -182,15 +185,8 @@ class Runner:
             tag: self._env(target, clients[tag], tag) for tag, target in prepared.targets.items()
         }
         started = time.monotonic()
-        continued = self._continued
-        forget_finished(spec.output, continued is not None, self.on_note)
-        self._journal = Journal(
-            journal_path(spec.output),
-            prepared.fingerprint,
-            spec.settings,
-            resume_from=continued.resume_from if continued else None,
-            update=continued.update if continued else None,
-            on_failure=self._journal_failed,
+        self._journal = open_journal(
+            spec, prepared.fingerprint, self._continued, self._journal_failed, self.on_note
         )
         status = "stopped"
         stats = WindowStats()
@@ -199,7 +195,12 @@ class Runner:
         if spec.deadline is not None:
             deadline = loop.call_later(spec.deadline, self._deadline_passed, spec.deadline)
         try:
-            with guard_exits(), LoopWatchdog.watching(loop), paced_collections():
+            with (
+                guard_exits(),
+                LoopWatchdog.watching(loop),
+                paced_collections(),
+                cache_for(spec, self.on_note) as self._cache,
+            ):
                 if self._budget.reached or self._fatal is not None:
                     self._stop.set()  # spent by its earlier invocations: nothing starts
                 await self.kind.start(self._envs[None])
@@ -247,9 +248,13 @@ class Runner:
             return
 
         def failed(exc: OsmosisError) -> None:
-            if self._unusable is None and not self._succeeded and endpoint_level(exc):
+            if self._unusable is not None or self._succeeded:
+                return
+            if endpoint_level(exc):
                 self._unusable = exc
                 self.interrupt()
+            elif (broken := self._same_errors.add(exc)) is not None:
+                self._abort(broken)  # what finished is kept: the run resumes once fixed
 
         client.watch_first_calls(failed)
 
@@ -312,7 +317,11 @@ class Runner:
         METER.set(meter)
         spec = self.spec
         calls = CallLog(
-            self._envs[tag], started, keep=spec.transcripts, cap=spec.max_attempt_tokens
+            self._envs[tag],
+            started,
+            keep=spec.transcripts,
+            cap=spec.max_attempt_tokens,
+            scope=scope_of(row.digest, run_index, tag),
         )
         outcome = await rollout_with_retries(self.kind, spec, row, run_index, calls.env())
         if calls.calls:
@@ -326,6 +335,7 @@ class Runner:
             spec.prices,
             capped=calls.capped,
             unknown_as_zero=spec.unknown_usage_free,
+            cached=calls.cached,
         )
         # the attempt is over: its bookkeeping runs after the other ready callbacks, so
         # when many replies arrive together the next requests leave first
@@ -370,7 +380,7 @@ class Runner:
     def _head(
         self, prepared: _Prepared, status: str, started: float, reason: str | None
     ) -> dict[str, Any]:
-        return results_head(
+        head = results_head(
             self.spec,
             self.kind.name,
             prepared.plan,
@@ -384,4 +394,7 @@ class Runner:
             duration_ms=int((time.monotonic() - started) * 1000),
             top_ups=self._continued.top_ups if self._continued else (),
         )
+        if self._cache is not None:  # every call's, a judge's too: hits, misses, replays
+            head["summary"]["cache"] = cache_summary(self._cache)
+        return head
 

@@ -123,6 +123,16 @@ class RunSettings:
     unknown_usage: str | None = _setting()
     #: an attempt's rollout gets no more model calls past this many tokens
     max_attempt_tokens: int | None = _setting()
+    #: the run's first model calls refused alike (one 4xx, one message) that stop it: a
+    #: broken request (None: 5; 0: never stop)
+    max_same_errors: int | None = _setting()
+    #: answer model calls from the call cache where everything that decides the answer
+    #: is the same (docs/cache.md); store the rest
+    cache: bool = _setting(False)
+    #: a name for the weights behind an endpoint that cannot say which they are
+    cache_scope: str | None = _setting()
+    #: a previous run whose recorded answers answer the calls that match them
+    replay: str | None = _setting()
     transcripts: bool = _setting(True)
     by: str | None = _setting()
     #: a dataset column whose equal values share a context: the mean's interval treats

@@ -74,6 +74,14 @@ class RunSpec:
     ca_bundle: Path | None = None
     #: a dataset column every statistic is also broken down by (``summary.slices``)
     slice_by: str | None = None
+    #: the first calls refused alike that stop the run (None: 5; 0: never)
+    max_same_errors: int | None = None
+    #: the call cache (docs/cache.md): on, where (None: OSMOSIS_CACHE_DIR, else the
+    #: user's cache directory), a named scope, a run's results to replay
+    cache: bool = False
+    cache_dir: Path | None = None
+    cache_scope: str | None = None
+    replay: Path | None = None
     #: a dataset column whose rows share a context: one cluster of the mean's interval
     cluster_by: str | None = None
     #: how the run was asked for (the flags given): kept in the journal's header, never

@@ -33,6 +33,44 @@ def journal_failed(exc: OSError, output: Path) -> RunAborted:
     return _stopped(message, hint, "JOURNAL_WRITE_FAILED", output)
 
 
+#: how many first calls refused alike make a request broken (``max_same_errors``)
+SAME_ERRORS = 5
+
+
+class SameErrors:
+    """The run's first model calls, before any succeeded, refused alike — the same client
+    error (4xx but 408 and 429: never retried), the same message: the request itself is
+    broken (a model refusing ``temperature``, a field it does not know), and every other
+    call would be refused too. After ``limit`` of them the run stops, saying which."""
+
+    def __init__(self, limit: int | None, output: Path) -> None:
+        self.limit = SAME_ERRORS if limit is None else limit
+        self.output = output
+        self.seen: tuple[int, str] | None = None
+        self.count = 0
+
+    def add(self, exc: OsmosisError) -> RunAborted | None:
+        status = getattr(exc, "status_code", None)
+        if not self.limit or not isinstance(status, int) or not 400 <= status < 500:
+            return None
+        if status in (408, 429):
+            return None  # retried: the server's state, not the request's
+        said = str(exc.data.get("detail") or exc.message)
+        if (status, said) != self.seen:
+            self.seen, self.count = (status, said), 0
+        self.count += 1
+        if self.count < self.limit:
+            return None
+        where = exc.data.get("endpoint")
+        asked = f" by {where} (model {exc.data.get('model')})" if where else ""
+        message = (
+            f"the first {self.count} model calls were all refused{asked} with HTTP {status} "
+            f"({said[:200]}): the request is broken, so the run stopped; {_KEPT}"
+        )
+        hint = "fix what the server names (a sampling parameter, a field), then resume"
+        return _stopped(message, hint, "BROKEN_REQUEST", self.output, status=status, said=said)
+
+
 @dataclass
 class Budget:
     """A run's cost budget over every invocation of it: the resumed attempts' cost is

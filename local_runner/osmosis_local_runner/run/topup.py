@@ -17,11 +17,20 @@ from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.records import AttemptRecord
-from osmosis_local_runner.run.journal import UPDATE_KEY, journal_path, resumable
+from osmosis_local_runner.run.journal import (
+    UPDATE_KEY,
+    Journal,
+    forget_finished,
+    journal_path,
+    resumable,
+)
+
+if TYPE_CHECKING:
+    from osmosis_local_runner.run.spec import RunSpec
 
 
 def check_growth(
@@ -131,9 +140,30 @@ def continuation(
     return found
 
 
+def open_journal(
+    spec: RunSpec,
+    fingerprint: Mapping[str, Any],
+    continued: Continuation | None,
+    on_failure: Callable[[OSError], None],
+    on_note: Callable[[str], None] | None,
+) -> Journal:
+    """The run's journal, as it starts running: a new one (a finished run at its path
+    is replaced now, not when planned), or the one a resume continues — its torn tail
+    cut, this top-up's line written."""
+    forget_finished(spec.output, continued is not None, on_note)
+    return Journal(
+        journal_path(spec.output),
+        fingerprint,
+        spec.settings,
+        resume_from=continued.resume_from if continued else None,
+        update=continued.update if continued else None,
+        on_failure=on_failure,
+    )
+
+
 def _said(update: Mapping[str, Any]) -> dict[str, Any]:
     body = update[UPDATE_KEY]
     return {"changed": body["changed"], "at": body["at"]}
 
 
-__all__ = ["Continuation", "check_growth", "continuation", "update_line"]
+__all__ = ["Continuation", "check_growth", "continuation", "open_journal", "update_line"]

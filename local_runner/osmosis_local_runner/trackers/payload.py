@@ -128,6 +128,9 @@ def _usage(usage: Any, prefix: str) -> dict[str, float]:
         found[f"{prefix}truncation_rate"] = float(usage["truncation_rate"])
     if _finite(usage.get("cost_usd")):  # unknown price: no made-up zero
         found[f"{prefix}cost_usd"] = float(usage["cost_usd"])
+    if _finite(usage.get("cached_calls")):  # answered from the call cache: free
+        found[f"{prefix}calls/cached"] = float(usage["cached_calls"])
+        found[f"{prefix}calls/made"] = float(usage.get("calls") or 0)
     for kind in ("output_tokens", "reasoning_tokens"):
         spread = (usage.get("per_attempt") or {}).get(kind) or {}
         if _finite(spread.get("mean")):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from osmosis_cli.commands.eval.caching import JudgeCacheOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ def agreement(
     against: AgainstOpt = None,
     repeat: RepeatOpt = None,
     dataset: DatasetOpt = None,
+    cache: JudgeCacheOpt = False,
 ) -> None:
     """How far the grader agrees with people: reviewed attempts, pass rates, raw
     agreement, Cohen's κ with its 95 % interval, the confusion matrix, per reviewer."""
@@ -67,7 +69,9 @@ def agreement(
             hint="name it: --against MODULE:FN --repeat 2",
             code="USAGE",
         )
-    found = load_run(run).agreement(fn, against=against, repeat=repeat, dataset=dataset)
+    found = load_run(run).agreement(
+        fn, against=against, repeat=repeat, dataset=dataset, cache=cache
+    )
     if out.detail_result(found):
         return
     if not found["reviewed"]:

@@ -11,6 +11,13 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import typer
 
+from osmosis_cli.commands.eval.caching import CacheOpt, CacheScopeOpt, ReplayOpt
+from osmosis_cli.commands.eval.limits import (
+    MaxAttemptTokensOpt,
+    MaxCostOpt,
+    MaxSameErrorsOpt,
+    UnknownUsageOpt,
+)
 from osmosis_cli.commands.eval.slicing import ByOpt, ClusterByOpt
 from osmosis_cli.commands.eval.trackers import LogToOpt, SeriesOpt, StepOpt
 
@@ -200,37 +207,6 @@ PricesOpt = Annotated[
         "logged in): the run's cost.",
     ),
 ]
-MaxCostOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--max-cost",
-        min=0.000001,
-        metavar="USD",
-        help="Stop the run once its model calls have cost this much (status stopped; "
-        "resumable). Needs a price for the model.",
-    ),
-]
-UnknownUsageOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--unknown-usage",
-        metavar="unknown|free",
-        help="A model call whose answer carries no usage: its cost is unknown (default: "
-        "with --max-cost the run stops), or counted as free.",
-    ),
-]
-MaxAttemptTokensOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--max-attempt-tokens",
-        min=1,
-        metavar="N",
-        help="An attempt's rollout gets no more model calls once it has used N tokens "
-        "(the attempt ends, truncated).",
-    ),
-]
-
-
 def sampling_args(text: str | None) -> dict[str, Any]:
     """``--sampling-args``: a JSON object of chat-completions parameters (finite numbers)."""
     if text is None:
@@ -271,12 +247,13 @@ class LocalRunOptions:
         ),
         **dict.fromkeys(
             ("model", "base_url", "api_key_env", "endpoints", "header", "sampling_args_json",
-             "temperature", "reasoning_effort", "think_tags", "ca_bundle"),
+             "temperature", "reasoning_effort", "think_tags", "ca_bundle", "cache",
+             "cache_scope", "replay"),
             MODEL,
         ),
         **dict.fromkeys(
             ("batch_size", "max_retries", "max_error_rate", "deadline", "max_cost",
-             "unknown_usage", "max_attempt_tokens"),
+             "unknown_usage", "max_attempt_tokens", "max_same_errors"),
             PACE,
         ),
         **dict.fromkeys(
@@ -305,6 +282,10 @@ class LocalRunOptions:
     max_cost: MaxCostOpt = None
     unknown_usage: UnknownUsageOpt = None
     max_attempt_tokens: MaxAttemptTokensOpt = None
+    max_same_errors: MaxSameErrorsOpt = None
+    cache: CacheOpt = False
+    cache_scope: CacheScopeOpt = None
+    replay: ReplayOpt = None
     max_retries: MaxRetriesOpt = None
     max_error_rate: MaxErrorRateOpt = None
     deadline: DeadlineOpt = None

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from osmosis_cli.commands.eval.caching import JudgeCacheOpt
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 EvalFnOpt = Annotated[
@@ -49,6 +50,7 @@ def rescore(
     no_compat: Annotated[
         bool, typer.Option("--no-compat", help="No `osmosis_ai` compatibility imports.")
     ] = False,
+    cache: JudgeCacheOpt = False,
 ) -> None:
     """Re-grade a run's saved transcripts with new or fixed eval fns: no model calls, the
     same statistics, a new results document recording where it came from."""
@@ -71,6 +73,12 @@ def rescore(
     with out.user_output_to_stderr():
         prepare_user_imports(out, no_compat=no_compat)
         result = run_rescore(
-            results, eval_fn, target, dataset=dataset, batch_size=batch_size, on_note=out.info
+            results,
+            eval_fn,
+            target,
+            dataset=dataset,
+            batch_size=batch_size,
+            on_note=out.info,
+            cache=cache,
         )
     report_result(out, result, "eval.rescore")

@@ -585,14 +585,15 @@
     calls.forEach(function (c, i) {
       var item = el("div", "call-item" + (c.error ? " failed" : ""));
       var tries = (c.retries || []).length;
-      item.appendChild(el("span", "call-head", "#" + (i + 1) + " at +" +
+      item.appendChild(el("span", "call-head", "#" + (i + 1) + (c.cached ? " · from " + c.cached : "") + " at +" +
         ((c.at_ms || 0) / 1000).toFixed(3) + "s · took " + ((c.duration_ms || 0) / 1000).toFixed(3) +
         "s" + (tries ? " over " + (tries + 1) + " tries" : "") + " · sent " + c.sent + " message" +
         (c.sent === 1 ? "" : "s") + (c.usage ? " · " + usageText(c.usage) : "")));
       if (tries) item.appendChild(errorLine("retried after: " + c.retries.join(", ")));
       if (c.error) item.appendChild(errorLine("model call: " + c.error));
+      (c.wire || []).forEach(function (t, k) { item.appendChild(wireTry(t, k, c.wire.length)); });
       var raw = el("details", "raw");
-      raw.appendChild(el("summary", null, "raw JSON"));
+      raw.appendChild(el("summary", null, c.wire && c.wire.length ? "as the rollout got it" : "raw JSON"));
       var request = c.request ? c.request : "{}";
       var whole = /"messages":/.test(request);  // sent messages kept: not the transcript's start
       raw.appendChild(el("pre", null, (whole ? "request:\n" : "request (its messages: the first " +
@@ -602,6 +603,25 @@
       holder.appendChild(item);
     });
     return holder;
+  }
+  // one try as it went over the wire: the request exactly as sent, the answer as received
+  function wireTry(t, k, count) {
+    var box = el("details", "raw wire");
+    box.appendChild(el("summary", null, (count > 1 ? "try " + (k + 1) + ": " : "") +
+      "what was sent / what came back · POST " + (t.url || "") + " → " +
+      (t.status == null ? (t.error || "no answer") : t.status)));
+    var headers = Object.keys(t.headers || {}).map(function (name) {
+      return name + ": " + t.headers[name];
+    });
+    box.appendChild(el("pre", null, "sent (" + (t.sent_bytes || 0) + " bytes):\n" +
+      (t.sent != null ? pretty(t.sent) : "(too large to keep: its digest is in the results)")));
+    if (t.received != null || t.received_bytes) {
+      box.appendChild(el("pre", null, "came back (" + (t.received_bytes || 0) + " bytes" +
+        (headers.length ? "; " + headers.join("; ") : "") + "):\n" +
+        (t.received != null ? pretty(t.received) : "(too large to keep: its digest is in the results)")));
+    }
+    if (t.error) box.appendChild(errorLine("try: " + t.error));
+    return box;
   }
   function pretty(text) {
     try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
