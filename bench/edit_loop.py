@@ -35,22 +35,23 @@ from tests.published_sdk import PUBLISHED_VERSION, published_python, python312, 
 
 TRIALS = int(os.environ.get("BENCH_TRIALS", 3))
 ROWS = 4
-MIDDLEWARE = '''
+MIDDLEWARE = """
     @app.middleware("http")
     async def _bench_mark(request, call_next):  # the benchmark's clock
         if request.method == "POST" and request.url.path == "/rollout":
             with open(os.environ["BENCH_EVENTS"], "a") as f:
                 f.write(f"post {time.time():.6f}\\n")
         return await call_next(request)
-'''
+"""
 
 
 def workspace(tmp: Path) -> Path:
     ws = tmp / "ws"
     shutil.copytree(
-        ROOT / "examples" / "published-rollout", ws,
+        ROOT / "examples" / "published-rollout",
+        ws,
         ignore=shutil.ignore_patterns(".osmosis", ".venv", "*.run", "__pycache__"),
-    )  # fmt: skip
+    )
     main = ws / "rollouts" / "agents-calculator" / "main.py"
     text = main.read_text().replace("import os\n", "import os\nimport time\n", 1)
     text = text.replace("    uvicorn.run(app,", MIDDLEWARE + "    uvicorn.run(app,", 1)
@@ -108,20 +109,53 @@ def measure() -> dict[str, Any]:
         ws = workspace(tmp)
         tool = uv()
         env = bench_env(python, tmp, url)
-        subprocess.run([str(tool), "sync", "-q", "--project", "rollouts/agents-calculator"],
-                       cwd=ws, env=env, check=True)  # fmt: skip
-        ours = [str(Path(sys.executable).parent / "osmosis"), "eval", "run", "configs/eval/edit.toml",
-                "--base-url", url, "-q"]  # fmt: skip
-        theirs = [str(sdk.parent / "osmosis"), "eval", "run", "configs/eval/edit.toml",
-                  "--dataset-file", "data/edit.jsonl", "--yes"]  # fmt: skip
+        subprocess.run(
+            [str(tool), "sync", "-q", "--project", "rollouts/agents-calculator"],
+            cwd=ws,
+            env=env,
+            check=True,
+        )
+        ours = [
+            str(Path(sys.executable).parent / "osmosis"),
+            "eval",
+            "run",
+            "configs/eval/edit.toml",
+            "--base-url",
+            url,
+            "-q",
+        ]
+        theirs = [
+            str(sdk.parent / "osmosis"),
+            "eval",
+            "run",
+            "configs/eval/edit.toml",
+            "--dataset-file",
+            "data/edit.jsonl",
+            "--yes",
+        ]
         to_first_post([*ours, "-o", "sync.json"], ws, {**env, "OSMOSIS_WARM": "0"})  # in sync
         folder = ws / "rollouts" / "agents-calculator" / ".venv"  # the layout of its own venv
-        subprocess.run([str(tool), "sync", "-q", "--project", "rollouts/agents-calculator"],
-                       cwd=ws, env={**env, "UV_PROJECT_ENVIRONMENT": str(folder)},
-                       check=True)  # fmt: skip
-        results: dict[str, list[float]] = {k: [] for k in (
-            "first", "no_change", "edited", "cold_first", "cold_no_change", "cold_edited",
-            "venv_first", "venv_no_change", "venv_edited", "published")}  # fmt: skip
+        subprocess.run(
+            [str(tool), "sync", "-q", "--project", "rollouts/agents-calculator"],
+            cwd=ws,
+            env={**env, "UV_PROJECT_ENVIRONMENT": str(folder)},
+            check=True,
+        )
+        results: dict[str, list[float]] = {
+            k: []
+            for k in (
+                "first",
+                "no_change",
+                "edited",
+                "cold_first",
+                "cold_no_change",
+                "cold_edited",
+                "venv_first",
+                "venv_no_change",
+                "venv_edited",
+                "published",
+            )
+        }
         inside = [*ours, "--rollout-python", "rollouts/agents-calculator/.venv"]
         for trial in range(TRIALS):
             warm = {**env, "OSMOSIS_WARM": "1", "OSMOSIS_WARM_DIR": str(tmp / f"warm{trial}")}
@@ -133,16 +167,20 @@ def measure() -> dict[str, Any]:
             results["edited"].append(to_first_post([*ours, "-o", f"c{trial}.json"], ws, warm))
             results["cold_first"].append(to_first_post([*ours, "-o", f"d{trial}.json"], ws, cold))
             results["cold_no_change"].append(
-                to_first_post([*ours, "-o", f"e{trial}.json"], ws, cold))  # fmt: skip
+                to_first_post([*ours, "-o", f"e{trial}.json"], ws, cold)
+            )
             edit(ws, trial + 100)
             results["cold_edited"].append(to_first_post([*ours, "-o", f"f{trial}.json"], ws, cold))
             venv = {**env, "OSMOSIS_WARM": "1", "OSMOSIS_WARM_DIR": str(tmp / f"venv{trial}")}
             results["venv_first"].append(to_first_post([*inside, "-o", f"g{trial}.json"], ws, venv))
             wait_ready(tmp / f"venv{trial}")
             results["venv_no_change"].append(
-                to_first_post([*inside, "-o", f"h{trial}.json"], ws, venv))  # fmt: skip
+                to_first_post([*inside, "-o", f"h{trial}.json"], ws, venv)
+            )
             edit(ws, trial + 200)
-            results["venv_edited"].append(to_first_post([*inside, "-o", f"i{trial}.json"], ws, venv))
+            results["venv_edited"].append(
+                to_first_post([*inside, "-o", f"i{trial}.json"], ws, venv)
+            )
             results["published"].append(to_first_post(theirs, ws, env))
             for directory in (f"warm{trial}", f"venv{trial}"):
                 for socket_file in (tmp / directory).glob("*.sock"):
@@ -152,8 +190,12 @@ def measure() -> dict[str, Any]:
         stub.wait(10)
         shutil.rmtree(tmp, ignore_errors=True)
     medians = {k: statistics.median(v) for k, v in results.items()}
-    return {"published_version": PUBLISHED_VERSION, "rows": ROWS, "trials": TRIALS,
-            "to_first_post_s": medians}  # fmt: skip
+    return {
+        "published_version": PUBLISHED_VERSION,
+        "rows": ROWS,
+        "trials": TRIALS,
+        "to_first_post_s": medians,
+    }
 
 
 if __name__ == "__main__":

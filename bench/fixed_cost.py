@@ -68,11 +68,18 @@ class Clocked:
         prompt = body["messages"][-1]["content"]
         numbers = [int(w.strip("?")) for w in prompt.split() if w.strip("?").isdigit()]
         answer = {
-            "id": "c", "object": "chat.completion", "model": body.get("model", "m"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": str(sum(numbers))}}],
+            "id": "c",
+            "object": "chat.completion",
+            "model": body.get("model", "m"),
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": str(sum(numbers))},
+                }
+            ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
-        }  # fmt: skip
+        }
         self.count += 1
         response = web.json_response(answer)
         self.last = time.monotonic()
@@ -115,18 +122,36 @@ def one(python: str, root: Path, stub: Clocked, tag: str, trial: int) -> dict[st
     stub.reset()
     peak = root / f".peak-{tag}-{trial}"
     command = [
-        python, "-c", _PEAK, "eval", "run", "configs/eval/quickstart.toml",
-        "--model", "stub-model", "--base-url", stub.url, "--dataset", "data/big.jsonl",
-        "--limit", str(ROWS), "--n", "1", "--batch-size", "64", "-o", f"out-{tag}-{trial}.json",
+        python,
+        "-c",
+        _PEAK,
+        "eval",
+        "run",
+        "configs/eval/quickstart.toml",
+        "--model",
+        "stub-model",
+        "--base-url",
+        stub.url,
+        "--dataset",
+        "data/big.jsonl",
+        "--limit",
+        str(ROWS),
+        "--n",
+        "1",
+        "--batch-size",
+        "64",
+        "-o",
+        f"out-{tag}-{trial}.json",
         "-q",
-    ]  # fmt: skip
+    ]
     # as installed: modules load from their bytecode caches (pip writes them; a session
     # with PYTHONDONTWRITEBYTECODE=1 would compile every module of ours from source)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["OSMOSIS_BENCH_PEAK"] = str(peak)
     spawned = time.monotonic()
-    proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        command, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     assert proc.stderr is not None
     errors = proc.stderr.read()  # to the end: the child has closed it as it exits
     proc.wait()
@@ -180,8 +205,11 @@ def baseline_python() -> str:
     tree, venv = CACHE / "before-aiohttp", CACHE / "before-venv"
     if not (tree / "pyproject.toml").exists():
         CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(tree), BEFORE],
-                       check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(tree), BEFORE],
+            check=True,
+            capture_output=True,
+        )
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

@@ -251,8 +251,9 @@ def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--write-from":  # the page again, from a file
         from bench.writeup import write_report
 
-        write_report(json.loads(Path(sys.argv[2]).read_text()), trials=TRIALS,
-                     concurrency=CONCURRENCY)  # fmt: skip
+        write_report(
+            json.loads(Path(sys.argv[2]).read_text()), trials=TRIALS, concurrency=CONCURRENCY
+        )
         return
     results: dict[str, Any] = {}
     # --reuse fixed_cost,server_mode,edit_loop,scale,html_report: those slow sections are carried over

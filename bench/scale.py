@@ -29,12 +29,23 @@ def make_document(path: Path, rows: int, p: float, seed: int) -> None:
     three-message transcript per attempt and a metadata column."""
     rng = random.Random(seed)
     head = {
-        "config": {"model": f"mock/{seed}", "n_runs": 1, "pass_threshold": 1.0,
-                   "eval_fns": ["grader"], "dataset": "big.jsonl"},
-        "summary": {"total_rows": rows, "total_runs": rows, "errored_runs": 0,
-                    "eval_fns": {"grader": {"mean": p, "pass_at_1": p}},
-                    "total_tokens": rows * 40, "total_duration_ms": 1000, "status": "finished"},
-    }  # fmt: skip
+        "config": {
+            "model": f"mock/{seed}",
+            "n_runs": 1,
+            "pass_threshold": 1.0,
+            "eval_fns": ["grader"],
+            "dataset": "big.jsonl",
+        },
+        "summary": {
+            "total_rows": rows,
+            "total_runs": rows,
+            "errored_runs": 0,
+            "eval_fns": {"grader": {"mean": p, "pass_at_1": p}},
+            "total_tokens": rows * 40,
+            "total_duration_ms": 1000,
+            "status": "finished",
+        },
+    }
     with path.open("w") as out:
         parts = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in head.items()]
         out.write("{\n" + ",\n".join(parts) + ',\n  "rows": [')
@@ -46,8 +57,15 @@ def make_document(path: Path, rows: int, p: float, seed: int) -> None:
                 {"role": "user", "content": f"What is {i} + 0?"},
                 {"role": "assistant", "content": answer},
             ]
-            run = {"run_index": 0, "success": True, "scores": {"grader": 1.0 if ok else 0.0},
-                   "duration_ms": 12.5, "tokens": 40, "error": None, "answer": answer}  # fmt: skip
+            run = {
+                "run_index": 0,
+                "success": True,
+                "scores": {"grader": 1.0 if ok else 0.0},
+                "duration_ms": 12.5,
+                "tokens": 40,
+                "error": None,
+                "answer": answer,
+            }
             digest = hashlib.sha1(str(i).encode()).hexdigest()[:20]
             text = json.dumps(run, separators=(",", ":"))[:-1]
             line = (
@@ -72,8 +90,7 @@ WRAPPER = (
 def timed(command: list[str]) -> dict[str, float]:
     """Wall time and peak RSS (the command's process tree) of one command."""
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", WRAPPER, *command], capture_output=True,
-                          text=True)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", WRAPPER, *command], capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     if done.returncode not in (0, 4):
         raise RuntimeError(f"{command[:3]} failed: {done.stderr[-1000:]}")
@@ -86,21 +103,41 @@ def measure() -> dict[str, Any]:
         a, b = Path(tmp) / "a.json", Path(tmp) / "b.json"
         make_document(a, ROWS, 0.6, 1)
         make_document(b, ROWS, 0.55, 2)
-        reading = timed([sys.executable, "-c",
-                         "import json, sys\nfor p in sys.argv[1:]:\n    for line in open(p, 'rb'):"
-                         "\n        line = line.strip().rstrip(b',')\n        if line.startswith"
-                         "(b'{\"row_index'): json.loads(line)", str(a), str(b)])  # fmt: skip
-        read_orjson = timed([sys.executable, "-c",
-                             "import orjson, sys\nfor p in sys.argv[1:]:\n    for line in open(p, 'rb'):"
-                             "\n        line = line.strip().rstrip(b',')\n        if line.startswith"
-                             "(b'{\"row_index'): orjson.loads(line)", str(a), str(b)])  # fmt: skip
+        reading = timed(
+            [
+                sys.executable,
+                "-c",
+                "import json, sys\nfor p in sys.argv[1:]:\n    for line in open(p, 'rb'):"
+                "\n        line = line.strip().rstrip(b',')\n        if line.startswith"
+                "(b'{\"row_index'): json.loads(line)",
+                str(a),
+                str(b),
+            ]
+        )
+        read_orjson = timed(
+            [
+                sys.executable,
+                "-c",
+                "import orjson, sys\nfor p in sys.argv[1:]:\n    for line in open(p, 'rb'):"
+                "\n        line = line.strip().rstrip(b',')\n        if line.startswith"
+                "(b'{\"row_index'): orjson.loads(line)",
+                str(a),
+                str(b),
+            ]
+        )
         compare = timed([osmosis, "eval", "compare", str(a), str(b), "--json"])
         report = timed([osmosis, "eval", "report", str(a), str(b), "-o", f"{tmp}/r.html"])
         html_mb = Path(f"{tmp}/r.html").stat().st_size / 1e6
         doc_mb = a.stat().st_size / 1e6
-    return {"rows": ROWS, "doc_mb": doc_mb, "read": reading, "read_orjson": read_orjson,
-            "compare": compare, "report": report,
-            "report_html_mb": html_mb}  # fmt: skip
+    return {
+        "rows": ROWS,
+        "doc_mb": doc_mb,
+        "read": reading,
+        "read_orjson": read_orjson,
+        "compare": compare,
+        "report": report,
+        "report_html_mb": html_mb,
+    }
 
 
 if __name__ == "__main__":

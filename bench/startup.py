@@ -19,9 +19,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: every group's help page and the heaviest commands' (the issue: each stays <= 120 ms)
 GROUP_HELP = [
-    ["auth"], ["workspace"], ["eval", "run"], ["eval", "submit"], ["eval", "compare"],
-    ["rollout"], ["template"], ["dataset"], ["secret"], ["doctor"], ["serve"], ["test"],
-]  # fmt: skip
+    ["auth"],
+    ["workspace"],
+    ["eval", "run"],
+    ["eval", "submit"],
+    ["eval", "compare"],
+    ["rollout"],
+    ["template"],
+    ["dataset"],
+    ["secret"],
+    ["doctor"],
+    ["serve"],
+    ["test"],
+]
 
 
 def compile_sources() -> None:

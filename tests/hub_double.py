@@ -46,18 +46,23 @@ class Hub:
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._log])
         base = "/api/{kind:datasets|spaces}/{ns}/{name}"
-        app.add_routes([
-            web.post("/api/repos/create", self._create),
-            web.post("/api/validate-yaml", self._validate_yaml),
-            web.post(base + "/preupload/{rev}", self._preupload),
-            web.post(base + "/commit/{rev}", self._commit),
-            web.get(base + "/tree/{rev}", self._tree),
-            web.get(base + "/tree/{rev}/{path:.*}", self._tree),
-            web.get(base, self._info),
-            web.get(base + "/revision/{rev}", self._info),
-            web.route("*", "/{kind:datasets|spaces}/{ns}/{name}/resolve/{rev}/{path:.*}",
-                      self._resolve),
-        ])  # fmt: skip
+        app.add_routes(
+            [
+                web.post("/api/repos/create", self._create),
+                web.post("/api/validate-yaml", self._validate_yaml),
+                web.post(base + "/preupload/{rev}", self._preupload),
+                web.post(base + "/commit/{rev}", self._commit),
+                web.get(base + "/tree/{rev}", self._tree),
+                web.get(base + "/tree/{rev}/{path:.*}", self._tree),
+                web.get(base, self._info),
+                web.get(base + "/revision/{rev}", self._info),
+                web.route(
+                    "*",
+                    "/{kind:datasets|spaces}/{ns}/{name}/resolve/{rev}/{path:.*}",
+                    self._resolve,
+                ),
+            ]
+        )
         return app
 
     @web.middleware
@@ -72,9 +77,11 @@ class Hub:
         repo_id = f"{request.match_info['ns']}/{request.match_info['name']}"
         found = self.repos.get(repo_id)
         if found is None or (found.private and not self._authorized(request)):
-            raise web.HTTPNotFound(text=json.dumps({"error": "Repository not found"}),
-                                   headers={"X-Error-Code": "RepoNotFound"},
-                                   content_type="application/json")  # fmt: skip
+            raise web.HTTPNotFound(
+                text=json.dumps({"error": "Repository not found"}),
+                headers={"X-Error-Code": "RepoNotFound"},
+                content_type="application/json",
+            )
         return repo_id, found
 
     async def _create(self, request: web.Request) -> web.Response:
@@ -86,11 +93,15 @@ class Hub:
             repo_id = body["name"]
         kind = body.get("type")
         if kind not in ("dataset", "space") or (kind == "space" and not body.get("sdk")):
-            return web.json_response({"error": "a dataset, or a space with its sdk"},
-                                     status=400)  # fmt: skip
+            return web.json_response({"error": "a dataset, or a space with its sdk"}, status=400)
         if repo_id in self.repos:
-            return web.json_response({"error": f"You already created this {kind} repo",
-                                      "url": f"{self.url}/{kind}s/{repo_id}"}, status=409)
+            return web.json_response(
+                {
+                    "error": f"You already created this {kind} repo",
+                    "url": f"{self.url}/{kind}s/{repo_id}",
+                },
+                status=409,
+            )
         # "visibility" (huggingface_hub 1.x and later), "private" before it
         private = body.get("visibility", "private" if body.get("private") else "public")
         self.repos[repo_id] = Repo(private=private != "public", kind=kind, sdk=body.get("sdk"))
@@ -125,11 +136,19 @@ class Hub:
     async def _preupload(self, request: web.Request) -> web.Response:
         _, repo = self._repo(request)
         body = await request.json()
-        return web.json_response({"files": [
-            {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False,
-             "oid": git_oid(repo.files[f["path"]]) if f["path"] in repo.files else None}
-            for f in body["files"]
-        ]})  # fmt: skip
+        return web.json_response(
+            {
+                "files": [
+                    {
+                        "path": f["path"],
+                        "uploadMode": "regular",
+                        "shouldIgnore": False,
+                        "oid": git_oid(repo.files[f["path"]]) if f["path"] in repo.files else None,
+                    }
+                    for f in body["files"]
+                ]
+            }
+        )
 
     async def _commit(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
@@ -144,38 +163,49 @@ class Hub:
             elif item["key"] == "deletedFile":
                 repo.files.pop(item["value"]["path"], None)
             elif item["key"] != "header":
-                return web.json_response({"error": f"not served here: {item['key']}"},
-                                         status=400)  # fmt: skip
-        oid = hashlib.sha1(json.dumps(sorted(repo.files)).encode() +
-                           str(len(repo.commits)).encode()).hexdigest()  # fmt: skip
+                return web.json_response({"error": f"not served here: {item['key']}"}, status=400)
+        oid = hashlib.sha1(
+            json.dumps(sorted(repo.files)).encode() + str(len(repo.commits)).encode()
+        ).hexdigest()
         repo.commits.append(oid)
-        return web.json_response({"commitUrl": f"{self.url}/datasets/{repo_id}/commit/{oid}",
-                                  "commitOid": oid})  # fmt: skip
+        return web.json_response(
+            {"commitUrl": f"{self.url}/datasets/{repo_id}/commit/{oid}", "commitOid": oid}
+        )
 
     async def _tree(self, request: web.Request) -> web.Response:
         _, repo = self._repo(request)
         under = request.match_info.get("path", "").strip("/")
-        return web.json_response([
-            {"type": "file", "oid": git_oid(data), "size": len(data), "path": path}
-            for path, data in sorted(repo.files.items())
-            if not under or path.startswith(under + "/")
-        ])  # fmt: skip
+        return web.json_response(
+            [
+                {"type": "file", "oid": git_oid(data), "size": len(data), "path": path}
+                for path, data in sorted(repo.files.items())
+                if not under or path.startswith(under + "/")
+            ]
+        )
 
     async def _info(self, request: web.Request) -> web.Response:
         repo_id, repo = self._repo(request)
-        return web.json_response({
-            "id": repo_id, "private": repo.private, "sha": repo.commits[-1] if repo.commits else
-            "0" * 40, "siblings": [{"rfilename": p} for p in sorted(repo.files)],
-        })  # fmt: skip
+        return web.json_response(
+            {
+                "id": repo_id,
+                "private": repo.private,
+                "sha": repo.commits[-1] if repo.commits else "0" * 40,
+                "siblings": [{"rfilename": p} for p in sorted(repo.files)],
+            }
+        )
 
     async def _resolve(self, request: web.Request) -> web.Response:
         _, repo = self._repo(request)
         data = repo.files.get(request.match_info["path"])
         if data is None:
-            return web.json_response({"error": "Entry not found"}, status=404,
-                                     headers={"X-Error-Code": "EntryNotFound"})  # fmt: skip
-        headers = {"ETag": f'"{git_oid(data)}"', "X-Repo-Commit": repo.commits[-1],
-                   "Content-Length": str(len(data))}  # fmt: skip
+            return web.json_response(
+                {"error": "Entry not found"}, status=404, headers={"X-Error-Code": "EntryNotFound"}
+            )
+        headers = {
+            "ETag": f'"{git_oid(data)}"',
+            "X-Repo-Commit": repo.commits[-1],
+            "Content-Length": str(len(data)),
+        }
         if request.method == "HEAD":
             return web.Response(headers=headers)
         return web.Response(body=data, headers=headers)

@@ -209,7 +209,9 @@ class SocksProxy:
         finally:
             writer.close()
 
-    async def _greet(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool | None:
+    async def _greet(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool | None:
         version, count = await reader.readexactly(2)
         methods = await reader.readexactly(count)
         if version != 5:

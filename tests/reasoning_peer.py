@@ -205,22 +205,39 @@ class ReasoningPeer:
         elif turn.call:
             call = self._call_id()
             self._issued[call] = (rid, reasoning.get("encrypted_content"))
-            output.append({"type": "function_call", "id": f"fc_{self._calls}", "call_id": call,
-                           "name": turn.tool, "arguments": json.dumps({"a": turn.a, "b": turn.b}),
-                           "status": "completed"})  # fmt: skip
+            output.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{self._calls}",
+                    "call_id": call,
+                    "name": turn.tool,
+                    "arguments": json.dumps({"a": turn.a, "b": turn.b}),
+                    "status": "completed",
+                }
+            )
         else:
-            output.append(_message([{"type": "output_text", "text": turn.answer,
-                                     "annotations": []}]))  # fmt: skip
+            output.append(
+                _message([{"type": "output_text", "text": turn.answer, "annotations": []}])
+            )
         sent = len(items)
         response = {
-            "id": f"resp_{self._calls}", "object": "response", "created_at": 1746989954.0,
-            "model": body.get("model"), "status": status, "error": error,
-            "incomplete_details": incomplete, "output": output, "store": body.get("store", True),
-            "usage": {"input_tokens": 50 + 10 * sent,
-                      "input_tokens_details": {"cached_tokens": 32 if sent > 1 else 0},
-                      "output_tokens": 40, "output_tokens_details": {"reasoning_tokens": 24},
-                      "total_tokens": 90 + 10 * sent},
-        }  # fmt: skip
+            "id": f"resp_{self._calls}",
+            "object": "response",
+            "created_at": 1746989954.0,
+            "model": body.get("model"),
+            "status": status,
+            "error": error,
+            "incomplete_details": incomplete,
+            "output": output,
+            "store": body.get("store", True),
+            "usage": {
+                "input_tokens": 50 + 10 * sent,
+                "input_tokens_details": {"cached_tokens": 32 if sent > 1 else 0},
+                "output_tokens": 40,
+                "output_tokens_details": {"reasoning_tokens": 24},
+                "total_tokens": 90 + 10 * sent,
+            },
+        }
         if not body.get("stream"):
             return 200, response
         return 200, self._responses_events(response)
@@ -243,20 +260,41 @@ class ReasoningPeer:
 
     def _responses_events(self, response: dict[str, Any]) -> list[bytes]:
         vllm = self.flavor == "vllm"
-        events: list[dict[str, Any]] = [{"type": "response.created",
-                                         "response": {**response, "output": [], "status": "in_progress"}}]  # fmt: skip
+        events: list[dict[str, Any]] = [
+            {
+                "type": "response.created",
+                "response": {**response, "output": [], "status": "in_progress"},
+            }
+        ]
         for index, item in enumerate(response["output"]):
-            events.append({"type": "response.output_item.added", "output_index": index,
-                           "item": {**item, "encrypted_content": None}})  # fmt: skip
+            events.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": index,
+                    "item": {**item, "encrypted_content": None},
+                }
+            )
             if item["type"] == "message":
                 for part in item["content"]:
                     text = part.get("text") or ""
                     for piece in (text[:5], text[5:]):
-                        events.append({"type": "response.output_text.delta", "item_id": item["id"],
-                                       "output_index": index, "content_index": 0, "delta": piece})  # fmt: skip
-            events.append({"type": "response.output_item.done", "output_index": index, "item": item})
-        terminal = {"completed": "response.completed", "incomplete": "response.incomplete",
-                    "failed": "response.failed"}[response["status"]]  # fmt: skip
+                        events.append(
+                            {
+                                "type": "response.output_text.delta",
+                                "item_id": item["id"],
+                                "output_index": index,
+                                "content_index": 0,
+                                "delta": piece,
+                            }
+                        )
+            events.append(
+                {"type": "response.output_item.done", "output_index": index, "item": item}
+            )
+        terminal = {
+            "completed": "response.completed",
+            "incomplete": "response.incomplete",
+            "failed": "response.failed",
+        }[response["status"]]
         # a terminal response without its output: the items are the done events'
         events.append({"type": terminal, "response": {**response, "output": []}})
         frames = []
@@ -288,8 +326,9 @@ class ReasoningPeer:
         turn_ = Turn(question, bool(body.get("tools")), result, body.get("max_tokens"))
         content: list[dict[str, Any]] = []
         if thinking_on:
-            content.append({"type": "thinking", "thinking": turn_.thinking,
-                            "signature": sign(turn_.thinking)})  # fmt: skip
+            content.append(
+                {"type": "thinking", "thinking": turn_.thinking, "signature": sign(turn_.thinking)}
+            )
             if "redact" in question:
                 content.append({"type": "redacted_thinking", "data": f"opaque:{sign('r')}"})
         stop = "end_turn"
@@ -299,17 +338,34 @@ class ReasoningPeer:
             stop = "refusal"
             content.append({"type": "text", "text": "I can't help with that."})
         elif turn_.call:
-            content.append({"type": "tool_use", "id": f"toolu_{self._call_id()}",
-                            "name": turn_.tool, "input": {"a": turn_.a, "b": turn_.b}})  # fmt: skip
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{self._call_id()}",
+                    "name": turn_.tool,
+                    "input": {"a": turn_.a, "b": turn_.b},
+                }
+            )
             stop = "tool_use"
         else:
             content.append({"type": "text", "text": turn_.answer})
-        usage = {"input_tokens": 20, "cache_creation_input_tokens": 100 if len(turns) == 1 else 0,
-                 "cache_read_input_tokens": 0 if len(turns) == 1 else 100, "output_tokens": 60,
-                 "output_tokens_details": {"thinking_tokens": 45 if thinking_on else 0}}  # fmt: skip
-        message = {"id": f"msg_{self._calls}", "type": "message", "role": "assistant",
-                   "model": body.get("model"), "content": content, "stop_reason": stop,
-                   "stop_sequence": None, "usage": usage}  # fmt: skip
+        usage = {
+            "input_tokens": 20,
+            "cache_creation_input_tokens": 100 if len(turns) == 1 else 0,
+            "cache_read_input_tokens": 0 if len(turns) == 1 else 100,
+            "output_tokens": 60,
+            "output_tokens_details": {"thinking_tokens": 45 if thinking_on else 0},
+        }
+        message = {
+            "id": f"msg_{self._calls}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": usage,
+        }
         if not body.get("stream"):
             return 200, message
         return 200, _anthropic_events(message)
@@ -354,32 +410,51 @@ class ReasoningPeer:
         elif turn.refused:
             message["refusal"] = "I can't help with that."
         elif turn.call:
-            message["tool_calls"] = [{"id": self._call_id(), "type": "function", "function": {
-                "name": turn.tool, "arguments": json.dumps({"a": turn.a, "b": turn.b})}}]  # fmt: skip
+            message["tool_calls"] = [
+                {
+                    "id": self._call_id(),
+                    "type": "function",
+                    "function": {
+                        "name": turn.tool,
+                        "arguments": json.dumps({"a": turn.a, "b": turn.b}),
+                    },
+                }
+            ]
             finish = "tool_calls"
         else:
             message["content"] = turn.answer
         if thinking:
             self._reason(message, thinking)
-        usage: dict[str, Any] = {"prompt_tokens": 30 + 10 * len(messages), "completion_tokens": 50,
-                                 "total_tokens": 80 + 10 * len(messages)}  # fmt: skip
+        usage: dict[str, Any] = {
+            "prompt_tokens": 30 + 10 * len(messages),
+            "completion_tokens": 50,
+            "total_tokens": 80 + 10 * len(messages),
+        }
         if self.flavor == "openai":
             usage["prompt_tokens_details"] = {"cached_tokens": 16 if len(messages) > 2 else 0}
             usage["completion_tokens_details"] = {"reasoning_tokens": 35}
         elif self.flavor == "deepseek":
             usage["prompt_cache_hit_tokens"] = 20 if len(messages) > 2 else 0
-            usage["prompt_cache_miss_tokens"] = usage["prompt_tokens"] - usage["prompt_cache_hit_tokens"]
+            usage["prompt_cache_miss_tokens"] = (
+                usage["prompt_tokens"] - usage["prompt_cache_hit_tokens"]
+            )
             usage["completion_tokens_details"] = {"reasoning_tokens": 30}
         elif self.flavor == "openrouter":
             usage["completion_tokens_details"] = {"reasoning_tokens": 30}
             usage["cost"] = 0.00042
-        answer = {"id": f"chatcmpl-{self._calls}", "object": "chat.completion", "created": 1,
-                  "model": body.get("model"),
-                  "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                  "usage": usage}  # fmt: skip
+        answer = {
+            "id": f"chatcmpl-{self._calls}",
+            "object": "chat.completion",
+            "created": 1,
+            "model": body.get("model"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage,
+        }
         if not body.get("stream"):
             return 200, answer
-        return 200, _chat_events(answer, bool((body.get("stream_options") or {}).get("include_usage")))
+        return 200, _chat_events(
+            answer, bool((body.get("stream_options") or {}).get("include_usage"))
+        )
 
     def _reason(self, message: dict[str, Any], thinking: str) -> None:
         flavor = self.flavor
@@ -389,9 +464,15 @@ class ReasoningPeer:
             message["reasoning_content"] = thinking
         elif flavor == "openrouter":
             message["reasoning"] = thinking
-            message["reasoning_details"] = [{"type": "reasoning.text", "text": thinking,
-                                             "signature": sign(thinking),
-                                             "format": "anthropic-claude-v1", "index": 0}]  # fmt: skip
+            message["reasoning_details"] = [
+                {
+                    "type": "reasoning.text",
+                    "text": thinking,
+                    "signature": sign(thinking),
+                    "format": "anthropic-claude-v1",
+                    "index": 0,
+                }
+            ]
         elif flavor == "raw":
             message["content"] = f"<think>\n{thinking}\n</think>\n\n{message['content'] or ''}"
         elif flavor == "raw-open":
@@ -402,8 +483,10 @@ class ReasoningPeer:
             if message.get("role") != "assistant":
                 continue
             calls = bool(message.get("tool_calls"))
-            if self.flavor == "deepseek" and calls and not isinstance(
-                message.get("reasoning_content"), str
+            if (
+                self.flavor == "deepseek"
+                and calls
+                and not isinstance(message.get("reasoning_content"), str)
             ):
                 raise _Refused(
                     "The reasoning_content in the thinking mode must be passed back to the API.",
@@ -430,11 +513,19 @@ class _Refused(Exception):
         super().__init__(message)
         self.message = message
         if openai:
-            self.body: dict[str, Any] = {"error": {"message": message, "type": "invalid_request_error",
-                                                   "param": None, "code": None}}  # fmt: skip
+            self.body: dict[str, Any] = {
+                "error": {
+                    "message": message,
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": None,
+                }
+            }
         else:
-            self.body = {"type": "error",
-                         "error": {"type": "invalid_request_error", "message": message}}  # fmt: skip
+            self.body = {
+                "type": "error",
+                "error": {"type": "invalid_request_error", "message": message},
+            }
 
 
 def _text(content: Any) -> str:
@@ -448,8 +539,13 @@ def _text(content: Any) -> str:
 
 
 def _message(content: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-            "content": content}  # fmt: skip
+    return {
+        "type": "message",
+        "id": "msg_1",
+        "role": "assistant",
+        "status": "completed",
+        "content": content,
+    }
 
 
 def _frames(events: Iterator[tuple[str | None, dict[str, Any]]]) -> list[bytes]:
@@ -463,45 +559,95 @@ def _frames(events: Iterator[tuple[str | None, dict[str, Any]]]) -> list[bytes]:
 def _anthropic_events(message: dict[str, Any]) -> list[bytes]:
     def events() -> Iterator[tuple[str | None, dict[str, Any]]]:
         usage = message["usage"]
-        start = {**message, "content": [], "stop_reason": None,
-                 "usage": {**usage, "output_tokens": 1}}  # fmt: skip
+        start = {
+            **message,
+            "content": [],
+            "stop_reason": None,
+            "usage": {**usage, "output_tokens": 1},
+        }
         yield "message_start", {"type": "message_start", "message": start}
         yield "ping", {"type": "ping"}
         for index, block in enumerate(message["content"]):
             kind = block["type"]
             if kind == "thinking":
-                yield "content_block_start", {"type": "content_block_start", "index": index,
-                                              "content_block": {"type": "thinking", "thinking": "",
-                                                                "signature": ""}}  # fmt: skip
+                yield (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                    },
+                )
                 text = block["thinking"]
                 for piece in (text[:7], text[7:]):
-                    yield "content_block_delta", {"type": "content_block_delta", "index": index,
-                                                  "delta": {"type": "thinking_delta", "thinking": piece}}  # fmt: skip
-                yield "content_block_delta", {"type": "content_block_delta", "index": index,
-                                              "delta": {"type": "signature_delta",
-                                                        "signature": block["signature"]}}  # fmt: skip
+                    yield (
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "thinking_delta", "thinking": piece},
+                        },
+                    )
+                yield (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "signature_delta", "signature": block["signature"]},
+                    },
+                )
             elif kind == "text":
-                yield "content_block_start", {"type": "content_block_start", "index": index,
-                                              "content_block": {"type": "text", "text": ""}}  # fmt: skip
+                yield (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                )
                 text = block["text"]
                 for piece in (text[:4], text[4:]):
-                    yield "content_block_delta", {"type": "content_block_delta", "index": index,
-                                                  "delta": {"type": "text_delta", "text": piece}}  # fmt: skip
+                    yield (
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "text_delta", "text": piece},
+                        },
+                    )
             elif kind == "tool_use":
-                yield "content_block_start", {"type": "content_block_start", "index": index,
-                                              "content_block": {**block, "input": {}}}  # fmt: skip
+                yield (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {**block, "input": {}},
+                    },
+                )
                 raw = json.dumps(block["input"])
                 for piece in (raw[:3], raw[3:]):
-                    yield "content_block_delta", {"type": "content_block_delta", "index": index,
-                                                  "delta": {"type": "input_json_delta",
-                                                            "partial_json": piece}}  # fmt: skip
+                    yield (
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "input_json_delta", "partial_json": piece},
+                        },
+                    )
             else:  # redacted_thinking arrives whole
-                yield "content_block_start", {"type": "content_block_start", "index": index,
-                                              "content_block": block}  # fmt: skip
+                yield (
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": block},
+                )
             yield "content_block_stop", {"type": "content_block_stop", "index": index}
-        yield "message_delta", {"type": "message_delta",
-                                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                                "usage": usage}  # fmt: skip
+        yield (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": usage,
+            },
+        )
         yield "message_stop", {"type": "message_stop"}
 
     return _frames(events())
@@ -511,12 +657,19 @@ def _chat_events(answer: dict[str, Any], include_usage: bool) -> list[bytes]:
     def events() -> Iterator[tuple[str | None, dict[str, Any]]]:
         choice = answer["choices"][0]
         message = choice["message"]
-        base = {"id": answer["id"], "object": "chat.completion.chunk", "created": 1,
-                "model": answer["model"]}  # fmt: skip
+        base = {
+            "id": answer["id"],
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": answer["model"],
+        }
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-                    "usage": None}  # fmt: skip
+            return {
+                **base,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                "usage": None,
+            }
 
         yield None, chunk({"role": "assistant", "content": ""})
         for key in ("reasoning_content", "reasoning"):
@@ -533,11 +686,28 @@ def _chat_events(answer: dict[str, Any], include_usage: bool) -> list[bytes]:
             yield None, chunk({"refusal": message["refusal"]})
         for index, call in enumerate(message.get("tool_calls") or []):
             arguments = call["function"]["arguments"]
-            yield None, chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                               "function": {"name": call["function"]["name"],
-                                                            "arguments": arguments[:4]}}]})  # fmt: skip
-            yield None, chunk({"tool_calls": [{"index": index,
-                                               "function": {"arguments": arguments[4:]}}]})  # fmt: skip
+            yield (
+                None,
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": call["id"],
+                                "type": "function",
+                                "function": {
+                                    "name": call["function"]["name"],
+                                    "arguments": arguments[:4],
+                                },
+                            }
+                        ]
+                    }
+                ),
+            )
+            yield (
+                None,
+                chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[4:]}}]}),
+            )
         yield None, chunk({}, choice["finish_reason"])
         if include_usage:
             yield None, {**base, "choices": [], "usage": answer["usage"]}

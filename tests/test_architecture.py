@@ -89,6 +89,15 @@ def room(module: str) -> str:
     return ".".join(parts[:2])
 
 
+#: the runner's rooms a front end may import: the library (api — its doors.py names what
+#: a front end drives beyond the library's calls), the results it renders, the viewer it
+#: serves; never run/, server/ or trackers/
+RUNNER_PUBLIC = {
+    "osmosis_local_runner.api",
+    "osmosis_local_runner.results",
+    "osmosis_local_runner.viewer",
+    "osmosis_local_runner.errors",
+}
 #: which rooms a room may import (besides itself); a module directly in a package (its
 #: base: errors, _wire…) is a room of its own
 DOORS: dict[str, set[str]] = {
@@ -160,16 +169,19 @@ DOORS: dict[str, set[str]] = {
     "osmosis_cli.bundled": set(),
     # how `osmosis upgrade` finds the installer and the latest release
     "osmosis_cli.upgrade": {"sdk"},
-    "osmosis_cli.user_code": {"sdk", "runner", "osmosis_cli.terminal"},
+    "osmosis_cli.user_code": {"sdk", *RUNNER_PUBLIC, "osmosis_cli.terminal"},
     # the values of a config's [secrets], for every command that submits or runs one
     "osmosis_cli.secret_values": {"sdk", "osmosis_cli.terminal"},
     # what every submit command shares: pinned options, confirm and send
     "osmosis_cli.submitting": {
-        "sdk", "osmosis_cli.terminal", "osmosis_cli.secret_values", "osmosis_cli.context",
+        "sdk",
+        "osmosis_cli.terminal",
+        "osmosis_cli.secret_values",
+        "osmosis_cli.context",
     },
     "osmosis_cli.commands": {
         "sdk",
-        "runner",
+        *RUNNER_PUBLIC,
         "osmosis_cli.terminal",
         "osmosis_cli.context",
         "osmosis_cli.user_code",
@@ -238,6 +250,21 @@ def test_rooms_import_only_through_their_doors() -> None:
         for source, targets in sorted(GRAPH.items())
         for target in sorted(targets)
         if not allowed(source, target)
+    ]
+    assert wrong == []
+
+
+def test_the_cli_never_reaches_into_the_runner() -> None:
+    """Not even for a type: a CLI module names the runner's public rooms only."""
+    import re
+
+    inner = re.compile(r"osmosis_local_runner\.(run|server|trackers)\b")
+    wrong = [
+        f"{module}: {line.strip()}"
+        for module, path in MODULES.items()
+        if module.startswith("osmosis_cli")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.lstrip().startswith(("from ", "import ")) and inner.search(line)
     ]
     assert wrong == []
 
@@ -335,7 +362,12 @@ POLICY = {
     # a run is sequenced by run.session alone (issue 43): never its parts
     "osmosis_local_runner.run.invocation": {"Invocation", "pick_run"},
     "osmosis_local_runner.run.runner": {"Runner"},
-    "osmosis_local_runner.run.overrides": {"Overrides", "config_spec", "seed_spec", "seed_run_spec"},
+    "osmosis_local_runner.run.overrides": {
+        "Overrides",
+        "config_spec",
+        "seed_spec",
+        "seed_run_spec",
+    },
     "osmosis_local_runner.run.journal": {"saved_settings", "read_journal", "Journal"},
     # what a setting's fate is (kept, secret, adopted, compared) is run.settings' alone
     "osmosis_local_runner.run.settings": {"FATE", "KEPT", "SECRET", "ONCE", "upgraded"},
@@ -382,3 +414,35 @@ def test_the_cli_holds_no_run_or_submission_policy() -> None:
             and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "app")
         ]
     assert wrong == []
+
+
+def _unnamed(page: str) -> list[str]:
+    """The package folders and rooms (DOORS' keys) the page does not name: a folder as
+    ``NAME/``, a room module as ``NAME.py`` or `` `NAME` ``."""
+    folders = {
+        path.relative_to(base).as_posix()
+        for base in PACKAGES.values()
+        for path in base.rglob("*")
+        if path.is_dir() and (path / "__init__.py").is_file()
+    }
+    missing = [f"{f}/" for f in sorted(folders) if f"{f.rsplit('/', 1)[-1]}/" not in page]
+    for room_ in sorted(DOORS):
+        name = room_.split(".")[-1]
+        shown = f"{name}/" if _is_package(room_) else f"{name}.py"
+        if shown not in page and f"`{name}`" not in page:
+            missing.append(room_)
+    return missing
+
+
+def _is_package(module: str) -> bool:
+    path = MODULES.get(module)
+    return path is None or path.name == "__init__.py"
+
+
+def test_the_architecture_page_names_every_folder_and_room() -> None:
+    """docs/architecture.md is true to the tree: a package folder or a room added
+    without a line on the page fails here."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert _unnamed(page) == []
+    # and the check bites: a page without the trackers' line names what it lacks
+    assert "trackers/" in _unnamed(page.replace("trackers/", "trackers"))

@@ -44,8 +44,18 @@ def test_every_python_example_of_the_python_api_page_passes_mypy_strict(tmp_path
         + "".join(f"[mypy-{p}.*]\nfollow_imports = silent\n" for p in PACKAGES)
     )
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", str(config), "--no-incremental",
-         *sorted(str(p) for p in tmp_path.glob("example_*.py"))],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(config),
+            "--no-incremental",
+            *sorted(str(p) for p in tmp_path.glob("example_*.py")),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -277,14 +277,20 @@ def test_training_payloads_match_the_submit_schema(tmp_path: Path) -> None:
     text = (
         '[experiment]\nrollout = "demo"\nentrypoint = "main.py"\nmodel_path = "m"\n'
         'dataset = "d"\n[training]\nlr = 1e-5\ntotal_epochs = 2\n[sampling]\n'
-        "rollout_top_p = 1\n[checkpoints]\neval_interval = 10\n[env]\nMODE = \"x\"\n"
+        'rollout_top_p = 1\n[checkpoints]\neval_interval = 10\n[env]\nMODE = "x"\n'
         '[secrets]\nrequired = ["KEY"]\n[advanced]\nfoo = 1\n'
     )
     config = parse_training_config(text, path=Path("c.toml"), root=tmp_path)
     check(config.to_submit_payload("b" * 40), "TrainingSubmit")
     bare = parse_training_config(text.split("[training]")[0], path=Path("c.toml"), root=tmp_path)
-    assert bare.to_submit_payload(None) == {"experiment_config": {
-        "rollout": "demo", "entrypoint": "main.py", "model_path": "m", "dataset": "d"}}
+    assert bare.to_submit_payload(None) == {
+        "experiment_config": {
+            "rollout": "demo",
+            "entrypoint": "main.py",
+            "model_path": "m",
+            "dataset": "d",
+        }
+    }
     check(bare.to_submit_payload(None), "TrainingSubmit")
 
 
@@ -364,8 +370,15 @@ def test_double_answers_of_training_and_benchmarks_match_the_schemas(
 ) -> None:
     double.training.pending_s = double.training.running_s = 0.0
     double.benchmarks.pending_s = double.benchmarks.running_s = 0.0
-    body = {"experiment_config": {"rollout": "r", "entrypoint": "m.py", "model_path": "m",
-                                  "dataset": "d"}, "training_config": {"lr": 1e-5}}  # fmt: skip
+    body = {
+        "experiment_config": {
+            "rollout": "r",
+            "entrypoint": "m.py",
+            "model_path": "m",
+            "dataset": "d",
+        },
+        "training_config": {"lr": 1e-5},
+    }
     check(body, "TrainingSubmit")
     status, created = double.route("POST", "/api/cli/training-runs", AUTH, body)
     assert status == 201
@@ -373,28 +386,46 @@ def test_double_answers_of_training_and_benchmarks_match_the_schemas(
     name, run_id = created["name"], created["id"]
     check(double.route("GET", "/api/cli/training-runs", AUTH, None)[1], "TrainingRunPage")
     check(double.route("GET", f"/api/cli/training-runs/{name}", AUTH, None)[1], "TrainingRunDetail")
-    check(double.route("GET", f"/api/cli/training-runs/{name}/checkpoints", AUTH, None)[1],
-          "Checkpoints")  # fmt: skip
-    check(double.route("GET", f"/api/cli/training-runs/{run_id}/metrics", AUTH, None)[1],
-          "TrainingMetrics")  # fmt: skip
+    check(
+        double.route("GET", f"/api/cli/training-runs/{name}/checkpoints", AUTH, None)[1],
+        "Checkpoints",
+    )
+    check(
+        double.route("GET", f"/api/cli/training-runs/{run_id}/metrics", AUTH, None)[1],
+        "TrainingMetrics",
+    )
     check(double.route("GET", "/api/cli/benchmarks", AUTH, None)[1], "BenchmarkPage")
-    check(double.route("GET", "/api/cli/benchmarks/terminal-bench-2-1", AUTH, None)[1],
-          "BenchmarkDetail")  # fmt: skip
-    submit = {"experiment_config": {"benchmark": "terminal-bench-2-1"},
-              "agents": [{"env": {}, "model": {"type": "hosted", "base_model": "b",
-                                               "lora_model_name": "l"}}]}  # fmt: skip
+    check(
+        double.route("GET", "/api/cli/benchmarks/terminal-bench-2-1", AUTH, None)[1],
+        "BenchmarkDetail",
+    )
+    submit = {
+        "experiment_config": {"benchmark": "terminal-bench-2-1"},
+        "agents": [
+            {"env": {}, "model": {"type": "hosted", "base_model": "b", "lora_model_name": "l"}}
+        ],
+    }
     check(submit, "BenchmarkSubmit")
     status, run = double.route("POST", "/api/cli/benchmark-runs", AUTH, submit)
     assert status == 201
     check(run, "CreatedBenchmarkRun")
     check(double.route("GET", "/api/cli/benchmark-runs", AUTH, None)[1], "BenchmarkRunPage")
-    check(double.route("GET", f"/api/cli/benchmark-runs/{run['name']}", AUTH, None)[1],
-          "BenchmarkRunDetail")  # fmt: skip
+    check(
+        double.route("GET", f"/api/cli/benchmark-runs/{run['name']}", AUTH, None)[1],
+        "BenchmarkRunDetail",
+    )
     manifest = double.route(
-        "GET", f"/api/cli/benchmark-runs/{run['id']}/outputs/manifest?types=summary,results",
-        AUTH, None)[1]  # fmt: skip
+        "GET",
+        f"/api/cli/benchmark-runs/{run['id']}/outputs/manifest?types=summary,results",
+        AUTH,
+        None,
+    )[1]
     check(manifest, "SamplesManifest")
-    urls = double.route("POST", f"/api/cli/benchmark-runs/{run['id']}/outputs/download-urls",
-                        AUTH, {"items": [{"path": f["path"]} for f in manifest["files"]]})[1]  # fmt: skip
+    urls = double.route(
+        "POST",
+        f"/api/cli/benchmark-runs/{run['id']}/outputs/download-urls",
+        AUTH,
+        {"items": [{"path": f["path"]} for f in manifest["files"]]},
+    )[1]
     # sent under the alternate keys 0.3.8 accepts (items, presignedUrl): the SDK reads them
     assert len(sample_models.SampleURLs.model_validate(urls).urls) == len(manifest["files"])

@@ -54,12 +54,14 @@ class Vllm:
 
     def app(self) -> web.Application:
         app = web.Application()
-        app.add_routes([
-            web.post("/v1/load_lora_adapter", self._load),
-            web.post("/v1/unload_lora_adapter", self._unload),
-            web.get("/v1/models", self._models),
-            web.post("/v1/chat/completions", self._chat),
-        ])  # fmt: skip
+        app.add_routes(
+            [
+                web.post("/v1/load_lora_adapter", self._load),
+                web.post("/v1/unload_lora_adapter", self._unload),
+                web.get("/v1/models", self._models),
+                web.post("/v1/chat/completions", self._chat),
+            ]
+        )
         return app
 
     async def _load(self, request: web.Request) -> web.Response:
@@ -69,13 +71,19 @@ class Vllm:
         name, path = body["lora_name"], Path(body["lora_path"])
         self.loads.append(body)
         if name in self.adapters:
-            return web.json_response({"object": "error", "message": f"The lora adapter '{name}' "
-                                      "has already been loaded."}, status=400)  # fmt: skip
+            return web.json_response(
+                {
+                    "object": "error",
+                    "message": f"The lora adapter '{name}' has already been loaded.",
+                },
+                status=400,
+            )
         try:
             config = json.loads((path / "adapter_config.json").read_text())
         except (OSError, ValueError):
-            return web.json_response({"object": "error", "message": "no adapter at that path"},
-                                     status=400)  # fmt: skip
+            return web.json_response(
+                {"object": "error", "message": "no adapter at that path"}, status=400
+            )
         if config.get("broken"):
             return web.json_response({"object": "error", "message": "rank too large"}, status=400)
         self.adapters[name] = {"root": str(path), "skill": config.get("skill", "echo")}
@@ -93,8 +101,10 @@ class Vllm:
     async def _models(self, request: web.Request) -> web.Response:
         base = self.full_weights[0] if self.full_weights else BASE
         data = [{"id": base, "object": "model", "root": base, "parent": None}]
-        data += [{"id": n, "object": "model", "root": a["root"], "parent": BASE}
-                 for n, a in self.adapters.items()]  # fmt: skip
+        data += [
+            {"id": n, "object": "model", "root": a["root"], "parent": BASE}
+            for n, a in self.adapters.items()
+        ]
         return web.json_response({"object": "list", "data": data})
 
     async def _chat(self, request: web.Request) -> web.Response:
@@ -108,16 +118,32 @@ class Vllm:
         elif model == BASE:
             skill = "echo"
         else:
-            return web.json_response({"object": "error", "type": "NotFoundError", "code": 404,
-                                      "message": f"The model `{model}` does not exist."},
-                                     status=404)  # fmt: skip
+            return web.json_response(
+                {
+                    "object": "error",
+                    "type": "NotFoundError",
+                    "code": 404,
+                    "message": f"The model `{model}` does not exist.",
+                },
+                status=404,
+            )
         question = str((body.get("messages") or [{}])[-1].get("content", ""))
-        return web.json_response({
-            "id": "cmpl-1", "object": "chat.completion", "created": 1, "model": model,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": _answer(skill, question)}}],
-            "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11},
-        })  # fmt: skip
+        return web.json_response(
+            {
+                "id": "cmpl-1",
+                "object": "chat.completion",
+                "created": 1,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": _answer(skill, question)},
+                    }
+                ],
+                "usage": {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11},
+            }
+        )
 
 
 @contextmanager

@@ -150,4 +150,3 @@ def config_keys(experiment: Experiment, pin: Pin) -> dict[str, Any]:
         "branch": pin.branch,
         "commit_sha": pin.commit_sha,
     }
-

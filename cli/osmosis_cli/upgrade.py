@@ -58,9 +58,14 @@ class UpgradePlan:
         return Version(self.latest) > Version(self.installed)
 
     def resource(self) -> dict[str, object]:
-        return {"installed_version": self.installed, "latest_version": self.latest,
-                "update_available": self.needed, "method": self.method,
-                "command": self.command, "package": DIST}  # fmt: skip
+        return {
+            "installed_version": self.installed,
+            "latest_version": self.latest,
+            "update_available": self.needed,
+            "method": self.method,
+            "command": self.command,
+            "package": DIST,
+        }
 
 
 def installed() -> Installed:

@@ -31,8 +31,7 @@ from osmosis_client.llm.streaming import Event, event_object
 
 VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
-_PASSED = ("temperature", "top_p", "top_k", "metadata", "thinking", "output_config",
-           "service_tier")  # fmt: skip
+_PASSED = ("temperature", "top_p", "top_k", "metadata", "thinking", "output_config", "service_tier")
 _FINISH = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -43,8 +42,7 @@ _FINISH = {
     "pause_turn": "stop",
 }
 #: ``reasoning_effort`` → a thinking budget (LiteLLM's, so the hosted path matches)
-BUDGETS = {"minimal": 1024, "low": 1024, "medium": 2048, "high": 4096, "xhigh": 8192,
-           "max": 16384}  # fmt: skip
+BUDGETS = {"minimal": 1024, "low": 1024, "medium": 2048, "high": 4096, "xhigh": 8192, "max": 16384}
 #: models whose thinking is adaptive (``enabled`` with a budget is refused or deprecated)
 _ADAPTIVE = re.compile(r"claude-(?:opus|sonnet|haiku)-(?:4-[6-9]|[5-9])|mythos|fable")
 
@@ -170,8 +168,9 @@ def _turns(messages: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
         if role in ("system", "developer"):
             system.append(_text(message.get("content")))
         elif role == "assistant":
-            thinking = [dict(b) for b in message.get("thinking_blocks") or []
-                        if isinstance(b, Mapping)]  # fmt: skip
+            thinking = [
+                dict(b) for b in message.get("thinking_blocks") or [] if isinstance(b, Mapping)
+            ]
             add("assistant", thinking + _blocks(message.get("content")) + _tool_uses(message))
         elif role == "tool":
             result = {

@@ -129,9 +129,11 @@ class ModelClient:
             from osmosis_client.llm.session import socks_session
 
             session = self._socks[route.proxy] = socks_session(
-                route.proxy, limit=self.concurrency, ssl_context=self._ssl,
+                route.proxy,
+                limit=self.concurrency,
+                ssl_context=self._ssl,
                 timeout=self.request_timeout,
-            )  # fmt: skip
+            )
         return session
 
     async def aclose(self) -> None:
@@ -229,8 +231,11 @@ class ModelClient:
             route = self._routes.all[0]
             calls_logger.debug(
                 "POST %s/%s -> %s (%.0f ms)",
-                route.shown, PATHS[route.wire], _status_label(first), took,
-            )  # fmt: skip
+                route.shown,
+                PATHS[route.wire],
+                _status_label(first),
+                took,
+            )
         if isinstance(verdict, Success):
             return verdict.value
         route = self._routes.all[0]

@@ -58,23 +58,26 @@ def _named(exc: BaseException, route: Route) -> Named:
     problem = certificate_problem(exc)
     if problem is not None:
         return Named(
-            "TLS_CERTIFICATE", f"presented a certificate that is not trusted ({problem})",
+            "TLS_CERTIFICATE",
+            f"presented a certificate that is not trusted ({problem})",
             "trust its CA: set SSL_CERT_FILE or OSMOSIS_CA_BUNDLE to a PEM bundle holding it",
             retryable=False,
-        )  # fmt: skip
+        )
     proxied = _proxy_failure(exc)
     if proxied is not None:
         return proxied
     if _dns(exc):
         host = route.url.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
         return Named(
-            "ENDPOINT_DNS", f"could not be found: the name {host!r} does not resolve",
+            "ENDPOINT_DNS",
+            f"could not be found: the name {host!r} does not resolve",
             "check the host name in the base URL (and the network's DNS)",
-        )  # fmt: skip
+        )
     return _socket_failure(exc) or Named(
-        "ENDPOINT_UNREACHABLE", f"cannot be reached ({type(exc).__name__}: {exc})"[:300],
+        "ENDPOINT_UNREACHABLE",
+        f"cannot be reached ({type(exc).__name__}: {exc})"[:300],
         "check the base URL and that the server is running",
-    )  # fmt: skip
+    )
 
 
 def _proxy_failure(exc: BaseException) -> Named | None:
@@ -89,17 +92,24 @@ def _proxy_failure(exc: BaseException) -> Named | None:
     ):
         if status == 407 or "auth" in str(exc).lower():
             return Named(
-                "PROXY_AUTH", "refused the credentials (407)",
-                "check the user and password in the proxy's URL", retryable=False,
+                "PROXY_AUTH",
+                "refused the credentials (407)",
+                "check the user and password in the proxy's URL",
+                retryable=False,
                 through_proxy=True,
-            )  # fmt: skip
-        return Named("PROXY_ERROR", f"answered {status} instead of opening a tunnel", hint,
-                     through_proxy=True)  # fmt: skip
+            )
+        return Named(
+            "PROXY_ERROR",
+            f"answered {status} instead of opening a tunnel",
+            hint,
+            through_proxy=True,
+        )
     if isinstance(exc, aiohttp.ClientProxyConnectionError) or (
         type(exc).__module__.startswith("python_socks")
     ):
-        return Named("PROXY_REFUSED", f"cannot be reached ({_reason(exc)})", hint,
-                     through_proxy=True)  # fmt: skip
+        return Named(
+            "PROXY_REFUSED", f"cannot be reached ({_reason(exc)})", hint, through_proxy=True
+        )
     return None
 
 
@@ -115,29 +125,34 @@ def _socket_failure(exc: BaseException) -> Named | None:
 
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         return Named(
-            "ENDPOINT_CONNECT_TIMEOUT", "did not accept a connection in time",
+            "ENDPOINT_CONNECT_TIMEOUT",
+            "did not accept a connection in time",
             "check that the host is reachable from here (firewall, VPN) and the port",
-        )  # fmt: skip
+        )
     if isinstance(exc, aiohttp.SocketTimeoutError | asyncio.TimeoutError):
         return Named(
-            "ENDPOINT_READ_TIMEOUT", "accepted the request but did not answer in time",
+            "ENDPOINT_READ_TIMEOUT",
+            "accepted the request but did not answer in time",
             "the server may be overloaded or stuck: fewer attempts in flight, or a longer "
             "request timeout",
-        )  # fmt: skip
+        )
     os_error = _os_error(exc)
     number = os_error.errno if os_error is not None else None
     if number == errno.ECONNREFUSED:
         return Named(
-            "ENDPOINT_REFUSED", "refused the connection (nothing listens on that port)",
+            "ENDPOINT_REFUSED",
+            "refused the connection (nothing listens on that port)",
             "start the server, or check the host and port in the base URL",
-        )  # fmt: skip
+        )
     if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError) or number in (
-        errno.ECONNRESET, errno.EPIPE,
-    ):  # fmt: skip
+        errno.ECONNRESET,
+        errno.EPIPE,
+    ):
         return Named(
-            "ENDPOINT_DISCONNECTED", "closed the connection before answering",
+            "ENDPOINT_DISCONNECTED",
+            "closed the connection before answering",
             "the server may have crashed or restarted: check its log",
-        )  # fmt: skip
+        )
     return None
 
 

@@ -54,9 +54,7 @@ def reasoning_text(message: Mapping[str, Any]) -> str | None:
     details = message.get("reasoning_details")
     if isinstance(details, list):
         parts = [
-            str(d.get("text") or d.get("summary") or "")
-            for d in details
-            if isinstance(d, Mapping)
+            str(d.get("text") or d.get("summary") or "") for d in details if isinstance(d, Mapping)
         ]
         joined = "".join(parts)
         return joined or None

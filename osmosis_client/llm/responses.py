@@ -32,7 +32,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from osmosis_client.errors import ProviderRequestError
-from osmosis_client.llm.streaming import Event, event_object
 
 logger = logging.getLogger("osmosis_client")
 
@@ -40,12 +39,28 @@ OFFICIAL_URL = "https://api.openai.com/v1"
 #: chat-completions parameters with no Responses equivalent (the API refuses them)
 _CHAT_ONLY = frozenset(
     {
-        "seed", "n", "stop", "frequency_penalty", "presence_penalty", "logit_bias",
-        "logprobs", "stream_options", "functions", "function_call", "modalities",
-        "audio", "prediction", "web_search_options", "messages", "max_tokens",
-        "max_completion_tokens", "reasoning_effort", "response_format", "verbosity",
+        "seed",
+        "n",
+        "stop",
+        "frequency_penalty",
+        "presence_penalty",
+        "logit_bias",
+        "logprobs",
+        "stream_options",
+        "functions",
+        "function_call",
+        "modalities",
+        "audio",
+        "prediction",
+        "web_search_options",
+        "messages",
+        "max_tokens",
+        "max_completion_tokens",
+        "reasoning_effort",
+        "response_format",
+        "verbosity",
     }
-)  # fmt: skip
+)
 #: model names that reason (their summary is asked for even with no effort given)
 _REASONING_MODELS = ("o1", "o3", "o4", "gpt-5", "gpt-oss", "codex")
 
@@ -70,10 +85,13 @@ def to_request(payload: Mapping[str, Any]) -> dict[str, Any]:
         if key not in _CHAT_ONLY and key not in ("model", "tools", "tool_choice", "reasoning"):
             body[key] = value
     limit = next(
-        (payload[k] for k in ("max_output_tokens", "max_completion_tokens", "max_tokens")
-         if payload.get(k) is not None),
+        (
+            payload[k]
+            for k in ("max_output_tokens", "max_completion_tokens", "max_tokens")
+            if payload.get(k) is not None
+        ),
         None,
-    )  # fmt: skip
+    )
     if limit is not None:
         body["max_output_tokens"] = limit
     reasoning = dict(payload.get("reasoning") or {})
@@ -104,8 +122,12 @@ def _parts(content: Any, *, assistant: bool) -> Any:
             continue
         kind = part.get("type")
         if kind == "text":
-            parts.append({"type": "output_text" if assistant else "input_text",
-                          "text": str(part.get("text", ""))})  # fmt: skip
+            parts.append(
+                {
+                    "type": "output_text" if assistant else "input_text",
+                    "text": str(part.get("text", "")),
+                }
+            )
         elif kind == "image_url":
             image = part.get("image_url") or {}
             url = image.get("url") if isinstance(image, Mapping) else image
@@ -126,14 +148,19 @@ def _items(messages: list[Any]) -> list[dict[str, Any]]:
             output = message.get("content")
             if not isinstance(output, str | list):
                 output = json.dumps(output)
-            items.append({"type": "function_call_output",
-                          "call_id": str(message.get("tool_call_id", "")),
-                          "output": _parts(output, assistant=False)})  # fmt: skip
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": str(message.get("tool_call_id", "")),
+                    "output": _parts(output, assistant=False),
+                }
+            )
         elif role == "assistant":
             items.extend(_assistant_items(message))
         else:
-            items.append({"role": role or "user",
-                          "content": _parts(message.get("content"), assistant=False)})  # fmt: skip
+            items.append(
+                {"role": role or "user", "content": _parts(message.get("content"), assistant=False)}
+            )
     return items
 
 
@@ -144,8 +171,13 @@ def _assistant_items(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     content = message.get("content")
     refusal = message.get("refusal")
     if refusal and not content:
-        items.append({"type": "message", "role": "assistant",
-                      "content": [{"type": "refusal", "refusal": str(refusal)}]})  # fmt: skip
+        items.append(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "refusal", "refusal": str(refusal)}],
+            }
+        )
     elif content or not message.get("tool_calls"):
         items.append({"role": "assistant", "content": _parts(content, assistant=True)})
     for call in message.get("tool_calls") or []:
@@ -153,12 +185,14 @@ def _assistant_items(message: Mapping[str, Any]) -> list[dict[str, Any]]:
             continue
         function = call.get("function") or {}
         arguments = function.get("arguments", "")
-        items.append({
-            "type": "function_call",
-            "call_id": str(call.get("id", "")),
-            "name": str(function.get("name", "")),
-            "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
-        })  # fmt: skip
+        items.append(
+            {
+                "type": "function_call",
+                "call_id": str(call.get("id", "")),
+                "name": str(function.get("name", "")),
+                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+            }
+        )
     return items
 
 
@@ -203,17 +237,7 @@ def _text_format(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 def to_completion(answer: Mapping[str, Any], model: str, where: str) -> dict[str, Any]:
     """A Responses API answer → a ``chat.completion`` (see the module)."""
-    status = answer.get("status") or "completed"
-    if status not in ("completed", "incomplete"):
-        error = answer.get("error") if isinstance(answer.get("error"), Mapping) else {}
-        assert isinstance(error, Mapping)
-        code = error.get("code") or status
-        detail = error.get("message") or f"the response is {status}"
-        raise ProviderRequestError(
-            f"the model endpoint {where} answered {status}: {code}: {str(detail)[:200]}",
-            code="PROVIDER_RESPONSE_FAILED",
-            data={"endpoint": where, "status": status, "error_code": str(code)},
-        )
+    _check_finished(answer, where)
     output = [i for i in answer.get("output") or [] if isinstance(i, Mapping)]
     texts, refusals, calls, reasoning, thoughts = [], [], [], [], []
     for item in output:
@@ -225,12 +249,7 @@ def to_completion(answer: Mapping[str, Any], model: str, where: str) -> dict[str
                 elif isinstance(part, Mapping) and part.get("type") == "refusal":
                     refusals.append(str(part.get("refusal", "")))
         elif kind == "function_call":
-            calls.append({
-                "id": str(item.get("call_id") or item.get("id") or ""),
-                "type": "function",
-                "function": {"name": str(item.get("name", "")),
-                             "arguments": str(item.get("arguments") or "")},
-            })  # fmt: skip
+            calls.append(_tool_call(item))
         elif kind == "reasoning":
             reasoning.append({k: v for k, v in item.items() if v is not None and k != "status"})
             thoughts.extend(_thought(item))
@@ -252,10 +271,44 @@ def to_completion(answer: Mapping[str, Any], model: str, where: str) -> dict[str
         "object": "chat.completion",
         "created": int(answer.get("created_at") or 0),
         "model": str(answer.get("model") or model),
-        "choices": [{"index": 0, "message": message, "finish_reason": _finish(answer, calls),
-                     **_native(answer)}],
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": _finish(answer, calls),
+                **_native(answer),
+            }
+        ],
         "usage": _usage(answer.get("usage")),
-    }  # fmt: skip
+    }
+
+
+def _check_finished(answer: Mapping[str, Any], where: str) -> None:
+    """A failed or cancelled response is an error naming the provider's code."""
+    status = answer.get("status") or "completed"
+    if status in ("completed", "incomplete"):
+        return
+    error = answer.get("error") if isinstance(answer.get("error"), Mapping) else {}
+    assert isinstance(error, Mapping)
+    code = error.get("code") or status
+    detail = error.get("message") or f"the response is {status}"
+    raise ProviderRequestError(
+        f"the model endpoint {where} answered {status}: {code}: {str(detail)[:200]}",
+        code="PROVIDER_RESPONSE_FAILED",
+        data={"endpoint": where, "status": status, "error_code": str(code)},
+    )
+
+
+def _tool_call(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``function_call`` output item as a chat completion's tool call."""
+    return {
+        "id": str(item.get("call_id") or item.get("id") or ""),
+        "type": "function",
+        "function": {
+            "name": str(item.get("name", "")),
+            "arguments": str(item.get("arguments") or ""),
+        },
+    }
 
 
 def _thought(item: Mapping[str, Any]) -> list[str]:
@@ -315,46 +368,4 @@ def _usage(raw: Any) -> dict[str, Any]:
     return shaped
 
 
-# ------------------------------------------------------------------ streams
-
-
-class ResponsesAssembler:
-    """Folds a Responses stream (``response.*`` events) into the final response object:
-    the terminal event's, its output completed from ``output_item.done`` (the complete
-    items, with their final ``encrypted_content``) when it has none."""
-
-    def __init__(self, where: str) -> None:
-        self.where = where
-        self.items: dict[int, dict[str, Any]] = {}
-        self.final: dict[str, Any] | None = None
-        self.done = False
-
-    def add(self, event: Event) -> None:
-        if self.done:
-            return
-        if event.data.strip() == "[DONE]":  # vLLM ends with it; OpenAI with a terminal event
-            self.done = True
-            return
-        found = event_object(event, self.where)
-        if found is None:
-            return
-        kind = found.get("type") or event.event
-        if kind == "response.output_item.done" and isinstance(found.get("item"), dict):
-            index = found.get("output_index")
-            self.items[index if isinstance(index, int) else len(self.items)] = found["item"]
-        elif kind in ("response.completed", "response.incomplete", "response.failed"):
-            response = found.get("response")
-            self.final = dict(response) if isinstance(response, Mapping) else {}
-            self.done = True
-
-    def result(self) -> dict[str, Any]:
-        if self.final is None:
-            raise ProviderRequestError(
-                f"the model endpoint {self.where}'s stream ended before the response did"
-            )
-        if not self.final.get("output") and self.items:
-            self.final["output"] = [self.items[i] for i in sorted(self.items)]
-        return self.final
-
-
-__all__ = ["OFFICIAL_URL", "ResponsesAssembler", "is_official", "to_completion", "to_request"]
+__all__ = ["OFFICIAL_URL", "is_official", "to_completion", "to_request"]

@@ -37,8 +37,9 @@ REST_SECONDS = 10.0  # a failing replica is skipped this long
 PATHS = {"chat": "chat/completions", "responses": "responses", "anthropic": "messages"}
 _WIRES = {"anthropic_messages": "anthropic", "openai_responses": "responses"}
 #: providers whose chat API takes ``reasoning_effort`` as it is
-_EFFORT_AS_IS = frozenset({"openai", "xai", "gemini", "groq", "cerebras", "together",
-                           "fireworks", "mistral"})  # fmt: skip
+_EFFORT_AS_IS = frozenset(
+    {"openai", "xai", "gemini", "groq", "cerebras", "together", "fireworks", "mistral"}
+)
 
 
 class Route:
@@ -115,7 +116,9 @@ class Route:
         if self.wire == "anthropic":
             return anthropic.MessagesAssembler(self.shown)
         if self.wire == "responses":
-            return responses.ResponsesAssembler(self.shown)
+            from osmosis_client.llm.responses_stream import ResponsesAssembler
+
+            return ResponsesAssembler(self.shown)
         return ChunkAssembler(self.shown)
 
     def completion(self, data: dict[str, Any]) -> dict[str, Any]:

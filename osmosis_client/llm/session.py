@@ -107,9 +107,11 @@ def socks_session(
     remote = scheme.lower() in ("socks5h", "socks4a")
     plain = {"socks5h": "socks5", "socks4a": "socks4"}.get(scheme.lower(), scheme.lower())
     connector = ProxyConnector.from_url(
-        f"{plain}://{rest}", limit=limit, rdns=remote,
+        f"{plain}://{rest}",
+        limit=limit,
+        rdns=remote,
         ssl=ssl_context if ssl_context is not None else True,
-    )  # fmt: skip
+    )
     return aiohttp.ClientSession(
         connector=connector,
         timeout=aiohttp.ClientTimeout(total=timeout, sock_connect=CONNECT_TIMEOUT),

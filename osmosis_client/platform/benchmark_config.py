@@ -181,8 +181,11 @@ def _check_schema(data: Mapping[str, Any], out: Collector) -> None:
     except _ValidationError as exc:
         for err in exc.errors():
             # a model's union tag is not a key the file has: agents.0.model.provider.x
-            loc = [p for i, p in enumerate(err["loc"])
-                   if not (p in MODEL_TYPES and i and err["loc"][i - 1] == "model")]  # fmt: skip
+            loc = [
+                p
+                for i, p in enumerate(err["loc"])
+                if not (p in MODEL_TYPES and i and err["loc"][i - 1] == "model")
+            ]
             message = pydantic_message(err, with_input=True)
             if err["type"] == "extra_forbidden":
                 message = "Unrecognized key" + suggest(str(loc[-1]), _keys_at(err["loc"]))

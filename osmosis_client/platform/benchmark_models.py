@@ -138,8 +138,11 @@ class BenchmarkRun(Submitted):
     def progress(self) -> dict[str, Any] | None:
         if not self.expected_results:
             return None
-        return {"completed": self.ingested_results, "total": self.expected_results,
-                "unit": "results"}  # fmt: skip
+        return {
+            "completed": self.ingested_results,
+            "total": self.expected_results,
+            "unit": "results",
+        }
 
 
 class BenchmarkRunPage(Page):

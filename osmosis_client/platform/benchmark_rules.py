@@ -37,8 +37,11 @@ def _env_names(env: Mapping[str, Any], where: list[Any], out: Collector) -> None
 
 def _secret_name(name: Any, where: list[Any], out: Collector) -> None:
     if isinstance(name, str) and name and not SECRET_NAME.match(name):
-        out.add(where, f"{name!r} is not a secret name: use upper-case letters, digits and _, "
-                       "starting with a letter (^[A-Z][A-Z0-9_]*$)")  # fmt: skip
+        out.add(
+            where,
+            f"{name!r} is not a secret name: use upper-case letters, digits and _, "
+            "starting with a letter (^[A-Z][A-Z0-9_]*$)",
+        )
 
 
 def _agent(index: int, agent: Mapping[str, Any], env: Mapping[str, Any], out: Collector) -> None:
@@ -49,16 +52,25 @@ def _agent(index: int, agent: Mapping[str, Any], env: Mapping[str, Any], out: Co
     key = model.get("api_key_secret")
     _secret_name(key, [*where, "model", "api_key_secret"], out)
     if key in RUNNER_NAMES:
-        out.add([*where, "model", "api_key_secret"], f"{key} is reserved by the benchmark "
-                "runner; store the model credential under another secret name")  # fmt: skip
+        out.add(
+            [*where, "model", "api_key_secret"],
+            f"{key} is reserved by the benchmark "
+            "runner; store the model credential under another secret name",
+        )
     for table, label in ((env, "[env]"), (own_env, f"agent {index + 1}'s [agents.env]")):
         if isinstance(key, str) and key in table:
-            out.add([*where, "model", "api_key_secret"], f"{key!r} is also set in {label}; the "
-                    "platform injects the secret under that name: remove the env var")  # fmt: skip
+            out.add(
+                [*where, "model", "api_key_secret"],
+                f"{key!r} is also set in {label}; the "
+                "platform injects the secret under that name: remove the env var",
+            )
     for name in _table(model.get("extra_headers")):
         if str(name).lower() == "authorization":
-            out.add([*where, "model", "extra_headers", name], "must not include an "
-                    "Authorization header; use api_key_secret for the endpoint's key")  # fmt: skip
+            out.add(
+                [*where, "model", "extra_headers", name],
+                "must not include an "
+                "Authorization header; use api_key_secret for the endpoint's key",
+            )
     _harness(index, agent, own_env, env, model, out)
 
 
@@ -77,20 +89,29 @@ def _harness(
     needed = HARNESS_KEYS.get(harness) if isinstance(harness, str) else None
     label = f"the {harness} harness" if harness else "the official scaffold"
     if needed and not secret:
-        out.add([*where, "harness"], f"{label} needs harness_api_key_secret = {needed!r} "
-                f"(a stored secret holding {needed})")  # fmt: skip
+        out.add(
+            [*where, "harness"],
+            f"{label} needs harness_api_key_secret = {needed!r} (a stored secret holding {needed})",
+        )
     elif needed and secret != needed:
-        out.add([*where, "harness_api_key_secret"], f"{label} reads {needed}: store the "
-                f"credential as a secret named exactly {needed} and reference that")  # fmt: skip
+        out.add(
+            [*where, "harness_api_key_secret"],
+            f"{label} reads {needed}: store the "
+            f"credential as a secret named exactly {needed} and reference that",
+        )
     elif secret and not needed:
-        out.add([*where, "harness_api_key_secret"], f"{label} does not use "
-                "harness_api_key_secret; remove it")  # fmt: skip
+        out.add(
+            [*where, "harness_api_key_secret"],
+            f"{label} does not use harness_api_key_secret; remove it",
+        )
     if needed and (needed in env or needed in own_env):
         out.add([*where, "env"], f"{needed} is managed by {label}; remove the env var")
     fixed = MODEL_KEY_VARS.get(harness) if isinstance(harness, str) else None
     if fixed and fixed in own_env and model.get("type") != "hosted":
-        out.add([*where, "env", fixed], f"the platform injects the model key as {fixed} for "
-                f"{label}; remove the env var")  # fmt: skip
+        out.add(
+            [*where, "env", fixed],
+            f"the platform injects the model key as {fixed} for {label}; remove the env var",
+        )
 
 
 def _listed(table: str, names: list[str], env: Mapping[str, Any], out: Collector) -> None:
@@ -101,8 +122,11 @@ def _listed(table: str, names: list[str], env: Mapping[str, Any], out: Collector
             out.add([table, "required"], f"{name!r} is listed twice")
         seen.add(name)
         if name in env:
-            out.add([table, "required"], f"{name!r} is also set in [env]; the platform "
-                    "injects the secret under that name: remove the env var")  # fmt: skip
+            out.add(
+                [table, "required"],
+                f"{name!r} is also set in [env]; the platform "
+                "injects the secret under that name: remove the env var",
+            )
 
 
 def check_names(data: Mapping[str, Any], out: Collector) -> None:

@@ -101,7 +101,6 @@ class WorkspaceList(WireModel):
     workspaces: list[Workspace]
 
 
-
 class DeviceAuthorization(WireModel):
     device_code: SecretStr
     user_code: str

@@ -31,7 +31,9 @@ def osmosis_command() -> list[str]:
 
 @pytest.fixture
 def run_osmosis(platform: PlatformDouble, tmp_path: Path) -> Run:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {
+        "OSMOSIS_WARM": "0"
+    }
     env.update(
         OSMOSIS_CONFIG_DIR=str(tmp_path / "cfg"),
         OSMOSIS_TOKEN_STORE="file",

@@ -43,7 +43,9 @@ def model() -> Iterator[StubOpenAI]:
 def osmosis(
     workdir: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
+    base = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {
+        "OSMOSIS_WARM": "0"
+    }
     base["OSMOSIS_CONFIG_DIR"] = str(workdir / "cfg")
     return subprocess.run(
         [*osmosis_command(), *args],

@@ -95,7 +95,7 @@ def test_python_m_server_reads_its_variables(project: Path, trainer: Trainer) ->
     assert events[0]["event"] == "model_turn" and events[0]["rollout_id"] == "m-1"
 
 
-TEST_FILE = '''
+TEST_FILE = """
 import pytest
 from fastapi.testclient import TestClient
 from osmosis_ai.rollout.testing import (
@@ -148,7 +148,7 @@ def test_rollout_with_mock_trainer(mock_trainer):
     done = tracker.responses[0]
     assert done["status"] == "COMPLETED" and done["rollout_id"] == "r-1"
     assert any(m.get("role") == "tool" and m["content"] == "8" for m in done["final_messages"])
-'''
+"""
 
 
 def test_pytest_with_fastapis_test_client(project: Path) -> None:
@@ -156,7 +156,11 @@ def test_pytest_with_fastapis_test_client(project: Path) -> None:
     (project / "test_server_app.py").write_text(TEST_FILE)
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_server_app.py"],
-        cwd=project, env=environment(), capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=project,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "4 passed" in result.stdout

@@ -40,7 +40,9 @@ def test_submitted_followed_and_downloaded_with_a_file_resumed(
 ) -> None:
     env = {"OSMOSIS_TOKEN": platform.state.token, "OSMOSIS_WORKSPACE": "acme"}
     config = tmp_path / "bench.toml"
-    config.write_text(CONFIG.replace("[[agents]]", '[verifier]\nrequired = ["VLM_KEY"]\n\n[[agents]]'))
+    config.write_text(
+        CONFIG.replace("[[agents]]", '[verifier]\nrequired = ["VLM_KEY"]\n\n[[agents]]')
+    )
     unstored = run_osmosis("benchmark", "submit", str(config), "--yes", extra_env=env)
     assert unstored.returncode == 2 and "Could not find secret(s): VLM_KEY" in unstored.stderr
     assert not platform.requests("POST", "/api/cli/benchmark-runs")
@@ -60,8 +62,9 @@ def test_submitted_followed_and_downloaded_with_a_file_resumed(
 
     key = f"bench/{run['id']}/results.csv"
     platform.hosted.state.truncate[key] = 1  # the first answer stops half-way
-    fetched = run_osmosis("--json", "benchmark", "runs", "download", name, "--type", "all",
-                          extra_env=env)  # fmt: skip
+    fetched = run_osmosis(
+        "--json", "benchmark", "runs", "download", name, "--type", "all", extra_env=env
+    )
     assert fetched.returncode == 0, fetched.stderr
     resource = envelopes.stdout_document(fetched.stdout)["resource"]
     root = tmp_path / ".osmosis" / "benchmarks" / name
@@ -72,8 +75,9 @@ def test_submitted_followed_and_downloaded_with_a_file_resumed(
     assert len(gets) == 2 and gets[1].headers.get("Range", "").startswith("bytes=")
     assert gets[1].headers["Range"] != "bytes=0-"  # resumed where the cut left it
 
-    again = run_osmosis("--plain", "benchmark", "runs", "download", name, "--type", "all",
-                        extra_env=env)  # fmt: skip
+    again = run_osmosis(
+        "--plain", "benchmark", "runs", "download", name, "--type", "all", extra_env=env
+    )
     assert again.returncode == 0 and "Downloaded 0 files (0 B)" in again.stdout
     assert "(4 already up to date)" in again.stdout
     assert len(platform.requests("GET", f"/storage/{key}")) == 2

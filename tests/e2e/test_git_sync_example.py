@@ -77,7 +77,9 @@ def stub() -> Iterator[StubOpenAI]:
 def run(
     repo: Path, stub: StubOpenAI, *args: str, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "OPENAI_"))} | {"OSMOSIS_WARM": "0"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "OPENAI_"))} | {
+        "OSMOSIS_WARM": "0"
+    }
     env.update(
         OSMOSIS_CONFIG_DIR=str(repo.parent / "cfg"),
         OPENAI_BASE_URL=stub.url,
@@ -145,8 +147,19 @@ def test_eval_mcp_scores_every_row_with_0_2s_tools_and_messages(
 
 
 def test_osmosis_test_mcp_writes_0_2s_document(repo: Path, stub: StubOpenAI) -> None:
-    result = run(repo, stub, "test", "--mcp", "./mcp", "-d", "test_data.jsonl", "--limit", "2",
-                 "-o", "results/t.json")  # fmt: skip
+    result = run(
+        repo,
+        stub,
+        "test",
+        "--mcp",
+        "./mcp",
+        "-d",
+        "test_data.jsonl",
+        "--limit",
+        "2",
+        "-o",
+        "results/t.json",
+    )
     assert result.returncode == 0, result.stderr
     assert "Discovered 3 tool(s): multiply, return_true, cluster_analysis" in result.stderr
     assert "Total rows: 5 (testing 2)" in result.stderr
@@ -154,8 +167,15 @@ def test_osmosis_test_mcp_writes_0_2s_document(repo: Path, stub: StubOpenAI) -> 
     doc = json.loads((repo / "results" / "t.json").read_text())
     assert doc["summary"]["total"] == 2 and doc["summary"]["failed"] == 0
     row = doc["results"][0]
-    assert set(row) == {"row_index", "success", "error", "duration_ms", "token_usage", "reward",
-                        "finish_reason"}  # fmt: skip
+    assert set(row) == {
+        "row_index",
+        "success",
+        "error",
+        "duration_ms",
+        "token_usage",
+        "reward",
+        "finish_reason",
+    }
     assert row["token_usage"]["num_llm_calls"] == 2 and row["reward"] is None
     assert row["finish_reason"] == "stop"
 
@@ -173,8 +193,19 @@ def test_osmosis_test_stops_on_a_systemic_error(repo: Path, stub: StubOpenAI) ->
 
 def test_osmosis_test_interactive_steps_through_a_row(repo: Path, stub: StubOpenAI) -> None:
     keys = "\n".join(["", "m", "t", "zz", "", "m", "", "q"]) + "\n"
-    result = run(repo, stub, "test", "--mcp", "./mcp", "-d", "test_data.jsonl", "-i", "--row",
-                 "2", input=keys)  # fmt: skip
+    result = run(
+        repo,
+        stub,
+        "test",
+        "--mcp",
+        "./mcp",
+        "-d",
+        "test_data.jsonl",
+        "-i",
+        "--row",
+        "2",
+        input=keys,
+    )
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "osmosis-client" in result.stderr and "(Interactive Mode)" in result.stderr
@@ -246,8 +277,8 @@ def stuck_multiply(repo: Path) -> None:
     """The tool becomes synchronous code that never returns."""
     math = repo / "mcp" / "tools" / "math.py"
     text = math.read_text().replace(
-        '    return round(first_val * second_val, 4)',
-        '    import threading\n    threading.Event().wait()\n    return 0.0',
+        "    return round(first_val * second_val, 4)",
+        "    import threading\n    threading.Event().wait()\n    return 0.0",
     )
     math.write_text(text)
 
@@ -271,12 +302,20 @@ def test_a_stuck_sync_tool_never_keeps_test_alive_after_ctrl_c(
 
     stuck_multiply(repo)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "OPENAI_"))}
-    env |= {"OSMOSIS_WARM": "0", "OSMOSIS_CONFIG_DIR": str(repo.parent / "cfg"),
-            "OPENAI_BASE_URL": stub.url, "OPENAI_API_KEY": KEY}  # fmt: skip
+    env |= {
+        "OSMOSIS_WARM": "0",
+        "OSMOSIS_CONFIG_DIR": str(repo.parent / "cfg"),
+        "OPENAI_BASE_URL": stub.url,
+        "OPENAI_API_KEY": KEY,
+    }
     proc = subprocess.Popen(
         [*osmosis_command(), "test", "--mcp", "./mcp", "-d", "test_data.jsonl", "-o", "t.json"],
-        cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not rollout_calls(stub):  # the model answers the first one with a tool call
@@ -294,8 +333,20 @@ def test_a_stuck_sync_tool_never_keeps_test_alive_after_ctrl_c(
 def test_osmosis_json_test_is_one_document_on_stdout(repo: Path, stub: StubOpenAI) -> None:
     """Issue 33: `osmosis --json test` always ended in an internal error with nothing on
     stdout; with -i it printed the row prompt on stdout."""
-    result = run(repo, stub, "--json", "test", "--mcp", "./mcp", "-d", "test_data.jsonl",
-                 "--limit", "2", "-o", "t.json")  # fmt: skip
+    result = run(
+        repo,
+        stub,
+        "--json",
+        "test",
+        "--mcp",
+        "./mcp",
+        "-d",
+        "test_data.jsonl",
+        "--limit",
+        "2",
+        "-o",
+        "t.json",
+    )
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)  # one document, nothing else
     assert (document["operation"], document["status"]) == ("test", "success")
@@ -305,8 +356,9 @@ def test_osmosis_json_test_is_one_document_on_stdout(repo: Path, stub: StubOpenA
     failed = run(repo, stub, "--json", "test", "--mcp", "./mcp", "-d", "test_data.jsonl")
     assert failed.returncode == 1
     assert json.loads(failed.stdout)["status"] == "failed", (failed.stdout, failed.stderr)
-    interactive = run(repo, stub, "--json", "test", "--mcp", "./mcp", "-d", "test_data.jsonl",
-                      "-i", input="\n")  # fmt: skip
+    interactive = run(
+        repo, stub, "--json", "test", "--mcp", "./mcp", "-d", "test_data.jsonl", "-i", input="\n"
+    )
     assert interactive.returncode == 2 and interactive.stdout == ""
     error = json.loads(interactive.stderr.strip().splitlines()[-1])["error"]
     assert "no --json form" in error["message"]

@@ -240,15 +240,19 @@ def test_a_killed_upload_is_cleaned_up_by_the_next_one(
 
     platform.hosted.part_size = 2048
     fail_puts(platform, "/part2", times=1, kind="slow")  # the first upload stalls there
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"} | {
-        "OSMOSIS_CONFIG_DIR": str(tmp_path / "cfg"),
-        "OSMOSIS_TOKEN_STORE": "file",
-        "OSMOSIS_PLATFORM_URL": platform.url,
-        "OSMOSIS_TOKEN_PLATFORM_URL": platform.url,
-        "OSMOSIS_TOKEN": platform.state.token,
-        "OSMOSIS_WORKSPACE": "acme",
-        "HOME": str(tmp_path / "home"),
-    }
+    env = (
+        {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")}
+        | {"OSMOSIS_WARM": "0"}
+        | {
+            "OSMOSIS_CONFIG_DIR": str(tmp_path / "cfg"),
+            "OSMOSIS_TOKEN_STORE": "file",
+            "OSMOSIS_PLATFORM_URL": platform.url,
+            "OSMOSIS_TOKEN_PLATFORM_URL": platform.url,
+            "OSMOSIS_TOKEN": platform.state.token,
+            "OSMOSIS_WORKSPACE": "acme",
+            "HOME": str(tmp_path / "home"),
+        }
+    )
     stalled = subprocess.Popen(
         [*osmosis_command(), "dataset", "upload", "data/arithmetic.jsonl", "-y"],
         cwd=workspace,

@@ -41,7 +41,9 @@ store.save_login(
 
 
 def test_15_twenty_concurrent_logins_keep_every_entry(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {
+        "OSMOSIS_WARM": "0"
+    }
     env.update(OSMOSIS_CONFIG_DIR=str(tmp_path / "cfg"), OSMOSIS_TOKEN_STORE="file")
     procs = [subprocess.Popen([sys.executable, "-c", SAVE_ONE, str(i)], env=env) for i in range(20)]
     assert all(p.wait(60) == 0 for p in procs)
@@ -61,7 +63,9 @@ def project(tmp_path: Path) -> Path:
 
 
 def cli(project: Path, *args: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {
+        "OSMOSIS_WARM": "0"
+    }
     env["OSMOSIS_CONFIG_DIR"] = str(project / "cfg")
     return subprocess.Popen(
         [*osmosis_command(), *args],

@@ -32,8 +32,7 @@ def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Hub]:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*osmosis_command(), *args], capture_output=True, text=True,
-                          timeout=180)  # fmt: skip
+    return subprocess.run([*osmosis_command(), *args], capture_output=True, text=True, timeout=180)
 
 
 def test_runs_pushed_to_the_hub_load_back_as_a_dataset(
@@ -54,9 +53,13 @@ def test_runs_pushed_to_the_hub_load_back_as_a_dataset(
     repo = hub.repos["acme/rl-evals"]
     assert repo.private  # unless --public
     assert sorted(repo.files) == [
-        "README.md", "osmosis_index.json", "quickstart/details_step_100.parquet",
-        "quickstart/details_step_200.parquet", "results/quickstart_step_100.parquet",
-        "results/quickstart_step_200.parquet"]  # fmt: skip
+        "README.md",
+        "osmosis_index.json",
+        "quickstart/details_step_100.parquet",
+        "quickstart/details_step_200.parquet",
+        "results/quickstart_step_100.parquet",
+        "results/quickstart_step_200.parquet",
+    ]
     card = repo.files["README.md"].decode()
     assert "junk" not in card and "bad" not in card
     assert "| step-100 |" in card and "mock/calculator" in card and "grader/mean 1" in card
@@ -109,8 +112,16 @@ def test_a_public_repository_a_bad_id_and_a_missing_token(
 
 
 def test_a_suite_goes_to_the_hub_a_config_per_entry(hub: Hub, quickstart_project: Path) -> None:
-    suite = ["eval", "run", "configs/eval/suite.toml", "--limit", "1", "-q", "-o",
-             ".osmosis/suites/sweep"]  # fmt: skip
+    suite = [
+        "eval",
+        "run",
+        "configs/eval/suite.toml",
+        "--limit",
+        "1",
+        "-q",
+        "-o",
+        ".osmosis/suites/sweep",
+    ]
     assert cli(*suite).returncode == 0
     pushed = cli("--json", "eval", "push", ".osmosis/suites/sweep", "--to", "hf:acme/sweep")
     assert pushed.returncode == 0, pushed.stderr
@@ -119,5 +130,7 @@ def test_a_suite_goes_to_the_hub_a_config_per_entry(hub: Hub, quickstart_project
     assert len(trackers) == len(entries["entries"]) >= 2
     files = hub.repos["acme/sweep"].files
     for entry in entries["entries"]:
-        assert f"{entry['name']}/details_{entry['name'].replace('-', '_').replace('.', '_')}" \
+        assert (
+            f"{entry['name']}/details_{entry['name'].replace('-', '_').replace('.', '_')}"
             ".parquet" in files
+        )

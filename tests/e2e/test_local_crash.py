@@ -201,9 +201,13 @@ def test_the_first_ctrl_c_stops_a_run_whose_model_calls_hang(project: Path) -> N
     command += ["--batch-size", "4", "-o", "out.json", "-q"]
     try:
         proc = subprocess.Popen(
-            command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            command,
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-        )  # fmt: skip
+        )
         wait_until(lambda: model.held >= 4, "the run never had 4 calls in flight")
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=15)  # bounded: the calls would hang for minutes
@@ -214,9 +218,13 @@ def test_the_first_ctrl_c_stops_a_run_whose_model_calls_hang(project: Path) -> N
         assert json.loads((project / "out.json").read_text())["summary"]["status"] == "stopped"
         before, model.answered = model.requests, 1_000_000
         resumed = subprocess.run(
-            [*command, "--resume"], cwd=project, env=env, capture_output=True, text=True,
+            [*command, "--resume"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
             timeout=120,
-        )  # fmt: skip
+        )
         assert resumed.returncode in (0, 1), resumed.stderr  # 1: some answers are wrong
         after = keys(journal_lines(project))
         assert len(after) == len(set(after)) == 60

@@ -112,13 +112,17 @@ def test_an_interrupt_stops_run_eval_in_a_kernel_and_the_next_cell_resumes(kerne
     done = value(client, "load_run('nb').summary.total_runs")
     # it stopped when interrupted (the whole run would be 160), its attempts kept
     assert value(client, "load_run('nb').status") == "stopped" and 4 <= done < 120
-    resumed = execute(client, "r = run_eval('configs/eval/quickstart.toml', name='nb', "
-                              "resume=True)", timeout=120)  # fmt: skip
+    resumed = execute(
+        client, "r = run_eval('configs/eval/quickstart.toml', name='nb', resume=True)", timeout=120
+    )
     assert resumed["status"] == "ok", resumed
     assert value(client, "(r.status, r.summary.total_runs)") == ("finished", 160)
     # the docs' dataframes, in the same kernel: every attempt, every model call
-    frames = execute(client, "from osmosis_local_runner import attempts_df, calls_df, runs_df\n"
-                             "a, c, l = attempts_df(['nb']), calls_df('nb'), runs_df()")  # fmt: skip
+    frames = execute(
+        client,
+        "from osmosis_local_runner import attempts_df, calls_df, runs_df\n"
+        "a, c, l = attempts_df(['nb']), calls_df('nb'), runs_df()",
+    )
     assert frames["status"] == "ok", frames
     assert value(client, "(len(a), len(c), list(l['name']))") == (160, 160, ["nb"])
     assert value(client, "float(a['score:grader'].mean())") == 1.0

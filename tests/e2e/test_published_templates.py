@@ -114,8 +114,17 @@ def test_the_templates_edit_loop_is_forked_warm_on_the_published_sdk(
     template = "multiply-local-openai"
     assert osmosis(workspace, "template", "apply", template).returncode == 0
     warm = {"OSMOSIS_WARM": "1", "OSMOSIS_WARM_IDLE": "60"}
-    args = ("eval", "run", f"configs/eval/{template}.toml", "--limit", "2", "--model",
-            "mock/tool-calculator", "--rollout-python", str(sdk_python))  # fmt: skip
+    args = (
+        "eval",
+        "run",
+        f"configs/eval/{template}.toml",
+        "--limit",
+        "2",
+        "--model",
+        "mock/tool-calculator",
+        "--rollout-python",
+        str(sdk_python),
+    )
     try:
         first = osmosis(workspace, *args, "-o", "first.json", **warm)
         assert first.returncode == 0, first.stderr

@@ -45,7 +45,9 @@ def local_run(
 ) -> subprocess.CompletedProcess[str]:
     import os
 
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "SSL_CERT"))} | {"OSMOSIS_WARM": "0"}
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "SSL_CERT"))} | {
+        "OSMOSIS_WARM": "0"
+    }
     base["OSMOSIS_CONFIG_DIR"] = str(workspace / ".cfg")
     return subprocess.run(
         [

@@ -328,9 +328,15 @@ def shot(page: Page, name: str, directory: Path, selector: str | None = None) ->
 def _two_runs(project: Path) -> list[dict[str, Any]]:
     for name, model in (("a", "mock/calculator"), ("b", "mock/flaky-calculator")):
         ran = invoke(
-            "eval", "run", "configs/eval/quickstart.toml", "--model", model, "-o", f"{name}.json",
+            "eval",
+            "run",
+            "configs/eval/quickstart.toml",
+            "--model",
+            model,
+            "-o",
+            f"{name}.json",
             "--quiet",
-        )  # fmt: skip
+        )
         assert ran.exit_code == 0, ran.stderr
     return [json.loads((project / f"{n}.json").read_text()) for n in ("a", "b")]
 
@@ -453,9 +459,22 @@ def test_a_reasoning_models_report_shows_its_thinking_tokens_and_cost(
     (project / "prices.toml").write_text(
         '[models."mock/thinking-calculator"]\ninput = 1.0\noutput = 4.0\ncache_read = 0.1\n'
     )
-    ran = invoke("eval", "run", "configs/eval/quickstart.toml", "--model",
-                 "mock/thinking-calculator", "--reasoning-effort", "high", "--prices",
-                 "prices.toml", "--limit", "4", "-o", "think.json", "--quiet")  # fmt: skip
+    ran = invoke(
+        "eval",
+        "run",
+        "configs/eval/quickstart.toml",
+        "--model",
+        "mock/thinking-calculator",
+        "--reasoning-effort",
+        "high",
+        "--prices",
+        "prices.toml",
+        "--limit",
+        "4",
+        "-o",
+        "think.json",
+        "--quiet",
+    )
     assert ran.exit_code in (0, 1), ran.stderr
     usage = json.loads((project / "think.json").read_text())["summary"]["usage"]
     made = invoke("eval", "report", "think.json", "-o", "out/think.html")
@@ -479,7 +498,8 @@ def test_a_reasoning_models_report_shows_its_thinking_tokens_and_cost(
         transcript.locator(".tab[data-tab='model calls']").first.click()
         # the tab chosen is every attempt's at once (a reader compares their calls)
         assert transcript.locator("[data-panel='model calls']:visible").count() == (
-            transcript.locator(".attempt").count())  # fmt: skip
+            transcript.locator(".attempt").count()
+        )
         calls = transcript.locator("details.calls").first
         calls.locator("summary").first.click()
         assert "reasoning)" in str(calls.locator(".call-head").first.text_content())

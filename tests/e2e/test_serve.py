@@ -56,7 +56,9 @@ def start(
     env_extra: dict[str, str] | None = None,
     host: str | None = "127.0.0.1",
 ) -> Served:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {
+        "OSMOSIS_WARM": "0"
+    }
     env["OSMOSIS_CONFIG_DIR"] = str(workdir / "cfg")
     env.update(env_extra or {})
     child = Child(
@@ -291,7 +293,8 @@ def test_registration_needs_a_login_unless_local(workdir: Path) -> None:
         [*osmosis_command(), "serve", "-m", "server:agent_loop", "-p", "0"],
         cwd=workdir,
         env={
-            **{k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"},
+            **{k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")}
+            | {"OSMOSIS_WARM": "0"},
             "OSMOSIS_CONFIG_DIR": str(workdir / "cfg"),
         },
         capture_output=True,
@@ -336,7 +339,8 @@ def test_an_empty_api_key_is_refused(workdir: Path) -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        env={k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"},
+        env={k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")}
+        | {"OSMOSIS_WARM": "0"},
     )
     assert result.returncode == 2
     assert "--api-key is empty" in result.stderr and "Traceback" not in result.stderr

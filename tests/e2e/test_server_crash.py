@@ -26,7 +26,9 @@ CLI = RELAXED_CLI
 
 
 def start(root: Path, *args: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {
+        "OSMOSIS_WARM": "0"
+    }
     env["OSMOSIS_CONFIG_DIR"] = str(root / "cfg")
     command = [*CLI, "eval", "run", "configs/eval/fake.toml", "--rollout-python", sys.executable]
     return subprocess.Popen(

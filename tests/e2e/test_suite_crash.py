@@ -31,7 +31,9 @@ ARGS = [
 
 
 def start(root: Path, *extra: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {
+        "OSMOSIS_WARM": "0"
+    }
     env["OSMOSIS_CONFIG_DIR"] = str(root / "cfg")
     return subprocess.Popen(
         [*osmosis_command(), *ARGS, *extra],

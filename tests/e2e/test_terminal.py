@@ -46,9 +46,16 @@ def test_ctrl_c_on_a_terminal_says_stopping_once_and_the_printed_resume_works(
     project = tmp_path / "qs"
     shutil.copytree(QUICKSTART, project, ignore=shutil.ignore_patterns(".osmosis"))
     args = [
-        "eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculator@3000",
-        "--limit", "4", "-o", "int.json",
-    ]  # fmt: skip
+        "eval",
+        "run",
+        "configs/eval/quickstart.toml",
+        "--model",
+        "mock/calculator@3000",
+        "--limit",
+        "4",
+        "-o",
+        "int.json",
+    ]
     pid, fd = pty.fork()
     if pid == 0:  # the child: the CLI on the terminal
         os.chdir(project)
@@ -70,14 +77,29 @@ def test_ctrl_c_on_a_terminal_says_stopping_once_and_the_printed_resume_works(
     assert command[0] == "osmosis" and command[-1] == "--resume"
     resumed = subprocess.run(
         [*osmosis_command(), *command[1:], "--model", "mock/calculator"],  # no latency now
-        cwd=project, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     # the model flag differs from the journal's: the run changed — refused, as it should be
     assert resumed.returncode == 2 and "the run changed" in resumed.stderr
     again = subprocess.run(
-        [*osmosis_command(), "eval", "run", "configs/eval/quickstart.toml", "--resume", "-o",
-         "int.json", "--deadline", "600"],
-        cwd=project, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            *osmosis_command(),
+            "eval",
+            "run",
+            "configs/eval/quickstart.toml",
+            "--resume",
+            "-o",
+            "int.json",
+            "--deadline",
+            "600",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 0, again.stderr
     assert "--model mock/calculator@3000" in again.stderr  # taken from the journal

@@ -15,27 +15,49 @@ import pytest
 from tests.e2e.conftest import osmosis_command
 
 pytestmark = pytest.mark.slow
-RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculator", "-q",
-       "--limit", "2"]  # fmt: skip
+RUN = [
+    "eval",
+    "run",
+    "configs/eval/quickstart.toml",
+    "--model",
+    "mock/calculator",
+    "-q",
+    "--limit",
+    "2",
+]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WANDB_", "TRACKIO_"))}
-    return env | {"TRACKIO_DIR": str(tmp_path / "trackio"), "WANDB_MODE": "offline",
-                  "WANDB_DIR": str(tmp_path / "wandb"), "WANDB_SILENT": "false"}  # fmt: skip
+    return env | {
+        "TRACKIO_DIR": str(tmp_path / "trackio"),
+        "WANDB_MODE": "offline",
+        "WANDB_DIR": str(tmp_path / "wandb"),
+        "WANDB_SILENT": "false",
+    }
 
 
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*osmosis_command(), *args], capture_output=True, text=True,
-                          timeout=240, env=_env(tmp_path))  # fmt: skip
+    return subprocess.run(
+        [*osmosis_command(), *args], capture_output=True, text=True, timeout=240, env=_env(tmp_path)
+    )
 
 
 def test_tracker_banners_stay_off_the_terminal_and_off_stdout(
     quickstart_project: Path, tmp_path: Path
 ) -> None:
     (tmp_path / "wandb").mkdir()
-    done = _cli(tmp_path, "--json", *RUN, "--name", "t", "--log-to", "trackio:proj",
-                "--log-to", "wandb:proj")  # fmt: skip
+    done = _cli(
+        tmp_path,
+        "--json",
+        *RUN,
+        "--name",
+        "t",
+        "--log-to",
+        "trackio:proj",
+        "--log-to",
+        "wandb:proj",
+    )
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)  # one document: nothing printed after it
     assert [t["status"] for t in document["resource"]["trackers"]] == ["logged", "logged"]

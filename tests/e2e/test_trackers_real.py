@@ -31,8 +31,16 @@ from tests.e2e.test_report_browser import browser, invoke
 
 pytestmark = pytest.mark.slow
 __all__ = ["browser"]  # a fixture defined beside the report's tests
-RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculator", "-q",
-       "--limit", "2"]  # fmt: skip
+RUN = [
+    "eval",
+    "run",
+    "configs/eval/quickstart.toml",
+    "--model",
+    "mock/calculator",
+    "-q",
+    "--limit",
+    "2",
+]
 #: the scrubbed environment a child gets (no tracker of the machine's)
 TRACKER_VARS = ("MLFLOW_", "WANDB_", "TRACKIO_")
 
@@ -55,11 +63,14 @@ def _mlflow_server_python() -> Path:
         wanted = f"mlflow>={version.split('.')[0]},<={version}"
         installed = subprocess.run(
             [str(python), "-m", "pip", "install", "-q", wanted],
-            capture_output=True, text=True, timeout=900,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         if installed.returncode != 0:
-            pytest.skip(f"cannot install {wanted} for the server: "
-                        f"{installed.stderr.strip()[-300:]}")  # fmt: skip
+            pytest.skip(
+                f"cannot install {wanted} for the server: {installed.stderr.strip()[-300:]}"
+            )
     return python
 
 
@@ -74,10 +85,22 @@ def mlflow_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     python = _mlflow_server_python()
     where = tmp_path_factory.mktemp("mlflow")
     port = _free_port()
-    command = [str(python), "-m", "mlflow", "server", "--host", "127.0.0.1", "--port",
-               str(port), "--workers", "1", "--backend-store-uri",
-               f"sqlite:///{where}/db.sqlite", "--artifacts-destination",
-               str(where / "artifacts")]  # fmt: skip
+    command = [
+        str(python),
+        "-m",
+        "mlflow",
+        "server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--backend-store-uri",
+        f"sqlite:///{where}/db.sqlite",
+        "--artifacts-destination",
+        str(where / "artifacts"),
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(TRACKER_VARS)}
     url = f"http://127.0.0.1:{port}"
     # its own session: the server starts workers and job consumers of its own, and the
@@ -140,8 +163,9 @@ def _left_behind(venv: Path) -> list[str]:
 def _get(url: str, route: str, **query: str) -> Any:
     from urllib.parse import urlencode
 
-    with urllib.request.urlopen(f"{url}/api/2.0/mlflow/{route}?{urlencode(query)}",
-                                timeout=10) as answer:  # fmt: skip
+    with urllib.request.urlopen(
+        f"{url}/api/2.0/mlflow/{route}?{urlencode(query)}", timeout=10
+    ) as answer:
         return json.loads(answer.read())
 
 
@@ -159,8 +183,16 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 def test_a_run_logged_to_mlflow_reads_back_whole_and_is_never_duplicated(
     mlflow_url: str, quickstart_project: Path, clean_env: Path
 ) -> None:
-    result = invoke("--json", *RUN, "--name", "step-100", "--log-to", f"mlflow:{mlflow_url}",
-                    "--log-step", "100")  # fmt: skip
+    result = invoke(
+        "--json",
+        *RUN,
+        "--name",
+        "step-100",
+        "--log-to",
+        f"mlflow:{mlflow_url}",
+        "--log-step",
+        "100",
+    )
     assert result.exit_code == 0, result.stderr
     logged = result.json()["resource"]["trackers"][0]
     assert logged["status"] == "logged" and logged["url"].startswith(mlflow_url)
@@ -173,11 +205,16 @@ def test_a_run_logged_to_mlflow_reads_back_whole_and_is_never_duplicated(
     assert params["model"] == "mock/calculator" and params["run_name"] == "step-100"
     tags = {t["key"]: t["value"] for t in run["data"]["tags"]}
     assert tags["mlflow.runName"] == "step-100" and "osmosis.local_run_id" in tags
-    files = {f["path"] for f in _get(mlflow_url, "artifacts/list", run_id=logged["run_id"],
-                                     path="osmosis").get("files", [])}  # fmt: skip
+    files = {
+        f["path"]
+        for f in _get(mlflow_url, "artifacts/list", run_id=logged["run_id"], path="osmosis").get(
+            "files", []
+        )
+    }
     assert files == {"osmosis/results.json", "osmosis/rows.json"}
-    with urllib.request.urlopen(f"{mlflow_url}/get-artifact?path=osmosis/rows.json&run_uuid="
-                                f"{logged['run_id']}", timeout=10) as answer:  # fmt: skip
+    with urllib.request.urlopen(
+        f"{mlflow_url}/get-artifact?path=osmosis/rows.json&run_uuid={logged['run_id']}", timeout=10
+    ) as answer:
         table = json.loads(answer.read())
     assert table["columns"][:3] == ["row", "attempt", "model"] and len(table["data"]) == 6
 
@@ -191,9 +228,12 @@ def test_a_run_logged_to_mlflow_reads_back_whole_and_is_never_duplicated(
 
 
 def _post(url: str, route: str, body: dict[str, Any]) -> Any:
-    request = urllib.request.Request(f"{url}/api/2.0/mlflow/{route}", method="POST",
-                                     data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})  # fmt: skip
+    request = urllib.request.Request(
+        f"{url}/api/2.0/mlflow/{route}",
+        method="POST",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=10) as answer:
         return json.loads(answer.read())
 
@@ -225,15 +265,23 @@ for step in (100, 200):
 """
 
 
-def _train(project: Path, tracker: str, start: str, log_loss: str, finish: str,
-           *args: str) -> str:  # fmt: skip
+def _train(project: Path, tracker: str, start: str, log_loss: str, finish: str, *args: str) -> str:
     """The training script, run as its own program (as its author runs it)."""
     script = project / "train.py"
-    script.write_text(textwrap.dedent(TRAINING).format(
-        tracker=tracker, start=start, log_loss=log_loss, finish=finish))  # fmt: skip
+    script.write_text(
+        textwrap.dedent(TRAINING).format(
+            tracker=tracker, start=start, log_loss=log_loss, finish=finish
+        )
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_TOKEN")}
-    done = subprocess.run([sys.executable, str(script), *args], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=240)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.strip().splitlines()[-1]
 
@@ -242,18 +290,22 @@ def test_a_training_script_sees_its_eval_curves_beside_its_loss_in_mlflow(
     mlflow_url: str, quickstart_project: Path, clean_env: Path, browser: Any
 ) -> None:
     run_id = _train(
-        quickstart_project, "mlflow",
+        quickstart_project,
+        "mlflow",
         "mlflow.set_tracking_uri(sys.argv[1])\nmlflow.set_experiment('train')\n"
         "run = mlflow.start_run()",
         "mlflow.log_metric('train/loss', 1 / step, step=step)",
-        "mlflow.end_run()\nprint(run.info.run_id)", mlflow_url,
-    )  # fmt: skip
+        "mlflow.end_run()\nprint(run.info.run_id)",
+        mlflow_url,
+    )
     curves = {}
     for key in ("train/loss", "eval/grader/mean"):
         history = _get(mlflow_url, "metrics/get-history", run_id=run_id, metric_key=key)
         curves[key] = [(m["step"], m["value"]) for m in history["metrics"]]
-    assert curves == {"train/loss": [(100, 0.01), (200, 0.005)],
-                      "eval/grader/mean": [(100, 1.0), (200, 0.0)]}  # fmt: skip
+    assert curves == {
+        "train/loss": [(100, 0.01), (200, 0.005)],
+        "eval/grader/mean": [(100, 1.0), (200, 0.0)],
+    }
     run = _get(mlflow_url, "runs/get", run_id=run_id)["run"]
     tags = {t["key"] for t in run["data"]["tags"]}
     assert {"osmosis.eval.step-100", "osmosis.eval.step-200"} <= tags
@@ -279,13 +331,18 @@ def test_a_training_script_sees_its_eval_curves_beside_its_loss_in_wandb(
     from tests.wandb_records import config, history
 
     run_id = _train(
-        quickstart_project, "wandb", "run = wandb.init(project='train')",
-        "run.log({'train/loss': 1 / step}, step=step)", "run.finish()\nprint(run.id)",
-    )  # fmt: skip
+        quickstart_project,
+        "wandb",
+        "run = wandb.init(project='train')",
+        "run.log({'train/loss': 1 / step}, step=step)",
+        "run.finish()\nprint(run.id)",
+    )
     (found,) = clean_env.glob(f"wandb/offline-run-*-{run_id}/run-{run_id}.wandb")
     rows = [r for r in history(found) if "train/loss" in r]
     assert [(r["_step"], r["train/loss"], r["eval/grader/mean"]) for r in rows] == [
-        (100, 0.01, 1), (200, 0.005, 0)]  # fmt: skip
+        (100, 0.01, 1),
+        (200, 0.005, 0),
+    ]
     table = "osmosis/evals/step-100/rows/"  # the attempts, as a W&B table at that step
     assert (rows[0][table + "_type"], rows[0][table + "nrows"]) == ("table-file", 6)
     assert "model" not in config(found)  # logged into the training run: its config is its own
@@ -312,8 +369,14 @@ def test_trackio_keeps_each_step_in_its_local_store(
     from osmosis_local_runner import run_eval
 
     for step in (100, 200):
-        run_eval("configs/eval/quickstart.toml", name=f"step-{step}", model="mock/calculator",
-                 limit=2, log_to="trackio:evals", step=step)  # fmt: skip
+        run_eval(
+            "configs/eval/quickstart.toml",
+            name=f"step-{step}",
+            model="mock/calculator",
+            limit=2,
+            log_to="trackio:evals",
+            step=step,
+        )
     for step in (100, 200):
         (logged,) = SQLiteStorage.get_logs("evals", f"step-{step}")
         assert logged["step"] == step and logged["eval/grader/mean"] == 1.0
@@ -328,31 +391,64 @@ def test_a_series_is_one_curve_in_mlflow_whichever_command_sent_it(
     ``MLFLOW_RUN_ID`` is honoured."""
     to = f"mlflow:{mlflow_url}"
     for step, model in ((100, "mock/calculator"), (200, "mock/echo")):
-        ran = invoke(*RUN, "--name", f"grpo-{step}", "--series", "grpo", "--step", str(step),
-                     "--model", model, "--log-to", to)  # fmt: skip
+        ran = invoke(
+            *RUN,
+            "--name",
+            f"grpo-{step}",
+            "--series",
+            "grpo",
+            "--step",
+            str(step),
+            "--model",
+            model,
+            "--log-to",
+            to,
+        )
         assert ran.exit_code == 0, ran.stderr
-    late = invoke(*RUN, "--name", "grpo-300", "--series", "grpo", "--step", "300",
-                  "--log-to", "mlflow:http://127.0.0.1:9")  # down: pushed later  # fmt: skip
+    late = invoke(
+        *RUN,
+        "--name",
+        "grpo-300",
+        "--series",
+        "grpo",
+        "--step",
+        "300",
+        "--log-to",
+        "mlflow:http://127.0.0.1:9",
+    )  # down: pushed later
     assert late.exit_code == 0
     pushed = invoke("--json", "eval", "push", "grpo-300", "--to", to)  # its recorded step
     logged = pushed.json()["resource"]["trackers"][0]
     assert logged["into"] == "series" and logged["step"] == 300
-    history = _get(mlflow_url, "metrics/get-history", run_id=logged["run_id"],
-                   metric_key="eval/grader/mean")["metrics"]  # fmt: skip
+    history = _get(
+        mlflow_url, "metrics/get-history", run_id=logged["run_id"], metric_key="eval/grader/mean"
+    )["metrics"]
     assert [(m["step"], m["value"]) for m in history] == [(100, 1.0), (200, 0.0), (300, 1.0)]
     run = _get(mlflow_url, "runs/get", run_id=logged["run_id"])["run"]
     assert run["info"]["run_name"] == "grpo"
-    found = _post(mlflow_url, "runs/search", {"experiment_ids": [run["info"]["experiment_id"]],
-                                               "filter": "tags.`osmosis.series` = 'grpo'"})  # fmt: skip
+    found = _post(
+        mlflow_url,
+        "runs/search",
+        {
+            "experiment_ids": [run["info"]["experiment_id"]],
+            "filter": "tags.`osmosis.series` = 'grpo'",
+        },
+    )
     assert len(found["runs"]) == 1  # one curve
 
-    made = _post(mlflow_url, "runs/create", {"experiment_id": run["info"]["experiment_id"],
-                                              "run_name": "trainer"})["run"]["info"]["run_id"]  # fmt: skip
+    made = _post(
+        mlflow_url,
+        "runs/create",
+        {"experiment_id": run["info"]["experiment_id"], "run_name": "trainer"},
+    )["run"]["info"]["run_id"]
     with_env = subprocess.run(
         [*osmosis_command(), *RUN, "--name", "env-5", "--step", "5", "--log-to", to],
-        capture_output=True, text=True, timeout=120, cwd=quickstart_project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=quickstart_project,
         env={**os.environ, "MLFLOW_RUN_ID": made},
-    )  # fmt: skip
+    )
     assert with_env.returncode == 0, with_env.stderr
     history = _get(mlflow_url, "metrics/get-history", run_id=made, metric_key="eval/grader/mean")
     assert [(m["step"], m["value"]) for m in history["metrics"]] == [(5, 1.0)]
@@ -362,13 +458,28 @@ def test_a_series_is_one_run_in_wandb_offline(quickstart_project: Path, clean_en
     from tests.wandb_records import history
 
     for step, model in ((200, "mock/echo"), (100, "mock/calculator")):  # any order
-        ran = invoke(*RUN, "--name", f"s-{step}", "--series", "grpo", "--step", str(step),
-                     "--model", model, "--log-to", "wandb:evals")  # fmt: skip
+        ran = invoke(
+            *RUN,
+            "--name",
+            f"s-{step}",
+            "--series",
+            "grpo",
+            "--step",
+            str(step),
+            "--model",
+            model,
+            "--log-to",
+            "wandb:evals",
+        )
         assert ran.exit_code == 0, ran.stderr
     files = sorted(clean_env.glob("wandb/offline-run-*-series-grpo*/run-series-grpo*.wandb"))
     assert len(files) == 2  # one run id, resumed (W&B syncs them as one run)
-    points = sorted((r["eval/step"], r["eval/grader/mean"]) for f in files for r in history(f)
-                    if "eval/step" in r)  # fmt: skip
+    points = sorted(
+        (r["eval/step"], r["eval/grader/mean"])
+        for f in files
+        for r in history(f)
+        if "eval/step" in r
+    )
     assert points == [(100, 1), (200, 0)]
 
 
@@ -388,24 +499,51 @@ def test_a_watch_makes_one_curve_in_mlflow_and_in_wandb(
         (ckpts / f"step_{step}" / "STABLE").touch()
     with running_vllm() as vllm:  # the CLI in a process of its own, as a user runs it
         done = subprocess.run(
-            [*osmosis_command(), "--json", "eval", "watch", "configs/eval/quickstart.toml",
-             "--checkpoints", str(ckpts), "--series", "watched", "--model", BASE,
-             "--base-url", vllm.url, "--limit", "2", "--once",
-             "--log-to", f"mlflow:{mlflow_url}", "--log-to", "wandb:evals"],
-            capture_output=True, text=True, timeout=300, cwd=quickstart_project,
+            [
+                *osmosis_command(),
+                "--json",
+                "eval",
+                "watch",
+                "configs/eval/quickstart.toml",
+                "--checkpoints",
+                str(ckpts),
+                "--series",
+                "watched",
+                "--model",
+                BASE,
+                "--base-url",
+                vllm.url,
+                "--limit",
+                "2",
+                "--once",
+                "--log-to",
+                f"mlflow:{mlflow_url}",
+                "--log-to",
+                "wandb:evals",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=quickstart_project,
             env={k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")},
-        )  # fmt: skip
+        )
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)["resource"]
     assert set(found["finished"]) == {"10", "20", "30"}
-    record = json.loads((quickstart_project / ".osmosis/evals/watched-step-30/trackers.json")
-                        .read_text())["destinations"]  # fmt: skip
+    record = json.loads(
+        (quickstart_project / ".osmosis/evals/watched-step-30/trackers.json").read_text()
+    )["destinations"]
     run_id = record[f"mlflow:{mlflow_url}"]["run_id"]
-    points = _get(mlflow_url, "metrics/get-history", run_id=run_id,
-                  metric_key="eval/grader/mean")["metrics"]  # fmt: skip
+    points = _get(mlflow_url, "metrics/get-history", run_id=run_id, metric_key="eval/grader/mean")[
+        "metrics"
+    ]
     assert [(m["step"], m["value"]) for m in points] == [(10, 1.0), (20, 0.0), (30, 1.0)]
     # one id; W&B names a second folder of one second "-1" (its data is there)
     files = clean_env.glob("wandb/offline-run-*-series-watched*/run-series-watched*.wandb")
-    steps = sorted((r["eval/step"], r["eval/grader/mean"]) for f in files for r in history(f)
-                   if "eval/step" in r)  # fmt: skip
+    steps = sorted(
+        (r["eval/step"], r["eval/grader/mean"])
+        for f in files
+        for r in history(f)
+        if "eval/step" in r
+    )
     assert steps == [(10, 1), (20, 0), (30, 1)]

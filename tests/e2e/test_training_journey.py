@@ -58,8 +58,9 @@ def test_submitted_followed_to_finished_and_its_metrics_saved(
     assert not platform.requests("POST", "/api/cli/training-runs")
     git(project, "checkout", "--", config)
 
-    submitted = run_osmosis("--json", "train", "submit", config, "--yes", extra_env=env,
-                            cwd=project)  # fmt: skip
+    submitted = run_osmosis(
+        "--json", "train", "submit", config, "--yes", extra_env=env, cwd=project
+    )
     assert submitted.returncode == 0, submitted.stderr
     resource = envelopes.stdout_document(submitted.stdout)["resource"]
     (sent,) = platform.requests("POST", "/api/cli/training-runs")

@@ -33,12 +33,21 @@ def unprivileged() -> list[str]:
 
 def osmosis(cwd: Path, *args: str, input: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")}
-    base |= {"OSMOSIS_WARM": "0", "OSMOSIS_TOKEN_STORE": "file", "HOME": str(cwd),
-             "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}  # fmt: skip
+    base |= {
+        "OSMOSIS_WARM": "0",
+        "OSMOSIS_TOKEN_STORE": "file",
+        "HOME": str(cwd),
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
     return subprocess.run(
-        [*unprivileged(), *osmosis_command(), *args], cwd=cwd, env=base | env, input=input,
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [*unprivileged(), *osmosis_command(), *args],
+        cwd=cwd,
+        env=base | env,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def clean_failure(result: subprocess.CompletedProcess[str], code: int, words: str) -> None:
@@ -51,8 +60,13 @@ def test_an_unreadable_dataset_of_a_config_is_exit_2(tmp_path: Path) -> None:
     project = tmp_path / "qs"
     shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".osmosis"))
     (project / "data" / "arithmetic.jsonl").chmod(0)
-    result = osmosis(project, "eval", "run", "configs/eval/quickstart.toml",
-                     OSMOSIS_CONFIG_DIR=str(tmp_path / "cfg"))  # fmt: skip
+    result = osmosis(
+        project,
+        "eval",
+        "run",
+        "configs/eval/quickstart.toml",
+        OSMOSIS_CONFIG_DIR=str(tmp_path / "cfg"),
+    )
     clean_failure(result, 2, "cannot read the dataset")
 
 
@@ -62,10 +76,18 @@ def test_a_config_directory_that_cannot_be_created_is_one_clear_line(tmp_path: P
     locked.chmod(0o555)
     config = str(locked / "cfg")
     with PlatformDouble() as platform:
-        logout = osmosis(tmp_path, "auth", "logout", OSMOSIS_CONFIG_DIR=config,
-                         OSMOSIS_PLATFORM_URL=platform.url)  # fmt: skip
+        logout = osmosis(
+            tmp_path, "auth", "logout", OSMOSIS_CONFIG_DIR=config, OSMOSIS_PLATFORM_URL=platform.url
+        )
         clean_failure(logout, 1, f"cannot use the config directory {config}")
-        login = osmosis(tmp_path, "auth", "login", "--with-token", input=platform.state.token + "\n",
-                        OSMOSIS_CONFIG_DIR=config, OSMOSIS_PLATFORM_URL=platform.url)  # fmt: skip
+        login = osmosis(
+            tmp_path,
+            "auth",
+            "login",
+            "--with-token",
+            input=platform.state.token + "\n",
+            OSMOSIS_CONFIG_DIR=config,
+            OSMOSIS_PLATFORM_URL=platform.url,
+        )
         clean_failure(login, 1, f"cannot use the config directory {config}")
     assert platform.state.token not in login.stdout + login.stderr

@@ -19,12 +19,23 @@ RUN = ["eval", "run", "configs/eval/quickstart.toml", "-q", "--limit", "3"]
 
 
 def test_a_bundle_opens_from_file_with_no_server(browser: Any, project: Path) -> None:
-    for name, model in (("step-100", "mock/calculator"), ("step-200", "mock/echo"),
-                        ("step-300", "mock/calculator")):  # fmt: skip
+    for name, model in (
+        ("step-100", "mock/calculator"),
+        ("step-200", "mock/echo"),
+        ("step-300", "mock/calculator"),
+    ):
         series = ["--series", "grpo", "--step", name.split("-")[1]]  # recorded, not read
         assert invoke(*RUN, "--model", model, "--name", name, *series).exit_code == 0
-    suite = ["eval", "run", "configs/eval/suite.toml", "--limit", "1", "-q", "-o",
-             ".osmosis/suites/sweep"]  # fmt: skip
+    suite = [
+        "eval",
+        "run",
+        "configs/eval/suite.toml",
+        "--limit",
+        "1",
+        "-q",
+        "-o",
+        ".osmosis/suites/sweep",
+    ]
     assert invoke(*suite).exit_code == 0
     written = invoke("--json", "eval", "view", "--bundle", "site")
     assert written.exit_code == 0, written.stderr
@@ -88,7 +99,9 @@ def test_a_bundle_of_named_runs_and_bad_input(project: Path) -> None:
     assert onto_file.exit_code == 2 and "is a file" in onto_file.stderr
     unwritable = invoke("eval", "view", "--bundle", "file.txt/site")
     assert unwritable.exit_code == 2, unwritable.stderr
-    assert "cannot write file.txt/site/" in unwritable.stderr and "(--bundle DIR)" in unwritable.stderr
+    assert (
+        "cannot write file.txt/site/" in unwritable.stderr and "(--bundle DIR)" in unwritable.stderr
+    )
     report = invoke("eval", "report", "a", "-o", "file.txt/r.html")
     assert report.exit_code == 2 and "cannot write file.txt/r.html" in report.stderr
     named_live = invoke("eval", "view", "a")

@@ -25,8 +25,9 @@ RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculato
 @pytest.fixture
 def viewer_url(project: Path) -> Iterator[str]:
     for step in (100, 200):  # a series: each run records its step
-        ran = invoke(*RUN, "--name", f"ckpt-{step}", "--limit", "3", "--series", "grpo",
-                     "--step", str(step))  # fmt: skip
+        ran = invoke(
+            *RUN, "--name", f"ckpt-{step}", "--limit", "3", "--series", "grpo", "--step", str(step)
+        )
         assert ran.exit_code == 0, ran.stderr
     with Child([*osmosis_command(), "eval", "view", "--no-browser"]) as child:
         yield child.err.wait_for(r"http://\S+\?token=\S+", 30).group(0)
@@ -64,8 +65,20 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         # a run of another series joins the table, not the chart: a chart plots one
         # series by the step each run recorded; a run in no series is never plotted,
         # whatever a number in its name says
-        other = ["eval", "run", "configs/eval/thinking.toml", "-q", "--name", "thinking-1",
-                 "--limit", "2", "--series", "effort", "--step", "1"]  # fmt: skip
+        other = [
+            "eval",
+            "run",
+            "configs/eval/thinking.toml",
+            "-q",
+            "--name",
+            "thinking-1",
+            "--limit",
+            "2",
+            "--series",
+            "effort",
+            "--step",
+            "1",
+        ]
         assert invoke(*other).exit_code == 0
         assert invoke(*RUN, "--name", "mellow-walrus-44", "--limit", "2").exit_code == 0
         expect(rows).to_have_count(5)
@@ -83,8 +96,11 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         snap(page, "viewer-home")  # the mean along the series
         page.select_option("#stat", "attempts")
         tips = page.locator("#chart circle title").all_text_contents()
-        assert tips == ["step 100 (ckpt-100): 9", "step 200 (ckpt-200): 9",
-                        "step 300 (ckpt-300): 6"]  # rows × n (3)  # fmt: skip
+        assert tips == [
+            "step 100 (ckpt-100): 9",
+            "step 200 (ckpt-200): 9",
+            "step 300 (ckpt-300): 6",
+        ]  # rows × n (3)
         page.click("th[data-key=name]")
         assert rows.first.get_attribute("data-name") == "ckpt-100"
 
@@ -111,10 +127,18 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         assert first.locator(".timeline .seg.model").count() == 1
         assert first.locator(".timeline .seg.grading").count() == 1
         legend = str(first.locator(".timeline-legend").text_content())
-        assert re.fullmatch(r"1 model call \d+\.\d{3}s · grading \d+\.\d{3}s · attempt "
-                            r"\d+\.\d{3}s", legend), legend  # fmt: skip
+        assert re.fullmatch(
+            r"1 model call \d+\.\d{3}s · grading \d+\.\d{3}s · attempt "
+            r"\d+\.\d{3}s",
+            legend,
+        ), legend
         assert first.locator(".tab").all_text_contents() == [
-            "transcript", "model calls", "scoring", "metadata", "raw JSON"]
+            "transcript",
+            "model calls",
+            "scoring",
+            "metadata",
+            "raw JSON",
+        ]
         first.locator(".tab[data-tab='scoring']").click()
         assert "grader: 1.000 · passed" in str(first.locator("[data-panel=scoring]").text_content())
         first.locator(".tab[data-tab='raw JSON']").click()
@@ -122,7 +146,10 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         first.locator(".tab[data-tab='model calls']").click()
         calls = page.locator(".transcript details.calls").first
         calls.locator("summary").first.click()
-        assert re.match(r"1 model call · \d+\.\d{3}s in calls", str(calls.locator("summary").first.text_content()))
+        assert re.match(
+            r"1 model call · \d+\.\d{3}s in calls",
+            str(calls.locator("summary").first.text_content()),
+        )
         raw = calls.locator("details.raw")
         raw.locator("summary").click()
         answer = raw.locator("pre").nth(1).text_content() or ""
@@ -130,8 +157,16 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         snap(page, "viewer-model-calls")
 
         # a suite run appears on the home and opens as its report
-        suite = ["eval", "run", "configs/eval/suite.toml", "--limit", "1", "-q", "-o",
-                 ".osmosis/suites/sweep"]  # fmt: skip
+        suite = [
+            "eval",
+            "run",
+            "configs/eval/suite.toml",
+            "--limit",
+            "1",
+            "-q",
+            "-o",
+            ".osmosis/suites/sweep",
+        ]
         assert invoke(*suite).exit_code == 0
         page.goto(viewer_url.split("?")[0])
         expect(page.locator("#suites tr")).to_have_count(1)
@@ -293,7 +328,8 @@ def test_marking_what_the_grader_got_wrong(browser: Any, project: Path, viewer_u
         page.wait_for_selector("body[data-ready='1']", timeout=10_000)
         assert page.url.endswith("/runs/ckpt-100?reviewed=1")
         expect(page.locator("[data-testid=reviewed-note]")).to_contain_text(
-            "1 attempt(s) scored as people reviewed them")
+            "1 attempt(s) scored as people reviewed them"
+        )
         assert page.text_content("[data-testid=mean-0]") != graded
         expect(page.locator("[data-testid=agreement]")).to_contain_text("disagree on 1")
         snap(page, "viewer-reviewed")

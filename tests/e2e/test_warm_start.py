@@ -89,7 +89,9 @@ class Project:
         )
 
     def env(self, **more: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {"OSMOSIS_WARM": "0"}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OSMOSIS_")} | {
+            "OSMOSIS_WARM": "0"
+        }
         env.update(
             OSMOSIS_CONFIG_DIR=str(self.root / "cfg"),
             OSMOSIS_WARM="1",
@@ -100,21 +102,37 @@ class Project:
 
     def command(self, output: str, *args: str) -> list[str]:
         python = str(self.venv / "bin" / "python")
-        return [*CLI, "eval", "run", "configs/eval/fake.toml", "--rollout-python", python,
-                "-o", output, *args]  # fmt: skip
+        return [
+            *CLI,
+            "eval",
+            "run",
+            "configs/eval/fake.toml",
+            "--rollout-python",
+            python,
+            "-o",
+            output,
+            *args,
+        ]
 
     def run(self, output: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
-            self.command(output, *args), cwd=self.root, env=self.env(**env),
-            capture_output=True, text=True, timeout=180,
-        )  # fmt: skip
+            self.command(output, *args),
+            cwd=self.root,
+            env=self.env(**env),
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         assert done.returncode == 0, done.stderr
         return done
 
     def imports(self) -> list[tuple[int, str]]:
         if not self.log.exists():
             return []
-        return [(int(p), v) for p, v in (line.split() for line in self.log.read_text().split("\n") if line)]
+        return [
+            (int(p), v)
+            for p, v in (line.split() for line in self.log.read_text().split("\n") if line)
+        ]
 
     def server_log(self, output: str) -> str:
         return (self.root / output.replace(".json", ".run") / "server.log").read_text()
@@ -153,8 +171,11 @@ def test_the_next_runs_are_forked_warm_and_never_run_stale_code(project: Project
 
     # an edit of the rollout's own code is picked up
     main = project.root / "rollouts" / "fake" / "main.py"
-    main.write_text(main.read_text().replace("import slowpkg  # noqa\n",
-                                             "import slowpkg  # noqa\nprint('EDITED', flush=True)\n"))  # fmt: skip
+    main.write_text(
+        main.read_text().replace(
+            "import slowpkg  # noqa\n", "import slowpkg  # noqa\nprint('EDITED', flush=True)\n"
+        )
+    )
     project.run("r3.json")
     assert "EDITED" in project.server_log("r3.json")
     assert "forked by the warm interpreter" in project.server_log("r3.json")
@@ -182,8 +203,13 @@ def test_a_forked_server_dies_with_its_controller(project: Project) -> None:
     project.run("r1.json")
     wait_for(lambda: len(project.imports()) == 2, "the warm interpreter")
     slow = project.command("r2.json", "--model", "mock/calculator@30000", "-q")
-    proc = subprocess.Popen(slow, cwd=project.root, env=project.env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        slow,
+        cwd=project.root,
+        env=project.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     record = project.root / "r2.run" / "server.json"
     try:
         wait_for(record.exists, "the forked server's record")
@@ -231,15 +257,29 @@ def test_a_suite_starts_its_rollout_warm_once(project: Project) -> None:
     python = str(project.venv / "bin" / "python")
     suite.write_text(
         'suite = "warm"\nrollout = "fake"\nentrypoint = "main.py"\nmodel_path = "mock/calculator"\n'
-        'dataset = "arithmetic"\nlimit = 4\n\n[env]\nSLOWPKG_LOG = ' + json.dumps(str(project.log))
+        'dataset = "arithmetic"\nlimit = 4\n\n[env]\nSLOWPKG_LOG = '
+        + json.dumps(str(project.log))
         + "\n\n"
         "[[ablation]]\n[ablation.sweep]\nn = [1, 2, 3]\n"
-    )  # fmt: skip
+    )
     done = subprocess.run(
-        [*CLI, "eval", "run", "configs/eval/suite.toml", "-o", "suite", "-q", "--rollout-python",
-         python], cwd=project.root,
-        env=project.env(), capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            *CLI,
+            "eval",
+            "run",
+            "configs/eval/suite.toml",
+            "-o",
+            "suite",
+            "-q",
+            "--rollout-python",
+            python,
+        ],
+        cwd=project.root,
+        env=project.env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     logs = sorted((project.root / "suite").glob("*.run/server.log"))
     assert len(logs) == 3
@@ -271,11 +311,13 @@ def test_a_venv_inside_the_rollout_folder_is_warm_too(tmp_path: Path) -> None:
 
 def test_the_environment_set_at_import_reaches_a_forked_server(project: Project) -> None:
     main = project.root / "rollouts" / "fake" / "main.py"
-    main.write_text(main.read_text().replace(
-        "import slowpkg  # noqa\n",
-        "import slowpkg  # noqa\nimport os as _os\n"
-        "print('SET_AT_IMPORT=' + str(_os.environ.get('SLOWPKG_SET_AT_IMPORT')), flush=True)\n",
-    ))  # fmt: skip
+    main.write_text(
+        main.read_text().replace(
+            "import slowpkg  # noqa\n",
+            "import slowpkg  # noqa\nimport os as _os\n"
+            "print('SET_AT_IMPORT=' + str(_os.environ.get('SLOWPKG_SET_AT_IMPORT')), flush=True)\n",
+        )
+    )
     project.run("r1.json")
     assert "SET_AT_IMPORT=yes" in project.server_log("r1.json")  # cold: the import set it
     wait_for(lambda: len(project.imports()) == 2, "the warm interpreter")

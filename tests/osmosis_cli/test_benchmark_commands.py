@@ -21,37 +21,92 @@ from osmosis_client.platform.sample_models import SampleFile
 from tests.conftest import PLATFORM
 from tests.osmosis_cli.conftest import Invoke
 
-BENCH = {"id": "bm_tb", "name": "Terminal-Bench 2.1", "source_type": "registry",
-         "source_ref": "terminal-bench-2-1", "task_count": 89, "category_count": 2,
-         "task_sets": [{"name": "parity", "task_count": 20, "recommended": True}],
-         "last_run_name": "tb21-run-002", "last_run_status": "running",
-         "last_run_at": "2026-11-27T08:00:00Z", "run_count": 2}  # fmt: skip
-SYNCING = {**BENCH, "id": "bm_swe", "name": "SWE-bench Verified", "source_ref": "swe-bench-verified",
-           "task_count": 500, "sync_status": "syncing", "synced_task_count": 120}  # fmt: skip
-DETAIL = {"benchmark": {**BENCH, "runner_family": "harbor", "supports_harness": True,
-                        "requires_harness": True, "default_harness": "terminus-2",
-                        "requires_judge_model": False, "pass_threshold": 1.0,
-                        "categories": [{"name": "software-engineering", "task_count": 60},
-                                       {"name": "security", "task_count": 29}],
-                        "tasks": [{"name": "terminal-bench/git-multibranch",
-                                   "category": "software-engineering", "difficulty": "weird"}]},
-          "leaderboard": [{"rank": 1, "model": "openai/gpt-5.2", "harness": "codex",
-                           "pass_at_1": {"value": 0.62, "ci_low": 0.55, "ci_high": 0.69, "n": 178},
-                           "pass_at_k": [{"k": 1, "value": 0.62}], "cost_per_task": 0.43,
-                           "mean_duration_seconds": 312, "tokens_per_task": 182000}]}  # fmt: skip
-RUN = {"id": "br_1", "name": "tb21-run-001", "status": "finished",
-       "benchmark": {"id": "bm_tb", "name": "Terminal-Bench 2.1"}, "agent_count": 1,
-       "best_pass_at_1": 0.62, "ingested_results": 178, "expected_results": 178,
-       "created_at": "2026-11-26T14:07:00Z", "started_at": "2026-11-26T14:08:00Z",
-       "completed_at": "2026-11-26T15:07:30Z", "creator_name": "Dev Example"}  # fmt: skip
-RUN_DETAIL = {"benchmark_run": {**RUN, "best_pass_at_1": None, "agent_count": None},
-              "configuration": {"source": "registry: terminal-bench-2-1",
-                                "task_filters": {"task_set": "parity"}},
-              "agents": [{"harness": "codex", "model": "openai/gpt-5.2", "status": "finished"}],
-              "progress": {"ingested": 178, "expected": 178}, "totals": {"passed": 110},
-              "agent_metrics": [{"pass_at_1": {"value": 0.62}}]}  # fmt: skip
-FILES = {"summary.csv": b"task,passed\na,1\n", "results.csv": b"task,attempt,passed\na,1,1\n",
-         "artifacts/a/1/out.txt": b"artifact"}  # fmt: skip
+BENCH = {
+    "id": "bm_tb",
+    "name": "Terminal-Bench 2.1",
+    "source_type": "registry",
+    "source_ref": "terminal-bench-2-1",
+    "task_count": 89,
+    "category_count": 2,
+    "task_sets": [{"name": "parity", "task_count": 20, "recommended": True}],
+    "last_run_name": "tb21-run-002",
+    "last_run_status": "running",
+    "last_run_at": "2026-11-27T08:00:00Z",
+    "run_count": 2,
+}
+SYNCING = {
+    **BENCH,
+    "id": "bm_swe",
+    "name": "SWE-bench Verified",
+    "source_ref": "swe-bench-verified",
+    "task_count": 500,
+    "sync_status": "syncing",
+    "synced_task_count": 120,
+}
+DETAIL = {
+    "benchmark": {
+        **BENCH,
+        "runner_family": "harbor",
+        "supports_harness": True,
+        "requires_harness": True,
+        "default_harness": "terminus-2",
+        "requires_judge_model": False,
+        "pass_threshold": 1.0,
+        "categories": [
+            {"name": "software-engineering", "task_count": 60},
+            {"name": "security", "task_count": 29},
+        ],
+        "tasks": [
+            {
+                "name": "terminal-bench/git-multibranch",
+                "category": "software-engineering",
+                "difficulty": "weird",
+            }
+        ],
+    },
+    "leaderboard": [
+        {
+            "rank": 1,
+            "model": "openai/gpt-5.2",
+            "harness": "codex",
+            "pass_at_1": {"value": 0.62, "ci_low": 0.55, "ci_high": 0.69, "n": 178},
+            "pass_at_k": [{"k": 1, "value": 0.62}],
+            "cost_per_task": 0.43,
+            "mean_duration_seconds": 312,
+            "tokens_per_task": 182000,
+        }
+    ],
+}
+RUN = {
+    "id": "br_1",
+    "name": "tb21-run-001",
+    "status": "finished",
+    "benchmark": {"id": "bm_tb", "name": "Terminal-Bench 2.1"},
+    "agent_count": 1,
+    "best_pass_at_1": 0.62,
+    "ingested_results": 178,
+    "expected_results": 178,
+    "created_at": "2026-11-26T14:07:00Z",
+    "started_at": "2026-11-26T14:08:00Z",
+    "completed_at": "2026-11-26T15:07:30Z",
+    "creator_name": "Dev Example",
+}
+RUN_DETAIL = {
+    "benchmark_run": {**RUN, "best_pass_at_1": None, "agent_count": None},
+    "configuration": {
+        "source": "registry: terminal-bench-2-1",
+        "task_filters": {"task_set": "parity"},
+    },
+    "agents": [{"harness": "codex", "model": "openai/gpt-5.2", "status": "finished"}],
+    "progress": {"ingested": 178, "expected": 178},
+    "totals": {"passed": 110},
+    "agent_metrics": [{"pass_at_1": {"value": 0.62}}],
+}
+FILES = {
+    "summary.csv": b"task,passed\na,1\n",
+    "results.csv": b"task,attempt,passed\na,1,1\n",
+    "artifacts/a/1/out.txt": b"artifact",
+}
 
 
 def page(key: str, items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -59,8 +114,9 @@ def page(key: str, items: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @pytest.fixture
-def platform(router: respx.MockRouter, monkeypatch: pytest.MonkeyPatch,
-             tmp_path: Path) -> respx.MockRouter:  # fmt: skip
+def platform(
+    router: respx.MockRouter, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> respx.MockRouter:
     monkeypatch.setenv("OSMOSIS_TOKEN", "t")
     monkeypatch.setenv("OSMOSIS_WORKSPACE", "acme")
     monkeypatch.chdir(tmp_path)
@@ -72,23 +128,38 @@ def platform(router: respx.MockRouter, monkeypatch: pytest.MonkeyPatch,
         router.get(f"/api/cli/benchmark-runs/{name}").respond(200, json=RUN_DETAIL)
     router.get("/api/cli/benchmark-runs/ghost").respond(404, json={"error": "not found"})
     router.get("/api/cli/benchmark-runs/tb21-run-001/logs").respond(
-        200, json={"logs": [{"timestamp": "2026-11-26T14:09:00Z", "level": "info",
-                             "message": "task a passed"}], "next_cursor": None})  # fmt: skip
-    listed = [{"path": p, "size": len(b), "sha256": hashlib.sha256(b).hexdigest()}
-              for p, b in FILES.items()] + [{"path": "metrics.json", "size": 2},
-                                            {"path": "../escape.txt", "size": 2}]  # fmt: skip
+        200,
+        json={
+            "logs": [
+                {"timestamp": "2026-11-26T14:09:00Z", "level": "info", "message": "task a passed"}
+            ],
+            "next_cursor": None,
+        },
+    )
+    listed = [
+        {"path": p, "size": len(b), "sha256": hashlib.sha256(b).hexdigest()}
+        for p, b in FILES.items()
+    ] + [{"path": "metrics.json", "size": 2}, {"path": "../escape.txt", "size": 2}]
     router.get("/api/cli/benchmark-runs/br_1/outputs/manifest").respond(
-        200, json={"files": listed, "totals": {"files": 5}})
+        200, json={"files": listed, "totals": {"files": 5}}
+    )
 
     def urls(request: httpx.Request) -> httpx.Response:
         items = json.loads(request.content)["items"]
-        return httpx.Response(200, json={"urls": [
-            {"path": i["path"], "presigned_url": f"{PLATFORM}/storage/{i['path']}"}
-            for i in items]})  # fmt: skip
+        return httpx.Response(
+            200,
+            json={
+                "urls": [
+                    {"path": i["path"], "presigned_url": f"{PLATFORM}/storage/{i['path']}"}
+                    for i in items
+                ]
+            },
+        )
 
     router.post("/api/cli/benchmark-runs/br_1/outputs/download-urls").mock(side_effect=urls)
     router.get(url__startswith=f"{PLATFORM}/storage/").mock(
-        side_effect=lambda r: httpx.Response(200, content=FILES[r.url.path[len("/storage/"):]]))
+        side_effect=lambda r: httpx.Response(200, content=FILES[r.url.path[len("/storage/") :]])
+    )
     return router
 
 
@@ -96,16 +167,25 @@ def platform(router: respx.MockRouter, monkeypatch: pytest.MonkeyPatch,
 def test_every_benchmark_route(platform: respx.MockRouter, face: str) -> None:
     def calls(c: Any) -> list[Any]:
         runs = c.benchmark_runs
-        return [list(c.benchmarks.pages()), c.benchmarks.get("terminal-bench-2-1"),
-                list(runs.pages(benchmark="bm_tb")), runs.get("tb21-run-001"),
-                runs.logs("tb21-run-001"), runs.outputs_manifest("br_1", ["summary"])]  # fmt: skip
+        return [
+            list(c.benchmarks.pages()),
+            c.benchmarks.get("terminal-bench-2-1"),
+            list(runs.pages(benchmark="bm_tb")),
+            runs.get("tb21-run-001"),
+            runs.logs("tb21-run-001"),
+            runs.outputs_manifest("br_1", ["summary"]),
+        ]
 
     async def acalls(c: Any) -> list[Any]:
         runs = c.benchmark_runs
-        return [[p async for p in c.benchmarks.pages()], await c.benchmarks.get("terminal-bench-2-1"),
-                [p async for p in runs.pages(benchmark="bm_tb")], await runs.get("tb21-run-001"),
-                await runs.logs("tb21-run-001"),
-                await runs.outputs_manifest("br_1", ["summary"])]  # fmt: skip
+        return [
+            [p async for p in c.benchmarks.pages()],
+            await c.benchmarks.get("terminal-bench-2-1"),
+            [p async for p in runs.pages(benchmark="bm_tb")],
+            await runs.get("tb21-run-001"),
+            await runs.logs("tb21-run-001"),
+            await runs.outputs_manifest("br_1", ["summary"]),
+        ]
 
     options = {"base_url": PLATFORM, "token": "t", "workspace": "acme", "max_retries": 0}
     if face == "sync":
@@ -132,14 +212,19 @@ def test_every_benchmark_route(platform: respx.MockRouter, face: str) -> None:
 def test_list_item_and_plain_rows(invoke: Invoke, platform: respx.MockRouter) -> None:
     item = invoke("benchmark", "list", "--json").json()["items"][0]
     assert (item["key"], item["source_ref"], item["sync_status"]) == (
-        "terminal-bench-2-1", "terminal-bench-2-1", "ready")
+        "terminal-bench-2-1",
+        "terminal-bench-2-1",
+        "ready",
+    )
     plain = invoke("benchmark", "list", "--plain").stdout.splitlines()
     assert plain[0].split("\t")[0:2] == ["Terminal-Bench 2.1", "terminal-bench-2-1"]
     assert plain[0].split("\t")[2].startswith("Running · ")
     assert plain[1].split("\t")[2:] == ["Syncing · 120 / 500 tasks", "–"]
     runs = invoke("benchmark", "runs", "list", "--plain").stdout.splitlines()
-    assert runs == ["tb21-run-001\t[finished]\t178 / 178 results\tTerminal-Bench 2.1\t1\t62.0%"
-                    "\t2026-11-26 2:07 PM UTC\tDev Example"]  # fmt: skip
+    assert runs == [
+        "tb21-run-001\t[finished]\t178 / 178 results\tTerminal-Bench 2.1\t1\t62.0%"
+        "\t2026-11-26 2:07 PM UTC\tDev Example"
+    ]
     assert invoke("benchmark", "list", "--all", "--limit", "3").exit_code == 2
 
 
@@ -148,8 +233,10 @@ def test_info_lines_and_document(invoke: Invoke, platform: respx.MockRouter) -> 
     assert "Named Task Sets: parity (20, recommended)" in lines
     assert "Harness: Required (default: terminus-2)" in lines
     assert "Pass Threshold: 1" in lines
-    assert ("#1 · openai/gpt-5.2 (codex) · pass@1 62.0% (55.0–69.0) · $0.43/task · 312s/task · "
-            "182.0k tokens/task") in lines  # pass@1 said once (0.3.8 says it twice)
+    assert (
+        "#1 · openai/gpt-5.2 (codex) · pass@1 62.0% (55.0–69.0) · $0.43/task · 312s/task · "
+        "182.0k tokens/task"
+    ) in lines  # pass@1 said once (0.3.8 says it twice)
     data = invoke("benchmark", "info", "terminal-bench-2-1", "--json").json()["data"]
     assert data["benchmark"]["runner_family"] == "harbor" and "run_count" not in data["benchmark"]
     assert data["runs"][0]["progress"] == {"completed": 178, "total": 178, "unit": "results"}
@@ -158,8 +245,13 @@ def test_info_lines_and_document(invoke: Invoke, platform: respx.MockRouter) -> 
 
 def test_run_info(invoke: Invoke, platform: respx.MockRouter) -> None:
     lines = invoke("benchmark", "runs", "info", "tb21-run-001", "--plain").stdout.splitlines()
-    assert {"Status: Finished", "Progress: 178 / 178 results", "Duration: 59m 30s",
-            "Best Pass@1: 62.0%", "Agents: 1"} <= set(lines)  # fmt: skip
+    assert {
+        "Status: Finished",
+        "Progress: 178 / 178 results",
+        "Duration: 59m 30s",
+        "Best Pass@1: 62.0%",
+        "Agents: 1",
+    } <= set(lines)
     assert "  Agent 1: codex · openai/gpt-5.2 · finished" in lines
     data = invoke("benchmark", "runs", "info", "tb21-run-001", "--json").json()["data"]
     assert data["configuration"]["task_filters"] == {"task_set": "parity"}
@@ -202,11 +294,17 @@ def test_download_into_the_run_directory_refusing_what_is_outside(
     assert "Failed: metrics.json" in again.stdout
 
 
-@pytest.mark.parametrize(("types", "message"), [
-    ("summary,", "--type must be a comma-separated list of output types."),
-    ("all,logs", "--type all cannot be combined"),
-    ("metrics", "Unknown --type value(s): metrics. Choose from: summary, results, artifacts, logs, all."),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("types", "message"),
+    [
+        ("summary,", "--type must be a comma-separated list of output types."),
+        ("all,logs", "--type all cannot be combined"),
+        (
+            "metrics",
+            "Unknown --type value(s): metrics. Choose from: summary, results, artifacts, logs, all.",
+        ),
+    ],
+)
 def test_download_types_are_checked_before_any_request(
     invoke: Invoke, platform: respx.MockRouter, types: str, message: str
 ) -> None:
@@ -217,8 +315,14 @@ def test_download_types_are_checked_before_any_request(
 
 @pytest.mark.parametrize("face", ["sync", "async"])
 def test_submit_stop_and_urls_routes(platform: respx.MockRouter, face: str) -> None:
-    created = {"id": "br_2", "name": "tb21-run-002", "status": "pending", "workflow_id": "w",
-               "task_count": 89, "created_at": "2026-11-27T10:00:00Z"}  # fmt: skip
+    created = {
+        "id": "br_2",
+        "name": "tb21-run-002",
+        "status": "pending",
+        "workflow_id": "w",
+        "task_count": 89,
+        "created_at": "2026-11-27T10:00:00Z",
+    }
     submit = platform.post("/api/cli/benchmark-runs").respond(201, json=created)
     stop = platform.post("/api/cli/benchmark-runs/br_1/stop").respond(200, json={})
     platform.get("/api/cli/benchmark-runs/nope/outputs/manifest").respond(404, json={})
@@ -230,15 +334,21 @@ def test_submit_stop_and_urls_routes(platform: respx.MockRouter, face: str) -> N
         runs = c.benchmark_runs
         with pytest.raises(NotFoundError, match="output route was not found"):
             runs.outputs_manifest("nope", ["summary"])
-        return [runs.submit(payload, "k1", secrets={"S": "v"}), runs.stop("tb21-run-001"),
-                runs.download_urls("br_1", files)]  # fmt: skip
+        return [
+            runs.submit(payload, "k1", secrets={"S": "v"}),
+            runs.stop("tb21-run-001"),
+            runs.download_urls("br_1", files),
+        ]
 
     async def acalls(c: Any) -> list[Any]:
         runs = c.benchmark_runs
         with pytest.raises(NotFoundError, match="output route was not found"):
             await runs.outputs_manifest("nope", ["summary"])
-        return [await runs.submit(payload, "k1", secrets={"S": "v"}),
-                await runs.stop("tb21-run-001"), await runs.download_urls("br_1", files)]  # fmt: skip
+        return [
+            await runs.submit(payload, "k1", secrets={"S": "v"}),
+            await runs.stop("tb21-run-001"),
+            await runs.download_urls("br_1", files),
+        ]
 
     if face == "sync":
         with Client(**options) as client:
@@ -276,8 +386,9 @@ def test_a_symlink_planted_in_the_run_directory_is_never_written_through(
     assert not (root / ".results.csv.partial").exists()
 
 
-@pytest.mark.parametrize("planted", [".osmosis", ".osmosis/benchmarks",
-                                     ".osmosis/benchmarks/tb21-run-001"])  # fmt: skip
+@pytest.mark.parametrize(
+    "planted", [".osmosis", ".osmosis/benchmarks", ".osmosis/benchmarks/tb21-run-001"]
+)
 def test_a_default_root_through_a_planted_symlink_is_refused(
     invoke: Invoke, platform: respx.MockRouter, tmp_path: Path, planted: str
 ) -> None:

@@ -55,8 +55,11 @@ def test_a_mistyped_key_is_named_with_the_one_meant(workspace: Path) -> None:
 
     path = workspace / "b.toml"
     starter = STARTER.format(path="b.toml", benchmark="terminal-bench-2-1")
-    path.write_text(starter.replace("max_concurrent_attempts", "max_concurent_attempts")
-                    .replace("api_key_secret =", "api_key_secrett ="))  # fmt: skip
+    path.write_text(
+        starter.replace("max_concurrent_attempts", "max_concurent_attempts").replace(
+            "api_key_secret =", "api_key_secrett ="
+        )
+    )
     with pytest.raises(ConfigError) as caught:
         load_benchmark_config(path)
     messages = [p.message for p in caught.value.problems]
@@ -71,10 +74,17 @@ def test_an_unknown_benchmark_suggests_the_key_meant(
     monkeypatch.setenv("OSMOSIS_WORKSPACE", "acme")
     assert invoke("benchmark", "init", "--benchmark", "terminal-bench").exit_code == 0
     router.get("/api/cli/benchmarks/terminal-bench").respond(404, json={"error": "not found"})
-    listed = {"id": "b1", "name": "Terminal-Bench 2.1", "source_type": "registry",
-              "source_ref": "terminal-bench-2-1", "task_count": 89, "category_count": 3}  # fmt: skip
-    router.get("/api/cli/benchmarks").respond(200, json={
-        "benchmarks": [listed], "total_count": 1, "has_more": False, "next_offset": None})  # fmt: skip
+    listed = {
+        "id": "b1",
+        "name": "Terminal-Bench 2.1",
+        "source_type": "registry",
+        "source_ref": "terminal-bench-2-1",
+        "task_count": 89,
+        "category_count": 3,
+    }
+    router.get("/api/cli/benchmarks").respond(
+        200, json={"benchmarks": [listed], "total_count": 1, "has_more": False, "next_offset": None}
+    )
     result = invoke("benchmark", "submit", "configs/benchmark/default.toml", "--yes")
     assert result.exit_code == 2, result.stderr
     assert "benchmark 'terminal-bench' not found" in result.stderr

@@ -40,8 +40,14 @@ type = "provider"
 model = "openai/gpt-5.2"
 api_key_secret = "OPENAI_API_KEY"
 """
-CREATED = {"id": "br_9", "name": "tb21-run-009", "status": "pending", "workflow_id": "wf_9",
-           "task_count": 1, "created_at": "2026-11-27T10:00:00Z"}  # fmt: skip
+CREATED = {
+    "id": "br_9",
+    "name": "tb21-run-009",
+    "status": "pending",
+    "workflow_id": "wf_9",
+    "task_count": 1,
+    "created_at": "2026-11-27T10:00:00Z",
+}
 
 
 def stored(*names: str) -> dict[str, object]:
@@ -63,12 +69,18 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def platform(router: respx.MockRouter) -> respx.MockRouter:
     router.get("/api/cli/benchmarks/terminal-bench-2-1").respond(200, json=DETAIL)
-    router.get("/api/cli/benchmarks/hle").respond(200, json={**DETAIL, "benchmark": {
-        **DETAIL["benchmark"], "name": "HLE", "source_ref": "hle", "tasks": []}})  # fmt: skip
+    router.get("/api/cli/benchmarks/hle").respond(
+        200,
+        json={
+            **DETAIL,
+            "benchmark": {**DETAIL["benchmark"], "name": "HLE", "source_ref": "hle", "tasks": []},
+        },
+    )
     router.get("/api/cli/benchmarks/nope").respond(404, json={"error": "not found"})
     router.get("/api/cli/benchmarks").respond(500)  # the catalog unreadable: no suggestion
     router.get("/api/cli/environment-secrets").respond(
-        200, json=stored("OPENAI_API_KEY", "JUDGE_KEY", "WEATHER_API_KEY"))
+        200, json=stored("OPENAI_API_KEY", "JUDGE_KEY", "WEATHER_API_KEY")
+    )
     return router
 
 
@@ -82,21 +94,34 @@ def test_submit_sends_the_config_and_the_runs_own_values(
     body = json.loads(create.calls.last.request.content)
     assert body == {
         "experiment_config": {"benchmark": "terminal-bench-2-1"},
-        "agents": [{"harness": "codex", "env": {}, "model": {
-            "type": "provider", "model": "openai/gpt-5.2", "api_key_secret": "OPENAI_API_KEY"}}],
+        "agents": [
+            {
+                "harness": "codex",
+                "env": {},
+                "model": {
+                    "type": "provider",
+                    "model": "openai/gpt-5.2",
+                    "api_key_secret": "OPENAI_API_KEY",
+                },
+            }
+        ],
         "tasks_config": {"task_names": ["terminal-bench/git-multibranch"]},
         "execution_config": {"attempts_per_task": 2, "judge_api_key_secret": "JUDGE_KEY"},
         "secrets": {"required": ["WEATHER_API_KEY"], "provided": {"WEATHER_API_KEY": "w-value"}},
-    }  # fmt: skip
+    }
     assert create.calls.last.request.headers["Idempotency-Key"]
     document = result.json()
     assert document["operation"] == "benchmark.submit"
     resource = document["resource"]
     assert (resource["name"], resource["workflow_id"], resource["task_count"]) == (
-        "tb21-run-009", "wf_9", 1)
+        "tb21-run-009",
+        "wf_9",
+        1,
+    )
     assert resource["config"]["experiment"] == {"benchmark": "terminal-bench-2-1"}
     assert {"action": "benchmark_run_info", "name": "tb21-run-009"} in document[
-        "next_steps_structured"]
+        "next_steps_structured"
+    ]
     assert "w-value" not in result.stdout + result.stderr
 
 
@@ -109,9 +134,11 @@ def test_stored_values_send_an_empty_provided(
     body = json.loads(create.calls.last.request.content)
     assert body["secrets"] == {"required": ["WEATHER_API_KEY"], "provided": {}}
     assert result.stdout.splitlines() == [
-        "Benchmark run submitted: tb21-run-009", "Status: pending",
+        "Benchmark run submitted: tb21-run-009",
+        "Status: pending",
         "Benchmark: Terminal-Bench 2.1",
-        "Check status with: osmosis benchmark runs info tb21-run-009"]  # fmt: skip
+        "Check status with: osmosis benchmark runs info tb21-run-009",
+    ]
 
 
 def test_secrets_read_by_name_must_be_stored_and_each_is_named(
@@ -133,7 +160,8 @@ def test_a_required_name_found_nowhere_stops_the_submit(
 ) -> None:
     create = platform.post("/api/cli/benchmark-runs")
     platform.get("/api/cli/environment-secrets").respond(
-        200, json=stored("OPENAI_API_KEY", "JUDGE_KEY"))
+        200, json=stored("OPENAI_API_KEY", "JUDGE_KEY")
+    )
     result = invoke("benchmark", "submit", str(config), "--yes")
     assert result.exit_code == 2 and not create.called
     assert "WEATHER_API_KEY" in result.stderr
@@ -146,19 +174,31 @@ def test_bad_values_are_refused_before_any_request(
     result = invoke("benchmark", "submit", str(config), "--yes")
     assert result.exit_code == 2 and not platform.calls
     assert f"{config}:8:1: execution.attempts_per_task: must be an integer, got 'many'" in (
-        result.stderr)
+        result.stderr
+    )
 
 
-@pytest.mark.parametrize(("edit", "message"), [
-    (('"terminal-bench-2-1"', '"nope"'), "benchmark 'nope' not found"),
-    (('"terminal-bench/git-multibranch"', '"no-such-task"'), "has no task_names 'no-such-task'"),
-    (('task_names = ["terminal-bench/git-multibranch"]', 'categories = ["math"]'),
-     "has no categories 'math'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (('"terminal-bench-2-1"', '"nope"'), "benchmark 'nope' not found"),
+        (
+            ('"terminal-bench/git-multibranch"', '"no-such-task"'),
+            "has no task_names 'no-such-task'",
+        ),
+        (
+            ('task_names = ["terminal-bench/git-multibranch"]', 'categories = ["math"]'),
+            "has no categories 'math'",
+        ),
+    ],
+)
 def test_the_selection_is_checked_against_the_catalog(
-    invoke: Invoke, config: Path, platform: respx.MockRouter,
-    edit: tuple[str, str], message: str,
-) -> None:  # fmt: skip
+    invoke: Invoke,
+    config: Path,
+    platform: respx.MockRouter,
+    edit: tuple[str, str],
+    message: str,
+) -> None:
     create = platform.post("/api/cli/benchmark-runs")
     config.write_text(CONFIG.replace(*edit))
     result = invoke("benchmark", "submit", str(config), "--yes")
@@ -170,10 +210,15 @@ def test_hle_without_parity_is_warned_and_the_sdk_submits_in_one_call(
     invoke: Invoke, config: Path, platform: respx.MockRouter
 ) -> None:
     platform.post("/api/cli/benchmark-runs").respond(201, json=CREATED)
-    config.write_text(CONFIG.replace('"terminal-bench-2-1"', '" HLE "').replace(
-        'task_names = ["terminal-bench/git-multibranch"]', ""))
-    platform.get("/api/cli/benchmarks/%20HLE%20").respond(200, json={**DETAIL, "benchmark": {
-        **DETAIL["benchmark"], "name": "HLE", "source_ref": "hle"}})  # fmt: skip
+    config.write_text(
+        CONFIG.replace('"terminal-bench-2-1"', '" HLE "').replace(
+            'task_names = ["terminal-bench/git-multibranch"]', ""
+        )
+    )
+    platform.get("/api/cli/benchmarks/%20HLE%20").respond(
+        200,
+        json={**DETAIL, "benchmark": {**DETAIL["benchmark"], "name": "HLE", "source_ref": "hle"}},
+    )
     result = invoke("benchmark", "submit", str(config), "--yes")
     assert result.exit_code == 0, result.stderr
     assert 'we recommend [tasks] task_set = "parity"' in result.stderr

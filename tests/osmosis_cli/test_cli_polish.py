@@ -200,9 +200,21 @@ def test_a_run_where_no_attempt_got_a_score_exits_1(invoke: Invoke, quickstart: 
         "def broken(solution_str, ground_truth, extra_info=None):\n    raise ValueError('bug')\n"
     )
     result = invoke(
-        "eval", "-m", "scorer:W", "-d", "data/arithmetic.jsonl", "--model", "mock/calculator",
-        "--eval-fn", "scorer:broken", "--limit", "4", "-o", "r.json", "--json",
-    )  # fmt: skip
+        "eval",
+        "-m",
+        "scorer:W",
+        "-d",
+        "data/arithmetic.jsonl",
+        "--model",
+        "mock/calculator",
+        "--eval-fn",
+        "scorer:broken",
+        "--limit",
+        "4",
+        "-o",
+        "r.json",
+        "--json",
+    )
     assert result.exit_code == 1, result.stderr
     summary = result.resource()["summary"]
     assert summary["errored_runs"] == 0 and summary["unscored_runs"] == 4
@@ -266,7 +278,17 @@ def test_v_shows_more_rows_and_vv_every_model_call(
     """Issue 34: -v printed a line per model call (42 lines for 30 rows); those are -vv's."""
     from tests.stub_openai import StubOpenAI
 
-    run = ["eval", "run", "configs/eval/quickstart.toml", "--model", "m", "--limit", "3", "--n", "1"]
+    run = [
+        "eval",
+        "run",
+        "configs/eval/quickstart.toml",
+        "--model",
+        "m",
+        "--limit",
+        "3",
+        "--n",
+        "1",
+    ]
     with StubOpenAI() as stub:
         flags = ["--base-url", stub.url]
         once = invoke("-v", *run, *flags, "-o", "a.json")
@@ -292,13 +314,24 @@ def test_the_seed_form_prints_the_rows_rerun_and_a_ci_log_gets_each_error_whole(
         "        return [*ctx.prompt, await ctx.chat(ctx.prompt)]\n"
     )
     result = invoke(
-        "eval", "-m", "boom:W", "-d", "data/arithmetic.jsonl", "--model", "mock/calculator",
-        "--eval-fn", "rollouts/calculator/rewards.py:exact_number", "--limit", "3",
-    )  # fmt: skip
+        "eval",
+        "-m",
+        "boom:W",
+        "-d",
+        "data/arithmetic.jsonl",
+        "--model",
+        "mock/calculator",
+        "--eval-fn",
+        "rollouts/calculator/rewards.py:exact_number",
+        "--limit",
+        "3",
+    )
     assert result.exit_code == 0, result.stderr
     assert long_error in result.stdout  # whole: stdout is not a terminal here
     again = next(x for x in result.stderr.splitlines() if "did not pass again" in x)
-    assert again.endswith("--rows=1") and again.split(": ", 1)[1].startswith("osmosis eval -m boom:W")
+    assert again.endswith("--rows=1") and again.split(": ", 1)[1].startswith(
+        "osmosis eval -m boom:W"
+    )
     rerun = invoke(*again.split(": ", 1)[1].split()[1:])
     assert "1 rows × 1 = 1 attempts" in rerun.stderr  # just the row (it still raises)
     assert rerun.exit_code == 1 and "every attempt errored (1 of 1)" in rerun.stderr

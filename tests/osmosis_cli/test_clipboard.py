@@ -23,7 +23,9 @@ def xclip(tmp_path: Path) -> tuple[Path, Path]:
     """A fake `xclip` that keeps what it was given."""
     kept = tmp_path / "clipboard.txt"
     tool = tmp_path / "xclip"
-    tool.write_text(f"#!{sys.executable}\nimport sys\nopen({str(kept)!r}, 'w').write(sys.stdin.read())\n")
+    tool.write_text(
+        f"#!{sys.executable}\nimport sys\nopen({str(kept)!r}, 'w').write(sys.stdin.read())\n"
+    )
     tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
     return tool, kept
 

@@ -63,7 +63,12 @@ def test_the_parsing_alone_with_a_recording_run() -> None:
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 0, result.output
     (opts,) = seen
-    assert (opts.config_path, opts.name, opts.rows_spec, opts.n) == (Path("x.toml"), "a", "1,3-4", 2)
+    assert (opts.config_path, opts.name, opts.rows_spec, opts.n) == (
+        Path("x.toml"),
+        "a",
+        "1,3-4",
+        2,
+    )
     settings = opts.run_settings()
     assert settings.batch_size == 7  # --max-in-flight is the window
     assert settings.rows == frozenset({1, 3, 4}) and settings.n == 2
@@ -79,9 +84,12 @@ def test_eval_list_called_directly_with_a_workspace(
             200, json={"eval_runs": [], "total_count": 0, "has_more": False, "next_offset": None}
         )
         outcome = call(
-            list_runs, ListOptions(), output="json", workspace="acme",
+            list_runs,
+            ListOptions(),
+            output="json",
+            workspace="acme",
             platform_url="https://platform.test",
-        )  # fmt: skip
+        )
     assert outcome.exit_code == 0, outcome.stderr
     assert route.calls.last.request.headers["X-Osmosis-Workspace"] == "acme"
     assert json.loads(outcome.stdout)["items"] == []

@@ -477,14 +477,24 @@ def test_pin_policy_is_the_clis() -> None:
     from osmosis_client.platform.submission import PinRules, pin_problems
 
     unpushed = Pin(commit_sha="a" * 40, branch=None, unpushed=True)
-    refusal, _ = pin_problems(unpushed, PinRules(unattended=True, allow_dirty=False, allow_unpushed=False))
+    refusal, _ = pin_problems(
+        unpushed, PinRules(unattended=True, allow_dirty=False, allow_unpushed=False)
+    )
     assert refusal is not None and refusal.code == "UNPUSHED"
-    assert pin_problems(unpushed, PinRules(unattended=True, allow_dirty=False, allow_unpushed=True)) == (None, [])
+    assert pin_problems(
+        unpushed, PinRules(unattended=True, allow_dirty=False, allow_unpushed=True)
+    ) == (None, [])
     dirty = Pin(commit_sha="b" * 40, branch=None, dirty_files=("rollouts/x.py",))
-    refusal, warnings = pin_problems(dirty, PinRules(unattended=False, allow_dirty=False, allow_unpushed=False))
+    refusal, warnings = pin_problems(
+        dirty, PinRules(unattended=False, allow_dirty=False, allow_unpushed=False)
+    )
     assert refusal is None and "rollouts/x.py" in warnings[0]
-    refusal, _ = pin_problems(dirty, PinRules(unattended=True, allow_dirty=False, allow_unpushed=False))
+    refusal, _ = pin_problems(
+        dirty, PinRules(unattended=True, allow_dirty=False, allow_unpushed=False)
+    )
     assert refusal is not None and refusal.code == "DIRTY_TREE"
     untracked = Pin(commit_sha="c" * 40, branch=None, other_changes=("rollouts/x/uv.lock",))
-    refusal, warnings = pin_problems(untracked, PinRules(unattended=True, allow_dirty=False, allow_unpushed=False))
+    refusal, warnings = pin_problems(
+        untracked, PinRules(unattended=True, allow_dirty=False, allow_unpushed=False)
+    )
     assert refusal is None and "rollouts/x/uv.lock" in warnings[0]  # a warning, even with --yes

@@ -47,8 +47,20 @@ def test_eval_run_quickstart_json(invoke: Invoke, quickstart: Path) -> None:
     assert doc["config"]["eval_fns"] == ["grader"]
     assert doc["summary"]["total_rows"] == 20 and doc["summary"]["total_runs"] == 60
     stats = doc["summary"]["eval_fns"]["grader"]
-    assert set(stats) == {"mean", "std", "min", "max", "pass_at_1", "pass_at_3", "stderr",
-                          "ci_low", "ci_high", "clusters", "ci_pass_at_k", "variance"}  # fmt: skip
+    assert set(stats) == {
+        "mean",
+        "std",
+        "min",
+        "max",
+        "pass_at_1",
+        "pass_at_3",
+        "stderr",
+        "ci_low",
+        "ci_high",
+        "clusters",
+        "ci_pass_at_k",
+        "variance",
+    }
     assert stats["ci_low"] < stats["mean"] < stats["ci_high"]  # every score with its interval
     assert 0.5 < stats["pass_at_1"] < 0.95 < stats["pass_at_3"]
 

@@ -674,8 +674,18 @@ def test_09_printed_commands_mask_url_passwords_keys_and_header_values(
     with StubOpenAI() as stub:
         url = stub.url.replace("http://", "http://ada:hunter2pass@")
         result = invoke(
-            "--json", *RUN, "--model", "m", "--base-url", url, "--limit", "2", "-o", "r.json",
-            "--header", "X-Gateway: gw-secret-value",
+            "--json",
+            *RUN,
+            "--model",
+            "m",
+            "--base-url",
+            url,
+            "--limit",
+            "2",
+            "-o",
+            "r.json",
+            "--header",
+            "X-Gateway: gw-secret-value",
         )
     assert result.exit_code == 0, result.stderr
     assert "hunter2pass" not in result.stdout + result.stderr
@@ -685,6 +695,6 @@ def test_09_printed_commands_mask_url_passwords_keys_and_header_values(
         assert "http://***@127.0.0.1" in resource[key] and "X-Gateway: <VALUE>" in resource[key]
     from osmosis_cli.commands.eval.failures import command_line
 
-    assert command_line(["eval", "--api-key=sk-1", "--base-url=https://u:p@h/v1"], [], "--resume") == (
-        "osmosis eval '--api-key=<KEY>' '--base-url=https://***@h/v1' --resume"
-    )
+    assert command_line(
+        ["eval", "--api-key=sk-1", "--base-url=https://u:p@h/v1"], [], "--resume"
+    ) == ("osmosis eval '--api-key=<KEY>' '--base-url=https://***@h/v1' --resume")

@@ -18,8 +18,16 @@ from osmosis_local_runner.api.history import list_runs
 from osmosis_local_runner.viewer.server import Viewer
 from tests.osmosis_cli.conftest import Invoke
 
-RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculator", "-q",
-       "--limit", "2"]  # fmt: skip
+RUN = [
+    "eval",
+    "run",
+    "configs/eval/quickstart.toml",
+    "--model",
+    "mock/calculator",
+    "-q",
+    "--limit",
+    "2",
+]
 
 
 def _strict(text: str) -> Any:
@@ -100,8 +108,9 @@ def test_the_token_redirect_keeps_the_rest_of_the_query(hostile: Path) -> None:
     viewer = Viewer(hostile)
 
     async def check(client: TestClient[Any, Any]) -> None:
-        entry = await client.get(f"/sweep?runs=good,huge&token={viewer.token}",
-                                 allow_redirects=False)  # fmt: skip
+        entry = await client.get(
+            f"/sweep?runs=good,huge&token={viewer.token}", allow_redirects=False
+        )
         assert entry.status == 302
         assert entry.headers["Location"] == "/sweep?runs=good,huge"
 

@@ -10,8 +10,19 @@ from pathlib import Path
 
 from tests.osmosis_cli.conftest import Invoke
 
-RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/flaky-calculator",
-       "--limit", "20", "--n", "4", "--name", "flaky"]  # fmt: skip
+RUN = [
+    "eval",
+    "run",
+    "configs/eval/quickstart.toml",
+    "--model",
+    "mock/flaky-calculator",
+    "--limit",
+    "20",
+    "--n",
+    "4",
+    "--name",
+    "flaky",
+]
 
 
 def test_the_table_info_and_junit_carry_the_documents_interval(
@@ -20,7 +31,8 @@ def test_the_table_info_and_junit_carry_the_documents_interval(
     ran = invoke(*RUN, "--junit", "junit.xml")
     assert ran.exit_code in (0, 1), ran.stderr
     stats = json.loads((quickstart_project / ".osmosis/evals/flaky/results.json").read_text())[
-        "summary"]["eval_fns"]["grader"]  # fmt: skip
+        "summary"
+    ]["eval_fns"]["grader"]
     half = (stats["ci_high"] - stats["ci_low"]) / 2
     assert f"{stats['mean']:.3f} ± {half:.3f}" in ran.stdout
     info = invoke("eval", "info", "--local", "flaky").stdout
@@ -29,6 +41,8 @@ def test_the_table_info_and_junit_carry_the_documents_interval(
     suite = ET.parse(quickstart_project / "junit.xml").getroot().find("testsuite")
     assert suite is not None
     found = {p.get("name"): p.get("value") for p in suite.iter("property")}
-    assert float(str(found["ci_low"])) == round(stats["ci_low"], 6) or abs(
-        float(str(found["ci_low"])) - stats["ci_low"]) < 1e-5  # fmt: skip
+    assert (
+        float(str(found["ci_low"])) == round(stats["ci_low"], 6)
+        or abs(float(str(found["ci_low"])) - stats["ci_low"]) < 1e-5
+    )
     assert "ci_pass_at_k" not in found and "variance" not in found  # numbers only

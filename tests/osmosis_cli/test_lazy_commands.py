@@ -98,13 +98,20 @@ def test_help_reads_in_sections_for_a_newcomer(invoke: Any) -> None:
     headings = [line for line in root.splitlines() if line and not line.startswith(" ")]
     sections = [h for h in headings if h.endswith(":") and h != "Options:"]
     assert sections[0] == "Evaluate:" and sections[-1].startswith("Commands of the 0.2 SDK")
-    assert root.index("  eval ") < root.index("  serve ") and root.index("  eval ") < root.index("  login ")
+    assert root.index("  eval ") < root.index("  serve ") and root.index("  eval ") < root.index(
+        "  login "
+    )
     evals = invoke("eval", "--help").stdout
     assert evals.index("Run locally") < evals.index("  run ") < evals.index("Run on the platform")
     assert evals.index("Run on the platform") < evals.index("  submit ")
     run = invoke("eval", "run", "--help").stdout
-    for heading in ("What to run:", "Model:", "Concurrency and limits:", "Output and results:",
-                    "Server mode (published-SDK rollouts):"):  # fmt: skip
+    for heading in (
+        "What to run:",
+        "Model:",
+        "Concurrency and limits:",
+        "Output and results:",
+        "Server mode (published-SDK rollouts):",
+    ):
         assert heading in run
     assert run.index("Model:") < run.index("--base-url") < run.index("Concurrency and limits:")
     assert "--log-samples" not in run and "-y, --yes" not in run

@@ -27,8 +27,9 @@ def test_local_runs_are_listed_and_shown(invoke: Invoke, project: Path) -> None:
     killed = project / ".osmosis" / "evals" / "killed"
     killed.mkdir()
     (killed / "results.json.journal.jsonl").write_text('{"journal": 1}\n{"row_index": 0}\n')
-    (killed / "manifest.json").write_text(json.dumps({"created_at": "2026-01-01T00:00:00Z",
-                                                      "inputs": {"model_path": "m"}}))  # fmt: skip
+    (killed / "manifest.json").write_text(
+        json.dumps({"created_at": "2026-01-01T00:00:00Z", "inputs": {"model_path": "m"}})
+    )
     listed = invoke("--json", "eval", "list", "--local")
     assert listed.exit_code == 0, listed.stderr
     items = {item["name"]: item for item in listed.items()}
@@ -50,8 +51,17 @@ def test_without_a_login_eval_list_points_at_local(invoke: Invoke, project: Path
 
 
 def test_a_run_that_never_started_an_attempt_leaves_nothing(invoke: Invoke, project: Path) -> None:
-    result = invoke(*RUN[:3], "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
-                    "--name", "nowhere", "--limit", "2")  # fmt: skip
+    result = invoke(
+        *RUN[:3],
+        "--model",
+        "m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--name",
+        "nowhere",
+        "--limit",
+        "2",
+    )
     assert result.exit_code == 1 and "refused the connection" in result.stderr
     assert not (project / ".osmosis" / "evals" / "nowhere").exists()
     assert invoke("--json", "eval", "list", "--local").items() == []
@@ -75,7 +85,10 @@ def test_runs_are_labelled_by_their_names_never_results(
     assert invoke("eval", "compare", str(a), str(b)).exit_code == 0
     assert "`ckpt-100` → `ckpt-200`" in summary.read_text()
     junit = project / "junit.xml"
-    assert invoke(*RUN, "--name", "ckpt-300", "--limit", "2", "-q", "--junit", str(junit)).exit_code == 0
+    assert (
+        invoke(*RUN, "--name", "ckpt-300", "--limit", "2", "-q", "--junit", str(junit)).exit_code
+        == 0
+    )
     assert 'name="ckpt-300' in junit.read_text()
 
 

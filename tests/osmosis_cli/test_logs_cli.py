@@ -94,14 +94,20 @@ def test_logs_json_escapes_c1_controls(invoke: Invoke, api: respx.MockRouter) ->
 @pytest.mark.parametrize(
     ("argv", "route", "detail_of", "said"),
     [
-        (["train", "logs", "qwen-002"], "/api/cli/training-runs/qwen-002",
-         lambda status: {"training_run": {"id": "tr_1", "name": "qwen-002", "status": status}},
-         "Training run qwen-002 ended: finished."),
-        (["benchmark", "runs", "logs", "tb-001"], "/api/cli/benchmark-runs/tb-001",
-         lambda status: {"benchmark_run": {"id": "br_1", "name": "tb-001", "status": status}},
-         "Benchmark run tb-001 ended: finished."),
+        (
+            ["train", "logs", "qwen-002"],
+            "/api/cli/training-runs/qwen-002",
+            lambda status: {"training_run": {"id": "tr_1", "name": "qwen-002", "status": status}},
+            "Training run qwen-002 ended: finished.",
+        ),
+        (
+            ["benchmark", "runs", "logs", "tb-001"],
+            "/api/cli/benchmark-runs/tb-001",
+            lambda status: {"benchmark_run": {"id": "br_1", "name": "tb-001", "status": status}},
+            "Benchmark run tb-001 ended: finished.",
+        ),
     ],
-)  # fmt: skip
+)
 def test_training_and_benchmark_logs_follow_as_eval_logs_does(
     invoke: Invoke, api: respx.MockRouter, argv: list[str], route: str, detail_of: Any, said: str
 ) -> None:

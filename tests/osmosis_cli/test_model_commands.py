@@ -17,17 +17,35 @@ from osmosis_client.platform.model_models import BaseModelDetail, LoraModelDetai
 from tests.conftest import PLATFORM
 from tests.osmosis_cli.conftest import Invoke
 
-BASE = {"id": "bm_1", "model_name": "Qwen3.6-35B", "base_model": "Qwen/Qwen3.6-35B-A3B",
-        "creator_name": "Osmosis", "created_at": "2026-11-01T10:00:00Z"}  # fmt: skip
-LORA = {"id": "lm_1", "model_name": "qwen-multiply-step-40", "base_model": "Qwen/Qwen3.6-35B-A3B",
-        "training_run_name": "qwen-multiply-001", "checkpoint_step": 40, "reward": 0.8,
-        "deployment_status": "active", "deployed_at": "2026-11-20T09:00:00Z",
-        "deployed_by": "Ada", "created_at": "2026-11-19T09:00:00Z"}  # fmt: skip
+BASE = {
+    "id": "bm_1",
+    "model_name": "Qwen3.6-35B",
+    "base_model": "Qwen/Qwen3.6-35B-A3B",
+    "creator_name": "Osmosis",
+    "created_at": "2026-11-01T10:00:00Z",
+}
+LORA = {
+    "id": "lm_1",
+    "model_name": "qwen-multiply-step-40",
+    "base_model": "Qwen/Qwen3.6-35B-A3B",
+    "training_run_name": "qwen-multiply-001",
+    "checkpoint_step": 40,
+    "reward": 0.8,
+    "deployment_status": "active",
+    "deployed_at": "2026-11-20T09:00:00Z",
+    "deployed_by": "Ada",
+    "created_at": "2026-11-19T09:00:00Z",
+}
 
 
 def page(key: str, items: list[dict[str, object]], more: bool = False, **extra: object) -> dict:
-    return {key: items, "total_count": len(items) + (1 if more else 0), "has_more": more,
-            "next_offset": len(items) if more else None, **extra}  # fmt: skip
+    return {
+        key: items,
+        "total_count": len(items) + (1 if more else 0),
+        "has_more": more,
+        "next_offset": len(items) if more else None,
+        **extra,
+    }
 
 
 @pytest.fixture
@@ -56,12 +74,16 @@ def test_get_falls_back_to_the_base_route_on_404_only(
     platform.get("/api/cli/models/secret").respond(403, json={"error": "not your workspace"})
 
     def calls(client: Client) -> list[object]:
-        return [client.models.get(n) for n in ("qwen-multiply-step-40", "Qwen3.6-35B",
-                                               "Qwen/Qwen3.6-35B-A3B")]  # fmt: skip
+        return [
+            client.models.get(n)
+            for n in ("qwen-multiply-step-40", "Qwen3.6-35B", "Qwen/Qwen3.6-35B-A3B")
+        ]
 
     async def acalls(client: AsyncClient) -> list[object]:
-        return [await client.models.get(n) for n in ("qwen-multiply-step-40", "Qwen3.6-35B",
-                                                     "Qwen/Qwen3.6-35B-A3B")]  # fmt: skip
+        return [
+            await client.models.get(n)
+            for n in ("qwen-multiply-step-40", "Qwen3.6-35B", "Qwen/Qwen3.6-35B-A3B")
+        ]
 
     if face == "sync":
         with Client(base_url=PLATFORM, token="t", workspace="acme", max_retries=0) as c:
@@ -69,9 +91,11 @@ def test_get_falls_back_to_the_base_route_on_404_only(
             with pytest.raises(PermissionDeniedError):  # never "not found"
                 c.models.get("secret")
     else:
+
         async def go() -> list[object]:
-            async with AsyncClient(base_url=PLATFORM, token="t", workspace="acme",
-                                   max_retries=0) as c:  # fmt: skip
+            async with AsyncClient(
+                base_url=PLATFORM, token="t", workspace="acme", max_retries=0
+            ) as c:
                 got = await acalls(c)
                 with pytest.raises(PermissionDeniedError):
                     await c.models.get("secret")
@@ -147,10 +171,15 @@ def test_info_prints_a_lora_and_a_base_model(invoke: Invoke, platform: respx.Moc
     lora = invoke("--json", "model", "info", "qwen-multiply-step-40").data()
     assert lora["lora_model"]["inference_model"].endswith(":qwen-multiply-step-40")
     platform.get("/api/cli/models/base/Qwen%2FQwen3.6-35B-A3B").respond(
-        200, json={**BASE, "parameters": 35_000_000_000, "context_window": 262_144,
-                   "inference_input_usd_per_million_tokens": 0.2,
-                   "inference_cached_input_usd_per_million_tokens": 0.015},
-    )  # fmt: skip
+        200,
+        json={
+            **BASE,
+            "parameters": 35_000_000_000,
+            "context_window": 262_144,
+            "inference_input_usd_per_million_tokens": 0.2,
+            "inference_cached_input_usd_per_million_tokens": 0.015,
+        },
+    )
     plain = invoke("--plain", "model", "info", "Qwen/Qwen3.6-35B-A3B")
     assert plain.exit_code == 0, plain.stderr
     lines = plain.stdout.splitlines()

@@ -35,8 +35,9 @@ def test_a_placeholder_the_run_replaces_is_no_problem_through_both_doors(
     placeholder: Path, invoke: Invoke
 ) -> None:
     data = str(placeholder / "data" / "arithmetic.jsonl")
-    ran = invoke("eval", "run", CONFIG, "--dataset", data, "--model", "mock/calculator",
-                 "--limit", "2", "-q")  # fmt: skip
+    ran = invoke(
+        "eval", "run", CONFIG, "--dataset", data, "--model", "mock/calculator", "--limit", "2", "-q"
+    )
     assert ran.exit_code == 0, ran.stderr
     result = run_eval(CONFIG, dataset=data, model="mock/calculator", limit=2, name="lib")
     assert result.status == "finished"
@@ -58,8 +59,20 @@ def test_a_price_keyed_by_the_model_called_prices_a_registry_row(
         (quickstart_project / "prices.toml").write_text(
             '[models."Qwen/Qwen3-8B"]\ninput = 1.0\noutput = 2.0\n'
         )
-        ran = invoke("--json", "eval", "run", CONFIG, "--model", "local-qwen", "--prices",
-                     "prices.toml", "--limit", "2", "--max-cost", "1")  # fmt: skip
+        ran = invoke(
+            "--json",
+            "eval",
+            "run",
+            CONFIG,
+            "--model",
+            "local-qwen",
+            "--prices",
+            "prices.toml",
+            "--limit",
+            "2",
+            "--max-cost",
+            "1",
+        )
         assert ran.exit_code == 0, ran.stderr
         assert {r["model"] for r in stub.state.requests} == {"Qwen/Qwen3-8B"}
     path = quickstart_project / ran.resource()["results_path"]
@@ -75,8 +88,17 @@ def test_an_unknown_cost_names_the_model_without_a_price(
     (quickstart_project / "prices.toml").write_text(
         '[models."someone-else"]\ninput = 1\noutput = 1\n'
     )
-    ran = invoke("eval", "run", CONFIG, "--model", "mock/calculator", "--prices", "prices.toml",
-                 "--limit", "2")  # fmt: skip
+    ran = invoke(
+        "eval",
+        "run",
+        CONFIG,
+        "--model",
+        "mock/calculator",
+        "--prices",
+        "prices.toml",
+        "--limit",
+        "2",
+    )
     assert ran.exit_code == 0, ran.stderr
     assert "cost: unknown (no price for mock/calculator)" in ran.stdout + ran.stderr
 

@@ -43,7 +43,8 @@ def test_a_plan_from_a_pilot_and_through_the_cli(quickstart_project: Path, invok
     assert f"rows needed: {paired['rows_needed']:,}" in shown.stdout
     assert "smallest difference detectable" in shown.stdout
     assert invoke("--json", "eval", "plan", "--sd", "0.4", "--effect", "0.05").data()[
-        "rows_needed"] == rows_needed(0.05, 0.4)  # fmt: skip
+        "rows_needed"
+    ] == rows_needed(0.05, 0.4)
     refused = invoke("eval", "plan", "--effect", "0.1")
     assert refused.exit_code == 2 and "spread of per-row differences" in refused.stderr
 

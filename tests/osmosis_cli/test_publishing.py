@@ -21,8 +21,16 @@ import pytest
 from tests.hub_double import TOKEN, Hub, Repo, running_hub
 from tests.osmosis_cli.conftest import Invoke
 
-RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculator", "-q",
-       "--limit", "2"]  # fmt: skip
+RUN = [
+    "eval",
+    "run",
+    "configs/eval/quickstart.toml",
+    "--model",
+    "mock/calculator",
+    "-q",
+    "--limit",
+    "2",
+]
 
 
 @pytest.fixture
@@ -138,8 +146,13 @@ def test_two_runs_never_share_a_split_and_a_broken_index_blocks_nothing(
     assert clash.resource()["trackers"][0]["code"] == "HUB_SPLIT_TAKEN"
     assert repo.files["quickstart/details_step_1.parquet"] == first  # never replaced
     index = json.loads(repo.files["osmosis_index.json"])
-    index["quickstart"]["odd"] = {"run": 5, "params": [1], "metrics": {"x": "y", "z": None},
-                                  "date": 7, "step": "a"}  # fmt: skip
+    index["quickstart"]["odd"] = {
+        "run": 5,
+        "params": [1],
+        "metrics": {"x": "y", "z": None},
+        "date": 7,
+        "step": "a",
+    }
     index["other"] = {"old": {"metrics": "none", "params": "none"}}
     repo.files["osmosis_index.json"] = json.dumps(index).encode()
     pushed = invoke("eval", "push", "step-2", "--to", "hf:acme/evals")

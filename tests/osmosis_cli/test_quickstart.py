@@ -16,8 +16,11 @@ from tests.osmosis_cli.conftest import Invoke
 
 ACME = {"id": "w1", "name": "acme", "connected_repo": {"repo_full_name": "org/demo"}}
 BETA = {"id": "w2", "name": "beta", "connected_repo": None}
-STATUS = {"repo": {"connected": True, "full_name": "org/demo"}, "billing_ready": False,
-          "completed": False}  # fmt: skip
+STATUS = {
+    "repo": {"connected": True, "full_name": "org/demo"},
+    "billing_ready": False,
+    "completed": False,
+}
 
 
 @pytest.fixture
@@ -45,8 +48,15 @@ def test_without_a_login_the_plan_starts_there_and_asks_nothing(
     assert result.exit_code == 0, result.stderr
     resource = result.json()["resource"]
     assert resource["ready"] is False
-    assert resource["steps"] == [{"id": "login", "done": False, "what": "log in to the platform",
-                                  "command": "osmosis login", "url": None}]  # fmt: skip
+    assert resource["steps"] == [
+        {
+            "id": "login",
+            "done": False,
+            "what": "log in to the platform",
+            "command": "osmosis login",
+            "url": None,
+        }
+    ]
 
 
 def test_json_is_a_plan_for_an_agent_and_records_nothing(
@@ -59,13 +69,21 @@ def test_json_is_a_plan_for_an_agent_and_records_nothing(
     assert resource["workspace"] == {"id": "w1", "name": "acme"}  # the one this clone is of
     steps = {s["id"]: s for s in resource["steps"]}
     assert [s["id"] for s in resource["steps"]] == [
-        "login", "workspace", "repository", "clone", "scaffold", "billing"]
+        "login",
+        "workspace",
+        "repository",
+        "clone",
+        "scaffold",
+        "billing",
+    ]
     assert steps["clone"]["done"] and resource["workspace_directory"] == str(checkout)
     assert not steps["scaffold"]["done"] and steps["scaffold"]["command"] == "osmosis doctor --fix"
     assert not steps["billing"]["done"] and resource["ready"] is False
     assert "plan-training" in resource["agent_prompt"]
-    assert any(s["command"] == "osmosis template apply multiply-local-openai"
-               for s in document["next_steps_structured"])  # fmt: skip
+    assert any(
+        s["command"] == "osmosis template apply multiply-local-openai"
+        for s in document["next_steps_structured"]
+    )
     assert not platform.routes[2].called  # POST: nothing recorded for a plan
 
 

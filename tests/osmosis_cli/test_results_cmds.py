@@ -226,8 +226,16 @@ def test_rescore_a_toml_run_with_its_grader_and_with_a_new_fn(
     # NAME= names it, and compare pairs the two
     unnamed = invoke("eval", "compare", "run.json", "brief.json")
     assert unnamed.exit_code == 2 and "share no eval fn" in unnamed.stderr
-    named = invoke("eval", "rescore", "run.json", "--eval-fn", f"grader={REWARDS}:brevity",
-                   "-o", "named.json", "--json")  # fmt: skip
+    named = invoke(
+        "eval",
+        "rescore",
+        "run.json",
+        "--eval-fn",
+        f"grader={REWARDS}:brevity",
+        "-o",
+        "named.json",
+        "--json",
+    )
     assert named.exit_code == 0, named.stderr
     assert list(named.resource()["summary"]["eval_fns"]) == ["grader"]
     paired = invoke("eval", "compare", "run.json", "named.json", "--json")
@@ -257,7 +265,9 @@ def test_rescore_of_a_module_below_the_project_suggests_its_file_form(
     assert result.stderr.count("\n") == 1  # one line
     assert f"give the file: {REWARDS}:exact_number" in result.stderr
     # the form suggested works
-    assert invoke("eval", "rescore", "run.json", "--eval-fn", f"{REWARDS}:exact_number").exit_code == 0
+    assert (
+        invoke("eval", "rescore", "run.json", "--eval-fn", f"{REWARDS}:exact_number").exit_code == 0
+    )
     nowhere = invoke("eval", "rescore", "run.json", "--eval-fn", "nowhere:fn")
     assert nowhere.exit_code == 2 and "give a file path: path/to/nowhere.py:fn" in nowhere.stderr
 

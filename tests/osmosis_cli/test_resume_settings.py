@@ -115,14 +115,22 @@ def test_a_journal_kept_by_the_previous_version_resumes_with_its_settings(
     head, *rest = path.read_text().splitlines(keepends=True)
     header = json.loads(head)
     header["settings"] = {
-        "limit": 6, "sampling_args_json": '{"top_p": 0.5}', "no_transcripts": True,
-        "rows_spec": "0-5", "max_in_flight": 3, "withheld": ["--header X-Key"],
-    }  # fmt: skip
+        "limit": 6,
+        "sampling_args_json": '{"top_p": 0.5}',
+        "no_transcripts": True,
+        "rows_spec": "0-5",
+        "max_in_flight": 3,
+        "withheld": ["--header X-Key"],
+    }
     path.write_text(json.dumps(header) + "\n" + "".join(rest))
     refused = invoke(*RUN, "--resume", "-o", "old.json")
     assert refused.exit_code == 2 and "the header X-Key" in refused.stderr
     result = invoke(*RUN, "--resume", "-o", "old.json", "--header", "X-Key: v")
     said = next(x for x in result.stderr.splitlines() if x.startswith("Resuming with"))
-    for shown in ("--sampling-args {'top_p': 0.5}", "--no-transcripts", "--rows 0-5",
-                  "--max-in-flight 3"):  # fmt: skip
+    for shown in (
+        "--sampling-args {'top_p': 0.5}",
+        "--no-transcripts",
+        "--rows 0-5",
+        "--max-in-flight 3",
+    ):
         assert shown in said, said

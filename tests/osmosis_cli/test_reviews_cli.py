@@ -6,8 +6,16 @@ from pathlib import Path
 
 from tests.osmosis_cli.conftest import Invoke
 
-RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculator", "-q",
-       "--limit", "3"]  # fmt: skip
+RUN = [
+    "eval",
+    "run",
+    "configs/eval/quickstart.toml",
+    "--model",
+    "mock/calculator",
+    "-q",
+    "--limit",
+    "3",
+]
 
 
 def test_compare_reviewed_uses_the_reviews_and_says_so(
@@ -28,8 +36,21 @@ def test_compare_markdown_is_a_pull_requests_comment(
     invoke: Invoke, quickstart_project: Path
 ) -> None:
     for name, model in (("base", "mock/calculator"), ("head", "mock/echo")):
-        assert invoke("eval", "run", "configs/eval/quickstart.toml", "--model", model, "-q",
-                      "--limit", "3", "--name", name).exit_code == 0  # fmt: skip
+        assert (
+            invoke(
+                "eval",
+                "run",
+                "configs/eval/quickstart.toml",
+                "--model",
+                model,
+                "-q",
+                "--limit",
+                "3",
+                "--name",
+                name,
+            ).exit_code
+            == 0
+        )
     result = invoke("eval", "compare", "base", "head", "--markdown", "--fail-if-worse", "0.05")
     assert result.exit_code == 4, result.stderr  # the verdict still decides the exit
     assert result.stdout, result.stderr
@@ -66,8 +87,10 @@ def test_report_reviewed_scores_as_people_judged_and_says_so(
     assert graded["summary"]["eval_fns"]["grader"]["mean"] == 1.0
     assert reviewed["summary"]["eval_fns"]["grader"]["mean"] == 8 / 9
     assert reviewed["summary"]["reviewed_attempts"] == 1
-    assert "1 attempt(s) scored as people reviewed them" in (
-        quickstart_project / "reviewed.html").read_text()  # fmt: skip
+    assert (
+        "1 attempt(s) scored as people reviewed them"
+        in (quickstart_project / "reviewed.html").read_text()
+    )
     assert "scored as people" not in (quickstart_project / "graded.html").read_text()
     assert reviewed["agreement"]["disagree"][0]["grader"] is True  # as graded, not reviewed
 
@@ -76,10 +99,30 @@ def test_compare_markdown_lists_the_worst_slices_and_links_the_whole(
     invoke: Invoke, quickstart_project: Path
 ) -> None:
     for name, model in (("base", "mock/calculator"), ("head", "mock/flaky-calculator")):
-        assert invoke("eval", "run", "configs/eval/quickstart.toml", "--model", model, "-q",
-                      "--name", name).exit_code == 0  # fmt: skip
-    result = invoke("eval", "compare", "base", "head", "--markdown", "--by", "difficulty",
-                    "--link", "https://acme.github.io/evals/compare/base--head.html")  # fmt: skip
+        assert (
+            invoke(
+                "eval",
+                "run",
+                "configs/eval/quickstart.toml",
+                "--model",
+                model,
+                "-q",
+                "--name",
+                name,
+            ).exit_code
+            == 0
+        )
+    result = invoke(
+        "eval",
+        "compare",
+        "base",
+        "head",
+        "--markdown",
+        "--by",
+        "difficulty",
+        "--link",
+        "https://acme.github.io/evals/compare/base--head.html",
+    )
     assert result.exit_code == 0, result.stderr
     text = result.stdout
     assert "By difficulty, the worst first:" in text
@@ -87,4 +130,5 @@ def test_compare_markdown_lists_the_worst_slices_and_links_the_whole(
     diffs = [float(line.split("|")[4]) for line in table if line.startswith("|")]
     assert diffs == sorted(diffs) and len(diffs) >= 2  # the worst first
     assert text.rstrip().endswith(
-        "[The whole comparison, row by row](https://acme.github.io/evals/compare/base--head.html)")
+        "[The whole comparison, row by row](https://acme.github.io/evals/compare/base--head.html)"
+    )

@@ -242,10 +242,17 @@ def test_baseline_reports_differences_from_any_prior_result(invoke: Invoke, rubr
     (rubrics / "flat.json").write_text(json.dumps({"average": 1.0, "variance": 0.0}))
     for baseline, expected in (
         ("first.json", {key: 0.0 for key in ("average", "variance", "std", "min", "max")}),
-        ("old.json", {"average": stats["average"] - 0.25, "std": stats["std"] - 0.5,
-                      "min": stats["min"], "max": stats["max"] - 1}),
+        (
+            "old.json",
+            {
+                "average": stats["average"] - 0.25,
+                "std": stats["std"] - 0.5,
+                "min": stats["min"],
+                "max": stats["max"] - 1,
+            },
+        ),
         ("flat.json", {"average": stats["average"] - 1.0, "variance": stats["variance"]}),
-    ):  # fmt: skip
+    ):
         result = invoke(*args, "-b", baseline, "-o", "again.json", "--json")
         assert result.exit_code == 0, result.stderr
         compared = result.resource()["baseline"]
@@ -268,9 +275,16 @@ def test_a_bad_baseline_stops_before_any_judge_call(invoke: Invoke, rubrics: Pat
         ("empty.json", "the baseline empty.json has no rubric statistics"),
     ):
         result = invoke(
-            "eval-rubric", "-r", "support_followup", "-d", "sample_data.jsonl",
-            "-b", baseline, "-o", "out.json",
-        )  # fmt: skip
+            "eval-rubric",
+            "-r",
+            "support_followup",
+            "-d",
+            "sample_data.jsonl",
+            "-b",
+            baseline,
+            "-o",
+            "out.json",
+        )
         assert result.exit_code == 2 and says in result.stderr
         assert "Traceback" not in result.stderr
         assert not (rubrics / "out.json").exists()

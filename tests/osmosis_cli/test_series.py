@@ -23,8 +23,15 @@ def test_series_and_step_are_recorded_through_both_doors(
     cli = invoke(*RUN, "--name", "cli-7", "--series", "grpo", "--log-step", "7")
     assert cli.exit_code == 0, cli.stderr
     weights = {"path": "ckpt/step_7", "adapter_sha256": "ab" * 32}
-    lib = run_eval(CONFIG, model="mock/calculator", limit=2, name="lib-7", series="grpo",
-                   step=7, weights=weights)  # fmt: skip
+    lib = run_eval(
+        CONFIG,
+        model="mock/calculator",
+        limit=2,
+        name="lib-7",
+        series="grpo",
+        step=7,
+        weights=weights,
+    )
     runs = quickstart_project / ".osmosis" / "evals"
     for name in ("cli-7", "lib-7"):
         config = json.loads((runs / name / "results.json").read_text())["config"]
@@ -56,11 +63,28 @@ def test_series_and_step_are_recorded_through_both_doors(
 def test_a_rerun_of_some_rows_never_joins_the_curve(
     quickstart_project: Path, invoke: Invoke
 ) -> None:
-    ran = invoke("eval", "run", CONFIG, "--model", "mock/flaky-calculator", "--limit", "6",
-                 "--name", "s-600", "--series", "grpo", "--step", "600", "--log-to",
-                 "mlflow:http://127.0.0.1:9")  # fmt: skip
-    line = next(x for x in ran.stdout.splitlines() + ran.stderr.splitlines()
-                if x.startswith("Run the rows that did not pass again:"))  # fmt: skip
+    ran = invoke(
+        "eval",
+        "run",
+        CONFIG,
+        "--model",
+        "mock/flaky-calculator",
+        "--limit",
+        "6",
+        "--name",
+        "s-600",
+        "--series",
+        "grpo",
+        "--step",
+        "600",
+        "--log-to",
+        "mlflow:http://127.0.0.1:9",
+    )
+    line = next(
+        x
+        for x in ran.stdout.splitlines() + ran.stderr.splitlines()
+        if x.startswith("Run the rows that did not pass again:")
+    )
     words = shlex.split(line.partition(": ")[2])
     assert "--rows" in " ".join(words) and "--model" in words
     for flag in ("--series", "--step", "--log-step", "--log-to", "--name"):
@@ -71,21 +95,45 @@ def test_a_run_resumed_by_name_prints_commands_that_keep_its_model(
     quickstart_project: Path, invoke: Invoke
 ) -> None:
     prices = quickstart_project / "configs" / "prices.toml"
-    stopped = invoke("eval", "run", "configs/eval/thinking.toml", "--model",
-                     "mock/flaky-calculator", "--prices", str(prices), "--max-cost", "0.00001",
-                     "--name", "resumed")  # fmt: skip
+    stopped = invoke(
+        "eval",
+        "run",
+        "configs/eval/thinking.toml",
+        "--model",
+        "mock/flaky-calculator",
+        "--prices",
+        str(prices),
+        "--max-cost",
+        "0.00001",
+        "--name",
+        "resumed",
+    )
     assert stopped.exit_code in (1, 2), stopped.stderr
     if stopped.exit_code == 2:  # no price for the flaky mock in the example's table
-        (prices).write_text(prices.read_text() + '\n[models."mock/flaky-calculator"]\n'
-                            "input = 1\noutput = 1\n")  # fmt: skip
-        stopped = invoke("eval", "run", "configs/eval/thinking.toml", "--model",
-                         "mock/flaky-calculator", "--max-cost", "0.00001", "--name", "resumed")  # fmt: skip
+        (prices).write_text(
+            prices.read_text() + '\n[models."mock/flaky-calculator"]\ninput = 1\noutput = 1\n'
+        )
+        stopped = invoke(
+            "eval",
+            "run",
+            "configs/eval/thinking.toml",
+            "--model",
+            "mock/flaky-calculator",
+            "--max-cost",
+            "0.00001",
+            "--name",
+            "resumed",
+        )
         assert stopped.exit_code == 1, stopped.stderr
-    resumed = invoke("eval", "run", "configs/eval/thinking.toml", "--name", "resumed",
-                     "--max-cost", "1")  # fmt: skip
+    resumed = invoke(
+        "eval", "run", "configs/eval/thinking.toml", "--name", "resumed", "--max-cost", "1"
+    )
     assert resumed.exit_code == 0, resumed.stderr
-    line = next(x for x in resumed.stdout.splitlines() + resumed.stderr.splitlines()
-                if x.startswith("Run the rows that did not pass again:"))  # fmt: skip
+    line = next(
+        x
+        for x in resumed.stdout.splitlines() + resumed.stderr.splitlines()
+        if x.startswith("Run the rows that did not pass again:")
+    )
     words = shlex.split(line.partition(": ")[2])
     assert words[words.index("--model") + 1] == "mock/flaky-calculator"
     assert words[words.index("--max-cost") + 1] == "1"

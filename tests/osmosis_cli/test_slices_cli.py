@@ -13,7 +13,6 @@ from tests.osmosis_cli.conftest import Invoke
 RUN = ["eval", "run", "configs/eval/quickstart.toml"]
 
 
-
 @pytest.fixture
 def project(quickstart_project: Path) -> Path:
     return quickstart_project
@@ -42,8 +41,13 @@ def test_a_run_by_a_column_shows_and_keeps_every_statistic_per_value(
     rows = table(result.stdout, "By difficulty:")
     assert [r[0] for r in rows] == ["easy", "medium"]
     easy = sliced["values"][0]["eval_fns"]["grader"]
-    assert rows[0][1:] == ["14", "42", f"{easy['mean']:.3f}", f"{easy['pass_at_1']:.3f}",
-                           f"{easy['pass_at_3']:.3f}"]  # fmt: skip
+    assert rows[0][1:] == [
+        "14",
+        "42",
+        f"{easy['mean']:.3f}",
+        f"{easy['pass_at_1']:.3f}",
+        f"{easy['pass_at_3']:.3f}",
+    ]
 
 
 def test_the_configs_slice_by_is_the_default_and_a_wrong_column_is_refused_first(
@@ -57,8 +61,7 @@ def test_the_configs_slice_by_is_the_default_and_a_wrong_column_is_refused_first
     wrong = invoke(*RUN, "-o", "w.json", "--by", "level")
     assert wrong.exit_code == 2
     assert wrong.stderr == (
-        "error: no row has a column 'level' to slice by — slice by one of its columns: "
-        "difficulty\n"
+        "error: no row has a column 'level' to slice by — slice by one of its columns: difficulty\n"
     )
     assert not (project / "w.json").exists()  # refused before anything ran
 

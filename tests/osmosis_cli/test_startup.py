@@ -8,9 +8,17 @@ import sys
 import pytest
 
 HEAVY = [
-    "httpx", "pydantic", "keyring", "rich.console", "aiohttp", "git", "tomlkit", "yaml", "asyncio",
+    "httpx",
+    "pydantic",
+    "keyring",
+    "rich.console",
+    "aiohttp",
+    "git",
+    "tomlkit",
+    "yaml",
+    "asyncio",
     "ssl",
-]  # fmt: skip
+]
 
 
 def heavy() -> list[str]:

@@ -58,12 +58,15 @@ def test_an_env_token_bound_elsewhere_is_not_sent_and_says_where_it_belongs(
 ) -> None:
     monkeypatch.setenv("OSMOSIS_TOKEN", SECRET)
     error = _refused(
-        invoke("--platform", EVIL, "--json", "eval", "list"), "ENV_TOKEN_PLATFORM_MISMATCH",
+        invoke("--platform", EVIL, "--json", "eval", "list"),
+        "ENV_TOKEN_PLATFORM_MISMATCH",
         nowhere,
-    )  # fmt: skip
+    )
     assert PLATFORM in str(error["message"]) and EVIL in str(error["message"])
     plain = invoke("--platform", EVIL, "whoami")  # a person reads one line
-    assert plain.exit_code == 3 and plain.stderr.count("\n") <= 2 and "Traceback" not in plain.stderr
+    assert (
+        plain.exit_code == 3 and plain.stderr.count("\n") <= 2 and "Traceback" not in plain.stderr
+    )
 
 
 def test_a_planted_env_file_cannot_redirect_the_token(

@@ -14,8 +14,16 @@ from tests.osmosis_cli.conftest import Invoke
 from tests.osmosis_local_runner.test_trackers import sent  # the recording sinks
 
 __all__ = ["sent"]
-RUN = ["eval", "run", "configs/eval/quickstart.toml", "--model", "mock/calculator", "-q",
-       "--limit", "2"]  # fmt: skip
+RUN = [
+    "eval",
+    "run",
+    "configs/eval/quickstart.toml",
+    "--model",
+    "mock/calculator",
+    "-q",
+    "--limit",
+    "2",
+]
 
 
 def _record(project: Path, name: str) -> dict[str, Any]:
@@ -32,18 +40,26 @@ def test_both_doors_send_the_same_metrics_and_keep_the_same_record(
 ) -> None:
     from osmosis_local_runner.api import run_eval
 
-    result = invoke("--json", *RUN, "--name", "cli", "--log-to", "mlflow:http://tracker",
-                    "--log-step", "7")  # fmt: skip
+    result = invoke(
+        "--json", *RUN, "--name", "cli", "--log-to", "mlflow:http://tracker", "--log-step", "7"
+    )
     assert result.exit_code == 0, result.stderr
     trackers = result.resource()["trackers"]
     assert trackers[0]["status"] == "logged" and trackers[0]["step"] == 7
-    run_eval("configs/eval/quickstart.toml", model="mock/calculator", limit=2, name="lib",
-             log_to="mlflow:http://tracker", step=7)  # fmt: skip
+    run_eval(
+        "configs/eval/quickstart.toml",
+        model="mock/calculator",
+        limit=2,
+        name="lib",
+        log_to="mlflow:http://tracker",
+        step=7,
+    )
     (_, cli, target, step), (_, lib, *_) = sent
     assert (target, step) == ("http://tracker", 7)
     assert cli.metrics.keys() == lib.metrics.keys()
     assert {k: v for k, v in cli.metrics.items() if "duration" not in k} == {
-        k: v for k, v in lib.metrics.items() if "duration" not in k}  # fmt: skip
+        k: v for k, v in lib.metrics.items() if "duration" not in k
+    }
     assert cli.params | {"run_name": "lib", "created_at": "…"} == lib.params | {"created_at": "…"}
     assert _record(quickstart_project, "cli") == _record(quickstart_project, "lib")
     # where a run was sent, said by its info
@@ -59,7 +75,8 @@ def test_a_failed_tracker_warns_with_the_push_and_the_run_still_passes(
     result = invoke(*RUN, "--name", "n", "--log-to", "wandb:fail-here")
     assert result.exit_code == 0, result.stderr
     assert "not logged to wandb:fail-here (ConnectionError: cannot reach fail-here)" in (
-        result.stderr)  # fmt: skip
+        result.stderr
+    )
     assert "send it later: osmosis eval push n --to wandb:fail-here" in result.stderr
     pushed = invoke("--json", "eval", "push", "n", "--to", "wandb:other", "--step", "3")
     assert pushed.exit_code == 0, pushed.stderr

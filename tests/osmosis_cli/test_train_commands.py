@@ -16,28 +16,70 @@ from osmosis_client.errors import ConflictError, NotFoundError
 from tests.conftest import PLATFORM
 from tests.osmosis_cli.conftest import Invoke
 
-RUN = {"id": "tr_a4d2c", "name": "qwen-multiply-002", "status": "running",
-       "model": {"id": "bm_1", "model_name": "Qwen/Qwen3.6-35B-A3B"},
-       "dataset": {"id": "ds_1", "file_name": "multiply"},
-       "rollout": {"id": "ro_1", "name": "multiply-local-openai"},
-       "created_at": "2026-11-27T04:05:00Z", "creator_name": "Dev Example",
-       "current_step": 55, "total_steps": 40, "reward": 0.41}  # fmt: skip
-DETAIL = {"training_run": {**RUN, "examples_processed_count": 1280},
-          "model": {"id": "bm_1", "name": "Qwen/Qwen3.6-35B-A3B"}, "config": {"lr": 1e-5},
-          "entrypoint": "main.py", "branch": "main"}  # fmt: skip
-METRICS = {"status": "running",
-           "overview": {"duration_ms": 7_140_000, "latest_step": 39, "total_steps": 40,
-                        "metric_summaries": [{"key": "rollout/raw_reward", "title": "Reward",
-                                              "initial": 0.1, "latest": 0.41, "delta": 0.31}]},
-           "metrics": [{"metric_key": "rollout/raw_reward", "title": "Reward",
-                        "data_points": [{"step": 1, "value": 0.1, "timestamp": 1764065269655}]}]}  # fmt: skip
-LOGS = {"logs": [{"timestamp": "2026-11-25T10:45:49Z", "level": "info", "step": "train",
-                  "message": "step 39/40 done"}], "next_cursor": "c2"}  # fmt: skip
+RUN = {
+    "id": "tr_a4d2c",
+    "name": "qwen-multiply-002",
+    "status": "running",
+    "model": {"id": "bm_1", "model_name": "Qwen/Qwen3.6-35B-A3B"},
+    "dataset": {"id": "ds_1", "file_name": "multiply"},
+    "rollout": {"id": "ro_1", "name": "multiply-local-openai"},
+    "created_at": "2026-11-27T04:05:00Z",
+    "creator_name": "Dev Example",
+    "current_step": 55,
+    "total_steps": 40,
+    "reward": 0.41,
+}
+DETAIL = {
+    "training_run": {**RUN, "examples_processed_count": 1280},
+    "model": {"id": "bm_1", "name": "Qwen/Qwen3.6-35B-A3B"},
+    "config": {"lr": 1e-5},
+    "entrypoint": "main.py",
+    "branch": "main",
+}
+METRICS = {
+    "status": "running",
+    "overview": {
+        "duration_ms": 7_140_000,
+        "latest_step": 39,
+        "total_steps": 40,
+        "metric_summaries": [
+            {
+                "key": "rollout/raw_reward",
+                "title": "Reward",
+                "initial": 0.1,
+                "latest": 0.41,
+                "delta": 0.31,
+            }
+        ],
+    },
+    "metrics": [
+        {
+            "metric_key": "rollout/raw_reward",
+            "title": "Reward",
+            "data_points": [{"step": 1, "value": 0.1, "timestamp": 1764065269655}],
+        }
+    ],
+}
+LOGS = {
+    "logs": [
+        {
+            "timestamp": "2026-11-25T10:45:49Z",
+            "level": "info",
+            "step": "train",
+            "message": "step 39/40 done",
+        }
+    ],
+    "next_cursor": "c2",
+}
 
 
 def page(items: list[dict[str, Any]], more: bool = False) -> dict[str, Any]:
-    return {"training_runs": items, "total_count": len(items) + (1 if more else 0),
-            "has_more": more, "next_offset": len(items) if more else None}  # fmt: skip
+    return {
+        "training_runs": items,
+        "total_count": len(items) + (1 if more else 0),
+        "has_more": more,
+        "next_offset": len(items) if more else None,
+    }
 
 
 @pytest.fixture
@@ -46,14 +88,25 @@ def platform(monkeypatch: pytest.MonkeyPatch) -> respx.MockRouter:
     monkeypatch.setenv("OSMOSIS_WORKSPACE", "acme")
     with respx.mock(base_url=PLATFORM, assert_all_called=False) as router:
         router.get("/api/cli/training-runs", params={"offset": "0"}).respond(
-            200, json=page([RUN], more=True))
+            200, json=page([RUN], more=True)
+        )
         router.get("/api/cli/training-runs", params={"offset": "1"}).respond(
-            200, json=page([{**RUN, "id": "tr_2", "name": "older", "reward": None}]))
+            200, json=page([{**RUN, "id": "tr_2", "name": "older", "reward": None}])
+        )
         router.get("/api/cli/training-runs/qwen-multiply-002").respond(200, json=DETAIL)
         router.get("/api/cli/training-runs/qwen-multiply-002/checkpoints").respond(
-            200, json={"checkpoints": [{"id": "ck_1", "checkpoint_step": 20,
-                                        "checkpoint_name": "qwen-multiply-002-step-20",
-                                        "status": "uploaded"}]})  # fmt: skip
+            200,
+            json={
+                "checkpoints": [
+                    {
+                        "id": "ck_1",
+                        "checkpoint_step": 20,
+                        "checkpoint_name": "qwen-multiply-002-step-20",
+                        "status": "uploaded",
+                    }
+                ]
+            },
+        )
         router.get("/api/cli/training-runs/tr_a4d2c/metrics").respond(200, json=METRICS)
         router.get("/api/cli/training-runs/qwen-multiply-002/logs").respond(200, json=LOGS)
         router.get("/api/cli/training-runs/ghost").respond(404, json={"error": "not found"})
@@ -63,22 +116,30 @@ def platform(monkeypatch: pytest.MonkeyPatch) -> respx.MockRouter:
 @pytest.mark.parametrize("face", ["sync", "async"])
 def test_every_training_route(platform: respx.MockRouter, face: str) -> None:
     def calls(c: Any) -> list[Any]:
-        return [list(c.training_runs.pages(1)), c.training_runs.get("qwen-multiply-002"),
-                c.training_runs.checkpoints("qwen-multiply-002"),
-                c.training_runs.metrics("tr_a4d2c"), c.training_runs.logs("qwen-multiply-002")]
+        return [
+            list(c.training_runs.pages(1)),
+            c.training_runs.get("qwen-multiply-002"),
+            c.training_runs.checkpoints("qwen-multiply-002"),
+            c.training_runs.metrics("tr_a4d2c"),
+            c.training_runs.logs("qwen-multiply-002"),
+        ]
 
     async def acalls(c: Any) -> list[Any]:
         pages = [p async for p in c.training_runs.pages(1)]
-        return [pages, await c.training_runs.get("qwen-multiply-002"),
-                await c.training_runs.checkpoints("qwen-multiply-002"),
-                await c.training_runs.metrics("tr_a4d2c"),
-                await c.training_runs.logs("qwen-multiply-002")]  # fmt: skip
+        return [
+            pages,
+            await c.training_runs.get("qwen-multiply-002"),
+            await c.training_runs.checkpoints("qwen-multiply-002"),
+            await c.training_runs.metrics("tr_a4d2c"),
+            await c.training_runs.logs("qwen-multiply-002"),
+        ]
 
     options = {"base_url": PLATFORM, "token": "t", "workspace": "acme", "max_retries": 0}
     if face == "sync":
         with Client(**options) as client:
             pages, detail, checkpoints, metrics, logs = calls(client)
     else:
+
         async def go() -> list[Any]:
             async with AsyncClient(**options) as client:
                 return await acalls(client)
@@ -89,8 +150,11 @@ def test_every_training_route(platform: respx.MockRouter, face: str) -> None:
     assert checkpoints.checkpoints[0].checkpoint_step == 20
     assert metrics.overview.metric_summaries[0].latest == 0.41
     assert logs.next_cursor == "c2" and logs.logs[0].message == "step 39/40 done"
-    limits = {r.request.url.params["limit"] for r in platform.calls
-              if r.request.url.path == "/api/cli/training-runs"}  # fmt: skip
+    limits = {
+        r.request.url.params["limit"]
+        for r in platform.calls
+        if r.request.url.path == "/api/cli/training-runs"
+    }
     assert limits == {"1"}
 
 
@@ -114,8 +178,10 @@ def test_train_list_json_item_and_plain_row(invoke: Invoke, platform: respx.Mock
     items = invoke("--json", "train", "list", "--limit", "1").items()
     first = items[0]
     assert first["model_name"] == "Qwen/Qwen3.6-35B-A3B" and first["dataset_name"] == "multiply"
-    assert first["summary"] == {"reward": 0.41,
-                                "progress": {"completed": 40, "total": 40, "unit": "steps"}}  # fmt: skip
+    assert first["summary"] == {
+        "reward": 0.41,
+        "progress": {"completed": 40, "total": 40, "unit": "steps"},
+    }
     every = invoke("--json", "train", "list", "--all")
     assert [i["name"] for i in every.items()] == ["qwen-multiply-002", "older"]
     assert "reward" not in every.items()[1]  # null optional keys are left out
@@ -155,8 +221,7 @@ def test_info_json_has_checkpoints_and_the_metrics_export(
     assert data["checkpoints"][0]["checkpoint_name"] == "qwen-multiply-002-step-20"
     assert data["in_progress"] is True and data["metrics_available"] is True
     export = data["metrics"]
-    assert export["summary"] == {"training_reward": {"initial": 0.1, "latest": 0.41,
-                                                     "delta": 0.31}}  # fmt: skip
+    assert export["summary"] == {"training_reward": {"initial": 0.1, "latest": 0.41, "delta": 0.31}}
     assert export["metrics"][0]["data"][0]["timestamp"] == "2025-11-25T10:07:49.655000+00:00"
     assert data["output_path"] is None and not (tmp_path / ".osmosis").exists()  # --json: no file
 
@@ -172,9 +237,12 @@ def test_info_saves_metrics_with_o_expanding_home_and_never_clobbers(
     assert first.data()["output_path"] == str(saved)
     assert json.loads(saved.read_text())["training_run"]["rows_processed"] == 1280
     again = invoke("train", "info", "qwen-multiply-002", "-o", "~/out/m.json")
-    assert again.exit_code == 2 and "already exists" in again.stderr and "--overwrite" in again.stderr
-    replaced = invoke("--json", "train", "info", "qwen-multiply-002", "-o", "~/out/m.json",
-                      "--overwrite")  # fmt: skip
+    assert (
+        again.exit_code == 2 and "already exists" in again.stderr and "--overwrite" in again.stderr
+    )
+    replaced = invoke(
+        "--json", "train", "info", "qwen-multiply-002", "-o", "~/out/m.json", "--overwrite"
+    )
     assert replaced.exit_code == 0
     into_dir = invoke("--json", "train", "info", "qwen-multiply-002", "-o", "outdir/")
     assert into_dir.data()["output_path"].endswith("outdir/qwen-multiply-002_tr_a4d2c.json")
@@ -210,7 +278,8 @@ def test_metrics_that_cannot_be_read_are_said_and_checkpoints_errors_ignored(
 ) -> None:
     platform.get("/api/cli/training-runs/qwen-multiply-002/checkpoints").respond(500)
     platform.get("/api/cli/training-runs/tr_a4d2c/metrics").respond(
-        500, json={"error": "metrics store unavailable"})  # fmt: skip
+        500, json={"error": "metrics store unavailable"}
+    )
     result = invoke("--json", "train", "info", "qwen-multiply-002")
     assert result.exit_code == 0, result.stderr
     data = result.data()
@@ -223,7 +292,9 @@ def test_info_shows_each_metric_first_to_last_and_names_the_checkpoint_to_deploy
     monkeypatch.chdir(tmp_path)
     lines = invoke("--plain", "train", "info", "qwen-multiply-002").stdout.splitlines()
     assert "  Reward: 0.1 -> 0.41 (+0.31)" in lines  # a log gets numbers, no block characters
-    assert "Deploy the newest checkpoint with: osmosis model deploy qwen-multiply-002-step-20" in lines
+    assert (
+        "Deploy the newest checkpoint with: osmosis model deploy qwen-multiply-002-step-20" in lines
+    )
     assert not any("<" in line for line in lines)  # no placeholder left for the user to fill
 
 
@@ -233,9 +304,15 @@ def test_on_a_terminal_a_metric_has_its_sparkline_and_series_without_summary_cou
     from osmosis_client.platform.training_models import TrainingMetrics, TrainingRunDetail
 
     points = [{"step": s, "value": v, "timestamp": 0} for s, v in ((3, 0.9), (1, 0.1), (2, 0.5))]
-    metrics = TrainingMetrics.model_validate({**METRICS, "metrics": [
-        *METRICS["metrics"], {"metric_key": "train/entropy_loss", "title": "Entropy",
-                              "data_points": points}]})  # fmt: skip
+    metrics = TrainingMetrics.model_validate(
+        {
+            **METRICS,
+            "metrics": [
+                *METRICS["metrics"],
+                {"metric_key": "train/entropy_loss", "title": "Entropy", "data_points": points},
+            ],
+        }
+    )
     detail = TrainingRunDetail.model_validate(DETAIL)
     lines = _lines(detail, [], metrics, None, None, terminal=True)
     assert "  Entropy: 0.1 → 0.9 (+0.8)  ▁▅█" in lines  # in step order, not wire order
@@ -247,9 +324,12 @@ def test_on_a_terminal_a_metric_has_its_sparkline_and_series_without_summary_cou
 
 @pytest.mark.parametrize("planted", [".osmosis", ".osmosis/metrics"])
 def test_info_never_writes_its_default_file_through_a_planted_link(
-    invoke: Invoke, platform: respx.MockRouter, tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+    invoke: Invoke,
+    platform: respx.MockRouter,
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
     planted: str,
-) -> None:  # fmt: skip
+) -> None:
     work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
     work.mkdir()
     elsewhere.mkdir()
@@ -286,7 +366,8 @@ def test_a_run_not_found_says_the_name_meant_and_the_command_that_lists_them(
     result = invoke("train", "info", "qwen-multiply-02")
     assert result.exit_code == 1
     assert "did you mean 'qwen-multiply-002'? see what exists with `osmosis train list`" in (
-        result.stderr)  # fmt: skip
+        result.stderr
+    )
     ghost = invoke("train", "info", "ghost")  # nothing near: the list command alone
     assert ghost.stderr.rstrip().endswith("see what exists with `osmosis train list`")
 
@@ -296,8 +377,14 @@ def test_on_a_terminal_a_series_spanning_the_floats_is_drawn() -> None:
     from osmosis_cli.commands.train.info import _lines
     from osmosis_client.platform.training_models import TrainingMetrics, TrainingRunDetail
 
-    points = [{"step": s, "value": v, "timestamp": 0} for s, v in ((1, -1e308), (2, 0.0), (3, 1e308))]
-    metrics = TrainingMetrics.model_validate({**METRICS, "metrics": [
-        {"metric_key": "train/loss", "title": "Loss", "data_points": points}]})  # fmt: skip
+    points = [
+        {"step": s, "value": v, "timestamp": 0} for s, v in ((1, -1e308), (2, 0.0), (3, 1e308))
+    ]
+    metrics = TrainingMetrics.model_validate(
+        {
+            **METRICS,
+            "metrics": [{"metric_key": "train/loss", "title": "Loss", "data_points": points}],
+        }
+    )
     lines = _lines(TrainingRunDetail.model_validate(DETAIL), [], metrics, None, None, terminal=True)
     assert any(line.startswith("  Loss: ") and line.endswith("▁▅█") for line in lines), lines

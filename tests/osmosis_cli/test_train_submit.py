@@ -44,11 +44,18 @@ LOG_LEVEL = "debug"
 [secrets]
 required = ["OPENAI_API_KEY"]
 """
-CREATED = {"id": "tr_1", "name": "multiply-001", "status": "pending",
-           "created_at": "2026-11-27T10:00:00Z",
-           "platform_url": "https://platform.test/training/tr_1"}  # fmt: skip
-STORED = {"environment_secrets": [{"id": "s1", "name": "OPENAI_API_KEY", "scope": "workspace"}],
-          "total_count": 1, "has_more": False}  # fmt: skip
+CREATED = {
+    "id": "tr_1",
+    "name": "multiply-001",
+    "status": "pending",
+    "created_at": "2026-11-27T10:00:00Z",
+    "platform_url": "https://platform.test/training/tr_1",
+}
+STORED = {
+    "environment_secrets": [{"id": "s1", "name": "OPENAI_API_KEY", "scope": "workspace"}],
+    "total_count": 1,
+    "has_more": False,
+}
 
 
 @pytest.fixture
@@ -66,8 +73,14 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def api(router: respx.MockRouter) -> respx.MockRouter:
-    router.get("/api/cli/workspaces").respond(200, json={"workspaces": [
-        {"id": "w1", "name": "acme", "connected_repo": {"repo_full_name": "Org/Demo"}}]})  # fmt: skip
+    router.get("/api/cli/workspaces").respond(
+        200,
+        json={
+            "workspaces": [
+                {"id": "w1", "name": "acme", "connected_repo": {"repo_full_name": "Org/Demo"}}
+            ]
+        },
+    )
     router.get("/api/cli/environment-secrets").respond(200, json=STORED)
     return router
 
@@ -81,20 +94,29 @@ def test_submit_pins_head_and_sends_only_what_the_file_sets(
     head = git(project, "rev-parse", "HEAD")
     body = json.loads(create.calls.last.request.content)
     assert body == {
-        "experiment_config": {"rollout": "demo", "entrypoint": "main.py",
-                              "model_path": "Qwen/Qwen3.6-35B-A3B", "dataset": "multiply",
-                              "commit_sha": head},
+        "experiment_config": {
+            "rollout": "demo",
+            "entrypoint": "main.py",
+            "model_path": "Qwen/Qwen3.6-35B-A3B",
+            "dataset": "multiply",
+            "commit_sha": head,
+        },
         "training_config": {"lr": 1e-6, "n_samples_per_prompt": 8, "rollout_batch_size": 16},
         "checkpoints_config": {"checkpoint_save_freq": 20},
         "env_config": {"LOG_LEVEL": "debug"},
         "secrets": {"required": ["OPENAI_API_KEY"]},
-    }  # fmt: skip
+    }
     assert create.calls.last.request.headers["Idempotency-Key"]
     document = result.json()
     assert (document["operation"], document["message"]) == (
-        "train.submit", "Training run submitted: multiply-001")
+        "train.submit",
+        "Training run submitted: multiply-001",
+    )
     resource = document["resource"]
-    assert (resource["model_name"], resource["dataset_name"]) == ("Qwen/Qwen3.6-35B-A3B", "multiply")
+    assert (resource["model_name"], resource["dataset_name"]) == (
+        "Qwen/Qwen3.6-35B-A3B",
+        "multiply",
+    )
     assert resource["config"]["commit_sha"] == head
     assert resource["git"] == {"identity": "org/demo", "remote_url": "git@github.com:Org/Demo.git"}
     assert resource["workspace"] == {"name": "acme"}
@@ -108,7 +130,8 @@ def test_bad_values_are_refused_at_their_line_before_any_request(
 ) -> None:
     create = api.post("/api/cli/training-runs")
     text = TRAINING.replace("lr = 1e-6", 'lr = "fast"').replace(
-        "rollout_batch_size = 16", "rollout_batch_size = 16\ntotal_epochs = -3\nbogus = 1")
+        "rollout_batch_size = 16", "rollout_batch_size = 16\ntotal_epochs = -3\nbogus = 1"
+    )
     (project / CONFIG).write_text(text + '\n[rollout.secrets]\nDAYTONA_API_KEY = "X"\n')
     result = invoke("train", "submit", CONFIG, "--yes")
     assert result.exit_code == 2 and not create.called
@@ -122,25 +145,33 @@ def test_bad_values_are_refused_at_their_line_before_any_request(
     assert {i["key"] for i in error["details"]["issues"]} >= {"training.lr", "rollout"}
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    ('[experiment]\nrollout = "demo"\n', "experiment.entrypoint: is required"),
-    (TRAINING.replace('rollout = "demo"', 'rollout = "a/b"'), "experiment.rollout: must be a"),
-    (TRAINING.replace('"main.py"', '"gone.py"'), "demo/gone.py does not exist"),
-    (TRAINING + "[advanced]\nx = 1\n[sampling.y]\n", "sampling.y: Unrecognized key"),
-    (TRAINING.replace('LOG_LEVEL = "debug"', 'OPENAI_API_KEY = "x"'), "is also set in [env]"),
-    (TRAINING.replace("LOG_LEVEL", "_OSMOSIS_X"), "reserved by the platform"),
-    (TRAINING.replace("LOG_LEVEL", "ROLLOUT_PORT"), "is set by the platform"),
-    (TRAINING.replace("[sampling]", "[sampling]\nrollout_top_p = true"), "must be a number"),
-    (TRAINING.replace("lr = 1e-6", "lr = inf"), "must be a finite number"),
-    (TRAINING.replace("lr = 1e-6", "lr = 1" + "0" * 400), "training.lr: is too large for a TOML"),
-    (TRAINING.replace("= 8", "= 1" + "0" * 30), "n_samples_per_prompt: is too large"),
-    (TRAINING + "[advanced]\nx = nan\n", "advanced.x: must be a finite number, got nan"),
-    (TRAINING + "[advanced]\nx = [1, -inf]\n", "advanced.x: must be a finite number, got -inf"),
-    (TRAINING + '[advanced]\nx = "<your-value>"\n', "advanced.x: <your-value> is a template"),
-    (TRAINING.replace('"Qwen/Qwen3.6-35B-A3B"', '"<your-base-model>"'),
-     "experiment.model_path: <your-base-model> is a template placeholder: set it to a base "
-     "model from `osmosis model list`"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('[experiment]\nrollout = "demo"\n', "experiment.entrypoint: is required"),
+        (TRAINING.replace('rollout = "demo"', 'rollout = "a/b"'), "experiment.rollout: must be a"),
+        (TRAINING.replace('"main.py"', '"gone.py"'), "demo/gone.py does not exist"),
+        (TRAINING + "[advanced]\nx = 1\n[sampling.y]\n", "sampling.y: Unrecognized key"),
+        (TRAINING.replace('LOG_LEVEL = "debug"', 'OPENAI_API_KEY = "x"'), "is also set in [env]"),
+        (TRAINING.replace("LOG_LEVEL", "_OSMOSIS_X"), "reserved by the platform"),
+        (TRAINING.replace("LOG_LEVEL", "ROLLOUT_PORT"), "is set by the platform"),
+        (TRAINING.replace("[sampling]", "[sampling]\nrollout_top_p = true"), "must be a number"),
+        (TRAINING.replace("lr = 1e-6", "lr = inf"), "must be a finite number"),
+        (
+            TRAINING.replace("lr = 1e-6", "lr = 1" + "0" * 400),
+            "training.lr: is too large for a TOML",
+        ),
+        (TRAINING.replace("= 8", "= 1" + "0" * 30), "n_samples_per_prompt: is too large"),
+        (TRAINING + "[advanced]\nx = nan\n", "advanced.x: must be a finite number, got nan"),
+        (TRAINING + "[advanced]\nx = [1, -inf]\n", "advanced.x: must be a finite number, got -inf"),
+        (TRAINING + '[advanced]\nx = "<your-value>"\n', "advanced.x: <your-value> is a template"),
+        (
+            TRAINING.replace('"Qwen/Qwen3.6-35B-A3B"', '"<your-base-model>"'),
+            "experiment.model_path: <your-base-model> is a template placeholder: set it to a base "
+            "model from `osmosis model list`",
+        ),
+    ],
+)
 def test_every_problem_is_named(project: Path, text: str, problem: str) -> None:
     (project / CONFIG).write_text(text)
     with pytest.raises(ConfigError) as caught:
@@ -187,7 +218,9 @@ def test_secrets_found_here_are_the_runs_own_and_missing_ones_are_named(
     result = invoke("train", "submit", CONFIG, "--yes", "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(create.calls.last.request.content)["secrets"] == {
-        "required": ["OPENAI_API_KEY"], "provided": {"OPENAI_API_KEY": "sk-run-value"}}
+        "required": ["OPENAI_API_KEY"],
+        "provided": {"OPENAI_API_KEY": "sk-run-value"},
+    }
     assert "sk-run-value" not in result.stdout + result.stderr
     monkeypatch.delenv("OPENAI_API_KEY")
     api.get("/api/cli/environment-secrets").respond(200, json={"environment_secrets": []})
@@ -202,9 +235,13 @@ def test_plain_output(invoke: Invoke, project: Path, api: respx.MockRouter) -> N
     result = invoke("train", "submit", CONFIG, "--yes", "--plain")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "Training run submitted: multiply-001", "Status: pending", "Rollout: demo",
-        "Model: Qwen/Qwen3.6-35B-A3B", "Dataset: multiply",
-        "Check status with: osmosis train info multiply-001"]  # fmt: skip
+        "Training run submitted: multiply-001",
+        "Status: pending",
+        "Rollout: demo",
+        "Model: Qwen/Qwen3.6-35B-A3B",
+        "Dataset: multiply",
+        "Check status with: osmosis train info multiply-001",
+    ]
 
 
 def test_the_sdk_submits_in_one_call(project: Path, api: respx.MockRouter) -> None:
@@ -213,15 +250,24 @@ def test_the_sdk_submits_in_one_call(project: Path, api: respx.MockRouter) -> No
         done = submit_training(client, CONFIG, secrets={"OPENAI_API_KEY": "v", "OTHER": "x"})
         with pytest.raises(InvalidInputError, match="must live under"):
             submit_training(client, "configs/eval/demo.toml")
-    assert (done.run.name, done.pin.commit_sha) == ("multiply-001", git(project, "rev-parse", "HEAD"))
+    assert (done.run.name, done.pin.commit_sha) == (
+        "multiply-001",
+        git(project, "rev-parse", "HEAD"),
+    )
     sent = json.loads(create.calls.last.request.content)["secrets"]
     assert sent["provided"] == {"OPENAI_API_KEY": "v"}  # only what the config requires
 
 
 @pytest.mark.parametrize("face", ["sync", "async"])
 def test_submit_route_sync_and_async(face: str) -> None:
-    payload: dict[str, Any] = {"experiment_config": {"rollout": "r", "entrypoint": "m.py",
-                                                     "model_path": "m", "dataset": "d"}}  # fmt: skip
+    payload: dict[str, Any] = {
+        "experiment_config": {
+            "rollout": "r",
+            "entrypoint": "m.py",
+            "model_path": "m",
+            "dataset": "d",
+        }
+    }
     options = {"base_url": PLATFORM, "token": "t", "workspace": "acme", "max_retries": 0}
     with respx.mock(base_url=PLATFORM) as router:
         route = router.post("/api/cli/training-runs").respond(201, json=CREATED)

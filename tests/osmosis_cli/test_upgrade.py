@@ -17,8 +17,10 @@ from tests import envelopes
 from tests.osmosis_cli.conftest import Invoke
 
 PYPI = "https://pypi.org/pypi/osmosis-client/json"
-RELEASES = {"info": {"version": "0.3.0"},
-            "releases": {"0.1.0": [], "0.2.1": [], "0.3.0": [], "0.4.0rc1": [], "junk": []}}  # fmt: skip
+RELEASES = {
+    "info": {"version": "0.3.0"},
+    "releases": {"0.1.0": [], "0.2.1": [], "0.3.0": [], "0.4.0rc1": [], "junk": []},
+}
 
 
 @pytest.fixture
@@ -110,14 +112,26 @@ def test_an_editable_checkout_is_never_replaced_from_the_index(
 @pytest.mark.parametrize(
     ("executable", "method", "which", "command"),
     [
-        ("/home/a/.local/share/uv/tools/osmosis-client/bin/python", "uv_tool", {"uv": "/u/uv"},
-         ["/u/uv", "tool", "upgrade", "osmosis-client"]),
-        ("/home/a/.local/pipx/venvs/osmosis-client/bin/python", "pipx", {"pipx": "/p/pipx"},
-         ["/p/pipx", "upgrade", "osmosis-client"]),
-        ("/srv/venv/bin/python", "pip", {},
-         ["/srv/venv/bin/python", "-m", "pip", "install", "--upgrade", "osmosis-client"]),
+        (
+            "/home/a/.local/share/uv/tools/osmosis-client/bin/python",
+            "uv_tool",
+            {"uv": "/u/uv"},
+            ["/u/uv", "tool", "upgrade", "osmosis-client"],
+        ),
+        (
+            "/home/a/.local/pipx/venvs/osmosis-client/bin/python",
+            "pipx",
+            {"pipx": "/p/pipx"},
+            ["/p/pipx", "upgrade", "osmosis-client"],
+        ),
+        (
+            "/srv/venv/bin/python",
+            "pip",
+            {},
+            ["/srv/venv/bin/python", "-m", "pip", "install", "--upgrade", "osmosis-client"],
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_installer_is_found_from_the_interpreters_path(
     executable: str, method: str, which: dict[str, str], command: list[str]
 ) -> None:

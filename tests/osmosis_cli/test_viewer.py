@@ -144,10 +144,19 @@ def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Pa
     (live / "manifest.json").write_text('{"created_at": "2026-01-01T00:00:00Z", "inputs": {}}')
     fingerprint = {"model": "mock/live", "n": 2, "pass_threshold": 1.0, "eval_fns": ["grader"]}
     records = [
-        AttemptRecord(row_index=0, run_index=k, row_digest="d0", success=True,
-                      scores={"grader": 1.0}, duration_ms=5, tokens=3, error=None, answer="42")
+        AttemptRecord(
+            row_index=0,
+            run_index=k,
+            row_digest="d0",
+            success=True,
+            scores={"grader": 1.0},
+            duration_ms=5,
+            tokens=3,
+            error=None,
+            answer="42",
+        )
         for k in range(2)
-    ]  # fmt: skip
+    ]
     lines = [json.dumps({"journal": JOURNAL_VERSION, "fingerprint": fingerprint})]
     lines += [r.journal_line() for r in records]
     (live / "results.json.journal.jsonl").write_text("\n".join(lines) + "\n" + '{"torn')
@@ -179,7 +188,10 @@ def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Pa
         shown = json.loads(finished.split('id="data">', 1)[1].split("</script>")[0])
         assert "live" not in shown  # a finished run's page asks for no update
         # nothing written beside the run
-        assert sorted(p.name for p in live.iterdir()) == ["manifest.json", "results.json.journal.jsonl"]
+        assert sorted(p.name for p in live.iterdir()) == [
+            "manifest.json",
+            "results.json.journal.jsonl",
+        ]
 
     served(viewer, check)
 
@@ -187,8 +199,16 @@ def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Pa
 def test_suite_runs_are_listed_and_open_as_their_report(
     quickstart_project: Path, invoke: Invoke
 ) -> None:
-    run = ["eval", "run", "configs/eval/suite.toml", "--limit", "2", "-q", "-o",
-           ".osmosis/suites/sweep"]  # fmt: skip
+    run = [
+        "eval",
+        "run",
+        "configs/eval/suite.toml",
+        "--limit",
+        "2",
+        "-q",
+        "-o",
+        ".osmosis/suites/sweep",
+    ]
     assert invoke(*run).exit_code == 0
     outside = quickstart_project / "elsewhere.json"
     hostile = quickstart_project / ".osmosis" / "suites" / "hostile"
@@ -326,7 +346,10 @@ def test_a_port_in_use_or_an_address_not_here_is_one_line_exit_2(
         port = busy.getsockname()[1]
         used = invoke("eval", "view", "--no-browser", "--port", str(port))
     assert used.exit_code == 2, used.stderr
-    assert used.stderr == f"error: port {port} on 127.0.0.1 is in use — pick another --port, or leave it out (a free one)\n"
+    assert (
+        used.stderr
+        == f"error: port {port} on 127.0.0.1 is in use — pick another --port, or leave it out (a free one)\n"
+    )
     far = invoke("eval", "view", "--no-browser", "--host", "192.0.2.1")  # TEST-NET: not ours
     assert far.exit_code == 2 and far.stderr.startswith("error: cannot serve on 192.0.2.1:0")
     assert len(far.stderr.splitlines()) == 1
@@ -371,8 +394,9 @@ def test_a_sweep_page_shows_the_runs_by_step_against_the_baseline(
     project: Path, invoke: Invoke
 ) -> None:
     for step in (10, 20):
-        ran = invoke(*RUN, "--name", f"s-{step}", "--limit", "3", "--series", "grpo",
-                     "--step", str(step))  # fmt: skip
+        ran = invoke(
+            *RUN, "--name", f"s-{step}", "--limit", "3", "--series", "grpo", "--step", str(step)
+        )
         assert ran.exit_code == 0, ran.stderr
     viewer = Viewer(project)
 
@@ -424,10 +448,13 @@ def test_the_json_api_pages_filters_and_opens_rows_on_the_library(project: Path)
         assert row["attempts"][0]["calls"][0]["sent"] >= 1
         compared = await get(client, "/api/compare/first/second")
         assert "grader" in compared["eval_fns"]
-        for bad, status in (("/api/runs/first/rows/99", 404), ("/api/runs/first/rows/x", 400),
-                            ("/api/runs/first/rows?status=odd", 400),
-                            ("/api/runs/first/rows?offset=-1", 400),
-                            ("/api/runs/ghost", 404)):  # fmt: skip
+        for bad, status in (
+            ("/api/runs/first/rows/99", 404),
+            ("/api/runs/first/rows/x", 400),
+            ("/api/runs/first/rows?status=odd", 400),
+            ("/api/runs/first/rows?offset=-1", 400),
+            ("/api/runs/ghost", 404),
+        ):
             assert (await client.get(bad)).status == status, bad
 
     served(viewer, check)
@@ -441,19 +468,28 @@ def test_a_review_through_the_viewer_and_through_python_writes_the_same_line(
     from osmosis_local_runner.api import load_run
 
     viewer = Viewer(project)
-    said = {"row": 1, "attempt": 2, "verdict": "fail", "reason": "lucky", "tag": "hack",
-            "author": "ada"}  # fmt: skip
+    said = {
+        "row": 1,
+        "attempt": 2,
+        "verdict": "fail",
+        "reason": "lucky",
+        "tag": "hack",
+        "author": "ada",
+    }
 
     async def check(client: TestClient[Any, Any]) -> None:
         await client.get(f"/?token={viewer.token}")
-        sent = await client.post("/runs/first/reviews", json=said,
-                                 headers={"X-Osmosis-Key": viewer.write_key})  # fmt: skip
+        sent = await client.post(
+            "/runs/first/reviews", json=said, headers={"X-Osmosis-Key": viewer.write_key}
+        )
         assert sent.status == 200
 
     served(viewer, check)
     load_run("first").review(**said)  # type: ignore[arg-type]
-    lines = [json.loads(x) for x in
-             (project / ".osmosis/evals/first/reviews.jsonl").read_text().splitlines()]  # fmt: skip
+    lines = [
+        json.loads(x)
+        for x in (project / ".osmosis/evals/first/reviews.jsonl").read_text().splitlines()
+    ]
     for line in lines:
         line.pop("at")
     assert lines[0] == lines[1] == said

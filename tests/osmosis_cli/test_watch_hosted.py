@@ -41,42 +41,57 @@ class Platform:
 
     def app(self) -> web.Application:
         app = web.Application()
-        app.add_routes([
-            web.get("/api/cli/training-runs/{name}", self._run),
-            web.get("/api/cli/training-runs/{name}/checkpoints", self._checkpoints),
-            web.get("/api/cli/models/lora", self._lora_page),
-            web.get("/api/cli/models/{name}", self._model),
-            web.post("/api/cli/models/{name}/{action}", self._deployment),
-            web.post("/v1/chat/completions", self._chat),
-        ])  # fmt: skip
+        app.add_routes(
+            [
+                web.get("/api/cli/training-runs/{name}", self._run),
+                web.get("/api/cli/training-runs/{name}/checkpoints", self._checkpoints),
+                web.get("/api/cli/models/lora", self._lora_page),
+                web.get("/api/cli/models/{name}", self._model),
+                web.post("/api/cli/models/{name}/{action}", self._deployment),
+                web.post("/v1/chat/completions", self._chat),
+            ]
+        )
         return app
 
     def add(self, step: int, status: str = "uploaded") -> None:
         name = f"grpo-run-step-{step}"
-        self.checkpoints.append({"id": f"ck_{step}", "checkpoint_step": step,
-                                 "checkpoint_name": name, "status": status})  # fmt: skip
+        self.checkpoints.append(
+            {"id": f"ck_{step}", "checkpoint_step": step, "checkpoint_name": name, "status": status}
+        )
         self.deployed.setdefault(name, False)
 
     async def _run(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
-        return web.json_response({"training_run": {"id": "tr_1", "name": name,
-                                                   "status": self.status}})  # fmt: skip
+        return web.json_response(
+            {"training_run": {"id": "tr_1", "name": name, "status": self.status}}
+        )
 
     async def _checkpoints(self, request: web.Request) -> web.Response:
-        return web.json_response({"training_run_name": request.match_info["name"],
-                                  "checkpoints": self.checkpoints})  # fmt: skip
+        return web.json_response(
+            {"training_run_name": request.match_info["name"], "checkpoints": self.checkpoints}
+        )
 
     def _item(self, name: str) -> dict[str, Any]:
         active = self.deployed[name]
-        return {"id": f"lm_{name}", "model_name": name, "base_model": "Qwen/Qwen3-8B",
-                "deployment_status": "active" if active else "inactive",
-                "inference_model": f"Qwen/Qwen3-8B:{name}" if active else None}  # fmt: skip
+        return {
+            "id": f"lm_{name}",
+            "model_name": name,
+            "base_model": "Qwen/Qwen3-8B",
+            "deployment_status": "active" if active else "inactive",
+            "inference_model": f"Qwen/Qwen3-8B:{name}" if active else None,
+        }
 
     async def _lora_page(self, request: web.Request) -> web.Response:
         items = [self._item(n) for n in self.deployed]
-        return web.json_response({"models": items, "total_count": len(items), "has_more": False,
-                                  "active_deployments": sum(self.deployed.values()),
-                                  "max_active_deployments": self.quota})  # fmt: skip
+        return web.json_response(
+            {
+                "models": items,
+                "total_count": len(items),
+                "has_more": False,
+                "active_deployments": sum(self.deployed.values()),
+                "max_active_deployments": self.quota,
+            }
+        )
 
     async def _model(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
@@ -88,8 +103,10 @@ class Platform:
         name, action = request.match_info["name"], request.match_info["action"]
         if action == "deploy" and not self.deployed[name]:
             if sum(self.deployed.values()) >= self.quota:
-                return web.json_response({"code": "DEPLOYMENT_LIMIT_REACHED",
-                                          "message": "deployment limit reached"}, status=409)  # fmt: skip
+                return web.json_response(
+                    {"code": "DEPLOYMENT_LIMIT_REACHED", "message": "deployment limit reached"},
+                    status=409,
+                )
             self.deployed[name] = True
             self.deploys.append(name)
         elif action == "undeploy":
@@ -107,8 +124,7 @@ class Platform:
         self.calls.append(model)
         name = model.partition(":")[2]
         if not self.deployed.get(name):
-            return web.json_response({"error": {"message": f"{model} is not deployed"}},
-                                     status=404)  # fmt: skip
+            return web.json_response({"error": {"message": f"{model} is not deployed"}}, status=404)
         question = str(body["messages"][-1]["content"])
         found = re.search(r"(-?\d+)\s*([-+*])\s*(-?\d+)", question)
         right = found is not None and not name.endswith("-40")  # step 40 regressed
@@ -117,10 +133,22 @@ class Platform:
             answer = str(a + b if op == "+" else a - b if op == "-" else a * b)
         else:
             answer = question
-        return web.json_response({"id": "c", "object": "chat.completion", "created": 1,
-                                  "model": model, "choices": [{"index": 0, "finish_reason":
-                                  "stop", "message": {"role": "assistant", "content": answer}}],
-                                  "usage": {"prompt_tokens": 9, "completion_tokens": 2}})  # fmt: skip
+        return web.json_response(
+            {
+                "id": "c",
+                "object": "chat.completion",
+                "created": 1,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": answer},
+                    }
+                ],
+                "usage": {"prompt_tokens": 9, "completion_tokens": 2},
+            }
+        )
 
 
 @pytest.fixture
@@ -158,8 +186,15 @@ def test_each_uploaded_checkpoint_is_deployed_evaluated_and_undeployed(
         with pytest.raises(InvalidInputError) as refused:
             watch_training(CONFIG, "grpo-run", client=client, limit=3)
         assert refused.value.code == "DEPLOY_REQUIRED" and not fake.deploys
-        result = watch_training(CONFIG, "grpo-run", client=client, deploy=True, series="grpo",
-                                limit=3, sleep=Trainer(fake))  # fmt: skip
+        result = watch_training(
+            CONFIG,
+            "grpo-run",
+            client=client,
+            deploy=True,
+            series="grpo",
+            limit=3,
+            sleep=Trainer(fake),
+        )
     assert result.finished == {20: "grpo-step-20", 40: "grpo-step-40", 60: "grpo-step-60"}
     assert fake.deploys == fake.undeploys == [f"grpo-run-step-{s}" for s in (20, 40, 60)]
     assert fake.most_active == 1  # one at a time, within the quota
@@ -171,15 +206,18 @@ def test_each_uploaded_checkpoint_is_deployed_evaluated_and_undeployed(
     assert config["weights"]["platform_checkpoint"] == "ck_40"
     # restarted: what finished is skipped, nothing deployed again
     with Client(token="t", workspace="acme", base_url=url) as client:
-        again = watch_training(CONFIG, "grpo-run", client=client, deploy=True, series="grpo",
-                               limit=3, once=True)  # fmt: skip
+        again = watch_training(
+            CONFIG, "grpo-run", client=client, deploy=True, series="grpo", limit=3, once=True
+        )
     assert again.finished == result.finished and len(fake.deploys) == 3
 
 
 def test_a_full_quota_fails_the_step_naming_what_holds_it(
-    platform: tuple[Platform, str], quickstart_project: Path, invoke: Invoke,
+    platform: tuple[Platform, str],
+    quickstart_project: Path,
+    invoke: Invoke,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     fake, url = platform
     fake.add(20)
     fake.deployed["someone-elses"] = True  # the workspace's one deployment, in use

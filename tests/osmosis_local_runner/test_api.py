@@ -50,8 +50,9 @@ def test_a_config_runs_by_name_and_reads_back_typed(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seen: list[RunProgress] = []
-    result = run_eval(CONFIG, name="ckpt-1", model="mock/calculator", limit=4, n=2,
-                      on_progress=seen.append)  # fmt: skip
+    result = run_eval(
+        CONFIG, name="ckpt-1", model="mock/calculator", limit=4, n=2, on_progress=seen.append
+    )
     assert isinstance(result, EvalResult) and result.name == "ckpt-1"
     assert result.path == project / ".osmosis/evals/ckpt-1/results.json"
     assert result.status == "finished"
@@ -77,13 +78,25 @@ def test_a_config_runs_by_name_and_reads_back_typed(
 
 
 def test_objects_in_memory_run_with_nothing_on_disk_but_the_run(tmp_path: Path) -> None:
-    result = run_eval(workflow=Calculator, dataset=ROWS, eval_fns=[exact],
-                      model="mock/calculator", n=2, batch_size=4, root=tmp_path)  # fmt: skip
+    result = run_eval(
+        workflow=Calculator,
+        dataset=ROWS,
+        eval_fns=[exact],
+        model="mock/calculator",
+        n=2,
+        batch_size=4,
+        root=tmp_path,
+    )
     assert result.summary.total_rows == 6 and result.summary.total_runs == 12
     assert result.summary.eval_fns["exact"].mean == 1.0
     assert result.path.parent.parent == tmp_path / ".osmosis" / "evals"
-    single = run_eval(workflow=Calculator(), dataset=ROWS[:2], eval_fns=[exact],
-                      model="mock/calculator", output=tmp_path / "one.json")  # fmt: skip
+    single = run_eval(
+        workflow=Calculator(),
+        dataset=ROWS[:2],
+        eval_fns=[exact],
+        model="mock/calculator",
+        output=tmp_path / "one.json",
+    )
     assert single.path == tmp_path / "one.json" and single.summary.total_runs == 2
 
 
@@ -91,19 +104,35 @@ def test_the_sync_call_works_inside_a_running_event_loop(tmp_path: Path) -> None
     """A notebook cell runs in an event loop: run_eval must still work there."""
 
     async def cell() -> EvalResult:
-        return run_eval(workflow=Calculator, dataset=ROWS, eval_fns=[exact],
-                        model="mock/calculator", root=tmp_path)  # fmt: skip
+        return run_eval(
+            workflow=Calculator,
+            dataset=ROWS,
+            eval_fns=[exact],
+            model="mock/calculator",
+            root=tmp_path,
+        )
 
     assert asyncio.run(cell()).summary.total_runs == 6
 
 
 def test_two_evaluations_at_once_under_gather(tmp_path: Path) -> None:
     async def both() -> list[EvalResult]:
-        return list(await asyncio.gather(*(
-            arun_eval(workflow=Calculator, dataset=ROWS, eval_fns=[exact], name=name,
-                      model="mock/calculator@5", batch_size=2, root=tmp_path)
-            for name in ("ckpt-100", "ckpt-200")
-        )))  # fmt: skip
+        return list(
+            await asyncio.gather(
+                *(
+                    arun_eval(
+                        workflow=Calculator,
+                        dataset=ROWS,
+                        eval_fns=[exact],
+                        name=name,
+                        model="mock/calculator@5",
+                        batch_size=2,
+                        root=tmp_path,
+                    )
+                    for name in ("ckpt-100", "ckpt-200")
+                )
+            )
+        )
 
     a, b = asyncio.run(both())
     assert (a.name, b.name) == ("ckpt-100", "ckpt-200")
@@ -117,8 +146,14 @@ def _open_fds() -> int:
 
 def test_a_hundred_checkpoints_in_one_process_leak_nothing(tmp_path: Path) -> None:
     def one(step: int) -> None:
-        run_eval(workflow=Calculator, dataset=ROWS[:2], eval_fns=[exact], name=f"step-{step}",
-                 model="mock/calculator", root=tmp_path)  # fmt: skip
+        run_eval(
+            workflow=Calculator,
+            dataset=ROWS[:2],
+            eval_fns=[exact],
+            name=f"step-{step}",
+            model="mock/calculator",
+            root=tmp_path,
+        )
 
     for step in range(10):  # warm: imports, caches
         one(step)
@@ -159,8 +194,9 @@ def test_a_hundred_config_runs_in_a_git_checkout_on_a_loopback_endpoint_leak_not
     with StubOpenAI() as stub:
 
         def one(step: int) -> None:
-            run_eval(CONFIG, name=f"step-{step}", model="stub-model", base_url=stub.url,
-                     limit=2, n=1)  # fmt: skip
+            run_eval(
+                CONFIG, name=f"step-{step}", model="stub-model", base_url=stub.url, limit=2, n=1
+            )
 
         for step in range(10):  # warm: imports, caches, the pool's first connections
             one(step)
@@ -185,9 +221,15 @@ def test_a_hundred_config_runs_in_a_git_checkout_on_a_loopback_endpoint_leak_not
 
 def test_cancelling_stops_and_resume_finishes_each_attempt_once(tmp_path: Path) -> None:
     rows = [{"user_prompt": f"What is {i} + 1?", "ground_truth": str(i + 1)} for i in range(30)]
-    options: dict[str, Any] = dict(workflow=Calculator, dataset=rows, eval_fns=[exact],
-                                   name="cut", model="mock/calculator@50", batch_size=3,
-                                   root=tmp_path)  # fmt: skip
+    options: dict[str, Any] = dict(
+        workflow=Calculator,
+        dataset=rows,
+        eval_fns=[exact],
+        name="cut",
+        model="mock/calculator@50",
+        batch_size=3,
+        root=tmp_path,
+    )
 
     async def cancelled() -> None:
         progressed = asyncio.Event()
@@ -237,8 +279,18 @@ def test_cli_made_runs_load_and_compare_exactly_as_the_cli(project: Path) -> Non
             return out.getvalue().decode()
 
     cli("eval", "run", CONFIG, "--name", "a", "--model", "mock/calculator", "--limit", "6", "-q")
-    cli("eval", "run", CONFIG, "--name", "b", "--model", "mock/flaky-calculator", "--limit", "6",
-        "-q")  # fmt: skip
+    cli(
+        "eval",
+        "run",
+        CONFIG,
+        "--name",
+        "b",
+        "--model",
+        "mock/flaky-calculator",
+        "--limit",
+        "6",
+        "-q",
+    )
     a, b = load_run("a"), load_run("b")
     assert a.summary.total_rows == b.summary.total_rows == 6
     document = json.loads(cli("--json", "eval", "compare", "a", "b"))

@@ -54,8 +54,18 @@ def test_instant_answers_pass_the_budget_by_at_most_the_attempts_in_flight(
 ) -> None:
     budget = 0.0006
     with pytest.raises(RunAborted) as stopped:
-        run_eval(workflow=Think, dataset=ROWS * 8, eval_fns=[exact], model=MOCK, n=3,
-                 batch_size=batch, prices=prices, max_cost=budget, name="b", root=tmp_path)  # fmt: skip
+        run_eval(
+            workflow=Think,
+            dataset=ROWS * 8,
+            eval_fns=[exact],
+            model=MOCK,
+            n=3,
+            batch_size=batch,
+            prices=prices,
+            max_cost=budget,
+            name="b",
+            root=tmp_path,
+        )
     assert stopped.value.code == "BUDGET"
     results = tmp_path / ".osmosis" / "evals" / "b" / "results.json"
     costs = _journal_costs(results)
@@ -68,8 +78,17 @@ def test_instant_answers_pass_the_budget_by_at_most_the_attempts_in_flight(
 def test_the_budget_covers_every_invocation_and_a_resume_keeps_it(
     tmp_path: Path, prices: Path
 ) -> None:
-    kwargs: dict[str, Any] = dict(workflow=Think, dataset=ROWS, eval_fns=[exact], model=MOCK,
-                                  n=2, batch_size=2, prices=prices, name="b", root=tmp_path)  # fmt: skip
+    kwargs: dict[str, Any] = dict(
+        workflow=Think,
+        dataset=ROWS,
+        eval_fns=[exact],
+        model=MOCK,
+        n=2,
+        batch_size=2,
+        prices=prices,
+        name="b",
+        root=tmp_path,
+    )
     with pytest.raises(RunAborted):
         run_eval(**kwargs, max_cost=0.0004)
     results = tmp_path / ".osmosis" / "evals" / "b" / "results.json"
@@ -86,14 +105,28 @@ def test_the_budget_covers_every_invocation_and_a_resume_keeps_it(
 def test_a_budget_reached_by_the_last_attempt_is_a_finished_run(
     tmp_path: Path, prices: Path
 ) -> None:
-    whole = run_eval(workflow=Think, dataset=ROWS[:3], eval_fns=[exact], model=MOCK,
-                     batch_size=1, prices=prices, output=tmp_path / "whole.json")  # fmt: skip
+    whole = run_eval(
+        workflow=Think,
+        dataset=ROWS[:3],
+        eval_fns=[exact],
+        model=MOCK,
+        batch_size=1,
+        prices=prices,
+        output=tmp_path / "whole.json",
+    )
     cost = whole.summary.usage.cost_usd if whole.summary.usage else None
     assert cost
     last = _journal_costs(whole.path)[-1]
-    done = run_eval(workflow=Think, dataset=ROWS[:3], eval_fns=[exact], model=MOCK,
-                    batch_size=1, prices=prices, max_cost=cost - last / 2,
-                    output=tmp_path / "tight.json")  # fmt: skip
+    done = run_eval(
+        workflow=Think,
+        dataset=ROWS[:3],
+        eval_fns=[exact],
+        model=MOCK,
+        batch_size=1,
+        prices=prices,
+        max_cost=cost - last / 2,
+        output=tmp_path / "tight.json",
+    )
     assert done.status == "finished" and "stopped_reason" not in done.to_dict()["summary"]
 
 
@@ -106,8 +139,15 @@ def stub() -> Any:
 def _stub_run(stub: Any, tmp_path: Path, **more: Any) -> Any:
     prices = tmp_path / "stub-prices.toml"
     prices.write_text(STUB_PRICES)
-    return run_eval(workflow=Think, dataset=ROWS[:4], eval_fns=[exact], model="stub-model",
-                    base_url=stub.url, prices=prices, **more)  # fmt: skip
+    return run_eval(
+        workflow=Think,
+        dataset=ROWS[:4],
+        eval_fns=[exact],
+        model="stub-model",
+        base_url=stub.url,
+        prices=prices,
+        **more,
+    )
 
 
 def test_answers_without_usage_are_unknown_and_a_budget_refuses_to_go_on_blind(
@@ -121,8 +161,7 @@ def test_answers_without_usage_are_unknown_and_a_budget_refuses_to_go_on_blind(
     assert json.loads((tmp_path / "a.json").read_text())["summary"]["stopped_reason"] == (
         "usage_unknown"
     )
-    free = _stub_run(stub, tmp_path, max_cost=1.0, unknown_usage="free",
-                     output=tmp_path / "b.json")  # fmt: skip
+    free = _stub_run(stub, tmp_path, max_cost=1.0, unknown_usage="free", output=tmp_path / "b.json")
     usage = free.summary.usage
     assert free.status == "finished" and usage is not None and usage.cost_usd == 0
     raw = json.loads(free.path.read_text())["summary"]["usage"]
@@ -176,7 +215,12 @@ def test_a_price_is_finite_and_never_negative_from_any_source(value: Any) -> Non
     with pytest.raises(ValueError):
         Price(1.0, 1.0, cache_read=value)
     if isinstance(value, float):
-        detail = BaseModelDetail.model_validate({
-            "id": "m", "model_name": "m", "inference_input_usd_per_million_tokens": value,
-            "inference_output_usd_per_million_tokens": 1.0})  # fmt: skip
+        detail = BaseModelDetail.model_validate(
+            {
+                "id": "m",
+                "model_name": "m",
+                "inference_input_usd_per_million_tokens": value,
+                "inference_output_usd_per_million_tokens": 1.0,
+            }
+        )
         assert platform_price(detail) is None  # never a credit

@@ -126,10 +126,16 @@ def test_sample_is_seeded_ten_percent_at_least_one() -> None:
     assert count_selected(9, select_rows(9, None, sample=False, seed=0)) == 9
 
 
-@pytest.mark.parametrize(("value", "depth"), [
-    ({}, 1), ({"user_prompt": "q", "n": 3, "ok": True, "x": None}, 1),
-    ({"a": {"b": [1, {"c": 2}]}}, 4), ([[[]]], 3), ("text", 0),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("value", "depth"),
+    [
+        ({}, 1),
+        ({"user_prompt": "q", "n": 3, "ok": True, "x": None}, 1),
+        ({"a": {"b": [1, {"c": 2}]}}, 4),
+        ([[[]]], 3),
+        ("text", 0),
+    ],
+)
 def test_nesting_counts_lists_and_objects(value: object, depth: int) -> None:
     from osmosis_local_runner.run.dataset import nesting
 
@@ -163,7 +169,7 @@ def _digest_as_written_before(data: dict[str, object]) -> str:
     [
         ROWS[0],
         ROWS[1],
-        {"user_prompt": "é ü \u2028 \x1f \"q\" \\", "id": 2**63 - 1, "ok": True, "n": None},
+        {"user_prompt": 'é ü \u2028 \x1f "q" \\', "id": 2**63 - 1, "ok": True, "n": None},
         {"user_prompt": "big", "id": 123456789012345678901234567890},  # beyond 64 bits
         {"user_prompt": "floats", "score": 1e-05, "x": 1e16, "y": 0.1},  # float text differs
         {"user_prompt": "nested", "meta": {"b": [1, {"c": 2.5}], "a": None}},

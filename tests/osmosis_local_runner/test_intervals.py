@@ -21,13 +21,19 @@ CONFIG = "configs/eval/quickstart.toml"
 
 
 def test_the_mean_interval_treats_rows_as_clusters_as_scipy_does() -> None:
-    rows = [[1.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.5, 0.0, 1.0, 0.5],
-            [0.0, 0.0, 0.0, 0.0]]  # fmt: skip
+    rows = [
+        [1.0, 1.0, 0.0, 1.0],
+        [0.0, 0.0, 0.0, 1.0],
+        [1.0, 1.0, 1.0, 1.0],
+        [0.5, 0.0, 1.0, 0.5],
+        [0.0, 0.0, 0.0, 0.0],
+    ]
     means = [sum(r) / len(r) for r in rows]
     centre = sum(means) / len(means)
     found = mean_interval(rows, centre)
-    low, high = scipy_stats.t.interval(0.95, len(means) - 1, loc=centre,
-                                       scale=scipy_stats.sem(means))  # fmt: skip
+    low, high = scipy_stats.t.interval(
+        0.95, len(means) - 1, loc=centre, scale=scipy_stats.sem(means)
+    )
     assert found["stderr"] == pytest.approx(scipy_stats.sem(means), rel=1e-9)
     assert (found["ci_low"], found["ci_high"]) == pytest.approx((low, high), rel=1e-9)
     assert found["clusters"] == 5
@@ -60,15 +66,21 @@ def test_pass_at_k_has_a_bootstrap_interval_over_rows() -> None:
     per_row = [pass_at_k(n, c, 2) for n, c in counts]
     found = pass_at_k_interval(per_row)
     assert found is not None and found[0] <= sum(per_row) / len(per_row) <= found[1]
-    reference = scipy_stats.bootstrap((np.array(per_row),), np.mean, confidence_level=0.95,
-                                      method="percentile", n_resamples=20_000,
-                                      random_state=np.random.default_rng(0)).confidence_interval  # fmt: skip
+    reference = scipy_stats.bootstrap(
+        (np.array(per_row),),
+        np.mean,
+        confidence_level=0.95,
+        method="percentile",
+        n_resamples=20_000,
+        random_state=np.random.default_rng(0),
+    ).confidence_interval
     assert found == pytest.approx([reference.low, reference.high], abs=0.04)
 
 
 def test_a_run_carries_its_intervals_equal_to_scipys(quickstart_project: Path) -> None:
-    result = run_eval(CONFIG, model="mock/flaky-calculator", limit=20, n=4,
-                      output=quickstart_project / "r.json")  # fmt: skip
+    result = run_eval(
+        CONFIG, model="mock/flaky-calculator", limit=20, n=4, output=quickstart_project / "r.json"
+    )
     stats_ = json.loads(result.path.read_text())["summary"]["eval_fns"]["grader"]
     lines = journal_path(result.path).read_text().splitlines()[1:]
     by_row: dict[int, list[float]] = {}
@@ -76,8 +88,9 @@ def test_a_run_carries_its_intervals_equal_to_scipys(quickstart_project: Path) -
         attempt = json.loads(line)
         by_row.setdefault(attempt["row_index"], []).append(attempt["scores"]["grader"])
     means = [sum(v) / len(v) for v in by_row.values()]
-    low, high = scipy_stats.t.interval(0.95, len(means) - 1, loc=stats_["mean"],
-                                       scale=scipy_stats.sem(means))  # fmt: skip
+    low, high = scipy_stats.t.interval(
+        0.95, len(means) - 1, loc=stats_["mean"], scale=scipy_stats.sem(means)
+    )
     assert (round(stats_["ci_low"], 3), round(stats_["ci_high"], 3)) == (
         round(low, 3),
         round(high, 3),
@@ -109,11 +122,17 @@ def test_clustered_errors_equal_statsmodels_cluster_robust_ones() -> None:
 
 
 def test_a_run_clustered_by_a_column_counts_its_values(quickstart_project: Path) -> None:
-    plain = run_eval(CONFIG, model="mock/flaky-calculator", limit=20, n=2,
-                     output=quickstart_project / "a.json")  # fmt: skip
-    clustered = run_eval(CONFIG, model="mock/flaky-calculator", limit=20, n=2,
-                         output=quickstart_project / "b.json",
-                         cluster_by="metadata.difficulty")  # fmt: skip
+    plain = run_eval(
+        CONFIG, model="mock/flaky-calculator", limit=20, n=2, output=quickstart_project / "a.json"
+    )
+    clustered = run_eval(
+        CONFIG,
+        model="mock/flaky-calculator",
+        limit=20,
+        n=2,
+        output=quickstart_project / "b.json",
+        cluster_by="metadata.difficulty",
+    )
     one = json.loads(plain.path.read_text())
     two = json.loads(clustered.path.read_text())
     assert two["config"]["cluster_by"] == "difficulty"
@@ -121,8 +140,13 @@ def test_a_run_clustered_by_a_column_counts_its_values(quickstart_project: Path)
     assert one["summary"]["eval_fns"]["grader"]["clusters"] == 20
     assert two["summary"]["eval_fns"]["grader"]["clusters"] == len(difficulties)
     with pytest.raises(Exception, match="no row has a column 'nope'"):
-        run_eval(CONFIG, model="mock/calculator", limit=2, cluster_by="nope",
-                 output=quickstart_project / "c.json")  # fmt: skip
+        run_eval(
+            CONFIG,
+            model="mock/calculator",
+            limit=2,
+            cluster_by="nope",
+            output=quickstart_project / "c.json",
+        )
 
 
 def test_the_step_summary_reads_the_mean_with_its_interval(quickstart_project: Path) -> None:

@@ -54,7 +54,7 @@ def test_each_call_is_kept_with_its_timing_and_raw_answer(tmp_path: Path) -> Non
 
 def test_a_conversation_not_kept_in_the_transcript_is_kept_with_its_call(tmp_path: Path) -> None:
     doc = run(make_spec(tmp_path, Rewrites(), limit=1))
-    (first, second), = _calls(doc)
+    ((first, second),) = _calls(doc)
     request = json.loads(first["request"])
     assert request["messages"] == [{"role": "user", "content": "warm-up, forgotten later"}]
     assert "request" not in second
@@ -106,7 +106,9 @@ def test_a_score_with_its_explanation_is_kept_and_shown(tmp_path: Path) -> None:
     attempt = doc["rows"][0]["runs"][0]
     assert attempt["scores"] == {"grader": 0.5, "rubric": 1.0}
     assert attempt["explanations"] == {
-        "grader": "right number, no working shown", "rubric": "matches"}  # fmt: skip
+        "grader": "right number, no working shown",
+        "rubric": "matches",
+    }
     data = build_data(sources_of([spec.output]))
     shown = data["rows"][0]["cells"][0]["attempts"][0]["explanations"]
     assert shown["rubric"] == "matches"
@@ -118,27 +120,30 @@ def test_a_score_that_is_not_a_number_still_fails_the_grader(tmp_path: Path) -> 
     async def broken(ctx: Any) -> dict[str, Any]:
         return {"score": "high", "explanation": "?"}
 
-    doc = run(make_spec(tmp_path, TwoTurns(), limit=1,
-                        eval_fns=[EvalFn("grader", broken, "grader", True)]))  # fmt: skip
+    doc = run(
+        make_spec(
+            tmp_path, TwoTurns(), limit=1, eval_fns=[EvalFn("grader", broken, "grader", True)]
+        )
+    )
     attempt = doc["rows"][0]["runs"][0]
     assert attempt["success"] is False and "score must be a number" in attempt["error"]
     assert "explanations" not in attempt
 
 
-def test_rescoring_keeps_the_new_explanations_only(
-    tmp_path: Path, monkeypatch: Any
-) -> None:
+def test_rescoring_keeps_the_new_explanations_only(tmp_path: Path, monkeypatch: Any) -> None:
     from osmosis_local_runner.run.eval_fns import EvalFn
     from osmosis_local_runner.run.rescore import rescore
 
     async def judged(ctx: Any) -> dict[str, Any]:
         return {"score": 0.5, "explanation": "the first judge"}
 
-    spec = make_spec(tmp_path, TwoTurns(), limit=2,
-                     eval_fns=[EvalFn("grader", judged, "grader", True)])  # fmt: skip
+    spec = make_spec(
+        tmp_path, TwoTurns(), limit=2, eval_fns=[EvalFn("grader", judged, "grader", True)]
+    )
     run(spec)
-    (tmp_path / "plain.py").write_text("def exact(solution_str, ground_truth, extra_info=None):\n"
-                                       "    return 1.0\n")  # fmt: skip
+    (tmp_path / "plain.py").write_text(
+        "def exact(solution_str, ground_truth, extra_info=None):\n    return 1.0\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     result = rescore(spec.output, ["plain:exact"], tmp_path / "again.json")
     runs = [r for row in result.document["rows"] for r in row["runs"]]
@@ -155,8 +160,16 @@ def test_an_attempts_env_is_the_runs_with_its_calls_recorded() -> None:
     async def chat(messages: Any, params: Any) -> Any:
         raise AssertionError("not called")
 
-    run_env = RunEnv(chat=chat, complete=chat, model="m", base_url="http://x", api_key="k",
-                     sampling={"temperature": 0.1}, workflow_config={}, agent_timeout=3.0)  # fmt: skip
+    run_env = RunEnv(
+        chat=chat,
+        complete=chat,
+        model="m",
+        base_url="http://x",
+        api_key="k",
+        sampling={"temperature": 0.1},
+        workflow_config={},
+        agent_timeout=3.0,
+    )
     log = CallLog(run_env, 0.0)
     mine = log.env()
     fields = [f.name for f in dataclasses.fields(RunEnv) if f.name not in ("chat", "complete")]
@@ -181,8 +194,9 @@ def test_a_calls_retries_are_kept_with_why_each_try_failed(tmp_path: Path) -> No
         # the first try fails, the second answers (a run's first calls retry once: they
         # check the endpoint before the run trusts it)
         stub.fail_next(503, count=1, retry_after="0")
-        run_eval(config, model="m", base_url=stub.url, dataset=data, n=1,
-                          output=tmp_path / "out.json")  # fmt: skip
+        run_eval(
+            config, model="m", base_url=stub.url, dataset=data, n=1, output=tmp_path / "out.json"
+        )
     doc = json.loads((tmp_path / "out.json").read_text())
     (calls,) = _calls(doc)
     assert calls[0]["retries"] == ["HTTP 503"]

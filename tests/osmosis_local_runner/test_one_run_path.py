@@ -90,13 +90,26 @@ def snapshot(run_dir: Path, root: Path) -> dict[str, Any]:
 
 
 def test_a_new_named_run_is_the_same_through_both_doors(project: Path, twin: Path) -> None:
-    spec = ["--name", "ckpt", "--model", "mock/calculator", "--limit", "4", "--n", "2",
-            "--batch-size", "1", "--temperature", "0.5"]  # fmt: skip
+    spec = [
+        "--name",
+        "ckpt",
+        "--model",
+        "mock/calculator",
+        "--limit",
+        "4",
+        "--n",
+        "2",
+        "--batch-size",
+        "1",
+        "--temperature",
+        "0.5",
+    ]
     code, _, err = cli("eval", "run", CONFIG, *spec, "-q")
     assert code == 0, err
     os.chdir(twin)
-    run_eval(CONFIG, name="ckpt", model="mock/calculator", limit=4, n=2, batch_size=1,
-             temperature=0.5)  # fmt: skip
+    run_eval(
+        CONFIG, name="ckpt", model="mock/calculator", limit=4, n=2, batch_size=1, temperature=0.5
+    )
     runs = ".osmosis/evals/ckpt"
     assert snapshot(project / runs, project) == snapshot(twin / runs, twin)
 
@@ -127,9 +140,11 @@ def test_a_resumed_run_is_the_same_through_both_doors(project: Path, twin: Path)
 
 
 def test_a_suite_is_the_same_through_both_doors(project: Path, twin: Path) -> None:
-    suite = ('suite = "sweep"\nrollout = "calculator"\nentrypoint = "main.py"\n'
-             'model_path = "mock/calculator"\ndataset = "arithmetic"\nlimit = 3\n'
-             "batch_size = 1\n\n[[ablation]]\n[ablation.sweep]\nn = [1, 2]\n")  # fmt: skip
+    suite = (
+        'suite = "sweep"\nrollout = "calculator"\nentrypoint = "main.py"\n'
+        'model_path = "mock/calculator"\ndataset = "arithmetic"\nlimit = 3\n'
+        "batch_size = 1\n\n[[ablation]]\n[ablation.sweep]\nn = [1, 2]\n"
+    )
     for root in (project, twin):
         (root / "configs/eval/sweep.toml").write_text(suite)
     assert cli("eval", "run", "configs/eval/sweep.toml", "-o", "out", "-q")[0] == 0
@@ -172,15 +187,17 @@ def _every_file(root: Path) -> str:
 def test_a_key_reaches_the_model_and_is_written_nowhere(project: Path) -> None:
     with StubOpenAI() as stub:
         stub.state.required_key = KEY
-        result = run_eval(CONFIG, name="keyed", model="stub-model", base_url=stub.url,
-                          api_key=KEY, limit=2)  # fmt: skip
+        result = run_eval(
+            CONFIG, name="keyed", model="stub-model", base_url=stub.url, api_key=KEY, limit=2
+        )
         assert result.summary.total_runs == 6 and result.summary.errors == 0  # it was sent
         password = stub.url.replace("http://", "http://user:hunter2secret@")
         run_eval(CONFIG, name="pw", model="stub-model", base_url=password, api_key=KEY, limit=1)
     written = _every_file(project / ".osmosis")
     assert KEY not in written and "hunter2secret" not in written
-    header = json.loads(journal_path(project / ".osmosis/evals/keyed/results.json")
-                        .read_text().splitlines()[0])  # fmt: skip
+    header = json.loads(
+        journal_path(project / ".osmosis/evals/keyed/results.json").read_text().splitlines()[0]
+    )
     assert header["settings"]["withheld"] == ["api_key"]
 
 
@@ -207,10 +224,17 @@ def test_a_cancelled_run_resumes_with_only_its_name(project: Path) -> None:
             if update.completed >= 4:
                 progressed.set()
 
-        task = asyncio.ensure_future(arun_eval(
-            CONFIG, name="cut", model="mock/calculator@40", limit=8, n=2, batch_size=2,
-            on_progress=on_progress,
-        ))  # fmt: skip
+        task = asyncio.ensure_future(
+            arun_eval(
+                CONFIG,
+                name="cut",
+                model="mock/calculator@40",
+                limit=8,
+                n=2,
+                batch_size=2,
+                on_progress=on_progress,
+            )
+        )
         await asyncio.wait_for(progressed.wait(), 30)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -267,3 +291,23 @@ def test_a_killed_run_is_first_class_in_list_info_and_load_run(project: Path) ->
     assert f"osmosis eval run {CONFIG} --name killed" in out
     code, out, _ = cli("eval", "list", "--local")
     assert code == 0 and "5/12" in out
+
+
+def test_a_request_refused_by_the_cli_is_refused_by_run_eval_with_the_same_code(
+    project: Path,
+) -> None:
+    """The rules of a request live in the request (``RunRequest.check``): a named run's
+    options with one results file are refused by both doors, never silently ignored."""
+    for keywords, flags in (
+        ({"name": "x"}, ["--name", "x"]),
+        ({"fresh": True}, ["--fresh"]),
+    ):
+        with pytest.raises(InvalidInputError) as refused:
+            run_eval(CONFIG, output="r.json", model="mock/calculator", limit=1, **keywords)
+        code, _, err = cli("eval", "run", CONFIG, "-o", "r.json", "--limit", "1", *flags)
+        assert refused.value.code == "RUN_FILE_CONFLICT" and code == 2
+        assert "is one results document" in err and "drop -o" in err
+        assert not (project / "r.json").exists()
+    with pytest.raises(InvalidInputError) as uploading:
+        run_eval(CONFIG, output="r.json", upload=object(), limit=1)  # type: ignore[arg-type]
+    assert uploading.value.code == "RUN_FILE_CONFLICT"

@@ -29,7 +29,9 @@ def scores_for(seed: int, rows: int, n: int) -> dict[int, list[float]]:
 
 
 def pair(tmp_path: Path, n: int = 3, rows: int = 30) -> list[Source]:
-    meta = {i: {"level": ["easy", "hard"][i % 2], "id": f"r{i}", "one": "same"} for i in range(rows)}
+    meta = {
+        i: {"level": ["easy", "hard"][i % 2], "id": f"r{i}", "one": "same"} for i in range(rows)
+    }
     a = write(tmp_path / "a.json", scores_for(1, rows, n), metadata=meta)
     b = write(tmp_path / "b.json", scores_for(2, rows, n), metadata=meta, model="mock/b")
     return sources_of([a, b])
@@ -87,8 +89,10 @@ def test_only_columns_worth_slicing_are_offered_and_their_numbers_are_compares(
     assert sliced["compare"] == compare_by(comparison, "level").to_json()
     easy = sliced["runs"][0]["values"][0]
     assert easy["value"] == "easy" and easy["rows"] == 15
-    assert all(row["meta"] == {"level": ["easy", "hard"][row["cells"][0]["row"] % 2]}
-               for row in data["rows"])  # fmt: skip
+    assert all(
+        row["meta"] == {"level": ["easy", "hard"][row["cells"][0]["row"] % 2]}
+        for row in data["rows"]
+    )
 
 
 def test_by_opens_the_page_on_a_column_even_one_with_many_values(tmp_path: Path) -> None:
@@ -125,7 +129,7 @@ def _suite(tmp_path: Path) -> Path:
 
 def test_a_suite_report_is_titled_ranked_and_charts_each_swept_setting(tmp_path: Path) -> None:
     page, rows = render(sources_of([_suite(tmp_path)]))
-    assert "<h1 data-testid=\"title\">suite nightly</h1>" in page
+    assert '<h1 data-testid="title">suite nightly</h1>' in page
     ranking = page.split('data-testid="suite-ranking"', 1)[1].split("</table>", 1)[0]
     names = re.findall(r"<tr><td>\d+</td><td>([^<]+)</td>", ranking)
     assert names == ["big-n1", "big-n3", "small-n3", "base"]  # best mean first, as printed

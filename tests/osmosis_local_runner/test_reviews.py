@@ -24,8 +24,9 @@ def run_dir(quickstart_project: Path) -> Path:
 def test_a_review_is_appended_beside_the_run_and_never_changes_it(run_dir: Path) -> None:
     before = (run_dir / "results.json").read_bytes()
     run = load_run("step-1")
-    run.review(0, 1, verdict="fail", reason="the answer is right for the wrong reason",
-               author="ada")  # fmt: skip
+    run.review(
+        0, 1, verdict="fail", reason="the answer is right for the wrong reason", author="ada"
+    )
     run.review(0, comment="prompt is ambiguous")
     run.review(tag="baseline")
     run.review(0, 1, score=0.5, reason="half credit", author="bo")  # the latest wins
@@ -39,8 +40,16 @@ def test_a_review_is_appended_beside_the_run_and_never_changes_it(run_dir: Path)
     assert [r.tag for r in reviews] == [None, None, "baseline", None]
     found = agreement(run._file, reviews)
     assert found["reviewed"] == 1  # one attempt judged, twice: the latest (0.5 < 1) counts
-    assert found["disagree"] == [{"row": 0, "attempt": 1, "grader": True, "reviewer": False,
-                                  "reason": "half credit", "author": "bo"}]  # fmt: skip
+    assert found["disagree"] == [
+        {
+            "row": 0,
+            "attempt": 1,
+            "grader": True,
+            "reviewer": False,
+            "reason": "half credit",
+            "author": "bo",
+        }
+    ]
 
 
 @pytest.mark.parametrize(

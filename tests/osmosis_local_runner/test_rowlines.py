@@ -44,10 +44,16 @@ def _per_line(path: Path, rows: int, bad_row: int | None = None) -> Path:
     write(path, {i: [float(i % 2)] for i in range(rows)})
     lines = path.read_bytes().split(b"\n")
     if bad_row is not None:
-        at = next(i for i, line in enumerate(lines) if line.strip().startswith(
-            b'{"row_index": %d,' % bad_row))  # fmt: skip
-        lines[at] = lines[at].replace(b'"grader":1.0', b'"grader":1e400').replace(
-            b'"grader": 1.0', b'"grader": 1e400')  # fmt: skip
+        at = next(
+            i
+            for i, line in enumerate(lines)
+            if line.strip().startswith(b'{"row_index": %d,' % bad_row)
+        )
+        lines[at] = (
+            lines[at]
+            .replace(b'"grader":1.0', b'"grader":1e400')
+            .replace(b'"grader": 1.0', b'"grader": 1e400')
+        )
         assert b"1e400" in lines[at]
     path.write_bytes(b"\n".join(lines))
     return path

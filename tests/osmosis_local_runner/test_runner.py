@@ -422,8 +422,15 @@ def test_the_first_wave_checks_the_endpoint_without_a_request_of_its_own(
     with StubOpenAI() as stub:
         stub.state.required_key = "right"
         target = resolve_target("served", base_url=stub.url, env={})
-        spec = make_spec(tmp_path, Calc(), limit=10, batch_size=5, model=target, probe=True,
-                         output=tmp_path / "refused.json")  # fmt: skip
+        spec = make_spec(
+            tmp_path,
+            Calc(),
+            limit=10,
+            batch_size=5,
+            model=target,
+            probe=True,
+            output=tmp_path / "refused.json",
+        )
         with pytest.raises(OsmosisError) as refused:
             run(spec)
         assert refused.value.code == "PROVIDER_AUTH"

@@ -47,26 +47,55 @@ def test_every_setting_has_a_cli_option_in_some_form() -> None:
 
 
 def test_the_cli_and_the_library_make_the_same_settings() -> None:
-    opts = RunOptions(config_path=Path("x.toml"), model="m", limit=3, rows_spec="1-3",
-                      max_in_flight=4, header=["X-Key: v"], sampling_args_json='{"top_p": 0.5}',
-                      no_transcripts=True, temperature=0.2)  # fmt: skip
-    library = settings_of({"model": "m", "limit": 3, "rows": "1-3", "batch_size": 4,
-                           "headers": {"X-Key": "v"}, "sampling_args": {"top_p": 0.5},
-                           "transcripts": False, "temperature": 0.2})  # fmt: skip
+    opts = RunOptions(
+        config_path=Path("x.toml"),
+        model="m",
+        limit=3,
+        rows_spec="1-3",
+        max_in_flight=4,
+        header=["X-Key: v"],
+        sampling_args_json='{"top_p": 0.5}',
+        no_transcripts=True,
+        temperature=0.2,
+    )
+    library = settings_of(
+        {
+            "model": "m",
+            "limit": 3,
+            "rows": "1-3",
+            "batch_size": 4,
+            "headers": {"X-Key": "v"},
+            "sampling_args": {"top_p": 0.5},
+            "transcripts": False,
+            "temperature": 0.2,
+        }
+    )
     assert opts.run_settings() == library
 
 
 def test_secrets_are_never_kept_and_their_names_are() -> None:
-    settings = RunSettings(model="m", api_key="sk-1", baseline_api_key="sk-2",
-                           headers=["Authorization: Bearer sk-3", "X-Trace: t"],
-                           base_url="https://user:sk-4@gw.example/v1", deadline=5.0)  # fmt: skip
+    settings = RunSettings(
+        model="m",
+        api_key="sk-1",
+        baseline_api_key="sk-2",
+        headers=["Authorization: Bearer sk-3", "X-Trace: t"],
+        base_url="https://user:sk-4@gw.example/v1",
+        deadline=5.0,
+    )
     kept = settings.kept()
     assert "sk-" not in repr(kept)
     assert sorted(kept["withheld"]) == [
-        "api_key", "base_url", "baseline_api_key", "headers:Authorization", "headers:X-Trace",
-    ]  # fmt: skip
+        "api_key",
+        "base_url",
+        "baseline_api_key",
+        "headers:Authorization",
+        "headers:X-Trace",
+    ]
     assert "deadline" not in kept and kept["model"] == "m"
-    assert {name for name, fate in FATE.items() if fate == SECRET} == {"api_key", "baseline_api_key"}
+    assert {name for name, fate in FATE.items() if fate == SECRET} == {
+        "api_key",
+        "baseline_api_key",
+    }
 
 
 def test_a_withheld_secret_is_asked_for_again() -> None:
@@ -121,6 +150,8 @@ def test_a_finished_runs_fingerprint_judges_the_settings_given() -> None:
     assert RunSettings(rows=frozenset({1, 2, 3}), temperature=0.5).changes_from(recorded) == []
     assert RunSettings(batch_size=64).changes_from(recorded) == []  # pace: not what it is
     assert RunSettings(model="b", n=4, temperature=0.9).changes_from(recorded) == [
-        "model: 'a' → 'b'", "n: 2 → 4", "sampling temperature: 0.5 → 0.9",
-    ]  # fmt: skip
+        "model: 'a' → 'b'",
+        "n: 2 → 4",
+        "sampling temperature: 0.5 → 0.9",
+    ]
     assert rows_text({3, 1, 2, 7}) == "1-3,7"

@@ -59,13 +59,20 @@ def test_largest_first_missing_last_numbers_in_number_order(tmp_path: Path) -> N
     metadata = {0: {"k": 10}, 1: {"k": 9}, 2: {"k": 10}, 3: {}, 4: {"k": 2}, 5: {"k": 9}}
     doc = ResultsFile(write(tmp_path / "d.json", {i: [1.0] for i in metadata}, metadata=metadata))
     found = slice_rows(((r.metadata, r.runs) for r in doc.rows()), "k", ["grader"], 1.0)
-    assert [(s.value, s.rows) for s in found.slices] == [("9", 2), ("10", 2), ("2", 1), (MISSING, 1)]
+    assert [(s.value, s.rows) for s in found.slices] == [
+        ("9", 2),
+        ("10", 2),
+        ("2", 1),
+        (MISSING, 1),
+    ]
 
 
 def test_an_identifier_column_keeps_the_largest_values_and_counts_the_rest(tmp_path: Path) -> None:
     rows = MAX_SLICES + 7
     metadata = {i: {"id": f"row-{i}"} for i in range(rows)}
-    doc = ResultsFile(write(tmp_path / "d.json", {i: [1.0] for i in range(rows)}, metadata=metadata))
+    doc = ResultsFile(
+        write(tmp_path / "d.json", {i: [1.0] for i in range(rows)}, metadata=metadata)
+    )
     found = slice_rows(((r.metadata, r.runs) for r in doc.rows()), "id", ["grader"], 1.0)
     assert len(found.slices) == MAX_SLICES and found.hidden == 7
     assert found.to_json(["grader"], 1)["values_not_shown"] == 7

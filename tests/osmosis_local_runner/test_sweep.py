@@ -43,7 +43,9 @@ def test_runs_by_step_against_the_oldest_with_the_regression_named(
     assert set(found.first_solved.values()) == {"step-100"}  # every row, at the first step
     chosen = sweep(steps, baseline="step-300")
     assert chosen.baseline == "step-300" and {a.name for a in chosen.against} == {
-        "step-100", "step-200"}
+        "step-100",
+        "step-200",
+    }
     with pytest.raises(InvalidInputError, match="not one of"):
         sweep(steps, baseline="step-999")
     with pytest.raises(InvalidInputError, match="two runs or more"):
@@ -51,8 +53,9 @@ def test_runs_by_step_against_the_oldest_with_the_regression_named(
 
 
 def test_holm_steps_down_and_never_lowers_a_later_p() -> None:
-    found = [AgainstBaseline(n, -0.1, -0.2, -0.01, p) for n, p in
-             (("a", 0.01), ("b", 0.04), ("c", 0.03))]  # fmt: skip
+    found = [
+        AgainstBaseline(n, -0.1, -0.2, -0.01, p) for n, p in (("a", 0.01), ("b", 0.04), ("c", 0.03))
+    ]
     _holm(found)
     adjusted = {a.name: a.adjusted_p for a in found}
     assert adjusted == pytest.approx({"a": 0.03, "c": 0.06, "b": 0.06})
@@ -78,8 +81,15 @@ def test_the_sweep_page_lists_the_rows_solved_late_or_never(steps: list[tuple[st
     run_eval(CONFIG, name="early", model="mock/echo", limit=8, n=1, series="other", step=50)
     for name in ("step-100", "step-200"):
         step = int(name.split("-")[1])
-        run_eval(CONFIG, name=f"o-{step}", model="mock/calculator", limit=8, n=1,
-                 series="other", step=step)  # fmt: skip
+        run_eval(
+            CONFIG,
+            name=f"o-{step}",
+            model="mock/calculator",
+            limit=8,
+            n=1,
+            series="other",
+            step=step,
+        )
     runs = steps[0][1].parent.parent
     found = [(n, runs / n / "results.json") for n in ("o-100", "early", "o-200")]
     page = sweep_page(sweep(found))

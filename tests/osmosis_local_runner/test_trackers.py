@@ -34,8 +34,9 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any, str | None, in
 
         return send
 
-    monkeypatch.setattr(tracking, "SINKS",
-                        {k: sink(k) for k in ("mlflow", "wandb", "trackio", "hf")})  # fmt: skip
+    monkeypatch.setattr(
+        tracking, "SINKS", {k: sink(k) for k in ("mlflow", "wandb", "trackio", "hf")}
+    )
     monkeypatch.setattr("osmosis_local_runner.api.sharing.check_available", lambda d: None)
     return calls
 
@@ -82,11 +83,17 @@ def test_a_missing_extra_is_said_with_the_install_command(
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "wandb" else real(name, *a))  # fmt: skip
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "wandb" else real(name, *a)
+    )
     with pytest.raises(InvalidInputError, match="needs the wandb package") as caught:
-        run_eval("configs/eval/quickstart.toml", name="x", model="mock/calculator", limit=1,
-                 log_to="wandb:evals")  # fmt: skip
+        run_eval(
+            "configs/eval/quickstart.toml",
+            name="x",
+            model="mock/calculator",
+            limit=1,
+            log_to="wandb:evals",
+        )
     assert "osmosis-client[wandb]" in str(caught.value.hint)
     assert not (quickstart_project / ".osmosis" / "evals" / "x").exists()  # nothing ran
 
@@ -114,12 +121,18 @@ def test_the_payload_holds_the_metrics_params_and_one_table_schema(
 def test_a_run_goes_to_each_tracker_once_and_a_failure_is_kept_for_push(
     sent: list[Any], quickstart_project: Path
 ) -> None:
-    result = run_eval("configs/eval/quickstart.toml", name="step-200", model="mock/calculator",
-                      limit=2, log_to=["mlflow:http://tracker", "wandb:fail-proj"],
-                      step=200)  # fmt: skip
+    result = run_eval(
+        "configs/eval/quickstart.toml",
+        name="step-200",
+        model="mock/calculator",
+        limit=2,
+        log_to=["mlflow:http://tracker", "wandb:fail-proj"],
+        step=200,
+    )
     assert result.status == "finished"  # the run stands whatever the trackers did
     assert [(kind, target, step) for kind, _, target, step in sent] == [
-        ("mlflow", "http://tracker", 200)]  # fmt: skip
+        ("mlflow", "http://tracker", 200)
+    ]
     record = json.loads((result.path.parent / "trackers.json").read_text())["destinations"]
     assert record["mlflow:http://tracker"]["status"] == "logged"
     failed = record["wandb:fail-proj"]
@@ -184,8 +197,13 @@ def test_the_library_warns_of_a_failed_tracker(
     sent: list[Any], quickstart_project: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level("WARNING", logger="osmosis_local_runner"):
-        run_eval("configs/eval/quickstart.toml", name="w", model="mock/calculator", limit=1,
-                 log_to="mlflow:http://fail.example")  # fmt: skip
+        run_eval(
+            "configs/eval/quickstart.toml",
+            name="w",
+            model="mock/calculator",
+            limit=1,
+            log_to="mlflow:http://fail.example",
+        )
     assert "not logged to mlflow:http://fail.example" in caplog.text
 
 
@@ -215,8 +233,13 @@ def test_a_payload_that_cannot_be_built_fails_the_trackers_not_the_run(
         raise RuntimeError("a bug in the payload")
 
     monkeypatch.setattr(tracking, "payload_of", broken)
-    result = run_eval("configs/eval/quickstart.toml", name="p", model="mock/calculator",
-                      limit=1, log_to=["mlflow", "wandb"])  # fmt: skip
+    result = run_eval(
+        "configs/eval/quickstart.toml",
+        name="p",
+        model="mock/calculator",
+        limit=1,
+        log_to=["mlflow", "wandb"],
+    )
     assert result.status == "finished" and not sent
     record = json.loads((result.path.parent / "trackers.json").read_text())["destinations"]
     assert {v["status"] for v in record.values()} == {"failed"}

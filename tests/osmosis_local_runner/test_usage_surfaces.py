@@ -30,9 +30,19 @@ from tests.osmosis_local_runner.test_reasoning_runs import MOCK, ROWS, Think, ex
 @pytest.fixture
 def thinking(tmp_path: Path) -> Path:
     prices = tmp_path / "prices.toml"
-    prices.write_text('[models."mock/thinking-calculator"]\ninput = 1\noutput = 4\ncache_read = 0.5\n')
-    return run_eval(workflow=Think, dataset=ROWS, eval_fns=[exact], model=MOCK, n=2,
-                    prices=prices, max_tokens=40, output=tmp_path / "t.json").path  # fmt: skip
+    prices.write_text(
+        '[models."mock/thinking-calculator"]\ninput = 1\noutput = 4\ncache_read = 0.5\n'
+    )
+    return run_eval(
+        workflow=Think,
+        dataset=ROWS,
+        eval_fns=[exact],
+        model=MOCK,
+        n=2,
+        prices=prices,
+        max_tokens=40,
+        output=tmp_path / "t.json",
+    ).path
 
 
 def test_junit_and_the_step_summary_carry_the_runs_usage(thinking: Path) -> None:
@@ -69,31 +79,58 @@ def test_effort_is_a_suite_axis(tmp_path: Path, quickstart_project: Path) -> Non
 @respx.mock
 def test_the_platforms_published_prices_price_a_run(tmp_path: Path) -> None:
     base = f"{PLATFORM}/api/cli/models/base"
-    respx.get(f"{base}/mock%2Fthinking-calculator").mock(return_value=httpx.Response(200, json={
-        "id": "m1", "model_name": "mock/thinking-calculator",
-        "inference_input_usd_per_million_tokens": 0.2,
-        "inference_cached_input_usd_per_million_tokens": 0.015,
-        "inference_output_usd_per_million_tokens": 0.8}))  # fmt: skip
+    respx.get(f"{base}/mock%2Fthinking-calculator").mock(
+        return_value=httpx.Response(
+            200,
+            json={
+                "id": "m1",
+                "model_name": "mock/thinking-calculator",
+                "inference_input_usd_per_million_tokens": 0.2,
+                "inference_cached_input_usd_per_million_tokens": 0.015,
+                "inference_output_usd_per_million_tokens": 0.8,
+            },
+        )
+    )
     respx.get(f"{base}/nowhere").mock(return_value=httpx.Response(404, json={"detail": "no"}))
     with Client(token="t", workspace="acme", base_url=PLATFORM) as client:
         table = client.models.prices([MOCK, "nowhere"])
         assert table.prices == {MOCK: Price(0.2, 0.8, cache_read=0.015)}
-        result = run_eval(workflow=Think, dataset=ROWS[:2], eval_fns=[exact], model=MOCK,
-                          prices="platform", client=client, output=tmp_path / "p.json")  # fmt: skip
+        result = run_eval(
+            workflow=Think,
+            dataset=ROWS[:2],
+            eval_fns=[exact],
+            model=MOCK,
+            prices="platform",
+            client=client,
+            output=tmp_path / "p.json",
+        )
     usage = result.summary.usage
     assert usage is not None and usage.cost_usd is not None and usage.cost_usd > 0
     with pytest.raises(Exception, match="logged-in client"):
-        run_eval(workflow=Think, dataset=ROWS[:2], eval_fns=[exact], model=MOCK,
-                 prices="platform", output=tmp_path / "q.json")  # fmt: skip
+        run_eval(
+            workflow=Think,
+            dataset=ROWS[:2],
+            eval_fns=[exact],
+            model=MOCK,
+            prices="platform",
+            output=tmp_path / "q.json",
+        )
 
 
 JUNK: list[Any] = [
-    {"input_tokens": "many", "output_tokens": -3, "per_attempt": 5, "by_model": ["x"],
-     "cost_usd": "free", "attempts": True, "truncated": 1e300},
+    {
+        "input_tokens": "many",
+        "output_tokens": -3,
+        "per_attempt": 5,
+        "by_model": ["x"],
+        "cost_usd": "free",
+        "attempts": True,
+        "truncated": 1e300,
+    },
     {"per_attempt": {"output_tokens": {"mean": "a", "p50": None}}, "by_model": {"m": 7}},
     "not a mapping",
     [],
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("junk", JUNK)
@@ -132,8 +169,10 @@ def test_usage_adds_up_calls_never_averages() -> None:
     total.add(two)
     assert (total.input_tokens, total.output_tokens, total.calls) == (40, 6, 2)
     assert total.reported_cost is None  # one call did not report its cost: no sum
-    runs = [{"input_tokens": 10, "output_tokens": 100, "calls": 1, "cost_usd": 0.5},
-            {"input_tokens": 30, "output_tokens": 0, "calls": 3}]  # fmt: skip
+    runs = [
+        {"input_tokens": 10, "output_tokens": 100, "calls": 1, "cost_usd": 0.5},
+        {"input_tokens": 30, "output_tokens": 0, "calls": 3},
+    ]
     summary = usage_summary(runs)
     assert summary is not None and summary["cost_usd"] is None  # a price was not known
     assert summary["calls"] == 4 and summary["total_tokens"] == 140

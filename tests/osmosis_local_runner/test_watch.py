@@ -66,12 +66,24 @@ def test_each_complete_checkpoint_is_evaluated_once_with_its_own_weights(
         lambda: None,  # unchanged across two looks: complete
         lambda: (save(ckpts, 300, "calculator"), (ckpts / "step_300" / "STABLE").touch()),
     )
-    result = watch_checkpoints(CONFIG, ckpts, series="grpo", model=BASE, base_url=vllm.url,
-                               limit=4, until=300, poll=5, sleep=trainer,
-                               on_event=events.append)  # fmt: skip
+    result = watch_checkpoints(
+        CONFIG,
+        ckpts,
+        series="grpo",
+        model=BASE,
+        base_url=vllm.url,
+        limit=4,
+        until=300,
+        poll=5,
+        sleep=trainer,
+        on_event=events.append,
+    )
     assert result.finished == {100: "grpo-step-100", 200: "grpo-step-200", 300: "grpo-step-300"}
-    assert [load["lora_name"] for load in vllm.loads] == ["grpo-step-100", "grpo-step-200",
-                                                          "grpo-step-300"]  # fmt: skip
+    assert [load["lora_name"] for load in vllm.loads] == [
+        "grpo-step-100",
+        "grpo-step-200",
+        "grpo-step-300",
+    ]
     assert vllm.unloads == ["grpo-step-100", "grpo-step-200", "grpo-step-300"]
     assert set(vllm.calls) == {"grpo-step-100", "grpo-step-200", "grpo-step-300"}
     assert len(vllm.calls) == 3 * 4 * 3  # steps × rows × n: each attempt once
@@ -94,8 +106,16 @@ def test_a_restarted_watch_skips_what_finished_and_continues_a_half_done_step(
     ckpts = tmp_path / "ckpts"
     for step in (100, 200):
         save(ckpts, step, "calculator")
-    first = watch_checkpoints(CONFIG, ckpts, series="grpo", model=BASE, base_url=vllm.url,
-                              limit=4, once=True, sleep=Trainer())  # fmt: skip
+    first = watch_checkpoints(
+        CONFIG,
+        ckpts,
+        series="grpo",
+        model=BASE,
+        base_url=vllm.url,
+        limit=4,
+        once=True,
+        sleep=Trainer(),
+    )
     assert set(first.finished) == {100, 200}
     # step 200 as a watch killed mid-step leaves it: two attempts journaled, no document
     run = RUNS / "grpo-step-200"
@@ -103,8 +123,16 @@ def test_a_restarted_watch_skips_what_finished_and_continues_a_half_done_step(
     journal = journal_path(run / "results.json")
     journal.write_text("".join(journal.read_text().splitlines(keepends=True)[:3]))
     calls = len(vllm.calls)
-    again = watch_checkpoints(CONFIG, ckpts, series="grpo", model=BASE, base_url=vllm.url,
-                              limit=4, once=True, sleep=Trainer())  # fmt: skip
+    again = watch_checkpoints(
+        CONFIG,
+        ckpts,
+        series="grpo",
+        model=BASE,
+        base_url=vllm.url,
+        limit=4,
+        once=True,
+        sleep=Trainer(),
+    )
     assert again.finished == first.finished
     assert vllm.calls[calls:] == ["grpo-step-200"] * (12 - 2)  # only what was missing
     assert load_run("grpo-step-200").summary.total_runs == 12
@@ -119,8 +147,16 @@ def test_a_failed_step_is_recorded_and_the_watch_goes_on(
     ckpts = tmp_path / "ckpts"
     save(ckpts, 100, "calculator", broken=True)  # the server refuses to load it
     save(ckpts, 200, "calculator")
-    result = watch_checkpoints(CONFIG, ckpts, series="grpo", model=BASE, base_url=vllm.url,
-                               limit=2, once=True, sleep=Trainer())  # fmt: skip
+    result = watch_checkpoints(
+        CONFIG,
+        ckpts,
+        series="grpo",
+        model=BASE,
+        base_url=vllm.url,
+        limit=2,
+        once=True,
+        sleep=Trainer(),
+    )
     assert set(result.failed) == {100} and "rank too large" in result.failed[100]
     assert result.finished == {200: "grpo-step-200"}
     record = json.loads(Path(".osmosis/watches/grpo.json").read_text())
@@ -133,8 +169,16 @@ def test_a_server_without_runtime_lora_is_said_clearly(
     ckpts = tmp_path / "ckpts"
     save(ckpts, 1, "calculator")
     with running_vllm(runtime_lora=False) as plain:
-        result = watch_checkpoints(CONFIG, ckpts, series="s", model=BASE, base_url=plain.url,
-                                   limit=1, once=True, sleep=Trainer())  # fmt: skip
+        result = watch_checkpoints(
+            CONFIG,
+            ckpts,
+            series="s",
+            model=BASE,
+            base_url=plain.url,
+            limit=1,
+            once=True,
+            sleep=Trainer(),
+        )
     assert "VLLM_ALLOW_RUNTIME_LORA_UPDATING" not in result.failed[1]  # the hint has it
     assert "load_lora_adapter is not served (404)" in result.failed[1]
 
@@ -162,8 +206,22 @@ def test_the_cli_says_what_the_watch_does_and_renders_what_it_did(
                 code = exc.code if isinstance(exc.code, int) else 0
             return Result(code, out.getvalue().decode(), err.getvalue().decode())
 
-    args = ["eval", "watch", CONFIG, "--checkpoints", str(ckpts), "--series", "grpo",
-            "--model", BASE, "--base-url", vllm.url, "--limit", "2", "--once"]  # fmt: skip
+    args = [
+        "eval",
+        "watch",
+        CONFIG,
+        "--checkpoints",
+        str(ckpts),
+        "--series",
+        "grpo",
+        "--model",
+        BASE,
+        "--base-url",
+        vllm.url,
+        "--limit",
+        "2",
+        "--once",
+    ]
     done = invoke(*args)
     assert done.exit_code == 1  # a step failed: said, and the exit code says so
     assert "step 10: grpo-step-10 finished (mean 1.000)" in done.stderr
@@ -198,9 +256,17 @@ def test_full_weights_are_served_by_the_users_command_and_stopped_after(
         port = sock.getsockname()[1]
     double = Path(__file__).resolve().parents[1] / "vllm_lora_double.py"
     command = f"{sys.executable} {double} --port {port} --weights {{path}} --name full"
-    result = watch_checkpoints(CONFIG, ckpts, series="full", serve_cmd=command, model="full",
-                               base_url=f"http://127.0.0.1:{port}/v1", limit=3, once=True,
-                               serve_timeout=60)  # fmt: skip
+    result = watch_checkpoints(
+        CONFIG,
+        ckpts,
+        series="full",
+        serve_cmd=command,
+        model="full",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        limit=3,
+        once=True,
+        serve_timeout=60,
+    )
     assert result.finished == {1: "full-step-1", 2: "full-step-2"}
     assert (
         load_run("full-step-1").summary.mean == 1.0 and load_run("full-step-2").summary.mean == 0.0
@@ -247,8 +313,7 @@ def test_a_trainer_callback_evaluates_saves_in_the_background_newest_first(
     monkeypatch.setattr(module, "aevaluate_checkpoint", original)
     out = tmp_path / "trainer-out"
     save(out, 5, "calculator").rename(out / "checkpoint-5")
-    real = module.OsmosisEvalCallback(CONFIG, series="trl", model=BASE, base_url=vllm.url,
-                                      limit=2)  # fmt: skip
+    real = module.OsmosisEvalCallback(CONFIG, series="trl", model=BASE, base_url=vllm.url, limit=2)
     real.on_save(SimpleNamespace(output_dir=str(out)), TrainerState(global_step=5), control)
     real.on_train_end(SimpleNamespace(output_dir=str(out)), TrainerState(global_step=5), control)
     assert real.results[0].finished == {5: "trl-step-5"}

@@ -33,8 +33,15 @@ def copy(
         return False
     for command in _tools(env, which or shutil.which):
         try:
-            run(command, input=text, text=True, timeout=TIMEOUT, check=True,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+            run(
+                command,
+                input=text,
+                text=True,
+                timeout=TIMEOUT,
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
         except (OSError, subprocess.SubprocessError):
             continue
         return True

@@ -194,20 +194,26 @@ _BY_CODE: dict[str, Hint] = {
         if "run" in e.data
         else "pass --resume to continue it, or choose another -o"
     ),
+    "RUN_FILE_CONFLICT": lambda e, c: (
+        "drop -o (runs live in .osmosis/evals/NAME/), or -o a directory"
+    ),
     "RESULTS_PATH": lambda e, c: f"{e.hint} (-o PATH)" if e.hint else "pass another -o PATH",
     "LIMIT_EXCEEDED": lambda e, c: (
         f"{e.hint} (--{str(e.data.get('setting', 'batch_size')).replace('_', '-')})"
     ),
     "DEADLINE": _resume,
     "BUDGET": _budget,
-    "DEPLOY_REQUIRED": lambda e, c: "add --deploy (each checkpoint the watch deploys is "
-    "undeployed after its run)",
+    "DEPLOY_REQUIRED": lambda e, c: (
+        "add --deploy (each checkpoint the watch deploys is undeployed after its run)"
+    ),
     "HUB_PUBLIC": lambda e, c: (
         "add --public only if everything it sends may be public, or name a private "
         "repository (a new one is created private)"
     ),
-    "USAGE_UNKNOWN": lambda e, c: _resume(e, c, "--unknown-usage", "free")
-    + " (counts those calls as free), or run without --max-cost",
+    "USAGE_UNKNOWN": lambda e, c: (
+        _resume(e, c, "--unknown-usage", "free")
+        + " (counts those calls as free), or run without --max-cost"
+    ),
     "NO_PRICE": lambda e, c: f"{e.hint} (--prices FILE)" if e.hint else None,
     "RESUME_MISMATCH": lambda e, c: _resume_mismatch(e, c),
     "MISSING_SECRET": lambda e, c: f"{e.hint}; or pass --secrets-file FILE",
@@ -300,7 +306,8 @@ def _quota(exc: OsmosisError, command: str) -> str | None:
     if not isinstance(deployed, list) or not deployed:
         return exc.hint or "undeploy a LoRA model first (`osmosis model list` shows them)"
     return f"free a slot: `{runnable('osmosis', 'model', 'undeploy', deployed[0])}`" + (
-        f" (deployed: {', '.join(map(str, deployed))})" if len(deployed) > 1 else "")  # fmt: skip
+        f" (deployed: {', '.join(map(str, deployed))})" if len(deployed) > 1 else ""
+    )
 
 
 _BY_CODE["DEPLOYMENT_LIMIT_REACHED"] = _quota
@@ -310,9 +317,13 @@ _BY_CODE["BAD_ADDRESS"] = lambda e, c: (
 )
 _BY_CODE["NOT_FOUND"] = _not_found
 _BY_CODE["RUN_NOT_FOUND"] = lambda e, c: (
-    f"did you mean {e.data['did_you_mean']!r}? " if isinstance(e.data.get("did_you_mean"), str)
-    else ""
-) + "see the local runs with `osmosis eval list --local`"  # fmt: skip
+    (
+        f"did you mean {e.data['did_you_mean']!r}? "
+        if isinstance(e.data.get("did_you_mean"), str)
+        else ""
+    )
+    + "see the local runs with `osmosis eval list --local`"
+)
 
 
 def hint_for(exc: OsmosisError, command: str = "osmosis") -> str | None:

@@ -48,7 +48,10 @@ def log_line(entry: LogEntry) -> str:
 
 
 def fetch_and_show(
-    out: Output, client: Client, fetch: Callable[[Client], LogPage], command: str,
+    out: Output,
+    client: Client,
+    fetch: Callable[[Client], LogPage],
+    command: str,
     empty: str = "No log entries yet.",
 ) -> None:
     """A one-page log command's whole body: the page fetched with ``client`` (closed

@@ -50,8 +50,9 @@ def compare_runs(
     ``reviewed``: attempts people reviewed (``EvalResult.review``) count as they judged."""
     from osmosis_local_runner.results.compare import compare
 
-    comparison = compare(_path(a, root), _path(b, root), eval_fns=eval_fns,
-                         by=[by] if by else (), reviewed=reviewed)  # fmt: skip
+    comparison = compare(
+        _path(a, root), _path(b, root), eval_fns=eval_fns, by=[by] if by else (), reviewed=reviewed
+    )
     if by:
         from osmosis_local_runner.results.compare_slices import compare_by
 

@@ -95,8 +95,19 @@ def _readable_info(run: RunDirectory) -> RunInfo | None:
 
 
 def _unreadable(run: RunDirectory, problem: str) -> RunInfo:
-    return RunInfo(run.name, "unreadable", None, None, None, None, None, None, None,
-                   str(run.path), problem=problem)  # fmt: skip
+    return RunInfo(
+        run.name,
+        "unreadable",
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        str(run.path),
+        problem=problem,
+    )
 
 
 def run_info(name: str, root: Path | None = None) -> RunInfo:
@@ -175,11 +186,18 @@ def _from_head(run: RunDirectory, head: dict[str, Any], facts: _Facts) -> RunInf
     found = summary.get("usage")
     usage: dict[str, Any] = found if isinstance(found, dict) else {}
     return RunInfo(
-        run.name, status, _text(config.get("model")) or facts.model,
-        _int(summary.get("total_rows")), _int(summary.get("total_runs")),
-        _number(first.get("mean")), _number(first.get("pass_at_1")), facts.started,
-        _number(summary.get("total_duration_ms")), str(run.path),
-        total_attempts=facts.total, config_path=facts.config,
+        run.name,
+        status,
+        _text(config.get("model")) or facts.model,
+        _int(summary.get("total_rows")),
+        _int(summary.get("total_runs")),
+        _number(first.get("mean")),
+        _number(first.get("pass_at_1")),
+        facts.started,
+        _number(summary.get("total_duration_ms")),
+        str(run.path),
+        total_attempts=facts.total,
+        config_path=facts.config,
         output_tokens=_int(usage.get("output_tokens")),
         reasoning_tokens=_int(usage.get("reasoning_tokens")),
         truncation_rate=_number(usage.get("truncation_rate")),
@@ -190,9 +208,10 @@ def _from_head(run: RunDirectory, head: dict[str, Any], facts: _Facts) -> RunInf
         stopped_reason=_text(summary.get("stopped_reason")),
         max_cost=_number(config.get("max_cost")),
         **_training(config, facts),
-        ci_low=_number(first.get("ci_low")), ci_high=_number(first.get("ci_high")),
+        ci_low=_number(first.get("ci_low")),
+        ci_high=_number(first.get("ci_high")),
         variance=first.get("variance") if isinstance(first.get("variance"), dict) else None,
-    )  # fmt: skip
+    )
 
 
 def _training(config: dict[str, Any], facts: _Facts) -> dict[str, Any]:

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.llm.prices import PriceTable
 from osmosis_client.llm.reasoning import Effort
+from osmosis_local_runner.run.request import RunRequest, Uploader
 from osmosis_local_runner.run.row_lists import parse_rows
 from osmosis_local_runner.run.seed import SeedSource, rows_of
-from osmosis_local_runner.run.session import RunRequest, Uploader
 from osmosis_local_runner.run.settings import RunSettings
 
 if TYPE_CHECKING:
@@ -207,10 +207,13 @@ def _seed(
         return None
     mcp = given.get("mcp")
     return SeedSource(
-        module=given.get("module"), mcp=Path(mcp) if mcp is not None else None,
-        workflow=given.get("workflow"), agent_loop=given.get("agent_loop"), rows=rows,
+        module=given.get("module"),
+        mcp=Path(mcp) if mcp is not None else None,
+        workflow=given.get("workflow"),
+        agent_loop=given.get("agent_loop"),
+        rows=rows,
         eval_fns=list(given.get("eval_fns") or ()),
-    )  # fmt: skip
+    )
 
 
 def _prices_of(client: Any) -> Callable[[list[str]], PriceTable] | None:

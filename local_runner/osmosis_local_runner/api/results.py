@@ -88,7 +88,7 @@ class UsageSummary:
 
         spreads: dict[str, Spread] = {}
         given = raw.get("per_attempt")
-        for key, found in (given.items() if isinstance(given, dict) else ()):
+        for key, found in given.items() if isinstance(given, dict) else ():
             values = (
                 [_float(found.get(s)) for s in ("mean", "p50", "p95")]
                 if isinstance(found, dict)
@@ -98,14 +98,25 @@ class UsageSummary:
                 spreads[str(key)] = Spread(*values)  # type: ignore[arg-type]
         models = raw.get("by_model")
         return cls(
-            **{k: count(k) for k in ("input_tokens", "output_tokens", "reasoning_tokens",
-                                     "cache_read_tokens", "cache_write_tokens", "calls",
-                                     "attempts", "truncated")},
+            **{
+                k: count(k)
+                for k in (
+                    "input_tokens",
+                    "output_tokens",
+                    "reasoning_tokens",
+                    "cache_read_tokens",
+                    "cache_write_tokens",
+                    "calls",
+                    "attempts",
+                    "truncated",
+                )
+            },
             cost_usd=_float(raw.get("cost_usd")),
             per_attempt=spreads,
             by_model={str(k): dict(v) for k, v in models.items() if isinstance(v, dict)}
-            if isinstance(models, dict) else {},
-        )  # fmt: skip
+            if isinstance(models, dict)
+            else {},
+        )
 
 
 @dataclass(frozen=True)
@@ -182,10 +193,18 @@ def _fn_summary(name: str, stats: dict[str, Any]) -> FnSummary:
 
 def _attempt(record: AttemptRecord) -> Attempt:
     return Attempt(
-        record.run_index, record.success, record.answer, dict(record.scores), record.error,
-        record.duration_ms, record.tokens, record.model_tag, record.skipped, record.transcript,
+        record.run_index,
+        record.success,
+        record.answer,
+        dict(record.scores),
+        record.error,
+        record.duration_ms,
+        record.tokens,
+        record.model_tag,
+        record.skipped,
+        record.transcript,
         record.usage,
-    )  # fmt: skip
+    )
 
 
 def _row(row: Row) -> RowResult:
@@ -270,8 +289,16 @@ class EvalResult:
         results are never changed (``eval compare --reviewed`` and the report use it)."""
         from osmosis_local_runner.results.reviews import add_review, make_review
 
-        done = make_review(row=row, attempt=attempt, verdict=verdict, score=score,
-                           reason=reason, comment=comment, tag=tag, author=author)  # fmt: skip
+        done = make_review(
+            row=row,
+            attempt=attempt,
+            verdict=verdict,
+            score=score,
+            reason=reason,
+            comment=comment,
+            tag=tag,
+            author=author,
+        )
         add_review(self.path, done)
         return done
 
@@ -318,6 +345,7 @@ class EvalResult:
 
         rows = attempt_rows([(self.name, self._file)], sorted(self._file.eval_fns))
         return frame(columns_of(rows), "pandas")
+
 
 def _name_of(path: Path) -> str:
     """A run directory's name (``.osmosis/evals/NAME/results.json``), else the file's stem."""

@@ -63,9 +63,7 @@ def run_eval(config: str | Path | None = None, **options: Unpack[RunKeywords]) -
     return run_blocking(lambda: arun_eval(config, **options))
 
 
-async def arun_eval(
-    config: str | Path | None = None, **options: Unpack[RunKeywords]
-) -> EvalResult:
+async def arun_eval(config: str | Path | None = None, **options: Unpack[RunKeywords]) -> EvalResult:
     """Run an evaluation on the running event loop; cancelling it stops the run within
     moments, writes what finished (status ``stopped``) and keeps it for ``resume=True``.
 
@@ -116,11 +114,14 @@ def _progress(callback: ProgressCallback) -> Callable[[Any], None]:
     def progressed(progress: Any) -> None:
         callback(
             RunProgress(
-                completed=progress.done, total=progress.total, errored=progress.errors,
-                tokens=progress.tokens, elapsed=progress.elapsed,
+                completed=progress.done,
+                total=progress.total,
+                errored=progress.errors,
+                tokens=progress.tokens,
+                elapsed=progress.elapsed,
                 pass_rate=progress.pass_rate(progress.fns[0]) if progress.fns else None,
             )
-        )  # fmt: skip
+        )
 
     return progressed
 

@@ -44,9 +44,14 @@ def push_run(
         return [
             logged
             for entry in sources_of([Path(ref)])
-            for logged in log_results(entry.results.path, destinations, step=step,
-                                      name=entry.label, prefix=f"eval/{entry.label}/")
-        ]  # fmt: skip
+            for logged in log_results(
+                entry.results.path,
+                destinations,
+                step=step,
+                name=entry.label,
+                prefix=f"eval/{entry.label}/",
+            )
+        ]
     result = load_run(ref, root=root)
     if not result.path.is_file():  # running, or killed before it wrote its document
         raise InvalidInputError(

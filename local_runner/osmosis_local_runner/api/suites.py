@@ -1,6 +1,6 @@
 """Suites from Python: ``run_suite("configs/eval/suite.toml")`` runs every entry, as
 ``osmosis eval run SUITE.toml`` does (same runner, same ``.osmosis/suites/`` layout, the
-directory chosen by the same ``suite_directory``), and returns a :class:`SuiteResult`:
+directory chosen by the same ``open_suite``), and returns a :class:`SuiteResult`:
 each entry's :class:`EvalResult` by name."""
 
 from __future__ import annotations
@@ -57,8 +57,7 @@ async def arun_suite(config: str | Path, **options: Unpack[SuiteKeywords]) -> Su
     entries at once; the settings override every entry's; ``resume=True`` continues the
     latest unfinished run of the same file and settings (``output``: its directory)."""
     from osmosis_client.platform.suite_config import load_suite
-    from osmosis_local_runner.run.suite import SuiteRunner
-    from osmosis_local_runner.run.suite_settings import suite_directory
+    from osmosis_local_runner.run.suite import SuiteRequest, open_suite
 
     settings = settings_of(options, ("output", "root", "resume", "parallel", "log_to", "step"))
     if settings.dataset is not None:
@@ -66,16 +65,17 @@ async def arun_suite(config: str | Path, **options: Unpack[SuiteKeywords]) -> Su
     suite = load_suite(Path(config))
     flags = suite_flags(settings)
     output, root = options.get("output"), options.get("root")
-    resume = bool(options.get("resume"))
-    directory = suite_directory(
-        suite, flags, output=Path(output) if output is not None else None,
-        root=Path(root) if root is not None else Path.cwd(), resume=resume,
-        on_note=logger.info,
-    )  # fmt: skip
-    runner = SuiteRunner(suite, flags, directory=directory, parallel=options.get("parallel") or 1,
-                         resume=resume, on_note=logger.info,
-                         log_to=destinations_of(options.get("log_to")))  # fmt: skip
+    request = SuiteRequest(
+        suite,
+        flags,
+        output=Path(output) if output is not None else None,
+        root=Path(root) if root is not None else Path.cwd(),
+        resume=bool(options.get("resume")),
+        parallel=options.get("parallel") or 1,
+        log_to=destinations_of(options.get("log_to")),
+    )
+    runner = open_suite(request, on_note=logger.info)
     runner.prepare()
     await interruptible(runner.run(), runner.interrupt)
-    document = json.loads((directory / "suite.json").read_text())
-    return SuiteResult(directory.absolute(), document)
+    document = json.loads((runner.directory / "suite.json").read_text())
+    return SuiteResult(runner.directory.absolute(), document)

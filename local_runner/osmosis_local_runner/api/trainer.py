@@ -53,8 +53,7 @@ class OsmosisEvalCallback(TrainerCallback):
             self._pending = (step, path)  # an older one not started yet is outdated
             self._changed.notify_all()
             if self._worker is None:
-                self._worker = threading.Thread(target=self._work, name="osmosis-eval",
-                                                daemon=True)  # fmt: skip
+                self._worker = threading.Thread(target=self._work, name="osmosis-eval", daemon=True)
                 self._worker.start()
         return control
 
@@ -65,9 +64,7 @@ class OsmosisEvalCallback(TrainerCallback):
     def wait(self, timeout: float | None = None) -> bool:
         """Until nothing is pending or running (False: ``timeout`` passed first)."""
         with self._changed:
-            return self._changed.wait_for(
-                lambda: self._pending is None and not self._busy, timeout
-            )
+            return self._changed.wait_for(lambda: self._pending is None and not self._busy, timeout)
 
     def _work(self) -> None:
         while True:

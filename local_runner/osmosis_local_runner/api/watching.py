@@ -85,10 +85,15 @@ class _Watch:
                 model = name if isinstance(self.serving, LoraServing) else self.options["model"]
                 self.say("evaluating", checkpoint.step, name)
                 done = await arun_eval(
-                    self.config, **{**self.options, "model": model}, name=name,
-                    series=self.series, step=checkpoint.step, weights=weights,
-                    resume=continued, root=self.root,
-                )  # fmt: skip
+                    self.config,
+                    **{**self.options, "model": model},
+                    name=name,
+                    series=self.series,
+                    step=checkpoint.step,
+                    weights=weights,
+                    resume=continued,
+                    root=self.root,
+                )
             finally:
                 await self.serving.release(name)
         except OsmosisError as exc:  # this step failed: said and kept, the watch goes on
@@ -106,6 +111,30 @@ class _Watch:
         record = {"series": self.series, "checkpoints": str(self.folder), **self.result.to_json()}
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, (json.dumps(record, indent=2) + "\n").encode())
+
+
+async def _look(watch: Any, readiness: Readiness, handled: set[int], until: int | None) -> bool:
+    """One look at the folder: each complete checkpoint not handled yet evaluated, in step
+    order. True when a checkpoint was seen for the first time still being written (a
+    second look may find it complete)."""
+    for checkpoint in find_checkpoints(watch.folder):
+        step = checkpoint.step
+        if step in handled or (until is not None and step > until):
+            continue
+        name = f"{watch.series}-step-{step}"
+        state = watch.state(name)
+        if state == "finished":  # evaluated before (a restarted watch)
+            handled.add(step)
+            watch.result.finished[step] = name
+            watch.say("skipped", step, name, "finished before")
+            continue
+        seen = readiness.looked_once(checkpoint)
+        if not readiness.ready(checkpoint):
+            watch.say("incomplete", step, name, "still being written")
+            return not seen  # a later step waits for this one: step order
+        await watch.evaluate(checkpoint, continued=state == "unfinished")
+        handled.add(step)
+    return False
 
 
 async def awatch_checkpoints(
@@ -129,30 +158,21 @@ async def awatch_checkpoints(
     checkpoint with ``config`` as one run of the series (see the module). ``options``:
     ``run_eval``'s keywords (``model`` — the base model a LoRA is loaded onto, or the name
     a serve command serves —, ``base_url``, ``limit``, ``n``, ``log_to``…)."""
-    watch = _prepare(Path(config), Path(checkpoints), series, serve_cmd, keep_loaded,
-                     serve_timeout, sleep, root, options)  # fmt: skip
+    watch = _prepare(
+        Path(config),
+        Path(checkpoints),
+        series,
+        serve_cmd,
+        keep_loaded,
+        serve_timeout,
+        sleep,
+        root,
+        options,
+    )
     watch.on_event = on_event or (lambda event: None)
     readiness, handled = Readiness(marker), set[int]()
     while True:
-        first_look = False  # a checkpoint seen once: a second look may find it complete
-        for checkpoint in find_checkpoints(watch.folder):
-            step = checkpoint.step
-            if step in handled or (until is not None and step > until):
-                continue
-            name = f"{watch.series}-step-{step}"
-            state = watch.state(name)
-            if state == "finished":  # evaluated before (a restarted watch)
-                handled.add(step)
-                watch.result.finished[step] = name
-                watch.say("skipped", step, name, "finished before")
-                continue
-            seen = readiness.looked_once(checkpoint)
-            if not readiness.ready(checkpoint):
-                first_look = not seen  # a later step waits for this one: step order
-                watch.say("incomplete", step, name, "still being written")
-                break
-            await watch.evaluate(checkpoint, continued=state == "unfinished")
-            handled.add(step)
+        first_look = await _look(watch, readiness, handled, until)
         if until is not None and any(s >= until for s in handled):
             break
         if once and not first_look:
@@ -178,8 +198,17 @@ async def aevaluate_checkpoint(
     its parent folder's name) — what a trainer's hook calls after each save; a step
     finished before is not evaluated again, a half-done one continues."""
     path = Path(checkpoint)
-    watch = _prepare(Path(config), path.parent, series, serve_cmd, keep_loaded, serve_timeout,
-                     asyncio.sleep, root, options)  # fmt: skip
+    watch = _prepare(
+        Path(config),
+        path.parent,
+        series,
+        serve_cmd,
+        keep_loaded,
+        serve_timeout,
+        asyncio.sleep,
+        root,
+        options,
+    )
     name = f"{watch.series}-step-{step}"
     state = watch.state(name)
     if state == "finished":
@@ -226,11 +255,19 @@ def _prepare(
     serving: LoraServing | CommandServing = LoraServing(base_url, headers, keep_loaded)
     if serve_cmd:
         logs = project / WATCHES / chosen
-        serving = CommandServing(serve_cmd, base_url, model, headers=headers,
-                                 timeout=serve_timeout, logs=logs, sleep=sleep)  # fmt: skip
+        serving = CommandServing(
+            serve_cmd,
+            base_url,
+            model,
+            headers=headers,
+            timeout=serve_timeout,
+            logs=logs,
+            sleep=sleep,
+        )
     options = {**options, "base_url": base_url, "model": model}
-    return _Watch(config, folder, chosen, project, serving, options, lambda e: None,
-                  WatchResult(chosen))  # fmt: skip
+    return _Watch(
+        config, folder, chosen, project, serving, options, lambda e: None, WatchResult(chosen)
+    )
 
 
 def series_name(text: str) -> str:

@@ -149,15 +149,27 @@ async def _evaluate(watch: _Hosted, checkpoint: Checkpoint, name: str) -> None:
             detail = await asyncio.to_thread(client.models.get, lora)
         served = detail.inference_model if isinstance(detail, LoraModelDetail) else None
         model = served or lora
-        weights = {"platform_checkpoint": checkpoint.id, "checkpoint_name": lora,
-                   "training_run": watch.training, "checkpoint_step": step,
-                   "inference_model": model}  # fmt: skip
+        weights = {
+            "platform_checkpoint": checkpoint.id,
+            "checkpoint_name": lora,
+            "training_run": watch.training,
+            "checkpoint_step": step,
+            "inference_model": model,
+        }
         watch.say(WatchEvent("evaluating", step, name))
         done = await arun_eval(
-            watch.config, **watch.options, model=model,
-            base_url=watch.base.rstrip("/") + "/v1", api_key_env=INFERENCE_KEY, name=name,
-            series=watch.series, step=step, weights=weights, root=watch.project, resume=True,
-        )  # fmt: skip
+            watch.config,
+            **watch.options,
+            model=model,
+            base_url=watch.base.rstrip("/") + "/v1",
+            api_key_env=INFERENCE_KEY,
+            name=name,
+            series=watch.series,
+            step=step,
+            weights=weights,
+            root=watch.project,
+            resume=True,
+        )
     except OsmosisError as exc:  # this step failed: said and kept, the watch goes on
         watch.result.failed[step] = exc.message
         watch.say(WatchEvent("failed", step, name, exc.message))

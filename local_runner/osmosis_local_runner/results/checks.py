@@ -5,6 +5,7 @@ on — finite numbers, whole counts, runs of the right shape — checked as they
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 LARGEST = sys.float_info.max
@@ -87,3 +88,62 @@ def _plain_run(get: Any, scores: dict[str, Any]) -> bool:
         and type(tokens) in (int, float)
         and 0 <= tokens <= LARGEST
     )
+
+
+#: the summary's counts (whole numbers) and the one duration
+COUNTS = (
+    "total_rows",
+    "total_runs",
+    "errored_runs",
+    "skipped_runs",
+    "retried_runs",
+    "total_tokens",
+)
+#: per-fn statistics the commands read (``pass_at_<k>`` too); other keys are ignored
+STATISTICS = ("mean", "std", "min", "max")
+
+
+def head_problem(head: Mapping[str, Any]) -> str | None:
+    """What makes a document's head unusable (the place and the rule), or None."""
+    config, summary = head.get("config"), head.get("summary")
+    if not isinstance(config, dict) or not isinstance(summary, dict):
+        return "not an osmosis results document (no config and summary)"
+    fns = config.get("eval_fns")
+    if fns is not None and (not isinstance(fns, list) or not all(isinstance(f, str) for f in fns)):
+        return "config.eval_fns must be a list of names"
+    if "pass_threshold" in config and not is_number(config["pass_threshold"]):
+        return "config.pass_threshold must be a finite number"
+    n = config.get("n_runs")
+    if n is not None and not (whole(n) and 1 <= n <= MAX_N):
+        return f"config.n_runs must be a whole number from 1 to {MAX_N:,}"
+    model = config.get("model")
+    if model is not None and not isinstance(model, str):
+        return "config.model must be text"
+    for key in COUNTS:
+        if summary.get(key) is not None and not whole(summary[key]):
+            return f"summary.{key} must be a whole number"
+    duration = summary.get("total_duration_ms")
+    if duration is not None and not (is_number(duration) and duration >= 0):
+        return "summary.total_duration_ms must be a number of milliseconds"
+    if summary.get("status") is not None and not isinstance(summary["status"], str):
+        return "summary.status must be text"
+    stats = summary.get("eval_fns")
+    if stats is not None and not isinstance(stats, dict):
+        return "summary.eval_fns must be an object of eval fns"
+    for fn, values in (stats or {}).items():
+        if not isinstance(values, dict):
+            return f"summary.eval_fns.{fn} must be an object of statistics"
+        for key, value in values.items():
+            if (key in STATISTICS or pass_at_key(key) is not None) and not (
+                value is None or is_number(value)
+            ):
+                return f"summary.eval_fns.{fn}.{key} must be a finite number"
+    return None
+
+
+def pass_at_key(key: str) -> int | None:
+    """``pass_at_3`` → 3; anything else (``pass_at_k``) → None."""
+    if not key.startswith("pass_at_"):
+        return None
+    digits = key[len("pass_at_") :]
+    return int(digits) if digits.isdigit() and len(digits) < 7 else None

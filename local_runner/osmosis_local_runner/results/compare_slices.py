@@ -15,9 +15,19 @@ from osmosis_local_runner.results.slices import MAX_SLICES, NoSuchColumn, order,
 
 #: the keys of a fn's comparison each slice keeps (pass@k stays with the whole run)
 SLICE_KEYS = (
-    "pairs", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "ci_method",
-    "pass_rate_a", "pass_rate_b", "flipped_to_fail", "flipped_to_pass", "mcnemar_p",
-)  # fmt: skip
+    "pairs",
+    "mean_a",
+    "mean_b",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "pass_rate_a",
+    "pass_rate_b",
+    "flipped_to_fail",
+    "flipped_to_pass",
+    "mcnemar_p",
+)
 
 
 @dataclass

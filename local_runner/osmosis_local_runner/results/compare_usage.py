@@ -50,8 +50,13 @@ class UsageComparison:
         if self.interval is not None:
             low, high = (self.text(v, sign=True) for v in (self.interval.low, self.interval.high))
             interval = f"[{low}, {high}]"
-        return [LABELS[self.metric], self.text(self.mean_a), self.text(self.mean_b),
-                self.text(self.diff, sign=True), interval]  # fmt: skip
+        return [
+            LABELS[self.metric],
+            self.text(self.mean_a),
+            self.text(self.mean_b),
+            self.text(self.diff, sign=True),
+            interval,
+        ]
 
     def to_json(self) -> dict[str, Any]:
         return {

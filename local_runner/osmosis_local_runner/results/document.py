@@ -202,9 +202,7 @@ def document_head(
     the statistics of ``summary`` the run's model's, its counts over both models."""
     cluster_by = config.get("cluster_by")
     cluster_by = cluster_by if isinstance(cluster_by, str) else None
-    summary = summarize(
-        rows, eval_fns, n=n, pass_threshold=pass_threshold, cluster_by=cluster_by
-    )
+    summary = summarize(rows, eval_fns, n=n, pass_threshold=pass_threshold, cluster_by=cluster_by)
     summary["total_duration_ms"] = duration_ms
     summary["status"] = status
     summary["stopped_early"] = status == "stopped"

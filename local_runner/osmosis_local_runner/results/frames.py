@@ -14,8 +14,15 @@ from osmosis_local_runner.results.scoring import passed
 
 Engine = Literal["pandas", "polars"]
 #: what every call's and attempt's usage is read for (absent: None)
-USAGE = ("input_tokens", "output_tokens", "reasoning_tokens", "cache_read_tokens",
-         "cache_write_tokens", "cost_usd", "finish_reason")  # fmt: skip
+USAGE = (
+    "input_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+    "finish_reason",
+)
 
 
 def attempt_rows(
@@ -28,13 +35,21 @@ def attempt_rows(
             for a in row.runs:
                 usage = a.usage or {}
                 found = {
-                    "run": name, "row": row.index, "attempt": a.run_index,
-                    "model": a.model_tag or "primary", "success": a.success,
-                    "skipped": a.skipped, "error": a.error, "duration_ms": a.duration_ms,
-                    "tokens": a.tokens, **{k: usage.get(k) for k in USAGE},
-                    "truncated": usage.get("truncated"), "prompt": row.user_prompt,
-                    "expected": row.expected, "answer": a.answer,
-                }  # fmt: skip
+                    "run": name,
+                    "row": row.index,
+                    "attempt": a.run_index,
+                    "model": a.model_tag or "primary",
+                    "success": a.success,
+                    "skipped": a.skipped,
+                    "error": a.error,
+                    "duration_ms": a.duration_ms,
+                    "tokens": a.tokens,
+                    **{k: usage.get(k) for k in USAGE},
+                    "truncated": usage.get("truncated"),
+                    "prompt": row.user_prompt,
+                    "expected": row.expected,
+                    "answer": a.answer,
+                }
                 for fn in fns:
                     found[f"score:{fn}"] = a.scores.get(fn)
                     found[f"passed:{fn}"] = (
@@ -53,13 +68,19 @@ def call_rows(docs: Iterable[tuple[str, ResultsFile]]) -> Iterator[dict[str, Any
                     usage: dict[str, Any] = given if isinstance(given, dict) else {}
                     retries: list[Any] = tried if isinstance(tried, list) else []
                     yield {
-                        "run": name, "row": row.index, "attempt": a.run_index,
-                        "model": a.model_tag or "primary", "call": number,
-                        "at_ms": call.get("at_ms"), "duration_ms": call.get("duration_ms"),
-                        "tries": len(retries) + 1, "error": call.get("error"),
-                        "messages_sent": call.get("sent"), **{k: usage.get(k) for k in USAGE},
+                        "run": name,
+                        "row": row.index,
+                        "attempt": a.run_index,
+                        "model": a.model_tag or "primary",
+                        "call": number,
+                        "at_ms": call.get("at_ms"),
+                        "duration_ms": call.get("duration_ms"),
+                        "tries": len(retries) + 1,
+                        "error": call.get("error"),
+                        "messages_sent": call.get("sent"),
+                        **{k: usage.get(k) for k in USAGE},
                         "called_model": usage.get("model"),
-                    }  # fmt: skip
+                    }
 
 
 def _calls_of(record: AttemptRecord) -> list[dict[str, Any]]:

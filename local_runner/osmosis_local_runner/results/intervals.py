@@ -52,8 +52,7 @@ def mean_interval(
     row_means = [m for _, m in kept]
     groups = None if labels is None else [labels[i] for i, _ in kept]
     clusters = len(row_means) if groups is None else len(set(groups))
-    found: dict[str, Any] = {"stderr": None, "ci_low": None, "ci_high": None,
-                             "clusters": clusters}  # fmt: skip
+    found: dict[str, Any] = {"stderr": None, "ci_low": None, "ci_high": None, "clusters": clusters}
     if mean is None or clusters < 2:
         return found
     if groups is None:

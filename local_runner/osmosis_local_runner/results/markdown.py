@@ -154,8 +154,10 @@ def compare_markdown(
         )
     if comparison.usage:  # tokens, truncation and cost per paired row
         lines += ["", "| per row | A | B | B−A | 95% CI |", "|---|---:|---:|---:|---|"]
-        lines += ["| " + " | ".join(_md(cell) for cell in c.row()) + " |"
-                  for c in comparison.usage.values()]  # fmt: skip
+        lines += [
+            "| " + " | ".join(_md(cell) for cell in c.row()) + " |"
+            for c in comparison.usage.values()
+        ]
     if comparison.sliced is not None:
         lines += _worst_slices(comparison.sliced)
     if comparison.worst:
@@ -175,14 +177,24 @@ def compare_markdown(
 def _worst_slices(sliced: Any) -> list[str]:
     """A column's values by their paired difference, the worst first (at most
     :data:`SLICES_SHOWN`; the others counted)."""
-    cells = [(c.diff if c.diff is not None else 0.0, s, fn, c)
-             for s in sliced.slices for fn, c in s.fns.items()]  # fmt: skip
+    cells = [
+        (c.diff if c.diff is not None else 0.0, s, fn, c)
+        for s in sliced.slices
+        for fn, c in s.fns.items()
+    ]
     cells.sort(key=lambda cell: cell[0])
-    lines = ["", f"By {_md(sliced.by)}, the worst first:", "",
-             "| value | fn | pairs | B−A | 95% CI |", "|---|---|---:|---:|---|"]  # fmt: skip
+    lines = [
+        "",
+        f"By {_md(sliced.by)}, the worst first:",
+        "",
+        "| value | fn | pairs | B−A | 95% CI |",
+        "|---|---|---:|---:|---|",
+    ]
     for _, s, fn, c in cells[:SLICES_SHOWN]:
-        lines.append(f"| {_md(s.value)} | {_md(fn)} | {s.pairs} | {c.diff_text()} | "
-                     f"{c.interval_text(method=False)} |")  # fmt: skip
+        lines.append(
+            f"| {_md(s.value)} | {_md(fn)} | {s.pairs} | {c.diff_text()} | "
+            f"{c.interval_text(method=False)} |"
+        )
     if len(cells) > SLICES_SHOWN:
         lines += ["", f"… and {len(cells) - SLICES_SHOWN} more (`osmosis eval compare --by`)"]
     return lines

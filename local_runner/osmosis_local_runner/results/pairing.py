@@ -60,9 +60,10 @@ class Side:
             return shared.setdefault(value, value)
 
         threshold = doc.pass_threshold
-        index_append, digest_append, stats_append = (
-            self.index.append, self.digest.append, self.stats.append,
-        )  # fmt: skip  # a million rows: each lookup saved counts
+        # a million rows: each attribute lookup saved counts
+        index_append = self.index.append
+        digest_append = self.digest.append
+        stats_append = self.stats.append
         #: per row, the mean over its attempts of each usage metric (NaN: not known) —
         #: only for a document that counted usage
         self.usage: dict[str, array[float]] = (
@@ -154,14 +155,21 @@ def _one_attempt(
     ok = run.get("success") is True
     fn_errors = run.get("fn_errors") or ()
     scores = run["scores"]
-    return one(tuple([  # type: ignore[no-any-return]
-        one((
-            float(scores.get(fn, 0.0)), 1,
-            int(ok and fn not in fn_errors and scores.get(fn, 0.0) >= threshold),
-            int(not ok or fn in fn_errors),
-        ))
-        for fn in fns
-    ]))  # fmt: skip
+    return one(  # type: ignore[no-any-return]
+        tuple(
+            [
+                one(
+                    (
+                        float(scores.get(fn, 0.0)),
+                        1,
+                        int(ok and fn not in fn_errors and scores.get(fn, 0.0) >= threshold),
+                        int(not ok or fn in fn_errors),
+                    )
+                )
+                for fn in fns
+            ]
+        )
+    )
 
 
 def _many_attempts(
@@ -174,10 +182,11 @@ def _many_attempts(
     for fn in fns:
         values = [float(r["scores"].get(fn, 0.0)) for r in scored]
         passing = sum(
-            attempt_passes(r.get("success") is True, False, r.get("fn_errors"), r["scores"], fn,
-                           threshold)
+            attempt_passes(
+                r.get("success") is True, False, r.get("fn_errors"), r["scores"], fn, threshold
+            )
             for r in scored
-        )  # fmt: skip
+        )
         errored = sum(
             r.get("success") is not True or fn in (r.get("fn_errors") or ()) for r in scored
         )

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_client._fs import atomic_write
 from osmosis_client.errors import InvalidInputError
-from osmosis_client.llm.usage import amount_of, count_of
 from osmosis_local_runner.results.intervals import half_width_text
 from osmosis_local_runner.results.report_charts import histogram_svg, pass_at_k_svg, slice_charts
 from osmosis_local_runner.results.report_data import build_data, shown_path
 from osmosis_local_runner.results.report_suite import ranked_html, setting_charts, suite_name
 from osmosis_local_runner.results.scoring import score_text
 from osmosis_local_runner.results.sources import Source, sources_of
+from osmosis_local_runner.results.usage import usage_facts
 
 if TYPE_CHECKING:
     from osmosis_local_runner.results.compare import Comparison
@@ -49,30 +49,6 @@ def _fmt(value: Any) -> str:
     return score_text(value)
 
 
-def _usage_facts(usage: Any) -> list[tuple[str, str]]:
-    """Tokens by kind, truncation and cost as a card's facts (a run kept before usage
-    was counted has none)."""
-    if not isinstance(usage, dict):
-        return []
-
-    def count(key: str) -> int:
-        return count_of(usage.get(key))
-
-    facts = [("output tokens", f"{count('output_tokens'):,}")]
-    if count("reasoning_tokens"):
-        facts.append(("reasoning tokens", f"{count('reasoning_tokens'):,}"))
-    if count("cache_read_tokens"):
-        facts.append(("cached input", f"{count('cache_read_tokens'):,}"))
-    attempts = count("attempts")
-    facts.append(("truncated", f"{count('truncated') / attempts:.1%}" if attempts else "–"))
-    cost = amount_of(usage.get("cost_usd"))
-    facts.append(("cost", "unknown" if cost is None else f"${cost:.4f}"))
-    if count("cached_calls"):  # answered from the call cache: no call made, nothing paid
-        made = count("cached_calls") + count("calls")
-        facts.append(("from cache", f"{count('cached_calls'):,} of {made:,} calls"))
-    return facts
-
-
 def cards_html(data: dict[str, Any]) -> str:
     cards = []
     for position, run in enumerate(data["runs"]):
@@ -87,9 +63,12 @@ def cards_html(data: dict[str, Any]) -> str:
             ("errored", f"{summary.get('errored_runs') or 0:,}"),
             ("tokens", f"{summary.get('total_tokens') or 0:,}"),
             ("time", f"{(summary.get('total_duration_ms') or 0) / 1000:.1f}s"),
-            *_usage_facts(summary.get("usage")),
-            *([("reviewed", f"{summary['reviewed_attempts']:,}")]
-              if summary.get("reviewed_attempts") else []),
+            *usage_facts(summary.get("usage")),
+            *(
+                [("reviewed", f"{summary['reviewed_attempts']:,}")]
+                if summary.get("reviewed_attempts")
+                else []
+            ),
         ]
         facts_html = "".join(
             f'<div class="fact"><span class="value" '
@@ -138,8 +117,10 @@ def _verdicts_note(summary: dict[str, Any]) -> str:
     reviewed = summary.get("reviewed_attempts")
     if not reviewed:
         return ""
-    return (f' · <b data-testid="reviewed-note">{reviewed:,} attempt(s) scored as people '
-            "reviewed them</b>, not as graded")  # fmt: skip
+    return (
+        f' · <b data-testid="reviewed-note">{reviewed:,} attempt(s) scored as people '
+        "reviewed them</b>, not as graded"
+    )
 
 
 # ------------------------------------------------------------------ page
@@ -168,8 +149,12 @@ def live_update(sources: Sequence[Source]) -> dict[str, Any]:
     cards, as the page would have them now (the charts wait for the finished page)."""
     data = build_data(sources)
     running = any(s.results.summary.get("status") == "running" for s in sources)
-    return {"rows": data["rows"], "total_rows": data["total_rows"],
-            "cards": cards_html(data), "running": running}  # fmt: skip
+    return {
+        "rows": data["rows"],
+        "total_rows": data["total_rows"],
+        "cards": cards_html(data),
+        "running": running,
+    }
 
 
 def render(
@@ -248,8 +233,10 @@ def _crumbs(home: str | None, title: str, toggle: str | None, reviewed: bool) ->
     switch = ""
     if toggle is not None:
         what = "grader's verdicts" if reviewed else "reviewed verdicts"
-        switch = (f' · <a data-testid="verdicts-toggle" href="{html.escape(toggle)}">'
-                  f"score with the {what}</a>")  # fmt: skip
+        switch = (
+            f' · <a data-testid="verdicts-toggle" href="{html.escape(toggle)}">'
+            f"score with the {what}</a>"
+        )
     return (
         f'<nav class="crumbs" data-testid="crumbs"><a href="{html.escape(home)}">runs</a>'
         f" › {html.escape(title)}{switch}</nav>"
@@ -274,7 +261,9 @@ def reviews_html(data: dict[str, Any]) -> str:
         )
         table = (
             "<table><thead><tr><th>row</th><th>attempt</th><th>grader</th><th>reviewer</th>"
-            f"<th>reason</th><th>by</th></tr></thead><tbody>{rows}</tbody></table>" if rows else ""
+            f"<th>reason</th><th>by</th></tr></thead><tbody>{rows}</tbody></table>"
+            if rows
+            else ""
         )
         parts.append(
             f'<section class="agreement" data-testid="agreement"><h2>Reviews of {label}</h2>'
@@ -318,8 +307,11 @@ def comparison_html(sources: Sequence[Source], result: Comparison | None) -> str
         from osmosis_local_runner.results.compare import compare
 
         try:
-            result = compare(sources[0].results.path, sources[1].results.path,
-                             reviewed=any(s.results.reviewed for s in sources))  # fmt: skip
+            result = compare(
+                sources[0].results.path,
+                sources[1].results.path,
+                reviewed=any(s.results.reviewed for s in sources),
+            )
         except InvalidInputError as exc:
             return f'<p class="muted">Not compared: {html.escape(exc.message)}</p>'
     a, b = (html.escape(s.label) for s in sources)

@@ -324,9 +324,11 @@ def slices_data(
     for source in sources:
         doc = source.results
         found = slice_columns(
-            ((row.metadata, row.runs) for row in doc.rows(transcripts=False)), columns,
-            doc.eval_fns, doc.pass_threshold,
-        )  # fmt: skip
+            ((row.metadata, row.runs) for row in doc.rows(transcripts=False)),
+            columns,
+            doc.eval_fns,
+            doc.pass_threshold,
+        )
         per_run.append({c: s.to_json(doc.eval_fns, doc.n) for c, s in found.items()})
         for column, sliced in found.items():
             means[column].append({s.value: list(s.row_means) for s in sliced.slices})

@@ -32,9 +32,11 @@ def ranked_html(sources: Sequence[Source]) -> str:
     """The entries sorted by the primary score (the first eval fn's mean), as printed."""
     ordered = sorted(
         sources,
-        key=lambda s: (primary_score(s.results.summary) is None,
-                       -(primary_score(s.results.summary) or 0.0)),
-    )  # fmt: skip
+        key=lambda s: (
+            primary_score(s.results.summary) is None,
+            -(primary_score(s.results.summary) or 0.0),
+        ),
+    )
     rows = []
     for rank, source in enumerate(ordered, 1):
         summary, stats = source.results.summary, _first_fn(source)
@@ -55,8 +57,19 @@ def ranked_html(sources: Sequence[Source]) -> str:
             sweep,
         ]
         rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    heads = ["#", "entry", "model", "mean", "pass@1", "best k", "tokens", "time", "errors",
-             "status", "sweep"]  # fmt: skip
+    heads = [
+        "#",
+        "entry",
+        "model",
+        "mean",
+        "pass@1",
+        "best k",
+        "tokens",
+        "time",
+        "errors",
+        "status",
+        "sweep",
+    ]
     return (
         '<section class="suite" data-testid="suite-ranking"><h2>Entries, best first</h2>'
         "<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr></thead>"
@@ -121,7 +134,7 @@ def _setting_chart(sources: Sequence[Source], key: str, name: str, stat: str) ->
         return height - pad - (height - 2 * pad) * (y / top)
 
     parts = [
-        f'<figure><figcaption>{html.escape(name)} by {html.escape(key)}</figcaption>'
+        f"<figure><figcaption>{html.escape(name)} by {html.escape(key)}</figcaption>"
         f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="{html.escape(name)} by {html.escape(key)}" data-testid="setting-chart">',
         f'<line x1="{pad}" y1="{py(0):.1f}" x2="{width - pad}" y2="{py(0):.1f}" class="axis"/>',

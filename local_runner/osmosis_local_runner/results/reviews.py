@@ -72,8 +72,9 @@ def make_review(
 
     if verdict is not None and verdict not in ("pass", "fail"):
         raise refuse(f"verdict must be 'pass' or 'fail', not {verdict!r}")
-    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)
-                              or not math.isfinite(score)):  # fmt: skip
+    if score is not None and (
+        isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score)
+    ):
         raise refuse(f"score must be a finite number, not {score!r}")
     if (verdict is not None or score is not None) and (row is None or attempt is None):
         raise refuse("verdict or score needs the row and the attempt it judges")
@@ -90,9 +91,17 @@ def make_review(
     if verdict is None and score is None and not comment and tag is None:
         raise refuse("says nothing: give a verdict, a score, a comment or a tag")
     when = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-    return Review(when, _author(author), row, attempt, verdict,  # type: ignore[arg-type]
-                  None if score is None else float(score), reason, comment,
-                  tag.strip() if tag else None)  # fmt: skip
+    return Review(
+        when,
+        _author(author),
+        row,
+        attempt,
+        verdict,  # type: ignore[arg-type]
+        None if score is None else float(score),
+        reason,
+        comment,
+        tag.strip() if tag else None,
+    )
 
 
 def _author(given: str | None) -> str:
@@ -136,8 +145,10 @@ def read_reviews(results: Path) -> list[Review]:
 def make_review_from(data: Mapping[str, Any]) -> Review:
     if not isinstance(data, dict) or not isinstance(data.get("at"), str):
         raise ValueError("not a review")
-    known = {k: data.get(k) for k in ("row", "attempt", "verdict", "score", "reason",
-                                      "comment", "tag", "author")}  # fmt: skip
+    known = {
+        k: data.get(k)
+        for k in ("row", "attempt", "verdict", "score", "reason", "comment", "tag", "author")
+    }
     return Review(**{**asdict(make_review(**known)), "at": data["at"]})
 
 
@@ -145,8 +156,10 @@ def verdicts(reviews: Iterable[Review]) -> dict[tuple[int, int], Review]:
     """Each reviewed attempt's latest verdict (or score), by (row, attempt)."""
     found: dict[tuple[int, int], Review] = {}
     for review in reviews:
-        if review.row is not None and review.attempt is not None and (
-            review.verdict is not None or review.score is not None
+        if (
+            review.row is not None
+            and review.attempt is not None
+            and (review.verdict is not None or review.score is not None)
         ):
             found[(review.row, review.attempt)] = review
     return found
@@ -182,8 +195,9 @@ def as_reviewed(
             value = max(threshold, 1.0) if review.verdict == "pass" else min(0.0, threshold - 1)
         scores = dict(run.get("scores") or {})
         scores[fns[0]] = value
-        shown.append({**run, "success": True, "skipped": False, "fn_errors": None,
-                      "scores": scores})  # fmt: skip
+        shown.append(
+            {**run, "success": True, "skipped": False, "fn_errors": None, "scores": scores}
+        )
     return shown
 
 
@@ -211,8 +225,11 @@ def reviewed_summary(doc: Any) -> dict[str, Any]:
         cluster_by=cluster_by if isinstance(cluster_by, str) else None,
     )
     kept = {k: v for k, v in doc.summary.items() if k != "slices"}  # slices: as graded
-    return {**kept, **{k: fresh[k] for k in ("eval_fns", "errored_runs", "unscored_runs")},
-            "reviewed_attempts": len(doc.reviewed or ())}  # fmt: skip
+    return {
+        **kept,
+        **{k: fresh[k] for k in ("eval_fns", "errored_runs", "unscored_runs")},
+        "reviewed_attempts": len(doc.reviewed or ()),
+    }
 
 
 def agreement(doc: Any, reviews: Iterable[Review]) -> dict[str, Any]:
@@ -236,9 +253,16 @@ def agreement(doc: Any, reviews: Iterable[Review]) -> dict[str, Any]:
                 grader = passed(record, fn, doc.pass_threshold)
                 person = reviewed_pass(review, doc.pass_threshold)
                 if grader != person:
-                    disagree.append({"row": found.index, "attempt": record.run_index,
-                                     "grader": grader, "reviewer": person,
-                                     "reason": review.reason, "author": review.author})  # fmt: skip
+                    disagree.append(
+                        {
+                            "row": found.index,
+                            "attempt": record.run_index,
+                            "grader": grader,
+                            "reviewer": person,
+                            "reason": review.reason,
+                            "author": review.author,
+                        }
+                    )
     return {"fn": fn, "reviewed": len(judged), "disagree": disagree}
 
 

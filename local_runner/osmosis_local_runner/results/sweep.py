@@ -35,6 +35,7 @@ class SweepRun:
     #: the mean's 95 % interval (rows as clusters), when the run has one
     interval: tuple[float, float] | None = None
 
+
 @dataclass
 class AgainstBaseline:
     name: str
@@ -135,13 +136,16 @@ def _point(name: str, path: Path) -> SweepRun:
     usage: dict[str, Any] = found if isinstance(found, dict) else {}
     per = usage.get("per_attempt") if isinstance(usage.get("per_attempt"), dict) else {}
     values: dict[str, float | None] = {
-        "mean": first.get("mean"), "pass_at_1": first.get("pass_at_1"),
+        "mean": first.get("mean"),
+        "pass_at_1": first.get("pass_at_1"),
         "truncation_rate": usage.get("truncation_rate"),
-    }  # fmt: skip
+    }
     for key in ("output_tokens", "reasoning_tokens", "cost_usd"):  # per attempt, not totals
         values[key] = ((per or {}).get(key) or {}).get("mean")
-    clean = {k: float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
-             for k, v in values.items()}  # fmt: skip
+    clean = {
+        k: float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+        for k, v in values.items()
+    }
     series, step = recorded_step(document.config)
     low, high = first.get("ci_low"), first.get("ci_high")
     interval = None
@@ -157,7 +161,7 @@ def _holm(found: list[AgainstBaseline]) -> None:
     for i, item in enumerate(ranked):
         running = max(running, min(1.0, (m - i) * item.mcnemar_p))
         item.adjusted_p = running
-        item.regression = (item.high is not None and item.high < 0 and running < ALPHA)
+        item.regression = item.high is not None and item.high < 0 and running < ALPHA
 
 
 def _first_solved(points: list[SweepRun], fn: str) -> dict[str, str | None]:

@@ -189,9 +189,10 @@ def row_usage(runs: list[dict[str, Any]], columns: dict[str, array[float]]) -> N
     """A row's usage metrics (primary attempts that called a model; NaN when none did,
     or — cost — when a price was not known)."""
     found = [
-        u for r in runs
+        u
+        for r in runs
         if r.get("model_tag") in (None, "primary") and isinstance(u := r.get("usage"), dict)
-    ]  # fmt: skip
+    ]
     nan = float("nan")
     if not found:
         for column in columns.values():
@@ -322,12 +323,37 @@ def usage_properties(usage: Any) -> dict[str, Any]:
     return found
 
 
+def usage_facts(usage: Any) -> list[tuple[str, str]]:
+    """Tokens by kind, truncation and cost as a card's facts (a run kept before usage
+    was counted has none)."""
+    if not isinstance(usage, dict):
+        return []
+
+    def count(key: str) -> int:
+        return count_of(usage.get(key))
+
+    facts = [("output tokens", f"{count('output_tokens'):,}")]
+    if count("reasoning_tokens"):
+        facts.append(("reasoning tokens", f"{count('reasoning_tokens'):,}"))
+    if count("cache_read_tokens"):
+        facts.append(("cached input", f"{count('cache_read_tokens'):,}"))
+    attempts = count("attempts")
+    facts.append(("truncated", f"{count('truncated') / attempts:.1%}" if attempts else "–"))
+    cost = amount_of(usage.get("cost_usd"))
+    facts.append(("cost", "unknown" if cost is None else f"${cost:.4f}"))
+    if count("cached_calls"):  # answered from the call cache: no call made, nothing paid
+        made = count("cached_calls") + count("calls")
+        facts.append(("from cache", f"{count('cached_calls'):,} of {made:,} calls"))
+    return facts
+
+
 __all__ = [
     "DISTRIBUTIONS",
     "USAGE_METRICS",
     "attempt_usage",
     "row_usage",
     "spread",
+    "usage_facts",
     "usage_lines",
     "usage_properties",
     "usage_summary",

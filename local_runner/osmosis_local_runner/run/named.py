@@ -43,6 +43,8 @@ class Notes:
     def warn(self, text: str) -> None:
         if self.on_warning is not None:
             self.on_warning(text)
+
+
 Opening = Literal["new", "continue", "finished"]
 
 

@@ -71,13 +71,19 @@ class Overrides(RunSettings):
     def invocation(self) -> dict[str, Any]:
         """The :class:`RunSpec` fields every form takes from these flags alike."""
         return {
-            "resume": self.resume, "retry_failed": self.retry_failed, "rows": self.rows,
-            "max_retries": self.max_retries or 0, "deadline": self.deadline,
-            "transcripts": self.transcripts, "ca_bundle": self.ca_bundle,
+            "resume": self.resume,
+            "retry_failed": self.retry_failed,
+            "rows": self.rows,
+            "max_retries": self.max_retries or 0,
+            "deadline": self.deadline,
+            "transcripts": self.transcripts,
+            "ca_bundle": self.ca_bundle,
             "settings": self.journal_settings(),
-            "series": self.series, "step": self.step, "weights": self.weights,
+            "series": self.series,
+            "step": self.step,
+            "weights": self.weights,
             "max_same_errors": self.max_same_errors,
-        }  # fmt: skip
+        }
 
 
 def dataset_of(config: EvalConfig, given: Path | None) -> Path:
@@ -182,7 +188,7 @@ def config_spec(
             flags.model or exp.model_path,
             base_url=flags.base_url or local.base_url,
             api_key_env=flags.api_key_env or local.api_key_env,
-        api_key=SecretStr(flags.api_key) if flags.api_key else None,
+            api_key=SecretStr(flags.api_key) if flags.api_key else None,
             registry=registry_of(config, flags.endpoints),
             endpoint_id=None if flags.model else local.endpoint_id,
             headers=run_headers([dict(local.headers)], [*local.header, *flags.headers]),

@@ -48,12 +48,17 @@ def journal_results(results: Path, status: str) -> tuple[dict[str, Any], Rows] |
         "dataset": seen.get("dataset"),
     }
     head = document_head(
-        config, rows, fns, n=n, pass_threshold=threshold, duration_ms=_elapsed_ms(results),
+        config,
+        rows,
+        fns,
+        n=n,
+        pass_threshold=threshold,
+        duration_ms=_elapsed_ms(results),
         status=status,
         # no document was written: the invocation never reached its end (killed), while
         # one that stops (Ctrl-C, its budget…) writes its document with its reason
         stopped_reason="killed",
-    )  # fmt: skip
+    )
     return head, rows
 
 

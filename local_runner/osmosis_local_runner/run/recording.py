@@ -38,9 +38,13 @@ async def record_attempt(
     else:
         grading = time.perf_counter()
         grades = await grade(
-            spec.eval_fns, outcome.messages, row, run_index, timeout=spec.grader_timeout_s,
+            spec.eval_fns,
+            outcome.messages,
+            row,
+            run_index,
+            timeout=spec.grader_timeout_s,
             raw=spec.raw_answers,
-        )  # fmt: skip
+        )
         # when the grading ran within the attempt (its timeline shows it beside the calls)
         outcome.extra["grading"] = {
             "at_ms": round((grading - started) * 1000, 3),

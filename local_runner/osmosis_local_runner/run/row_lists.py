@@ -28,9 +28,10 @@ def row_ranges(text: str) -> list[tuple[int, int]]:
         low, high = int(first), int(last or first)
         if low > high:
             raise InvalidInputError(
-                f"rows: the range {part} runs backwards", hint=f"write it {high}-{low}",
+                f"rows: the range {part} runs backwards",
+                hint=f"write it {high}-{low}",
                 code="USAGE",
-            )  # fmt: skip
+            )
         ranges.append((low, high))
     return ranges
 

@@ -28,7 +28,7 @@ from osmosis_local_runner.results.usage import attempt_usage
 from osmosis_local_runner.run import stops
 from osmosis_local_runner.run.caching import CacheUse, cache_for, cache_summary, scope_of
 from osmosis_local_runner.run.calls import CallLog
-from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected, select_rows
+from osmosis_local_runner.run.dataset import Dataset, DatasetInfo, Row, count_selected
 from osmosis_local_runner.run.journal import Journal
 from osmosis_local_runner.run.kinds import RunEnv
 from osmosis_local_runner.run.models import endpoint, endpoint_level, model_client, resolve, run_env
@@ -113,10 +113,7 @@ class Runner:
         info = Dataset(spec.dataset).validate()
         check_column(spec.slice_by, info.columns)
         check_column(spec.cluster_by, info.columns)
-        selected = select_rows(
-            info.total_rows, spec.limit, sample=spec.sample, seed=spec.seed,
-            offset=spec.offset, rows=spec.rows, dataset=info.path.name,
-        )  # fmt: skip
+        selected = spec.choose_rows(info)
         self.kind.prepare(self.on_note)  # e.g. the rollout's environment, synced and checked
         current = fingerprint(spec, info, spec.model, self.kind)
         self._check_journal(current, info.total_rows, selected)
@@ -397,4 +394,3 @@ class Runner:
         if self._cache is not None:  # every call's, a judge's too: hits, misses, replays
             head["summary"]["cache"] = cache_summary(self._cache)
         return head
-

@@ -77,8 +77,9 @@ class SeedSource:
                 raise InvalidInputError("give a dataset (a file, or a list of rows)", code="USAGE")
             return given
         if given is not None:
-            raise InvalidInputError("give the rows in memory or a dataset file, not both",
-                                    code="USAGE")  # fmt: skip
+            raise InvalidInputError(
+                "give the rows in memory or a dataset file, not both", code="USAGE"
+            )
         return write_rows(self.rows, results.with_name(f"{results.stem}.dataset.jsonl"))
 
     def rollout(self, flags: Any) -> Any:
@@ -96,8 +97,9 @@ class SeedSource:
             return seed_rollout(self.module, flags)
         if self.mcp is not None:
             return mcp_rollout(Path(self.mcp), flags)
-        return _object_rollout(self.workflow if self.workflow is not None else self.agent_loop,
-                               flags)  # fmt: skip
+        return _object_rollout(
+            self.workflow if self.workflow is not None else self.agent_loop, flags
+        )
 
     def fns(self) -> list[EvalFn]:
         return [_eval_fn(fn) for fn in self.eval_fns]
@@ -113,10 +115,13 @@ def _object_rollout(value: Any, flags: Any) -> Any:
     label = _label(value)
     if is_agent_loop(value):
         return AgentLoopRollout(
-            load_agent_loop(value, label), source=label, digest=object_digest(value),
-            max_turns=flags.max_turns or 10, completion_params=flags.sampling(),
+            load_agent_loop(value, label),
+            source=label,
+            digest=object_digest(value),
+            max_turns=flags.max_turns or 10,
+            completion_params=flags.sampling(),
             debug_dir=flags.debug_dir,
-        )  # fmt: skip
+        )
     workflow = as_workflow(value, label)
     return NativeRollout(workflow, source=label, digest=object_digest(value))
 

@@ -106,8 +106,7 @@ class LoraServing:
             return await client.post(f"{self.base}/{route}", json=body)
         except httpx.HTTPError as exc:
             raise OsmosisError(
-                f"cannot reach {redact_url(self.base)} to load a checkpoint "
-                f"({type(exc).__name__})",
+                f"cannot reach {redact_url(self.base)} to load a checkpoint ({type(exc).__name__})",
                 hint="start the server (or check its base URL), then watch again",
                 code="ENDPOINT_UNREACHABLE",
             ) from exc
@@ -149,9 +148,12 @@ class CommandServing:
         log = self.logs / f"serve-step-{checkpoint.step}.log"
         with open(log, "wb") as out:
             self._process = await asyncio.create_subprocess_shell(
-                self.command(checkpoint), stdout=out, stderr=out, stdin=asyncio.subprocess.DEVNULL,
+                self.command(checkpoint),
+                stdout=out,
+                stderr=out,
+                stdin=asyncio.subprocess.DEVNULL,
                 start_new_session=True,
-            )  # fmt: skip
+            )
         served = await self._wait(log)
         return {**identity(checkpoint), "served_as": self.model, **served}
 

@@ -23,82 +23,28 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from osmosis_client._fs import relative_to
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.layout import EVALS
 from osmosis_local_runner.run.named import Identity, Note, Notes, Opening, RunFiles
+from osmosis_local_runner.run.request import RunRequest, Uploader, UploadOutcome
 from osmosis_local_runner.run.seed import SeedSource
-from osmosis_local_runner.run.settings import RunSettings
 
 if TYPE_CHECKING:
-    from osmosis_client.llm.prices import PriceTable
     from osmosis_client.platform.eval_config import EvalConfig
-    from osmosis_client.platform.run_import import ImportSession
     from osmosis_local_runner.run.invocation import Invocation
     from osmosis_local_runner.run.rundir import RunDirectory
     from osmosis_local_runner.run.runner import Runner
     from osmosis_local_runner.run.spec import Progress, RunPlan, RunResult, RunSpec
-    from osmosis_local_runner.run.upload import RunUpload
-    from osmosis_local_runner.trackers import Destination, Logged
+    from osmosis_local_runner.trackers import Logged
 
-#: sends a checked upload (``RunUpload.send`` with the caller's client and progress)
-Uploader = Callable[["RunUpload"], "ImportSession"]
+
 T = TypeVar("T")
 #: where named runs live, under the project
 RUNS = EVALS
-
-
-@dataclass
-class RunRequest:
-    """What one invocation asks for: an eval config or the seed form's source, the
-    settings, where the run goes, and how an existing run is treated."""
-
-    settings: RunSettings = field(default_factory=RunSettings)
-    config: Path | None = None
-    seed: SeedSource | None = None
-    #: the run's name under ``.osmosis/evals`` (None: generated; with ``resume``, the
-    #: newest unfinished run of the config)
-    name: str | None = None
-    #: a ``.json`` file: one results document, no run directory; else where runs live
-    output: Path | None = None
-    #: the project (default: the config's, else the current directory)
-    root: Path | None = None
-    resume: bool = False
-    fresh: bool = False  # archive the named run first
-    retry_failed: bool = False  # continue, running again the attempts that errored
-    #: an unfinished run named without ``resume`` continues (the published CLI's
-    #: ``--name``) rather than being refused (``RESULTS_EXIST``: the library's rule)
-    continue_named: bool = False
-    dry_run: bool = False  # the plan only: nothing locked, archived or written
-    upload: Uploader | None = None  # a finished named run goes to the platform
-    server_echo: Callable[[str], None] | None = None  # the rollout server's output, live
-    #: the platform's published prices of some models (``prices="platform"``)
-    price_source: Callable[[list[str]], PriceTable] | None = None
-    #: experiment trackers the results go to when the run ends (``trackers``), at the
-    #: run's step (``settings.step``): sharing, not part of what the run means
-    log_to: tuple[Destination, ...] = ()
-    #: the served weights' identity (a checkpoint's path and digest, a vLLM model's
-    #: root/parent), recorded with the run when the caller knows it
-    weights: dict[str, Any] | None = None
-
-    @property
-    def to_file(self) -> bool:
-        return self.output is not None and self.output.suffix == ".json"
-
-
-@dataclass(frozen=True)
-class UploadOutcome:
-    """What became of ``upload``: ``uploaded`` (``session``), ``skipped`` (the run did
-    not finish: ``reason``) or ``failed`` (``error``; the run itself is kept)."""
-
-    status: Literal["uploaded", "skipped", "failed"]
-    session: ImportSession | None = None
-    error: OsmosisError | None = None
-    reason: str | None = None
 
 
 class RunSession:
@@ -136,6 +82,7 @@ class RunSession:
 
     def __enter__(self) -> RunSession:
         request = self.request
+        request.check()
         if request.log_to:  # a missing extra is said before anything runs
             from osmosis_local_runner.trackers import check_available
 
@@ -163,11 +110,13 @@ class RunSession:
         request, config = self.request, self.config
         runs = request.output or _relative(self.project / RUNS)
         self.run = pick_run(
-            runs, name=request.name, resume=request.resume and not request.fresh,
+            runs,
+            name=request.name,
+            resume=request.resume and not request.fresh,
             config_path=config_path(config) if config else None,
             label=config.name if config else "this evaluation",
             rollout_dir=config.rollout_dir if config else None,
-        )  # fmt: skip
+        )
         self.results = self.run.results
         if request.dry_run:  # the plan of the run it would be; nothing locked or written
             self.opening = open_run(self.run, retry_failed=request.retry_failed)
@@ -213,6 +162,7 @@ class RunSession:
         is missing runs, ``run/topup.py``)."""
         from osmosis_local_runner.run.journal import journal_path, read_journal
         from osmosis_local_runner.run.settings import GROWABLE
+        from osmosis_local_runner.run.topup import adds
 
         assert self.run is not None
         recorded = read_journal(journal_path(self.results)).fingerprint
@@ -226,7 +176,7 @@ class RunSession:
             self._adopt()
             return
         if changed:
-            grows = not fixed and _adds(recorded, settings)
+            grows = not fixed and adds(recorded, settings)
             raise InvalidInputError(
                 f"run {self.run.name!r} is complete with other settings ("
                 + "; ".join(changed)
@@ -260,17 +210,19 @@ class RunSession:
 
         request = self.request
         flags = Overrides(
-            **asdict(request.settings), output=self.results,
+            **asdict(request.settings),
+            output=self.results,
             run_dir=self.run.path if self.run else None,
-            resume=self.resuming, retry_failed=request.retry_failed,
+            resume=self.resuming,
+            retry_failed=request.retry_failed,
             server_echo=request.server_echo,
             source=request.seed.kept() if request.seed else {},
-            price_source=request.price_source, weights=request.weights,
-        )  # fmt: skip
+            price_source=request.price_source,
+            weights=request.weights,
+        )
         if self.config is not None:
             if request.seed is not None:
-                raise InvalidInputError("give an eval config or a rollout, not both",
-                                        code="USAGE")  # fmt: skip
+                raise InvalidInputError("give an eval config or a rollout, not both", code="USAGE")
             return config_spec(self.config, flags), Identity.of(self.config)
         seed = request.seed or SeedSource()
         rollout = seed.rollout(flags)
@@ -306,9 +258,13 @@ class RunSession:
             from osmosis_local_runner.trackers import log_results
 
             name = self.run.name if self.run is not None else None
-            self.tracked = log_results(self.results, self.request.log_to,
-                                       step=self.request.settings.step, name=name,
-                                       finished_only=True)  # fmt: skip
+            self.tracked = log_results(
+                self.results,
+                self.request.log_to,
+                step=self.request.settings.step,
+                name=name,
+                finished_only=True,
+            )
 
     def _upload(self, send: Uploader) -> UploadOutcome:
         from osmosis_local_runner.run.named import config_path
@@ -333,17 +289,6 @@ class RunSession:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _adds(recorded: dict[str, Any], settings: RunSettings) -> bool:
-    """Whether settings changed only in what a top-up may change add to a run: no fewer
-    attempts per row, no smaller limit (the rows a row list adds are checked when it
-    runs: ``run/topup.py``)."""
-    for name in ("n", "limit"):
-        was, now = recorded.get(name), getattr(settings, name)
-        if now is not None and (was is None or now < was):
-            return False  # fewer, or a limit where every row ran
-    return settings.offset == recorded.get("offset", 0) or not settings.offset
 
 
 async def interruptible(work: Coroutine[Any, Any, T], interrupt: Callable[[], None]) -> T:

@@ -221,8 +221,9 @@ class RunSettings:
             taken.append((f.name, value))
         missing = [name for name in saved.get("withheld") or () if not self._holds(name)]
         if missing:
-            shown = ", ".join(f"the header {n[8:]}" if n.startswith("headers:") else n
-                              for n in missing)  # fmt: skip
+            shown = ", ".join(
+                f"the header {n[8:]}" if n.startswith("headers:") else n for n in missing
+            )
             raise InvalidInputError(
                 f"the run was started with {shown}, whose values are never kept (they may "
                 "hold keys)",

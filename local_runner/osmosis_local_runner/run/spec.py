@@ -9,7 +9,7 @@ import functools
 import json
 import math
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -102,6 +102,21 @@ class RunSpec:
     max_attempt_tokens: int | None = None
     #: eval fns get the answer with its reasoning (``<think>…</think>`` first)
     raw_answers: bool = False
+
+    def choose_rows(self, info: DatasetInfo) -> Container[int]:
+        """The source rows this run chooses of the dataset (the platform's rule:
+        :func:`~osmosis_local_runner.run.dataset.select_rows`)."""
+        from osmosis_local_runner.run.dataset import select_rows
+
+        return select_rows(
+            info.total_rows,
+            self.limit,
+            sample=self.sample,
+            seed=self.seed,
+            offset=self.offset,
+            rows=self.rows,
+            dataset=info.path.name,
+        )
 
     def rollout_kind(self) -> RolloutKind:
         if self.rollout is not None:

@@ -57,6 +57,52 @@ class EntryRun:
     tracked: list[Logged] = field(default_factory=list)  # what became of each tracker
 
 
+@dataclass
+class SuiteRequest:
+    """What one invocation of a suite asks for — ``osmosis eval run SUITE.toml`` and
+    ``run_suite`` alike: the suite, the settings over every entry, where it goes (a
+    directory; None: a new one under ``root``, or with ``resume`` the latest unfinished
+    run of this suite and settings), how many entries at once, and the trackers."""
+
+    suite: Suite
+    flags: Overrides
+    output: Path | None = None
+    root: Path | None = None
+    resume: bool = False
+    parallel: int = 1
+    log_to: tuple[Destination, ...] = ()
+
+
+def open_suite(
+    request: SuiteRequest,
+    *,
+    on_progress: Callable[[EntryRun], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> SuiteRunner:
+    """The suite run a request names, its directory chosen (both doors' one way to a
+    :class:`SuiteRunner`)."""
+    from osmosis_local_runner.run.suite_settings import suite_directory
+
+    directory = suite_directory(
+        request.suite,
+        request.flags,
+        output=request.output,
+        root=request.root,
+        resume=request.resume,
+        on_note=on_note,
+    )
+    return SuiteRunner(
+        request.suite,
+        request.flags,
+        directory=directory,
+        parallel=request.parallel,
+        resume=request.resume,
+        on_progress=on_progress,
+        on_note=on_note,
+        log_to=request.log_to,
+    )
+
+
 class SuiteRunner:
     """Plans and runs a suite's entries; the CLI renders its progress and documents."""
 
@@ -202,9 +248,14 @@ class SuiteRunner:
                 from osmosis_local_runner.trackers import log_results
 
                 run.tracked = await asyncio.to_thread(
-                    log_results, run.output, self.log_to, step=self.log_step,
-                    name=run.entry.name, prefix=f"eval/{run.entry.name}/", finished_only=True,
-                )  # fmt: skip
+                    log_results,
+                    run.output,
+                    self.log_to,
+                    step=self.log_step,
+                    name=run.entry.name,
+                    prefix=f"eval/{run.entry.name}/",
+                    finished_only=True,
+                )
         self._progress(run, run.progress)
         self._write()
 

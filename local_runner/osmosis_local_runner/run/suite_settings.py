@@ -172,9 +172,7 @@ def collapsed(suite: Suite, flags: Overrides) -> list[tuple[str, list[str]]]:
     such flag, with the entries that now run the same settings (first one kept in view)."""
     swept = {key.split(".")[0] for entry in suite.entries for key in entry.sweep}
     overriding = [
-        flag
-        for flag, key in FLAG_KEYS.items()
-        if getattr(flags, flag) is not None and key in swept
+        flag for flag, key in FLAG_KEYS.items() if getattr(flags, flag) is not None and key in swept
     ]
     if flags.sampling() and "sampling" in swept:
         overriding.append("sampling")
@@ -187,5 +185,3 @@ def collapsed(suite: Suite, flags: Overrides) -> list[tuple[str, list[str]]]:
     same = [names for names in groups.values() if len(names) > 1]
     flag_names = [f"--{flag.replace('_', '-')}" for flag in overriding]
     return [(", ".join(flag_names), names) for names in same]
-
-

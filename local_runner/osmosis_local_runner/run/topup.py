@@ -30,7 +30,19 @@ from osmosis_local_runner.run.journal import (
 )
 
 if TYPE_CHECKING:
+    from osmosis_local_runner.run.settings import RunSettings
     from osmosis_local_runner.run.spec import RunSpec
+
+
+def adds(recorded: Mapping[str, Any], settings: RunSettings) -> bool:
+    """Whether settings changed only in what a top-up may change add to a run: no fewer
+    attempts per row, no smaller limit (the rows a row list adds are checked when it
+    runs: ``run/topup.py``)."""
+    for name in ("n", "limit"):
+        was, now = recorded.get(name), getattr(settings, name)
+        if now is not None and (was is None or now < was):
+            return False  # fewer, or a limit where every row ran
+    return settings.offset == recorded.get("offset", 0) or not settings.offset
 
 
 def check_growth(
@@ -166,4 +178,4 @@ def _said(update: Mapping[str, Any]) -> dict[str, Any]:
     return {"changed": body["changed"], "at": body["at"]}
 
 
-__all__ = ["Continuation", "check_growth", "continuation", "open_journal", "update_line"]
+__all__ = ["Continuation", "adds", "check_growth", "continuation", "open_journal", "update_line"]

@@ -51,7 +51,6 @@ HEALTH_TIMEOUT = 90.0
 STOP_GRACE = 15.0  # the server drains in-flight rollouts for up to ~10 s
 
 
-
 class ServerStartError(RunAborted):
     """The rollout server did not come up (exit 1); ``issues`` holds its last output."""
 
@@ -264,15 +263,19 @@ class ServerProcess:
         self.started_warm = False
         record = [str(self.warm.modules), str(exclude.resolve())] if self.warm else []
         return await asyncio.create_subprocess_exec(
-            str(self.python), str(ZYGOTE), "run", str(os.getpid()),
-            str(self.entrypoint.resolve()), *record,
+            str(self.python),
+            str(ZYGOTE),
+            "run",
+            str(os.getpid()),
+            str(self.entrypoint.resolve()),
+            *record,
             cwd=str(self.entrypoint.parent),
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
-        )  # fmt: skip
+        )
 
     async def _wait_ready(self, session: aiohttp.ClientSession) -> Health:
         import aiohttp

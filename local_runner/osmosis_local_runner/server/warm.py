@@ -132,9 +132,7 @@ class Warm:
         self.launched = False
 
     @classmethod
-    def of(
-        cls, python: Path, site_packages: Sequence[str], env: Mapping[str, str]
-    ) -> Warm | None:
+    def of(cls, python: Path, site_packages: Sequence[str], env: Mapping[str, str]) -> Warm | None:
         """None when warm starts are off or their directory cannot be trusted."""
         if not enabled() or sys.platform == "win32":
             return None
@@ -200,8 +198,14 @@ class Warm:
         with contextlib.suppress(OSError):
             with open(self.log, "ab") as log:
                 subprocess.Popen(
-                    [str(self.python), str(ZYGOTE), "serve", str(self.socket),
-                     str(self.modules), str(idle_seconds())],
+                    [
+                        str(self.python),
+                        str(ZYGOTE),
+                        "serve",
+                        str(self.socket),
+                        str(self.modules),
+                        str(idle_seconds()),
+                    ],
                     env=self.env,  # what its servers get (imports may read it)
                     cwd=str(self.socket.parent),
                     stdin=subprocess.DEVNULL,
@@ -209,7 +213,7 @@ class Warm:
                     stderr=log,
                     start_new_session=True,
                     close_fds=True,
-                )  # fmt: skip
+                )
             self.launched = True
             for _ in range(100):  # it binds its socket first thing
                 if self.socket.exists():

@@ -76,16 +76,18 @@ def parse_destination(text: str) -> Destination:
 
 
 def _repo_id(text: str) -> bool:
-    return bool(_REPO_ID.fullmatch(text)) and "--" not in text and ".." not in text and (
-        not text.endswith(".git")
+    return (
+        bool(_REPO_ID.fullmatch(text))
+        and "--" not in text
+        and ".." not in text
+        and (not text.endswith(".git"))
     )
 
 
 def _project_name(text: str) -> bool:
     parts = text.split("/")
     return 1 <= len(parts) <= 2 and all(
-        part and len(part) <= 128 and all(c.isalnum() or c in "-_." for c in part)
-        for part in parts
+        part and len(part) <= 128 and all(c.isalnum() or c in "-_." for c in part) for part in parts
     )
 
 

@@ -86,8 +86,14 @@ def _is_connection(exc: BaseException) -> bool:
     seen: BaseException | None = exc
     while seen is not None:
         names = {cls.__name__ for cls in type(seen).__mro__}
-        if names & {"ConnectError", "ConnectionError", "ConnectTimeout", "NetworkError",
-                    "TimeoutException", "OSError"} and not names & {"HTTPStatusError"}:  # fmt: skip
+        if names & {
+            "ConnectError",
+            "ConnectionError",
+            "ConnectTimeout",
+            "NetworkError",
+            "TimeoutException",
+            "OSError",
+        } and not names & {"HTTPStatusError"}:
             return True
         seen = seen.__cause__ or seen.__context__
     return False

@@ -52,19 +52,24 @@ def _send(
     config, split = payload.group, split_of(payload.name)
     _check_split(index.get(config, {}), split, payload.name, repo)
     index.setdefault(config, {})[split] = {
-        "run": payload.name, "date": payload.params.get("created_at", ""),
-        "step": step, "params": payload.params, "metrics": payload.metrics,
-    }  # fmt: skip
+        "run": payload.name,
+        "date": payload.params.get("created_at", ""),
+        "step": step,
+        "params": payload.params,
+        "metrics": payload.metrics,
+    }
     files = {
         f"{config}/details_{split}.parquet": _parquet(payload),
         f"results/{config}_{split}.parquet": _results(payload, step),
         INDEX: (json.dumps(index, indent=1, sort_keys=True) + "\n").encode(),
         "README.md": card(repo, index).encode(),
-    }  # fmt: skip
+    }
     commit = api.create_commit(
-        repo, repo_type="dataset", commit_message=f"osmosis eval push: {payload.name}",
+        repo,
+        repo_type="dataset",
+        commit_message=f"osmosis eval push: {payload.name}",
         operations=[CommitOperationAdd(path, io.BytesIO(data)) for path, data in files.items()],
-    )  # fmt: skip
+    )
     verify_uploaded(api, repo, {path: len(data) for path, data in files.items()})
     return {"run_id": commit.oid, "into": "own", "url": f"{api.endpoint}/datasets/{repo}"}
 
@@ -139,14 +144,16 @@ def _results(payload: Payload, step: int | None) -> bytes:
     import pyarrow as pa
 
     names = sorted(payload.metrics)
-    table = pa.table({
-        "run": pa.array([payload.name] * len(names), pa.string()),
-        "model": pa.array([payload.params.get("model")] * len(names), pa.string()),
-        "step": pa.array([step] * len(names), pa.int64()),
-        "metric": pa.array(names, pa.string()),
-        "value": pa.array([payload.metrics[n] for n in names], pa.float64()),
-        "params": pa.array([json.dumps(payload.params, sort_keys=True)] * len(names)),
-    })  # fmt: skip
+    table = pa.table(
+        {
+            "run": pa.array([payload.name] * len(names), pa.string()),
+            "model": pa.array([payload.params.get("model")] * len(names), pa.string()),
+            "step": pa.array([step] * len(names), pa.int64()),
+            "metric": pa.array(names, pa.string()),
+            "value": pa.array([payload.metrics[n] for n in names], pa.float64()),
+            "params": pa.array([json.dumps(payload.params, sort_keys=True)] * len(names)),
+        }
+    )
     return _written(table)
 
 
@@ -167,8 +174,7 @@ def _parquet(payload: Payload) -> bytes:
     from osmosis_local_runner.results.documents import ResultsFile
     from osmosis_local_runner.trackers.payload import attempt_cells
 
-    types = {"row": pa.int64(), "attempt": pa.int64(), "score": pa.float64(),
-             "passed": pa.bool_()}  # fmt: skip
+    types = {"row": pa.int64(), "attempt": pa.int64(), "score": pa.float64(), "passed": pa.bool_()}
     schema = pa.schema([(name, types.get(name, pa.string())) for name in payload.columns])
     sink = io.BytesIO()
     with pq.ParquetWriter(sink, schema) as writer:
@@ -188,8 +194,10 @@ BATCH = 1_000
 
 def _batch(pa: Any, schema: Any, rows: list[list[Any]]) -> Any:
     columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
-    return pa.table({f.name: pa.array(list(c), type=f.type)
-                     for f, c in zip(schema, columns, strict=True)}, schema=schema)  # fmt: skip
+    return pa.table(
+        {f.name: pa.array(list(c), type=f.type) for f, c in zip(schema, columns, strict=True)},
+        schema=schema,
+    )
 
 
 def card(repo: str, index: dict[str, Any]) -> str:
@@ -199,19 +207,31 @@ def card(repo: str, index: dict[str, Any]) -> str:
     for config in sorted(index):
         runs = index[config]
         latest = max(runs, key=lambda s: (str(runs[s].get("date") or ""), s))
-        for name, path in ((config, f"{config}/details_{{}}.parquet"),
-                           (f"results_{config}", f"results/{config}_{{}}.parquet")):  # fmt: skip
+        for name, path in (
+            (config, f"{config}/details_{{}}.parquet"),
+            (f"results_{config}", f"results/{config}_{{}}.parquet"),
+        ):
             lines += [f"- config_name: {_yaml(name)}", "  data_files:"]
             for split in [*sorted(runs), "latest"]:
                 chosen = latest if split == "latest" else split
                 lines += [f"  - split: {split}", f"    path: {_yaml(path.format(chosen))}"]
-    lines += ["---", "", f"# {repo}", "",
-              "Evaluation runs published by `osmosis eval push`: for each eval a config of "
-              "details (one row per attempt) and one of results (the run's summary), a split "
-              "per run and `latest`.", ""]  # fmt: skip
+    lines += [
+        "---",
+        "",
+        f"# {repo}",
+        "",
+        "Evaluation runs published by `osmosis eval push`: for each eval a config of "
+        "details (one row per attempt) and one of results (the run's summary), a split "
+        "per run and `latest`.",
+        "",
+    ]
     for config in sorted(index):
-        lines += [f"## {config}", "", "| run | date | model | endpoint | dataset | commit | "
-                  "metrics |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines += [
+            f"## {config}",
+            "",
+            "| run | date | model | endpoint | dataset | commit | metrics |",
+            "|---|---|---|---|---|---|---|",
+        ]
         lines += [_row(run) for _, run in sorted(index[config].items())]
         lines.append("")
     return "\n".join(lines)
@@ -219,11 +239,20 @@ def card(repo: str, index: dict[str, Any]) -> str:
 
 def _row(run: dict[str, Any]) -> str:
     params, metrics = run.get("params") or {}, run.get("metrics") or {}
-    shown = ", ".join(f"{k.split('/', 1)[-1]} {v:.3g}" for k, v in sorted(metrics.items())
-                      if k.endswith(("/mean", "/pass_at_1")))  # fmt: skip
-    cells = [run.get("run"), run.get("date"), params.get("model"), params.get("rollout_mode"),
-             (params.get("dataset_sha256") or "")[:12], (params.get("git_head") or "")[:12],
-             shown]  # fmt: skip
+    shown = ", ".join(
+        f"{k.split('/', 1)[-1]} {v:.3g}"
+        for k, v in sorted(metrics.items())
+        if k.endswith(("/mean", "/pass_at_1"))
+    )
+    cells = [
+        run.get("run"),
+        run.get("date"),
+        params.get("model"),
+        params.get("rollout_mode"),
+        (params.get("dataset_sha256") or "")[:12],
+        (params.get("git_head") or "")[:12],
+        shown,
+    ]
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 

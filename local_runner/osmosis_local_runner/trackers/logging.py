@@ -95,28 +95,45 @@ def log_results(
     published = contextlib.ExitStack()  # the document as it may leave the machine
     with published:
         for destination in destinations:
-            prior = record.get(destination.key)
-            if isinstance(prior, dict) and prior.get("status") == "logged" and (
-                prior.get("local_run_id") == run_id
-            ):
-                outcomes.append(Logged(destination.key, "already", run_id=prior.get("run_id"),
-                                       url=prior.get("url"), step=prior.get("step")))  # fmt: skip
+            already = _already(destination, record.get(destination.key), run_id)
+            if already is not None:
+                outcomes.append(already)
                 continue
             if payload is None:
                 try:
-                    payload = payload_of(doc, name, run_id, prefix=prefix, provenance=provenance,
-                                         group=group)  # fmt: skip
+                    payload = payload_of(
+                        doc, name, run_id, prefix=prefix, provenance=provenance, group=group
+                    )
                     copy = published.enter_context(published_copy(results))
                     payload = replace(payload, results=copy)
                 except Exception as exc:  # never the run's end: said as each tracker's failure
                     payload = exc
-            outcome = (_send(destination, payload, step) if isinstance(payload, Payload) else
-                       Logged(destination.key, "failed", step=step,
-                              error=_error_text(payload, destination)))  # fmt: skip
+            outcome = (
+                _send(destination, payload, step)
+                if isinstance(payload, Payload)
+                else Logged(
+                    destination.key, "failed", step=step, error=_error_text(payload, destination)
+                )
+            )
             outcomes.append(outcome)
             record[destination.key] = {**outcome.to_json(), "local_run_id": run_id}
     _write_record(results, record)
     return outcomes
+
+
+def _already(destination: Destination, prior: Any, run_id: str | None) -> Logged | None:
+    """The run was logged to ``destination`` before (this very run): said, not resent."""
+    if not isinstance(prior, dict) or prior.get("status") != "logged":
+        return None
+    if prior.get("local_run_id") != run_id:
+        return None
+    return Logged(
+        destination.key,
+        "already",
+        run_id=prior.get("run_id"),
+        url=prior.get("url"),
+        step=prior.get("step"),
+    )
 
 
 def _send(destination: Destination, payload: Payload, step: int | None) -> Logged:
@@ -128,9 +145,14 @@ def _send(destination: Destination, payload: Payload, step: int | None) -> Logge
         error = _error_text(exc, destination)
         return Logged(destination.key, "failed", step=step, error=error, code=code)
     url = found.get("url")
-    return Logged(destination.key, "logged", run_id=found.get("run_id"),
-                  url=redact_url(url) if url else None,  # a tracking URI's password: never
-                  into=found.get("into"), step=step)  # fmt: skip
+    return Logged(
+        destination.key,
+        "logged",
+        run_id=found.get("run_id"),
+        url=redact_url(url) if url else None,  # a tracking URI's password: never
+        into=found.get("into"),
+        step=step,
+    )
 
 
 def _mlflow(payload: Payload, to: Destination, step: int | None) -> dict[str, Any]:
@@ -183,7 +205,8 @@ def _identity(results: Path) -> tuple[str, dict[str, Any]]:
         head = handle.read(1 << 16)
     made = datetime.fromtimestamp(results.stat().st_mtime, timezone.utc)
     return "doc-" + hashlib.sha256(head).hexdigest()[:24], {
-        "created_at": made.strftime("%Y-%m-%dT%H:%M:%SZ")}  # fmt: skip
+        "created_at": made.strftime("%Y-%m-%dT%H:%M:%SZ")
+    }
 
 
 def _write_record(results: Path, record: dict[str, Any]) -> None:
@@ -224,9 +247,12 @@ def _quiet() -> Iterator[None]:
 
 #: an unreachable tracker fails in seconds, not after MLflow's minutes of retries; its
 #: URL is said once, by us (only where the user set nothing)
-_RETRIES = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
-            "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
-            "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}  # fmt: skip
+_RETRIES = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
+}
 
 
 @contextlib.contextmanager

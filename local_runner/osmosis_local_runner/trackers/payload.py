@@ -24,11 +24,34 @@ MAX_TABLE_ROWS = 5_000
 #: characters of a transcript (as JSON text) or an answer a table cell keeps
 MAX_CELL = 20_000
 #: the table's columns, the same for every run (a tracker joins tables by schema)
-COLUMNS = ("row", "attempt", "model", "prompt", "expected", "answer", "score", "passed",
-           "scores", "error", "transcript")  # fmt: skip
+COLUMNS = (
+    "row",
+    "attempt",
+    "model",
+    "prompt",
+    "expected",
+    "answer",
+    "score",
+    "passed",
+    "scores",
+    "error",
+    "transcript",
+)
 #: the run's settings sent as parameters (as the results document's config holds them)
-PARAMS = ("model", "config_name", "dataset", "n_runs", "pass_threshold", "limit", "eval_fns",
-          "rollout_mode", "base_url", "sampling", "series", "step")  # fmt: skip
+PARAMS = (
+    "model",
+    "config_name",
+    "dataset",
+    "n_runs",
+    "pass_threshold",
+    "limit",
+    "eval_fns",
+    "rollout_mode",
+    "base_url",
+    "sampling",
+    "series",
+    "step",
+)
 
 
 #: the mean and its uncertainty, as each eval fn's metrics name them (``eval/FN/se``)
@@ -88,8 +111,17 @@ def payload_of(
     params |= {k: _text(v) for k, v in (provenance or {}).items() if v is not None}
     rows, left = _table(doc)
     series = config.get("series") if isinstance(config.get("series"), str) else None
-    return Payload(name, run_id, group, doc.path, params, metrics, rows=rows,
-                   truncated_rows=left, series=series)  # fmt: skip
+    return Payload(
+        name,
+        run_id,
+        group,
+        doc.path,
+        params,
+        metrics,
+        rows=rows,
+        truncated_rows=left,
+        series=series,
+    )
 
 
 def project_of(results: Path) -> Path:
@@ -122,8 +154,10 @@ def _usage(usage: Any, prefix: str) -> dict[str, float]:
     """Tokens by kind, truncation and cost (a run kept before they were counted: none)."""
     if not isinstance(usage, dict):
         return {}
-    found = {f"{prefix}tokens/{kind}": float(usage.get(f"{kind}_tokens") or 0)
-             for kind in ("input", "output", "reasoning", "cache_read", "cache_write")}  # fmt: skip
+    found = {
+        f"{prefix}tokens/{kind}": float(usage.get(f"{kind}_tokens") or 0)
+        for kind in ("input", "output", "reasoning", "cache_read", "cache_write")
+    }
     if _finite(usage.get("truncation_rate")):
         found[f"{prefix}truncation_rate"] = float(usage["truncation_rate"])
     if _finite(usage.get("cost_usd")):  # unknown price: no made-up zero
@@ -163,11 +197,18 @@ def attempt_cells(doc: ResultsFile, *, cap: int | None = None) -> Iterator[list[
         for a in row.runs:
             score = a.scores.get(first) if first else None
             yield [
-                row.index, a.run_index, a.model_tag or "primary", text(row.user_prompt),
-                text(row.expected), text(a.answer), score,
+                row.index,
+                a.run_index,
+                a.model_tag or "primary",
+                text(row.user_prompt),
+                text(row.expected),
+                text(a.answer),
+                score,
                 None if score is None else passed(a, first or "", doc.pass_threshold),
-                json.dumps(a.scores, sort_keys=True), a.error or "", text(a.transcript),
-            ]  # fmt: skip
+                json.dumps(a.scores, sort_keys=True),
+                a.error or "",
+                text(a.transcript),
+            ]
 
 
 def _finite(value: Any) -> bool:

@@ -22,10 +22,15 @@ def send(payload: Payload, project: str | None, step: int | None) -> dict[str, A
         _log(trackio, active, payload, step, f"osmosis/evals/{payload.name}/")
         return {"run_id": str(active.name), "into": "active"}
     series = payload.series
-    run = trackio.init(project=project or DEFAULT_PROJECT, name=series or payload.name,
-                       config=None if series else payload.params,
-                       resume="allow" if series else "never", embed=False,
-                       auto_log_cpu=False, auto_log_gpu=False)  # fmt: skip
+    run = trackio.init(
+        project=project or DEFAULT_PROJECT,
+        name=series or payload.name,
+        config=None if series else payload.params,
+        resume="allow" if series else "never",
+        embed=False,
+        auto_log_cpu=False,
+        auto_log_gpu=False,
+    )
     try:
         _log(trackio, run, payload, step, "")
     finally:

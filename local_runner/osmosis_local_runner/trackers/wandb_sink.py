@@ -34,11 +34,17 @@ def send(payload: Payload, project: str | None, step: int | None) -> dict[str, A
     if payload.series is not None:
         return _into_series(wandb, payload, name, entity or None, step)
     run = wandb.init(
-        project=name, entity=entity or None, name=payload.name, id=tracker_id(payload.run_id),
-        config=payload.params, job_type="eval", resume="allow", reinit="create_new",
+        project=name,
+        entity=entity or None,
+        name=payload.name,
+        id=tracker_id(payload.run_id),
+        config=payload.params,
+        job_type="eval",
+        resume="allow",
+        reinit="create_new",
         # no key yet: W&B's login prompt gives up after this, never holds the run's end
         settings=wandb.Settings(login_timeout=LOGIN_TIMEOUT),
-    )  # fmt: skip
+    )
     try:
         _log(wandb, run, payload, step, "")
     finally:
@@ -51,10 +57,15 @@ def _into_series(
 ) -> dict[str, Any]:
     assert payload.series is not None
     run = wandb.init(
-        project=project, entity=entity, name=payload.series,
-        id=tracker_id(f"series-{payload.series}"), job_type="eval-series", resume="allow",
-        reinit="create_new", settings=wandb.Settings(login_timeout=LOGIN_TIMEOUT),
-    )  # fmt: skip
+        project=project,
+        entity=entity,
+        name=payload.series,
+        id=tracker_id(f"series-{payload.series}"),
+        job_type="eval-series",
+        resume="allow",
+        reinit="create_new",
+        settings=wandb.Settings(login_timeout=LOGIN_TIMEOUT),
+    )
     try:
         run.define_metric(STEP_KEY)
         run.define_metric("eval/*", step_metric=STEP_KEY)

@@ -67,14 +67,17 @@ def write_bundle(
         space_repo(to)
         hub_api()
     if into.exists() and not into.is_dir():
-        raise InvalidInputError(f"{into} is a file", hint="name a folder for the site",
-                                code="BUNDLE_PATH")  # fmt: skip
+        raise InvalidInputError(
+            f"{into} is a file", hint="name a folder for the site", code="BUNDLE_PATH"
+        )
     runs = [r for r in list_runs(root) if not names or r.name in names]
     missing = sorted(set(names) - {r.name for r in runs})
     if missing:
-        raise InvalidInputError(f"no local run named {missing[0]!r}",
-                                hint="a run is a folder of .osmosis/evals",
-                                code="RUN_NOT_FOUND")  # fmt: skip
+        raise InvalidInputError(
+            f"no local run named {missing[0]!r}",
+            hint="a run is a folder of .osmosis/evals",
+            code="RUN_NOT_FOUND",
+        )
     bundle = Bundle(into)
     with tempfile.TemporaryDirectory(prefix="osmosis-bundle-") as scratch:
         for run in runs:
@@ -122,8 +125,11 @@ def _groups(runs: list[RunInfo]) -> list[tuple[str, list[str]]]:
     for run in sorted(runs, key=lambda r: (r.started or "", r.name)):
         if run.series is not None and run.step is not None:
             by_step[run.series][run.step] = run  # the newest of a step wins
-    return [(series, [steps[s].name for s in sorted(steps)])
-            for series, steps in sorted(by_step.items()) if len(steps) > 1]  # fmt: skip
+    return [
+        (series, [steps[s].name for s in sorted(steps)])
+        for series, steps in sorted(by_step.items())
+        if len(steps) > 1
+    ]
 
 
 def _home(runs: list[RunInfo], bundle: Bundle) -> str:
@@ -134,7 +140,7 @@ def _home(runs: list[RunInfo], bundle: Bundle) -> str:
 
     rows = "".join(
         f'<tr><td><a href="runs/{esc(r.name)}.html">{esc(r.name)}</a>'
-        f'{"".join(f" <span class=tag>{esc(t)}</span>" for t in r.tags)}</td>'
+        f"{''.join(f' <span class=tag>{esc(t)}</span>' for t in r.tags)}</td>"
         f"<td>{esc(r.status)}</td><td>{esc(r.model or '')}</td><td>{r.rows or 0}</td>"
         f"<td>{r.attempts or 0}</td><td>{num(r.mean)}</td><td>{num(r.pass_at_1)}</td>"
         f"<td>{esc(when(r.started))}</td></tr>"
@@ -189,8 +195,9 @@ def space_repo(to: str) -> str:
 
     kind, _, repo = to.partition(":")
     if kind != "hf-space":
-        raise InvalidInputError(f"{to!r} is not a Space", hint="write hf-space:ORG/NAME",
-                                code="USAGE")  # fmt: skip
+        raise InvalidInputError(
+            f"{to!r} is not a Space", hint="write hf-space:ORG/NAME", code="USAGE"
+        )
     check_available([parse_destination(f"hf:{repo}")])  # the Hub's repository id rules
     return repo
 
@@ -225,7 +232,9 @@ def _send_site(api: Any, repo: str, files: dict[str, bytes], public: bool) -> No
     operations: list[Any] = [CommitOperationDelete(path) for path in sorted(stale)]
     operations += [CommitOperationAdd(path, io.BytesIO(data)) for path, data in files.items()]
     api.create_commit(
-        repo, repo_type="space", operations=operations,
+        repo,
+        repo_type="space",
+        operations=operations,
         commit_message="osmosis eval view --bundle",
-    )  # fmt: skip
+    )
     verify_uploaded(api, repo, {path: len(data) for path, data in files.items()}, "space")

@@ -55,6 +55,7 @@ FAVICON = (
 #: the largest request body read (a review), in bytes
 REVIEW_MAX = 64 << 10
 
+
 @dataclass(frozen=True)
 class Viewer:
     """What one viewer serves: the project's runs, to whoever holds ``token``."""
@@ -178,8 +179,11 @@ class Viewer:
                 # a running run's page follows it in place (a written report is static)
                 live = f"{path}/live{mode}" if running else None
                 # one run's page takes reviews (the key for its writes, this page only)
-                review = ({"url": f"/runs/{quote(names[0])}/reviews", "key": self.write_key}
-                          if len(names) == 1 else None)  # fmt: skip
+                review = (
+                    {"url": f"/runs/{quote(names[0])}/reviews", "key": self.write_key}
+                    if len(names) == 1
+                    else None
+                )
                 toggle = path if reviewed else f"{path}?reviewed=1"
                 page, _ = render(sources, live=live, home="/", review=review, toggle=toggle)
             except OsmosisError as exc:
@@ -207,8 +211,16 @@ class Viewer:
         with tempfile.TemporaryDirectory(prefix="osmosis-view-") as scratch:
             try:
                 self._source(name, Path(scratch))  # a run of ours, by name, inside the root
-                fields = ("row", "attempt", "verdict", "score", "reason", "comment", "tag",
-                          "author")  # fmt: skip
+                fields = (
+                    "row",
+                    "attempt",
+                    "verdict",
+                    "score",
+                    "reason",
+                    "comment",
+                    "tag",
+                    "author",
+                )
                 review = make_review(**{k: body.get(k) for k in fields})
                 add_review(RunDirectory(self.runs, check_name(name)).results, review)
             except OsmosisError as exc:
@@ -221,8 +233,11 @@ class Viewer:
 
     async def _api_run(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
-        return await asyncio.to_thread(self._read, [name], lambda s: api.run_json(
-            s[0].results, name, RunDirectory(self.runs, name).results))  # fmt: skip
+        return await asyncio.to_thread(
+            self._read,
+            [name],
+            lambda s: api.run_json(s[0].results, name, RunDirectory(self.runs, name).results),
+        )
 
     async def _api_rows(self, request: web.Request) -> web.Response:
         query = request.query
@@ -234,18 +249,21 @@ class Viewer:
         if (status is not None and status not in api.STATUSES) or offset < 0:
             return web.Response(status=400, text=f"offset >= 0; status one of {api.STATUSES}\n")
         return await asyncio.to_thread(
-            self._read, [request.match_info["name"]],
-            lambda s: api.rows_json(s[0].results, offset=offset, limit=limit, status=status,
-                                    query=query.get("q")),
-        )  # fmt: skip
+            self._read,
+            [request.match_info["name"]],
+            lambda s: api.rows_json(
+                s[0].results, offset=offset, limit=limit, status=status, query=query.get("q")
+            ),
+        )
 
     async def _api_row(self, request: web.Request) -> web.Response:
         try:
             index = int(request.match_info["index"])
         except ValueError:
             return web.Response(status=400, text="a row's index is a whole number\n")
-        return await asyncio.to_thread(self._read, [request.match_info["name"]],
-                                       lambda s: api.row_json(s[0].results, index))  # fmt: skip
+        return await asyncio.to_thread(
+            self._read, [request.match_info["name"]], lambda s: api.row_json(s[0].results, index)
+        )
 
     async def _api_compare(self, request: web.Request) -> web.Response:
         names = [request.match_info["a"], request.match_info["b"]]
@@ -357,12 +375,15 @@ def _address_error(host: str, port: int, exc: OSError) -> InvalidInputError:
 
     if exc.errno == errno.EADDRINUSE:
         return InvalidInputError(
-            f"port {port} on {host} is in use", hint="choose another port, or a free one (0)",
-            code="ADDRESS_IN_USE", data={"port": port},
-        )  # fmt: skip
+            f"port {port} on {host} is in use",
+            hint="choose another port, or a free one (0)",
+            code="ADDRESS_IN_USE",
+            data={"port": port},
+        )
     why = exc.strerror or str(exc)
     return InvalidInputError(
         f"cannot serve on {host}:{port} ({why})",
         hint="use an address of this machine (127.0.0.1, ::1, or 0.0.0.0 for every one)",
-        code="BAD_ADDRESS", data={"host": host},
-    )  # fmt: skip
+        code="BAD_ADDRESS",
+        data={"host": host},
+    )

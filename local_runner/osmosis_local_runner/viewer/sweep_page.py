@@ -12,10 +12,14 @@ from urllib.parse import quote
 
 from osmosis_local_runner.results.sweep import STATS, Sweep
 
-LABELS = {"mean": "mean", "pass_at_1": "pass@1",
-          "output_tokens": "output tokens per attempt",
-          "reasoning_tokens": "reasoning tokens per attempt", "truncation_rate": "truncated",
-          "cost_usd": "cost per attempt ($)"}  # fmt: skip
+LABELS = {
+    "mean": "mean",
+    "pass_at_1": "pass@1",
+    "output_tokens": "output tokens per attempt",
+    "reasoning_tokens": "reasoning tokens per attempt",
+    "truncation_rate": "truncated",
+    "cost_usd": "cost per attempt ($)",
+}
 STYLE = """
 body { font: 14px system-ui, sans-serif; margin: 2em; color: #1d2330; }
 table { border-collapse: collapse; margin: .5em 0 1.5em; }

@@ -165,9 +165,7 @@ class AsyncResource:
         self._client = client
 
     async def _drive(self, plan: Generator[Call[Any] | float, Any, T]) -> T:
-        return await drive_async(
-            plan, self._client._execute, self._client._sleep, FOLLOW_SURVIVES
-        )
+        return await drive_async(plan, self._client._execute, self._client._sleep, FOLLOW_SURVIVES)
 
 
 def with_secrets(payload: dict[str, Any], secrets: Mapping[str, str] | None) -> dict[str, Any]:
@@ -186,15 +184,17 @@ def with_secrets(payload: dict[str, Any], secrets: Mapping[str, str] | None) -> 
 LOG_PAGE_LIMIT = 200
 
 
-def log_page_call(route: str, name_or_id: str, limit: int, cursor: str | None,
-                  what: str) -> Call[LogPage]:  # fmt: skip
+def log_page_call(
+    route: str, name_or_id: str, limit: int, cursor: str | None, what: str
+) -> Call[LogPage]:
     """``GET {route}/{name}/logs``: one page, the newest first (``direction=older``;
     ``cursor`` from the previous page reads older ones). Every log route is this one."""
     params: dict[str, Any] = {"limit": min(max(limit, 1), LOG_PAGE_LIMIT), "direction": "older"}
     if cursor:
         params["cursor"] = cursor
     return Call(
-        RequestOptions("GET", f"{route}/{encode_segment(name_or_id)}/logs", params=params,
-                       scope="required"),
+        RequestOptions(
+            "GET", f"{route}/{encode_segment(name_or_id)}/logs", params=params, scope="required"
+        ),
         lambda data: parse(LogPage, data, what=what),
-    )  # fmt: skip
+    )

@@ -29,12 +29,13 @@ if TYPE_CHECKING:
 
 ROUTE = "/api/cli/benchmark-runs"
 ROUTES: RunRoutes[CreatedBenchmarkRun, BenchmarkRunPage, BenchmarkRunDetail] = RunRoutes(
-    ROUTE, "benchmark run",
+    ROUTE,
+    "benchmark run",
     created=base.reader(CreatedBenchmarkRun, "created benchmark run"),
     page=base.reader(BenchmarkRunPage, "benchmark run list"),
     detail=base.reader(BenchmarkRunDetail, "benchmark run"),
     ambiguous="benchmark_run",
-)  # fmt: skip
+)
 NO_OUTPUTS_ROUTE = (
     "Benchmark run output route was not found. The run may have been deleted or the "
     "platform may not support benchmark downloads yet."
@@ -53,15 +54,13 @@ def _outputs_gone(exc: NotFoundError) -> NotFoundError:
     return exc
 
 
-
-
-
 def _names(page: BenchmarkRunPage) -> list[str | None]:
     return [r.name for r in page.benchmark_runs]
 
 
 def _ended(detail: BenchmarkRunDetail) -> bool:
     return detail.benchmark_run.terminal
+
 
 class BenchmarkRuns(base.SyncResource):
     def submit(

@@ -23,10 +23,14 @@ from osmosis_client.platform.resources.run_routes import RunRoutes
 from osmosis_client.platform.sample_models import RetriedRun, SamplesManifest
 
 ROUTES: RunRoutes[CreatedRun, EvalRunPage, EvalRun] = RunRoutes(
-    "/api/cli/eval-runs", "run",
-    created=reader(CreatedRun, "created run"), page=page_from_wire, detail=run_from_detail,
-    ambiguous="run", outputs="samples",
-)  # fmt: skip
+    "/api/cli/eval-runs",
+    "run",
+    created=reader(CreatedRun, "created run"),
+    page=page_from_wire,
+    detail=run_from_detail,
+    ambiguous="run",
+    outputs="samples",
+)
 create_call = ROUTES.create
 get_call = ROUTES.get
 stop_call = ROUTES.stop

@@ -56,10 +56,11 @@ def base_call(name: str) -> base.Call[BaseModelDetail]:
 
 def deployment_call(name: str, action: str) -> base.Call[Deployment]:
     return base.Call(
-        RequestOptions("POST", f"/api/cli/models/{encode_segment(name)}/{action}", json={},
-                       scope="required"),
+        RequestOptions(
+            "POST", f"/api/cli/models/{encode_segment(name)}/{action}", json={}, scope="required"
+        ),
         lambda data: parse(Deployment, data, what=f"{action} answer"),
-    )  # fmt: skip
+    )
 
 
 def _not_found(name: str) -> NotFoundError:
@@ -81,8 +82,12 @@ def _quota(exc: ConflictError, page: LoraModelPage | None) -> ConflictError:
     if most:
         holding = f": {', '.join(deployed)}" if deployed else ""
         exc.message = f"{exc.message} ({used} of {most} inference deployments in use{holding})"
-    exc.data = {**exc.data, "active_deployments": used, "max_active_deployments": most,
-                "deployed": deployed}  # fmt: skip
+    exc.data = {
+        **exc.data,
+        "active_deployments": used,
+        "max_active_deployments": most,
+        "deployed": deployed,
+    }
     first = f" ({deployed[0]}, say)" if deployed else ""
     exc.hint = exc.hint or f"undeploy one of the deployed LoRA models first{first}"
     return exc

@@ -44,10 +44,16 @@ class RunRoutes(Generic[C, L, D]):
     def create(self, payload: Mapping[str, Any], idempotency_key: str) -> Call[C]:
         """``POST route``: one Idempotency-Key for every retry of it."""
         return Call(
-            RequestOptions("POST", self.route, json=dict(payload), scope="required",
-                           idempotency_key=idempotency_key, ambiguous=self.ambiguous),
+            RequestOptions(
+                "POST",
+                self.route,
+                json=dict(payload),
+                scope="required",
+                idempotency_key=idempotency_key,
+                ambiguous=self.ambiguous,
+            ),
             self.created,
-        )  # fmt: skip
+        )
 
     def list(self, limit: int, offset: int, **filters: str | None) -> Call[L]:
         """One page, newest first; ``filters`` given are sent as query parameters."""
@@ -101,10 +107,11 @@ class RunRoutes(Generic[C, L, D]):
         query: dict[str, Any] = {"types": ",".join(types)}
         query.update({key: value for key, value in params.items() if value})
         return Call(
-            RequestOptions("GET", self.at(run_id, f"/{self.outputs}/manifest"), params=query,
-                           scope="required"),
+            RequestOptions(
+                "GET", self.at(run_id, f"/{self.outputs}/manifest"), params=query, scope="required"
+            ),
             lambda data: parse(SamplesManifest, data, what=f"{self.kind} outputs manifest"),
-        )  # fmt: skip
+        )
 
     def download_urls(
         self, run_id: str, files: Sequence[SampleFile]
@@ -116,10 +123,14 @@ class RunRoutes(Generic[C, L, D]):
             {"path": f.path, **({"token": f.token} if f.token is not None else {})} for f in files
         ]
         return Call(
-            RequestOptions("POST", self.at(run_id, f"/{self.outputs}/download-urls"),
-                           json={"items": items}, scope="required"),
+            RequestOptions(
+                "POST",
+                self.at(run_id, f"/{self.outputs}/download-urls"),
+                json={"items": items},
+                scope="required",
+            ),
             lambda data: parse(SampleURLs, data, what="download URLs").urls,
-        )  # fmt: skip
+        )
 
 
 __all__ = ["DOWNLOAD_URL_BATCH", "RunRoutes"]

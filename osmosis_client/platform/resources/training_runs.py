@@ -30,12 +30,13 @@ if TYPE_CHECKING:
 
 ROUTE = "/api/cli/training-runs"
 ROUTES: RunRoutes[CreatedRun, TrainingRunPage, TrainingRunDetail] = RunRoutes(
-    ROUTE, "training run",
+    ROUTE,
+    "training run",
     created=base.reader(CreatedRun, "created training run"),
     page=base.reader(TrainingRunPage, "training run list"),
     detail=base.reader(TrainingRunDetail, "training run"),
     ambiguous="training_run",
-)  # fmt: skip
+)
 
 
 def submit_payload(
@@ -57,15 +58,13 @@ def metrics_call(run_id: str) -> base.Call[TrainingMetrics]:
     return ROUTES.part(run_id, "/metrics", base.reader(TrainingMetrics, "training metrics"))
 
 
-
-
-
 def _names(page: TrainingRunPage) -> list[str | None]:
     return [r.name for r in page.training_runs]
 
 
 def _ended(detail: TrainingRunDetail) -> bool:
     return detail.training_run.terminal
+
 
 class TrainingRuns(base.SyncResource):
     def submit(

@@ -22,13 +22,25 @@ from osmosis_client.llm.usage import call_usage
 from tests.reasoning_peer import ReasoningPeer
 
 TOOLS = [
-    {"type": "function", "function": {"name": name, "description": f"{name} a and b",
-     "parameters": {"type": "object", "properties": {"a": {"type": "number"},
-                                                     "b": {"type": "number"}}}}}
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"{name} a and b",
+            "parameters": {
+                "type": "object",
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            },
+        },
+    }
     for name in ("add", "subtract", "multiply", "divide")
-]  # fmt: skip
-OPS = {"add": float.__add__, "subtract": float.__sub__, "multiply": float.__mul__,
-       "divide": float.__truediv__}  # fmt: skip
+]
+OPS = {
+    "add": float.__add__,
+    "subtract": float.__sub__,
+    "multiply": float.__mul__,
+    "divide": float.__truediv__,
+}
 #: (wire, the peer's flavor)
 SHAPES = [
     ("openai_responses", "openai"),
@@ -43,8 +55,12 @@ SHAPES = [
     ("openai_chat_completions", "raw-open"),
 ]
 #: shapes whose peer refuses a tool continuation without the reasoning it was answered with
-STRICT = {("openai_responses", "openai"), ("anthropic_messages", "anthropic"),
-          ("openai_chat_completions", "deepseek"), ("openai_chat_completions", "openrouter")}  # fmt: skip
+STRICT = {
+    ("openai_responses", "openai"),
+    ("anthropic_messages", "anthropic"),
+    ("openai_chat_completions", "deepseek"),
+    ("openai_chat_completions", "openrouter"),
+}
 
 
 @pytest.fixture
@@ -54,8 +70,9 @@ def peer(request: pytest.FixtureRequest) -> Iterator[ReasoningPeer]:
 
 
 def target(peer: ReasoningPeer, wire: str, provider: str | None = None) -> ModelTarget:
-    return ModelTarget("peer/reasoner", "reasoner", provider, peer.url, None, None,
-                       api_client_type=wire)  # fmt: skip
+    return ModelTarget(
+        "peer/reasoner", "reasoner", provider, peer.url, None, None, api_client_type=wire
+    )
 
 
 def params(wire: str, **more: Any) -> dict[str, Any]:
@@ -164,7 +181,9 @@ def test_anthropic_thinking_blocks_come_back_unchanged_redacted_ones_too() -> No
 
         async def go() -> Any:
             async with ModelClient(target(peer, "anthropic_messages")) as client:
-                return await tool_loop(client, "What is 6 * 7? (redact)", params("anthropic_messages"))
+                return await tool_loop(
+                    client, "What is 6 * 7? (redact)", params("anthropic_messages")
+                )
 
         messages, answers = run(go())
     assert peer.refused == [] and messages[-1]["content"] == "The answer is 42."
@@ -183,11 +202,17 @@ def test_responses_requests_are_stateless_and_keep_chat_semantics() -> None:
             official = target(peer, "openai_responses")
             async with ModelClient(official) as client:
                 return await tool_loop(
-                    client, "What is 6 * 7?",
-                    params("openai_responses", max_tokens=500, seed=3, stop=["x"],
-                           reasoning_effort="low", tool_choice={"type": "function",
-                                                                "function": {"name": "multiply"}}),
-                )  # fmt: skip
+                    client,
+                    "What is 6 * 7?",
+                    params(
+                        "openai_responses",
+                        max_tokens=500,
+                        seed=3,
+                        stop=["x"],
+                        reasoning_effort="low",
+                        tool_choice={"type": "function", "function": {"name": "multiply"}},
+                    ),
+                )
 
         run(go())
     first, second = peer.bodies("/responses")[:2]
@@ -201,7 +226,9 @@ def test_responses_requests_are_stateless_and_keep_chat_semantics() -> None:
     assert second["input"][1]["encrypted_content"].startswith("enc:")
 
 
-@pytest.mark.parametrize("wire", ["openai_responses", "anthropic_messages", "openai_chat_completions"])
+@pytest.mark.parametrize(
+    "wire", ["openai_responses", "anthropic_messages", "openai_chat_completions"]
+)
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_a_cut_answer_is_length_not_an_error(wire: str, stream: bool) -> None:
     flavor = {"anthropic_messages": "anthropic"}.get(wire, "openai")
@@ -225,8 +252,9 @@ def test_responses_refusal_filter_and_failure_are_each_mapped(stream: bool) -> N
 
         async def ask(question: str) -> Any:
             async with ModelClient(target(peer, "openai_responses")) as client:
-                return await client.complete([{"role": "user", "content": question}],
-                                             {"stream": stream})  # fmt: skip
+                return await client.complete(
+                    [{"role": "user", "content": question}], {"stream": stream}
+                )
 
         refused = run(ask("What is 2 + 2? forbidden"))["choices"][0]
         filtered = run(ask("What is 2 + 2? filtered"))["choices"][0]
@@ -235,7 +263,9 @@ def test_responses_refusal_filter_and_failure_are_each_mapped(stream: bool) -> N
     assert refused["message"]["refusal"] == "I can't help with that."
     assert refused["message"]["content"] is None
     assert filtered["finish_reason"] == "content_filter"
-    assert failed.value.code == "PROVIDER_RESPONSE_FAILED" and "server_error" in failed.value.message
+    assert (
+        failed.value.code == "PROVIDER_RESPONSE_FAILED" and "server_error" in failed.value.message
+    )
 
 
 def test_anthropic_refusal_keeps_its_own_stop_reason() -> None:
@@ -243,10 +273,14 @@ def test_anthropic_refusal_keeps_its_own_stop_reason() -> None:
 
         async def go() -> Any:
             async with ModelClient(target(peer, "anthropic_messages")) as client:
-                return await client.complete([{"role": "user", "content": "What is 1 + 1? forbidden"}])
+                return await client.complete(
+                    [{"role": "user", "content": "What is 1 + 1? forbidden"}]
+                )
 
         choice = run(go())["choices"][0]
-    assert choice["finish_reason"] == "content_filter" and choice["native_finish_reason"] == "refusal"
+    assert (
+        choice["finish_reason"] == "content_filter" and choice["native_finish_reason"] == "refusal"
+    )
     assert choice["message"]["refusal"] == "I can't help with that."
 
 
@@ -255,12 +289,19 @@ def test_effort_maps_per_provider() -> None:
 
         async def ask(provider: str | None, effort: str) -> None:
             async with ModelClient(target(peer, "openai_chat_completions", provider)) as client:
-                await client.complete([{"role": "user", "content": "What is 1 + 1?"}],
-                                      {"reasoning_effort": effort})  # fmt: skip
+                await client.complete(
+                    [{"role": "user", "content": "What is 1 + 1?"}], {"reasoning_effort": effort}
+                )
 
-        for provider, effort in [(None, "none"), (None, "high"), (None, "xhigh"),
-                                 ("openrouter", "high"), ("openrouter", "none"),
-                                 ("deepseek", "none"), ("openai", "minimal")]:  # fmt: skip
+        for provider, effort in [
+            (None, "none"),
+            (None, "high"),
+            (None, "xhigh"),
+            ("openrouter", "high"),
+            ("openrouter", "none"),
+            ("deepseek", "none"),
+            ("openai", "minimal"),
+        ]:
             run(ask(provider, effort))
         bodies = peer.bodies("/chat/completions")
     own_off, own_high, own_xhigh, router, router_off, deep_off, openai = bodies
@@ -278,9 +319,13 @@ def test_anthropic_effort_is_a_budget_or_adaptive_and_refused_without_room() -> 
     from osmosis_client.llm.anthropic import thinking_for
 
     assert thinking_for("claude-sonnet-4-5", "medium", None) == {
-        "thinking": {"type": "enabled", "budget_tokens": 2048}, "max_tokens": 2048 + 4096}
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+        "max_tokens": 2048 + 4096,
+    }
     assert thinking_for("claude-opus-4-7", "minimal", 9000) == {
-        "thinking": {"type": "adaptive"}, "output_config": {"effort": "low"}}
+        "thinking": {"type": "adaptive"},
+        "output_config": {"effort": "low"},
+    }
     assert thinking_for("claude-sonnet-4-5", "none", None) == {}
     with pytest.raises(InvalidInputError, match="no room"):
         thinking_for("claude-sonnet-4-5", "high", 1000)
@@ -302,15 +347,23 @@ def test_thinking_a_server_writes_inside_the_text_is_moved_beside_it_unless_told
 
 
 def test_our_own_fields_never_reach_a_chat_server_and_reasoning_only_on_tool_turns() -> None:
-    anthropic_turn = {"role": "assistant", "content": "Hi.", "reasoning_content": "hm",
-                      "thinking_blocks": [{"type": "thinking", "thinking": "hm", "signature": "s"}]}
+    anthropic_turn = {
+        "role": "assistant",
+        "content": "Hi.",
+        "reasoning_content": "hm",
+        "thinking_blocks": [{"type": "thinking", "thinking": "hm", "signature": "s"}],
+    }
     with ReasoningPeer("openai") as peer:  # refuses unknown message fields, as OpenAI does
 
         async def go() -> Any:
             async with ModelClient(target(peer, "openai_chat_completions")) as client:
                 return await client.complete(
-                    [{"role": "user", "content": "Hi"}, anthropic_turn,
-                     {"role": "user", "content": "What is 1 + 2?"}])  # fmt: skip
+                    [
+                        {"role": "user", "content": "Hi"},
+                        anthropic_turn,
+                        {"role": "user", "content": "What is 1 + 2?"},
+                    ]
+                )
 
         run(go())
     assert peer.refused == []
@@ -328,9 +381,14 @@ def test_official_openai_models_take_the_responses_api_as_the_published_cli_does
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-@pytest.mark.parametrize(("wire", "flavor"), [("openai_responses", "openai"),
-                                              ("anthropic_messages", "anthropic"),
-                                              ("openai_chat_completions", "openrouter")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("wire", "flavor"),
+    [
+        ("openai_responses", "openai"),
+        ("anthropic_messages", "anthropic"),
+        ("openai_chat_completions", "openrouter"),
+    ],
+)
 def test_a_tool_loop_over_a_real_wire_keeps_and_gives_back_reasoning(
     tmp_path: Path, wire: str, flavor: str, stream: bool
 ) -> None:
@@ -342,13 +400,19 @@ def test_a_tool_loop_over_a_real_wire_keeps_and_gives_back_reasoning(
     with ReasoningPeer(flavor) as peer:
         cut = Wire(piece=97, delay=0.0005, chunked=True, encoding="gzip")
         with Proxy(peer.url, cut, tls=server_tls) as proxy:
-            remote = ModelTarget("peer/reasoner", "reasoner", None, proxy.url, None, None,
-                                 api_client_type=wire)  # fmt: skip
+            remote = ModelTarget(
+                "peer/reasoner", "reasoner", None, proxy.url, None, None, api_client_type=wire
+            )
 
             async def go() -> Any:
                 async with ModelClient(remote, ca_bundle=pem) as client:
-                    return await tool_loop(client, "What is 6 * 7?", params(wire, stream=stream),
-                                           rebuild=True, replay=Replay())  # fmt: skip
+                    return await tool_loop(
+                        client,
+                        "What is 6 * 7?",
+                        params(wire, stream=stream),
+                        rebuild=True,
+                        replay=Replay(),
+                    )
 
             messages, answers = run(go())
     assert peer.refused == [] and messages[-1]["content"] == "The answer is 42."
@@ -362,7 +426,7 @@ def test_a_tool_loop_over_a_real_wire_keeps_and_gives_back_reasoning(
 
 def _assemblers() -> list[Any]:
     from osmosis_client.llm.anthropic import MessagesAssembler
-    from osmosis_client.llm.responses import ResponsesAssembler
+    from osmosis_client.llm.responses_stream import ResponsesAssembler
     from osmosis_client.llm.streaming import ChunkAssembler
 
     return [ChunkAssembler("e"), ResponsesAssembler("e"), MessagesAssembler("e")]

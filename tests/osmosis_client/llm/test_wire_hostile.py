@@ -382,7 +382,9 @@ def test_a_refused_port_is_named_and_keeps_the_socket_error_beneath() -> None:
 
 def test_a_name_that_does_not_resolve_is_named() -> None:
     error = _failed("http://no-such-host.invalid:8000/v1")
-    assert error.code == "ENDPOINT_DNS" and "'no-such-host.invalid' does not resolve" in error.message
+    assert (
+        error.code == "ENDPOINT_DNS" and "'no-such-host.invalid' does not resolve" in error.message
+    )
     assert error.__cause__ is not None
 
 
@@ -434,9 +436,10 @@ def test_a_proxy_that_is_not_there_and_one_that_wants_credentials_are_named(
     assert refused.code == "PROXY_REFUSED" and "the proxy http://***@127.0.0.1" in refused.message
     server_tls, pem = private_ca(tmp_path)
     monkeypatch.setenv("OSMOSIS_CA_BUNDLE", str(pem))
-    with Proxy(model.url, Wire(piece=512), tls=server_tls) as gateway, ForwardProxy(
-        credentials=("bob", "right-pw")
-    ) as guarded:
+    with (
+        Proxy(model.url, Wire(piece=512), tls=server_tls) as gateway,
+        ForwardProxy(credentials=("bob", "right-pw")) as guarded,
+    ):
         monkeypatch.setenv("HTTPS_PROXY", f"http://bob:wrong-pw@127.0.0.1:{guarded.port}")
         auth = _failed(gateway.url)
     assert auth.code == "PROXY_AUTH" and "refused the credentials (407)" in auth.message

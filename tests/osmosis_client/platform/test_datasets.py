@@ -305,7 +305,9 @@ def test_the_note_is_written_before_the_create_and_names_its_process(
         return httpx.Response(201, json=record(upload=simple))
 
     wire.post(f"{PLATFORM}/api/cli/datasets").mock(side_effect=create)
-    wire.put(f"{STORAGE}/put").mock(side_effect=lambda r: notes.append(note_of(journal)) or httpx.Response(200))
+    wire.put(f"{STORAGE}/put").mock(
+        side_effect=lambda r: notes.append(note_of(journal)) or httpx.Response(200)
+    )
     wire.post(f"{PLATFORM}/api/cli/datasets/ds1/complete").respond(200, json={})
     upload_dataset(client, data, http=httpx.Client(), journal=journal)
     assert [n["dataset_id"] for n in notes] == [None, "ds1"]
@@ -327,8 +329,14 @@ def test_a_live_uploads_note_is_never_taken_for_a_leftover(
 
     journal = tmp_path / "uploads"
     journal.mkdir()
-    live = {"dataset_id": "ds-live", "name": "other", "pid": os.getpid(),
-            "pid_start": start_time(os.getpid()), "host": socket.gethostname(), "started": 0}  # fmt: skip
+    live = {
+        "dataset_id": "ds-live",
+        "name": "other",
+        "pid": os.getpid(),
+        "pid_start": start_time(os.getpid()),
+        "host": socket.gethostname(),
+        "started": 0,
+    }
     (journal / "upload-live.json").write_text(json.dumps(live))
     looked = wire.get(f"{PLATFORM}/api/cli/datasets/ds-live").respond(
         200, json=record(id="ds-live", status="uploading")
@@ -395,8 +403,14 @@ def test_a_create_killed_mid_way_is_cleaned_by_the_next_upload(
     upload finds the dataset of that name still uploading, aborts it and replaces it."""
     journal = tmp_path / "uploads"
     journal.mkdir()
-    killed = {"dataset_id": None, "name": "qa", "pid": dead_pid(), "pid_start": None,
-              "host": socket.gethostname(), "started": 0}  # fmt: skip
+    killed = {
+        "dataset_id": None,
+        "name": "qa",
+        "pid": dead_pid(),
+        "pid_start": None,
+        "host": socket.gethostname(),
+        "started": 0,
+    }
     (journal / "upload-killed.json").write_text(json.dumps(killed))
     for route in ("qa", "ds-old"):
         wire.get(f"{PLATFORM}/api/cli/datasets/{route}").respond(

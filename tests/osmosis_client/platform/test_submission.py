@@ -111,9 +111,11 @@ def test_a_failure_half_way_keeps_the_record_of_runs_created(project: Path) -> N
         seen: list[str] = []
         with pytest.raises(Exception, match="no"):
             submit_planned(
-                client, plan, records=project / "records",
+                client,
+                plan,
+                records=project / "records",
                 on_submitted=lambda s: seen.append(s.run.name),
-            )  # fmt: skip
+            )
     assert seen == ["run-1"]
     assert suite_run_ids("suite", project / "records") == {"r1", "run-1"}
 

@@ -48,10 +48,13 @@ def test_the_template_training_configs_validate(workspace: Path, name: str) -> N
 def test_every_value_the_comments_show_validates(workspace: Path, name: str) -> None:
     path = workspace / "configs" / "training" / name
     text = COMMENTED.sub(r"\1", path.read_text())
-    for placeholder, value in (("<your-rollout>", "multiply-local-openai"),
-                               ("<your-entrypoint-file>", "main.py"),
-                               ("<your-model-path>", "Qwen/Qwen3-8B"), ("<your-dataset-name>", "d")):
-        text = text.replace(placeholder, value)  # fmt: skip
+    for placeholder, value in (
+        ("<your-rollout>", "multiply-local-openai"),
+        ("<your-entrypoint-file>", "main.py"),
+        ("<your-model-path>", "Qwen/Qwen3-8B"),
+        ("<your-dataset-name>", "d"),
+    ):
+        text = text.replace(placeholder, value)
     config = parse_training_config(text, path=path, root=workspace)
     assert config.training.lr == 1e-6
     assert config.sampling.rollout_top_p == 1.0
@@ -71,7 +74,10 @@ def test_the_default_training_config_names_its_placeholders(workspace: Path) -> 
     with pytest.raises(ConfigError) as caught:
         load_training_config(workspace / "configs" / "training" / "default.toml")
     assert [p.key for p in caught.value.problems] == [
-        "experiment.rollout", "experiment.entrypoint", "experiment.model_path", "experiment.dataset"
+        "experiment.rollout",
+        "experiment.entrypoint",
+        "experiment.model_path",
+        "experiment.dataset",
     ]
     assert all("template placeholder" in p.message for p in caught.value.problems)
 
@@ -80,12 +86,24 @@ def test_the_template_benchmark_config_validates(workspace: Path) -> None:
     config = load_benchmark_config(workspace / "configs" / "benchmark" / "default.toml")
     assert config.to_submit_payload() == {
         "experiment_config": {"benchmark": "terminal-bench-2-1"},
-        "agents": [{"harness": "codex", "env": {},
-                    "model": {"type": "provider", "model": "openai/gpt-5.2",
-                              "api_key_secret": "OPENAI_API_KEY"}}],
-        "execution_config": {"attempts_per_task": 1, "max_concurrent_attempts": 4,
-                             "timeout_multiplier": 1.0, "max_retries": 0},
-    }  # fmt: skip
+        "agents": [
+            {
+                "harness": "codex",
+                "env": {},
+                "model": {
+                    "type": "provider",
+                    "model": "openai/gpt-5.2",
+                    "api_key_secret": "OPENAI_API_KEY",
+                },
+            }
+        ],
+        "execution_config": {
+            "attempts_per_task": 1,
+            "max_concurrent_attempts": 4,
+            "timeout_multiplier": 1.0,
+            "max_retries": 0,
+        },
+    }
     assert config.referenced_secrets == ["OPENAI_API_KEY"]
 
 

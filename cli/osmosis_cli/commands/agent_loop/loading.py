@@ -22,7 +22,7 @@ NoCompatOpt = Annotated[
 
 def load_loop(out: Output, module: str, no_compat: bool) -> Any:
     from osmosis_cli.user_code import prepare_user_imports
-    from osmosis_local_runner.run.discovery import load_agent_loop, load_attr
+    from osmosis_local_runner.api.doors import load_agent_loop, load_attr
 
     prepare_user_imports(out, no_compat=no_compat)
     value, where = load_attr(module)

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_local_runner.run.dataset import Row
-    from osmosis_local_runner.run.test_mode import CheckSession, RowResult
+    from osmosis_local_runner.api.doors import CheckSession, Row, RowResult
 
 QUIT = ("q", "quit", "exit")
 PAUSE_PROMPT = "Commands: [n]ext, [c]ontinue, [m]essages, [t]ools, [q]uit"

@@ -15,8 +15,7 @@ from osmosis_cli.terminal.errors import EXIT_FAILED, current_output, handle_erro
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client.llm.providers import ModelTarget
-    from osmosis_local_runner.run.dataset import Row
-    from osmosis_local_runner.run.test_mode import CheckSession, CheckSummary, RowResult
+    from osmosis_local_runner.api.doors import CheckSession, CheckSummary, Row, RowResult
 
 DEFAULT_MODEL = "gpt-5-mini"
 
@@ -159,7 +158,7 @@ def _until_interrupted(coro: Any) -> Any:
 
 async def _session(out: Output, opts: TestOptions) -> CheckSummary | None:
     from osmosis_cli.user_code import prepare_user_imports
-    from osmosis_local_runner.run.test_mode import CheckSession, load_test_rows
+    from osmosis_local_runner.api.doors import CheckSession, load_test_rows
 
     say = (lambda text: None) if opts.quiet else out.info
     mode = " (Interactive Mode)" if opts.interactive else ""
@@ -172,9 +171,10 @@ async def _session(out: Output, opts: TestOptions) -> CheckSummary | None:
     )
     say(f"  Model: {target.model}" + (f" ({target.assumed})" if target.assumed else ""))
     sampling = {
-        k: v for k, v in (("temperature", opts.temperature), ("max_tokens", opts.max_tokens))
+        k: v
+        for k, v in (("temperature", opts.temperature), ("max_tokens", opts.max_tokens))
         if v is not None
-    }  # fmt: skip
+    }
     prepare_user_imports(out, no_compat=opts.no_compat)
     session = CheckSession(target, sampling=sampling)
     try:
@@ -195,7 +195,7 @@ async def _session(out: Output, opts: TestOptions) -> CheckSummary | None:
 
 
 def _load(say: Any, opts: TestOptions, sampling: dict[str, Any]) -> Any:
-    from osmosis_local_runner.run.test_mode import agent_under_test
+    from osmosis_local_runner.api.doors import agent_under_test
 
     if opts.mcp is not None:
         say(f"Loading MCP tools: {opts.mcp}")

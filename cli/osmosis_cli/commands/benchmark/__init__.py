@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.benchmark_models import BenchmarkDetail
 
-app = typer.Typer(cls=Group, help="Benchmarks and benchmark runs on the platform.",
-                  no_args_is_help=True)  # fmt: skip
+app = typer.Typer(
+    cls=Group, help="Benchmarks and benchmark runs on the platform.", no_args_is_help=True
+)
 
 
 def register(root: typer.Typer) -> None:
@@ -56,11 +57,14 @@ def init(
     message = f"Wrote {shown}"
     submit = runnable("osmosis", "benchmark", "submit", shown)
     steps = [{"action": "benchmark_submit", "command": submit}]
-    if not out.operation_result("benchmark.init", resource={"path": str(path)},
-                                message=message, next_steps=steps):  # fmt: skip
+    if not out.operation_result(
+        "benchmark.init", resource={"path": str(path)}, message=message, next_steps=steps
+    ):
         out.info(message)
-        out.info("Store the model's key once (`osmosis secret set OPENAI_API_KEY`), then: "
-                 + runnable("osmosis", "benchmark", "submit", shown))  # fmt: skip
+        out.info(
+            "Store the model's key once (`osmosis secret set OPENAI_API_KEY`), then: "
+            + runnable("osmosis", "benchmark", "submit", shown)
+        )
 
 
 @handle_errors
@@ -72,17 +76,24 @@ def list_(ctx: typer.Context, opts: Paging) -> None:
     client, workspace = state(ctx).scoped_client()
     with client:
         found = opts.collect(client.benchmarks.pages, lambda p: p.benchmarks)
-    if not show_list(out, found, items=[benchmark_item(b) for b in found.items],
-                     rows=[benchmark_row(b) for b in found.items],
-                     columns=["Name", "Key", "Last Run", "Tasks"], keep=("Name", "Key"),
-                     extra=result_scope(workspace),
-                     empty="No benchmarks are available to this workspace."):
-        return  # fmt: skip
+    if not show_list(
+        out,
+        found,
+        items=[benchmark_item(b) for b in found.items],
+        rows=[benchmark_row(b) for b in found.items],
+        columns=["Name", "Key", "Last Run", "Tasks"],
+        keep=("Name", "Key"),
+        extra=result_scope(workspace),
+        empty="No benchmarks are available to this workspace.",
+    ):
+        return
     out.info("Use osmosis benchmark info <key> for its leaderboard, runs, task sets, and tasks.")
     for bench in found.items:
         if bench.sync_status in ("pending", "syncing"):
-            out.info(f"{bench.name} is still syncing its task list ({bench.synced_task_count} "
-                     f"of {bench.task_count} tasks); submit once it is ready.")  # fmt: skip
+            out.info(
+                f"{bench.name} is still syncing its task list ({bench.synced_task_count} "
+                f"of {bench.task_count} tasks); submit once it is ready."
+            )
         elif bench.sync_status == "failed":
             out.info(f"{bench.name} is not runnable: {bench.sync_error or 'its sync failed'}.")
 
@@ -114,9 +125,19 @@ def info(
         pages = client.benchmark_runs.pages(limit or 50, benchmark=str(bench.id))
         found = collect(pages, lambda p: p.benchmark_runs, every=all_)
     item = {k: v for k, v in benchmark_item(bench).items() if k not in RUN_KEYS}
-    info_keys = ("runner_family", "supports_harness", "requires_harness", "default_harness",
-                 "requires_judge_model", "requires_judge_api_key", "judge_model_default",
-                 "pass_threshold", "categories", "tasks", "unavailable_tasks")  # fmt: skip
+    info_keys = (
+        "runner_family",
+        "supports_harness",
+        "requires_harness",
+        "default_harness",
+        "requires_judge_model",
+        "requires_judge_api_key",
+        "judge_model_default",
+        "pass_threshold",
+        "categories",
+        "tasks",
+        "unavailable_tasks",
+    )
     dumped = bench.model_dump(mode="json", include=set(info_keys))
     data = {
         "benchmark": {**item, **{k: dumped[k] for k in info_keys}},
@@ -137,8 +158,10 @@ def _info_hints(out: Output, detail: BenchmarkDetail) -> None:
     bench = detail.benchmark
     recommended = next((s for s in bench.task_sets if s.recommended), None)
     if recommended is not None:
-        out.info(f'For {bench.name}, we recommend [tasks] task_set = "{recommended.name}" '
-                 f"({recommended.task_count} tasks).")  # fmt: skip
+        out.info(
+            f'For {bench.name}, we recommend [tasks] task_set = "{recommended.name}" '
+            f"({recommended.task_count} tasks)."
+        )
     out.info(f"Omit [tasks] to select all {bench.task_count:,} tasks.")
     out.info("Use task_names or categories under [tasks] for a custom subset.")
     info = runnable("osmosis", "--json", "benchmark", "info", bench.key)

@@ -61,14 +61,21 @@ def benchmark_row(bench: Benchmark) -> list[str]:
 
 def run_item(run: BenchmarkRun, *, progress: bool = True) -> dict[str, Any]:
     found: dict[str, Any] = {
-        "id": run.id, "name": run.name, "status": run.status,
-        "benchmark_id": run.benchmark_id, "benchmark_name": run.benchmark_name,
-        "agent_count": run.agent_count, "best_pass_at_1": run.best_pass_at_1,
-        "ingested_results": run.ingested_results, "expected_results": run.expected_results,
-        "creator_name": run.creator_name, "creator_email": run.creator_email,
-        "created_at": run.created_at, "started_at": run.started_at,
+        "id": run.id,
+        "name": run.name,
+        "status": run.status,
+        "benchmark_id": run.benchmark_id,
+        "benchmark_name": run.benchmark_name,
+        "agent_count": run.agent_count,
+        "best_pass_at_1": run.best_pass_at_1,
+        "ingested_results": run.ingested_results,
+        "expected_results": run.expected_results,
+        "creator_name": run.creator_name,
+        "creator_email": run.creator_email,
+        "created_at": run.created_at,
+        "started_at": run.started_at,
         "completed_at": run.completed_at,
-    }  # fmt: skip
+    }
     if run.platform_url:
         found["platform_url"] = run.platform_url
     if progress:
@@ -84,10 +91,15 @@ def results_label(run: BenchmarkRun) -> str:
 
 def run_row(run: BenchmarkRun) -> list[str]:
     return [
-        run.name or str(run.id), f"[{run.status or 'unknown'}]", results_label(run),
-        run.benchmark_name or DASH, str(run.agent_count), percent(run.best_pass_at_1),
-        when(run.created_at), run.creator_name or DASH,
-    ]  # fmt: skip
+        run.name or str(run.id),
+        f"[{run.status or 'unknown'}]",
+        results_label(run),
+        run.benchmark_name or DASH,
+        str(run.agent_count),
+        percent(run.best_pass_at_1),
+        when(run.created_at),
+        run.creator_name or DASH,
+    ]
 
 
 def benchmark_lines(detail: BenchmarkDetail, runs: list[BenchmarkRun], total: int) -> list[str]:
@@ -107,16 +119,25 @@ def benchmark_lines(detail: BenchmarkDetail, runs: list[BenchmarkRun], total: in
     else:
         judge = "API key only (pinned grader)" if b.requires_judge_api_key else DASH
     lines = [
-        f"Name: {b.name}", f"Key: {b.key}", f"Description: {b.description or DASH}",
-        f"Source: {b.source_url or b.source_ref}", f"Runner: {b.runner_family}",
+        f"Name: {b.name}",
+        f"Key: {b.key}",
+        f"Description: {b.description or DASH}",
+        f"Source: {b.source_url or b.source_ref}",
+        f"Runner: {b.runner_family}",
         f"Tasks: {tasks_label(b, detail=True)}",
         "Categories: " + (", ".join(f"{c.name} ({c.task_count})" for c in b.categories) or DASH),
-        f"Named Task Sets: {sets or DASH}", f"Harness: {harness}", f"LLM Judge: {judge}",
-        f"Pass Threshold: {b.pass_threshold:g}", f"Runs: {total}", "Leaderboard:",
-    ]  # fmt: skip
+        f"Named Task Sets: {sets or DASH}",
+        f"Harness: {harness}",
+        f"LLM Judge: {judge}",
+        f"Pass Threshold: {b.pass_threshold:g}",
+        f"Runs: {total}",
+        "Leaderboard:",
+    ]
     board = [leader_line(entry) for entry in detail.leaderboard]
-    lines += board or ["No eligible benchmark runs. Rankings will appear here once a run "
-                       "finishes on the full dataset with scores."]  # fmt: skip
+    lines += board or [
+        "No eligible benchmark runs. Rankings will appear here once a run "
+        "finishes on the full dataset with scores."
+    ]
     lines.append(f"Runs ({len(runs)} of {total}):")
     lines += [
         f"{r.name} · [{r.status}] · {results_label(r)} · best pass@1 "
@@ -150,8 +171,11 @@ def leader_line(entry: dict[str, Any]) -> str:
     deepest = _number(ks[-1].get("value")) if ks else None
     if deepest is not None and ks[-1].get("k") != 1:  # pass@1 is said once (0.3.8: twice)
         parts.append(f"pass@{ks[-1].get('k')} {deepest * 100:.1f}%")
-    for key, shown in (("cost_per_task", "${:.2f}/task"), ("mean_duration_seconds", "{:.0f}s/task"),
-                       ("tokens_per_task", "{:.1f}k tokens/task")):  # fmt: skip
+    for key, shown in (
+        ("cost_per_task", "${:.2f}/task"),
+        ("mean_duration_seconds", "{:.0f}s/task"),
+        ("tokens_per_task", "{:.1f}k tokens/task"),
+    ):
         number = _number(entry.get(key))
         if number is not None:
             parts.append(shown.format(number / 1000 if key == "tokens_per_task" else number))
@@ -161,10 +185,12 @@ def leader_line(entry: dict[str, Any]) -> str:
 def run_detail_data(detail: BenchmarkRunDetail) -> dict[str, Any]:
     return {
         "benchmark_run": run_item(detail.benchmark_run, progress=False),
-        "configuration": detail.configuration, "agents": detail.agents,
-        "progress": detail.benchmark_run.progress, "totals": detail.totals,
+        "configuration": detail.configuration,
+        "agents": detail.agents,
+        "progress": detail.benchmark_run.progress,
+        "totals": detail.totals,
         "agent_metrics": detail.agent_metrics,
-    }  # fmt: skip
+    }
 
 
 def run_lines(detail: BenchmarkRunDetail) -> list[str]:
@@ -172,15 +198,28 @@ def run_lines(detail: BenchmarkRunDetail) -> list[str]:
     run, config = detail.benchmark_run, detail.configuration
     started, completed = parse_time(run.started_at), parse_time(run.completed_at)
     took = (completed - started).total_seconds() if started and completed else None
-    lines = [f"Name: {run.name}", f"ID: {run.id}",
-             f"Status: {(run.status or 'unknown').title()}",
-             f"Benchmark: {run.benchmark_name or DASH}", f"Progress: {results_label(run)}",
-             f"Duration: {duration(took)}", f"Best Pass@1: {percent(run.best_pass_at_1)}",
-             f"Agents: {run.agent_count}", f"Submitted: {when(run.created_at)}",
-             f"Submitted By: {run.creator_name or DASH}", f"Started: {when(run.started_at)}",
-             f"Completed: {when(run.completed_at)}", "Configuration:"]  # fmt: skip
-    for key, label in (("source", "Source"), ("version", "Version"), ("digest", "Digest"),
-                       ("task_filters", "Tasks"), ("config", "Settings")):  # fmt: skip
+    lines = [
+        f"Name: {run.name}",
+        f"ID: {run.id}",
+        f"Status: {(run.status or 'unknown').title()}",
+        f"Benchmark: {run.benchmark_name or DASH}",
+        f"Progress: {results_label(run)}",
+        f"Duration: {duration(took)}",
+        f"Best Pass@1: {percent(run.best_pass_at_1)}",
+        f"Agents: {run.agent_count}",
+        f"Submitted: {when(run.created_at)}",
+        f"Submitted By: {run.creator_name or DASH}",
+        f"Started: {when(run.started_at)}",
+        f"Completed: {when(run.completed_at)}",
+        "Configuration:",
+    ]
+    for key, label in (
+        ("source", "Source"),
+        ("version", "Version"),
+        ("digest", "Digest"),
+        ("task_filters", "Tasks"),
+        ("config", "Settings"),
+    ):
         value = config.get(key)
         if value in (None, {}, [], ""):  # nothing set is not shown as "{}"
             continue
@@ -194,8 +233,9 @@ def run_lines(detail: BenchmarkRunDetail) -> list[str]:
         model = agent.get("model_display_name") or agent.get("model") or agent.get("model_ref")
         status = agent.get("status") or DASH
         lines.append(f"  Agent {index}: {agent.get('harness') or 'default'} · {model} · {status}")
-    totals = list(labelled({k: v for k, v in detail.totals.items()
-                            if not isinstance(v, dict | list)}))  # fmt: skip
+    totals = list(
+        labelled({k: v for k, v in detail.totals.items() if not isinstance(v, dict | list)})
+    )
     if totals:
         lines.append("Results:")
         lines += [f"  {label}: {shown}" for label, shown in totals]

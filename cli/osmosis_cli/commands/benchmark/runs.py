@@ -20,7 +20,6 @@ from osmosis_cli.terminal.pages import Paging, show_list
 from osmosis_cli.terminal.sizes import size_text
 
 if TYPE_CHECKING:
-
     from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.run_download import DownloadReport
 
@@ -38,11 +37,17 @@ def list_(ctx: typer.Context, opts: Paging) -> None:
     with client:
         found = opts.collect(client.benchmark_runs.pages, lambda p: p.benchmark_runs)
     head = ["Name", "Status", "Results", "Benchmark", "Agents", "Best Pass@1", "Submitted", "By"]
-    if show_list(current_output(), found, items=[run_item(r) for r in found.items],
-                 rows=[run_row(r) for r in found.items], columns=head, keep=("Name",),
-                 extra=result_scope(workspace), empty="No benchmark runs yet: submit one "
-                 "with `osmosis benchmark submit CONFIG`."):
-        current_output().info("Use osmosis benchmark runs info <name> for details.")  # fmt: skip
+    if show_list(
+        current_output(),
+        found,
+        items=[run_item(r) for r in found.items],
+        rows=[run_row(r) for r in found.items],
+        columns=head,
+        keep=("Name",),
+        extra=result_scope(workspace),
+        empty="No benchmark runs yet: submit one with `osmosis benchmark submit CONFIG`.",
+    ):
+        current_output().info("Use osmosis benchmark runs info <name> for details.")
 
 
 app.command("list", cls=Command)(options_command(Paging, list_))
@@ -84,11 +89,18 @@ def logs(
     or --follow: new entries as they come until the run ends."""
     from osmosis_cli.terminal.log_lines import run_logs
 
-    run_logs(current_output(), state(ctx).scoped_client()[0], name=name, cursor=cursor,
-             what="Benchmark run", command=runnable("osmosis", "benchmark", "runs", "logs", name),
-             fetch=lambda c: c.benchmark_runs.logs(name, limit, cursor),
-             follow=(lambda c, show: c.benchmark_runs.follow_logs(name, show, limit)
-                     .benchmark_run) if follow else None)  # fmt: skip
+    run_logs(
+        current_output(),
+        state(ctx).scoped_client()[0],
+        name=name,
+        cursor=cursor,
+        what="Benchmark run",
+        command=runnable("osmosis", "benchmark", "runs", "logs", name),
+        fetch=lambda c: c.benchmark_runs.logs(name, limit, cursor),
+        follow=(lambda c, show: c.benchmark_runs.follow_logs(name, show, limit).benchmark_run)
+        if follow
+        else None,
+    )
 
 
 @command(app, "stop")
@@ -152,8 +164,10 @@ def download(
             root = default_root(workspace_top(), OUTPUT_DIR, run.name or str(run.id), str(run.id))
         plan = plan_benchmark_download(client, run, root, types=selected, overwrite=overwrite)
         if plan.pending_bytes > CONFIRM_BYTES:
-            out.info(f"Download plan: {len(plan.pending)} files, "
-                     f"{size_text(plan.pending_bytes)} → {root}")  # fmt: skip
+            out.info(
+                f"Download plan: {len(plan.pending)} files, "
+                f"{size_text(plan.pending_bytes)} → {root}"
+            )
             if not out.confirm("Download these benchmark outputs?", yes=yes):
                 out.cancelled("benchmark.download")
                 return
@@ -167,8 +181,10 @@ def download(
 
 def _result(out: Output, report: DownloadReport, scope: dict[str, object]) -> None:
     count = len(report.downloaded)
-    message = (f"Downloaded {count} file{'s' * (count != 1)} "
-               f"({size_text(report.bytes_downloaded)}) to {report.plan.root}")  # fmt: skip
+    message = (
+        f"Downloaded {count} file{'s' * (count != 1)} "
+        f"({size_text(report.bytes_downloaded)}) to {report.plan.root}"
+    )
     if report.plan.skipped:
         message += f" ({len(report.plan.skipped)} already up to date)"
     if report.failed:

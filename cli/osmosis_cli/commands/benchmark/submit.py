@@ -49,12 +49,17 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
         for code, warning in plan.warnings:
             out.warn(warning, code=code)
         created = submitting.confirm_and_send(
-            out, client, names=plan.config.secrets.required, secrets_file=opts.secrets_file,
-            yes=opts.yes, summary=lambda: _summary(out, plan, workspace),
-            question="Submit this benchmark run?", operation="benchmark.submit",
+            out,
+            client,
+            names=plan.config.secrets.required,
+            secrets_file=opts.secrets_file,
+            yes=opts.yes,
+            summary=lambda: _summary(out, plan, workspace),
+            question="Submit this benchmark run?",
+            operation="benchmark.submit",
             send=lambda values: submit_planned_benchmark(client, plan, secrets=values),
             before=lambda stored: require_stored(client, plan.config, set(stored) or None),
-        )  # fmt: skip
+        )
     if created is not None:
         _report(out, created, plan, result_scope(workspace))
 
@@ -83,14 +88,22 @@ def _report(
 ) -> None:
     payload = plan.config.to_submit_payload()
     resource = {
-        "id": created.id, "name": created.name, "status": created.status,
-        "benchmark_name": plan.config.experiment.benchmark, "workflow_id": created.workflow_id,
-        "task_count": created.task_count, "created_at": created.created_at,
-        "platform_url": created.platform_url, **scope,
-        "config": {"experiment": payload["experiment_config"],
-                   "tasks": payload.get("tasks_config", {}), "agents": payload["agents"],
-                   "execution": payload.get("execution_config", {})},
-    }  # fmt: skip
+        "id": created.id,
+        "name": created.name,
+        "status": created.status,
+        "benchmark_name": plan.config.experiment.benchmark,
+        "workflow_id": created.workflow_id,
+        "task_count": created.task_count,
+        "created_at": created.created_at,
+        "platform_url": created.platform_url,
+        **scope,
+        "config": {
+            "experiment": payload["experiment_config"],
+            "tasks": payload.get("tasks_config", {}),
+            "agents": payload["agents"],
+            "execution": payload.get("execution_config", {}),
+        },
+    }
     steps = [
         {"action": "benchmark_run_info", "name": created.name},
         {"action": "benchmark_info", "name": plan.benchmark.key},
@@ -102,6 +115,11 @@ def _report(
         "Check status with: " + runnable("osmosis", "benchmark", "runs", "info", created.name),
     ]
     submitting.report_submitted(
-        out, "benchmark.submit", resource=resource, steps=steps, lines=lines,
-        message=f"Benchmark run submitted: {created.name}", url=created.platform_url,
-    )  # fmt: skip
+        out,
+        "benchmark.submit",
+        resource=resource,
+        steps=steps,
+        lines=lines,
+        message=f"Benchmark run submitted: {created.name}",
+        url=created.platform_url,
+    )

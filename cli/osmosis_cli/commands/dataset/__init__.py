@@ -107,13 +107,24 @@ def list_(ctx: typer.Context, opts: Paging) -> None:
     with client:
         found = opts.collect(client.datasets.pages, lambda p: p.datasets)
     rows = [
-        [r.file_name or r.id, r.status or "", size_text(r.file_size), when(r.created_at),
-         r.creator_name or ""]
+        [
+            r.file_name or r.id,
+            r.status or "",
+            size_text(r.file_size),
+            when(r.created_at),
+            r.creator_name or "",
+        ]
         for r in found.items
-    ]  # fmt: skip
-    show_list(current_output(), found, items=[r.to_json() for r in found.items], rows=rows,
-              columns=["name", "status", "size", "created", "by"], keep=("name",),
-              empty="No datasets yet: `osmosis dataset upload data/NAME.jsonl`")  # fmt: skip
+    ]
+    show_list(
+        current_output(),
+        found,
+        items=[r.to_json() for r in found.items],
+        rows=rows,
+        columns=["name", "status", "size", "created", "by"],
+        keep=("name",),
+        empty="No datasets yet: `osmosis dataset upload data/NAME.jsonl`",
+    )
 
 
 app.command("list", cls=Command)(options_command(Paging, list_))
@@ -226,10 +237,13 @@ def logs(
     """A dataset's processing logs: the newest page (oldest first within it)."""
     from osmosis_cli.terminal.log_lines import fetch_and_show
 
-    fetch_and_show(current_output(), state(ctx).scoped_client()[0],
-                   lambda c: c.datasets.logs(name, limit, cursor),
-                   runnable("osmosis", "dataset", "logs", name),
-                   f"no log entries for {name}")  # fmt: skip
+    fetch_and_show(
+        current_output(),
+        state(ctx).scoped_client()[0],
+        lambda c: c.datasets.logs(name, limit, cursor),
+        runnable("osmosis", "dataset", "logs", name),
+        f"no log entries for {name}",
+    )
 
 
 def register(parent: typer.Typer) -> None:

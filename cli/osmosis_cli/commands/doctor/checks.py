@@ -201,7 +201,7 @@ def _located(problem: Any) -> str:
 
 def rollouts(root: Path, found: list[EvalConfig]) -> list[Check]:
     """Each configured rollout: present, and its environment (without syncing it)."""
-    from osmosis_local_runner.server.detect import detect
+    from osmosis_local_runner.api.doors import detect
 
     checks: list[Check] = []
     seen: set[Path] = set()
@@ -223,8 +223,7 @@ def rollouts(root: Path, found: list[EvalConfig]) -> list[Check]:
 
 def _server_environment(shown: str, folder: Path) -> Check:
     """A published-SDK rollout: uv (or a .venv), a Python >= 3.12, its synced SDK."""
-    from osmosis_local_runner.server.environment import find_uv, tool_env
-    from osmosis_local_runner.server.uv_sync import fingerprint, sync_target
+    from osmosis_local_runner.api.doors import find_uv, fingerprint, sync_target, tool_env
 
     uv = find_uv()
     if uv is None:

@@ -137,7 +137,7 @@ def _make_results(out: Output, report: DownloadReport) -> None:
     """``results.json`` beside the downloaded files (what the results commands read)."""
     from pydantic import BaseModel
 
-    from osmosis_local_runner.run.hosted_results import write_hosted_results
+    from osmosis_local_runner.api.doors import write_hosted_results
 
     try:
         run = report.plan.run

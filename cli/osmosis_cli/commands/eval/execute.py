@@ -16,8 +16,14 @@ from osmosis_cli.terminal.errors import EXIT_FAILED, EXIT_INTERRUPTED
 if TYPE_CHECKING:
     from osmosis_cli.commands.eval.options import LocalRunOptions
     from osmosis_cli.terminal.output import Output
-    from osmosis_local_runner.run.session import RunRequest, RunSession
-    from osmosis_local_runner.run.spec import Progress, RunPlan, RunResult, RunSpec
+    from osmosis_local_runner.api.doors import (
+        Progress,
+        RunPlan,
+        RunRequest,
+        RunResult,
+        RunSession,
+        RunSpec,
+    )
 
 
 def server_echo(out: Output) -> Callable[[str], None]:
@@ -44,11 +50,12 @@ def execute(
     journal is said in this form's flags (``opts.adopted_line``)."""
     from osmosis_cli.commands.eval.failures import adopted_args
     from osmosis_cli.commands.eval.outcome import report_finished, report_result
-    from osmosis_local_runner.run.session import RunSession
+    from osmosis_local_runner.api.doors import RunSession
 
-    with out.user_output_to_stderr(), RunSession(
-        request, on_note=out.info, on_warning=out.warn
-    ) as session:  # fmt: skip
+    with (
+        out.user_output_to_stderr(),
+        RunSession(request, on_note=out.info, on_warning=out.warn) as session,
+    ):
         if session.opening == "finished":
             report_finished(out, session)
             return

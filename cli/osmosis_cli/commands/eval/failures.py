@@ -85,8 +85,19 @@ def adopted_args(form: Any, adopted: list[tuple[str, Any]]) -> list[str]:
 
 #: flags a rerun of some rows leaves out: where it goes and which run it is, and its place
 #: in a series (a rerun of some rows is not a checkpoint: never logged into a curve)
-NOT_RERUN = ("-o", "--output", "--name", "--rows", "--resume", "--retry-failed", "--fresh",
-             "--log-to", "--step", "--log-step", "--series")  # fmt: skip
+NOT_RERUN = (
+    "-o",
+    "--output",
+    "--name",
+    "--rows",
+    "--resume",
+    "--retry-failed",
+    "--fresh",
+    "--log-to",
+    "--step",
+    "--log-step",
+    "--series",
+)
 #: of those, the ones that take no value
 NO_VALUE = ("--resume", "--retry-failed", "--fresh")
 
@@ -112,7 +123,7 @@ def rows_command(out: Output, indices: list[int], adopted: Sequence[str] = ()) -
             continue
         kept.append(arg)
     kept += adopted  # not given again: taken from the journal, so never typed twice
-    from osmosis_local_runner.run.row_lists import rows_text
+    from osmosis_local_runner.api.doors import rows_text
 
     return command_line(kept, [], f"--rows={rows_text(frozenset(indices))}")
 

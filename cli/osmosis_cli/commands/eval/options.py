@@ -22,7 +22,7 @@ from osmosis_cli.commands.eval.slicing import ByOpt, ClusterByOpt
 from osmosis_cli.commands.eval.trackers import LogToOpt, SeriesOpt, StepOpt
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.run.settings import RunSettings
+    from osmosis_local_runner.api.doors import RunSettings
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
 LimitOpt = Annotated[
@@ -207,6 +207,8 @@ PricesOpt = Annotated[
         "logged in): the run's cost.",
     ),
 ]
+
+
 def sampling_args(text: str | None) -> dict[str, Any]:
     """``--sampling-args``: a JSON object of chat-completions parameters (finite numbers)."""
     if text is None:
@@ -246,14 +248,34 @@ class LocalRunOptions:
             ("limit", "n", "pass_threshold", "resume", "by", "cluster_by", "raw_answers"), WHAT
         ),
         **dict.fromkeys(
-            ("model", "base_url", "api_key_env", "endpoints", "header", "sampling_args_json",
-             "temperature", "reasoning_effort", "think_tags", "ca_bundle", "cache",
-             "cache_scope", "replay"),
+            (
+                "model",
+                "base_url",
+                "api_key_env",
+                "endpoints",
+                "header",
+                "sampling_args_json",
+                "temperature",
+                "reasoning_effort",
+                "think_tags",
+                "ca_bundle",
+                "cache",
+                "cache_scope",
+                "replay",
+            ),
             MODEL,
         ),
         **dict.fromkeys(
-            ("batch_size", "max_retries", "max_error_rate", "deadline", "max_cost",
-             "unknown_usage", "max_attempt_tokens", "max_same_errors"),
+            (
+                "batch_size",
+                "max_retries",
+                "max_error_rate",
+                "deadline",
+                "max_cost",
+                "unknown_usage",
+                "max_attempt_tokens",
+                "max_same_errors",
+            ),
             PACE,
         ),
         **dict.fromkeys(
@@ -314,7 +336,7 @@ class LocalRunOptions:
     def run_settings(self) -> RunSettings:
         """The run's settings: every field :class:`RunSettings` has by name, and those
         this face names otherwise (``RENAMED``)."""
-        from osmosis_local_runner.run.settings import RunSettings
+        from osmosis_local_runner.api.doors import RunSettings
 
         names = {f.name for f in fields(RunSettings)} & {f.name for f in fields(self)}
         values: dict[str, Any] = {name: getattr(self, name) for name in names}
@@ -348,7 +370,7 @@ class LocalRunOptions:
         continued run took from its journal), or None."""
         if not adopted:
             return None
-        from osmosis_local_runner.run.row_lists import rows_text
+        from osmosis_local_runner.api.doors import rows_text
 
         shown = []
         for name, value in adopted:

@@ -12,8 +12,7 @@ from osmosis_cli.terminal.commands import runnable
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_local_runner.run.session import RunSession, UploadOutcome
-    from osmosis_local_runner.run.spec import RunResult
+    from osmosis_local_runner.api.doors import RunResult, RunSession, UploadOutcome
 
 
 def report_result(
@@ -197,7 +196,7 @@ def report_finished(out: Output, session: RunSession) -> None:
 def named_resource(out: Output, session: RunSession) -> dict[str, Any]:
     """The published ``eval.run`` keys of a named run (after its projections), with the
     commands that continue it and what became of its upload."""
-    from osmosis_local_runner.run.named import config_path
+    from osmosis_local_runner.api.doors import config_path
 
     run, files = session.run, session.files
     assert run is not None and files is not None

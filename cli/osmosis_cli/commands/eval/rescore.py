@@ -57,7 +57,7 @@ def rescore(
     from osmosis_cli.commands.eval.outcome import report_result
     from osmosis_cli.user_code import prepare_user_imports
     from osmosis_client.errors import InvalidInputError
-    from osmosis_local_runner.run.rescore import rescore as run_rescore
+    from osmosis_local_runner.api.doors import rescore as run_rescore
 
     out = current_output()
     if not eval_fn:

@@ -31,4 +31,3 @@ def parse_row_spec(text: str) -> frozenset[int]:
             raise InvalidInputError(f"--rows: the range {part} is too large", code="USAGE")
         rows.update(range(low, high + 1))
     return frozenset(rows)
-

@@ -26,7 +26,7 @@ from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.output import Output
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.run.session import RunRequest, Uploader
+    from osmosis_local_runner.api.doors import RunRequest, Uploader
 
 
 @dataclass(kw_only=True)
@@ -34,15 +34,29 @@ class RunOptions(LocalRunOptions):
     PANELS: ClassVar[dict[str, str]] = {
         **LocalRunOptions.PANELS,
         **dict.fromkeys(
-            ("dataset", "name", "fresh", "rows_spec", "retry_failed", "seed", "secrets_file",
-             "dry_run"),
+            (
+                "dataset",
+                "name",
+                "fresh",
+                "rows_spec",
+                "retry_failed",
+                "seed",
+                "secrets_file",
+                "dry_run",
+            ),
             WHAT,
         ),
         **dict.fromkeys(("max_in_flight", "parallel"), PACE),
         **dict.fromkeys(("upload", "abbreviated_summary"), OUTPUT),
         **dict.fromkeys(
-            ("listener_port", "advertise_url", "rollout_port", "rollout_mode", "rollout_python",
-             "debug"),
+            (
+                "listener_port",
+                "advertise_url",
+                "rollout_port",
+                "rollout_mode",
+                "rollout_python",
+                "debug",
+            ),
             SERVER,
         ),
     }
@@ -160,13 +174,23 @@ class RunOptions(LocalRunOptions):
         "max_in_flight": "batch_size",
     }
     PRESENTATION: ClassVar[frozenset[str]] = LocalRunOptions.PRESENTATION | {
-        "config_path", "name", "fresh", "retry_failed", "dry_run", "upload", "yes",
-        "log_samples", "debug", "parallel", "abbreviated_summary", "secrets_file",
-    }  # fmt: skip
+        "config_path",
+        "name",
+        "fresh",
+        "retry_failed",
+        "dry_run",
+        "upload",
+        "yes",
+        "log_samples",
+        "debug",
+        "parallel",
+        "abbreviated_summary",
+        "secrets_file",
+    }
 
     def renamed_settings(self) -> dict[str, Any]:
         """``--rows`` and ``--max-in-flight`` (the published name of ``--batch-size``)."""
-        from osmosis_local_runner.run.row_lists import parse_rows
+        from osmosis_local_runner.api.doors import parse_rows
 
         found: dict[str, Any] = {}
         if self.max_in_flight is not None:
@@ -177,26 +201,24 @@ class RunOptions(LocalRunOptions):
 
     def request(self, **more: Any) -> RunRequest:
         """What this invocation asks the runner for."""
-        from osmosis_local_runner.run.session import RunRequest
+        from osmosis_local_runner.api.doors import RunRequest
 
         return RunRequest(
-            settings=self.run_settings(), config=self.config_path, output=self.output,
-            name=self.name, resume=self.resume, fresh=self.fresh,
-            retry_failed=self.retry_failed, continue_named=True, dry_run=self.dry_run,
-            **self.sharing(), **more,
-        )  # fmt: skip
+            settings=self.run_settings(),
+            config=self.config_path,
+            output=self.output,
+            name=self.name,
+            resume=self.resume,
+            fresh=self.fresh,
+            retry_failed=self.retry_failed,
+            continue_named=True,
+            dry_run=self.dry_run,
+            **self.sharing(),
+            **more,
+        )
 
     def check(self, out: Output) -> None:
         """Flags that only make sense together, and notes for the published ones."""
-        from osmosis_client.errors import InvalidInputError
-
-        json_output = self.output is not None and self.output.suffix == ".json"
-        if json_output and (self.name or self.fresh):
-            raise InvalidInputError(
-                "--name and --fresh name a run directory; -o FILE.json is one results file",
-                hint="drop -o (runs live in .osmosis/evals/NAME/), or -o a directory",
-                code="USAGE",
-            )
         if self.advertise_url is not None:
             check_advertise_url(out, self.advertise_url, self.listener_port)
         if self.log_samples:
@@ -240,7 +262,7 @@ def run(ctx: typer.Context, opts: RunOptions) -> None:
     with [[eval]] / [[ablation]] tables is a suite: every entry runs, then a
     comparison table (-o names the suite's directory)."""
     from osmosis_client.platform.suite_config import looks_like_suite
-    from osmosis_local_runner.server.detect import check_mode
+    from osmosis_local_runner.api.doors import check_mode
 
     out = current_output()
     opts.check(out)
@@ -256,7 +278,7 @@ def run(ctx: typer.Context, opts: RunOptions) -> None:
 def _run_suite(out: Output, opts: RunOptions, echo: Any) -> None:
     from osmosis_cli.commands.eval.suite import dry_run, run_suite
     from osmosis_client.platform.suite_config import load_suite
-    from osmosis_local_runner.run.suite_settings import suite_flags
+    from osmosis_local_runner.api.doors import suite_flags
 
     suite = load_suite(opts.config_path)
     flags = suite_flags(opts.run_settings(), echo)
@@ -295,8 +317,10 @@ def _run_config(ctx: typer.Context, out: Output, opts: RunOptions, echo: Any) ->
         )
     upload = uploader(ctx, out) if opts.upload else None
     request = opts.request(upload=upload, server_echo=echo, price_source=platform_prices(ctx))
-    resource = (lambda s: rerun_commands(out, s.results)) if to_file else (
-        lambda s: named_resource(out, s)
+    resource = (
+        (lambda s: rerun_commands(out, s.results))
+        if to_file
+        else (lambda s: named_resource(out, s))
     )
     execute(request, out, opts, resource)
 

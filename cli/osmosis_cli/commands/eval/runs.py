@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from osmosis_client.platform.models import EvalRun
 
 
-
 @dataclass(kw_only=True)
 class ListOptions:
     limit: Annotated[
@@ -84,8 +83,16 @@ def list_runs(ctx: typer.Context, opts: ListOptions) -> None:
 
 
 LOCAL_COLUMNS = [
-    "name", "status", "model", "rows", "mean", "pass@1", "started", "duration", "cost",
-]  # fmt: skip
+    "name",
+    "status",
+    "model",
+    "rows",
+    "mean",
+    "pass@1",
+    "started",
+    "duration",
+    "cost",
+]
 
 
 def _list_local(opts: ListOptions) -> None:
@@ -112,8 +119,17 @@ def _local_cells(r: Any) -> list[str]:
     if status != "finished" and r.attempts is not None and r.total_attempts:
         status = f"{status} {r.attempts}/{r.total_attempts}"  # how far it got
     cost = "" if r.cost_usd is None else money(r.cost_usd)
-    return [r.name, status, r.model or "", "" if r.rows is None else f"{r.rows:,}",
-            num(r.mean), pct(r.pass_at_1), when(r.started), took, cost]  # fmt: skip
+    return [
+        r.name,
+        status,
+        r.model or "",
+        "" if r.rows is None else f"{r.rows:,}",
+        num(r.mean),
+        pct(r.pass_at_1),
+        when(r.started),
+        took,
+        cost,
+    ]
 
 
 def resume_command(r: Any) -> str | None:
@@ -286,12 +302,15 @@ def _uncertainty(r: Any) -> list[tuple[str, str]]:
         found.append(("interval:", f"{r.ci_low:.3f} – {r.ci_high:.3f} (95 %, rows as clusters)"))
     split = r.variance or {}
     if all(isinstance(split.get(k), int | float) for k in ("between", "within", "se_twice_rows")):
-        found.append((
-            "variance:",
-            f"between rows {split['between']:.4f}, within a row {split['within']:.4f} "
-            f"({split['attempts_per_row']:g} attempts a row); SE with twice the rows "
-            f"{split['se_twice_rows']:.3f}, twice the attempts {split['se_twice_attempts']:.3f}",
-        ))  # fmt: skip
+        found.append(
+            (
+                "variance:",
+                f"between rows {split['between']:.4f}, within a row {split['within']:.4f} "
+                f"({split['attempts_per_row']:g} attempts a row); SE with twice the rows "
+                f"{split['se_twice_rows']:.3f}, twice the attempts "
+                f"{split['se_twice_attempts']:.3f}",
+            )
+        )
     return found
 
 
@@ -299,10 +318,13 @@ def _why_stopped(r: Any) -> str:
     """``budget ($0.0005 of $0.0005)``: why a local run stopped, in words."""
     if r.stopped_reason == "budget" and r.max_cost is not None:
         return f"its cost budget ({money(r.cost_usd)} of {money(r.max_cost)})"
-    words = {"deadline": "its deadline", "interrupted": "interrupted (Ctrl-C)",
-             "killed": "killed before it could write its results (its journal holds them)",
-             "usage_unknown": "answers without usage, under a cost budget",
-             "no_price": "a model with no price, under a cost budget"}  # fmt: skip
+    words = {
+        "deadline": "its deadline",
+        "interrupted": "interrupted (Ctrl-C)",
+        "killed": "killed before it could write its results (its journal holds them)",
+        "usage_unknown": "answers without usage, under a cost budget",
+        "no_price": "a model with no price, under a cost budget",
+    }
     return words.get(r.stopped_reason, str(r.stopped_reason))
 
 

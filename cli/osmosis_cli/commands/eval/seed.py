@@ -16,7 +16,7 @@ from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.run.session import RunRequest
+    from osmosis_local_runner.api.doors import RunRequest
 
 
 @dataclass(kw_only=True)
@@ -100,16 +100,23 @@ class SeedOptions(LocalRunOptions):
     stray: Annotated[list[str] | None, typer.Argument(hidden=True, metavar="")] = None
 
     RENAMED: ClassVar[dict[str, str]] = {
-        **LocalRunOptions.RENAMED, "debug": "debug_dir", "rows_spec": "rows",
-    }  # fmt: skip
+        **LocalRunOptions.RENAMED,
+        "debug": "debug_dir",
+        "rows_spec": "rows",
+    }
     PRESENTATION: ClassVar[frozenset[str]] = LocalRunOptions.PRESENTATION | {
-        "module", "mcp", "eval_fn", "retry_failed", "no_compat", "stray",
-    }  # fmt: skip
+        "module",
+        "mcp",
+        "eval_fn",
+        "retry_failed",
+        "no_compat",
+        "stray",
+    }
 
     def renamed_settings(self) -> dict[str, Any]:
         """``--debug``: the agent loop's ``ctx.log_event`` traces in ``./local_debug/``;
         ``--rows``: these source rows."""
-        from osmosis_local_runner.run.row_lists import parse_rows
+        from osmosis_local_runner.api.doors import parse_rows
 
         found: dict[str, Any] = {"debug_dir": Path("local_debug")} if self.debug else {}
         if self.rows_spec is not None:
@@ -119,8 +126,7 @@ class SeedOptions(LocalRunOptions):
     def request(self, **more: Any) -> RunRequest:
         """What this invocation asks the runner for: one results document (``-o``, else a
         new one under ``.osmosis/evals``, as 0.2 wrote them)."""
-        from osmosis_local_runner.run.seed import SeedSource
-        from osmosis_local_runner.run.session import RunRequest, unnamed_results
+        from osmosis_local_runner.api.doors import RunRequest, SeedSource, unnamed_results
 
         resuming = self.resume or self.retry_failed
         output = self.output
@@ -133,9 +139,14 @@ class SeedOptions(LocalRunOptions):
             output = unnamed_results(self.dataset.stem)
         source = SeedSource(module=self.module, mcp=self.mcp, eval_fns=list(self.eval_fn or []))
         return RunRequest(
-            settings=self.run_settings(), seed=source, output=output, resume=self.resume,
-            retry_failed=self.retry_failed, **self.sharing(), **more,
-        )  # fmt: skip
+            settings=self.run_settings(),
+            seed=source,
+            output=output,
+            resume=self.resume,
+            retry_failed=self.retry_failed,
+            **self.sharing(),
+            **more,
+        )
 
 
 @handle_errors

@@ -80,15 +80,21 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     plan = plan_submission(opts.config_path, opts.rules())
     with submitting.pinned_scope(state(ctx), out, plan) as (client, workspace, where):
         submitted = submitting.confirm_and_send(
-            out, client, names=plan.secret_names, secrets_file=opts.secrets_file, yes=opts.yes,
-            summary=lambda: _summary_of(out, plan, where), each_secret=plan.suite is None,
-            question=f"Submit {len(plan.runs)} eval runs?" if plan.suite else
-            "Submit this eval run?",
+            out,
+            client,
+            names=plan.secret_names,
+            secrets_file=opts.secrets_file,
+            yes=opts.yes,
+            summary=lambda: _summary_of(out, plan, where),
+            each_secret=plan.suite is None,
+            question=f"Submit {len(plan.runs)} eval runs?"
+            if plan.suite
+            else "Submit this eval run?",
             operation="eval.submit",
             send=lambda values: submit_planned(
                 client, plan, secrets=values, on_submitted=lambda s: _submitted(out, s)
             ),
-        )  # fmt: skip
+        )
         if submitted is None:
             return
         if plan.suite is not None:
@@ -155,7 +161,7 @@ def _summary(out: Output, plan: SubmissionPlan, where: str) -> None:
     exp = config.experiment
     out.info(f"Workspace:  {where}")
     out.info(f"Config:     {plan.path}")
-    from osmosis_local_runner.run.overrides import describe_rollout, detect_mode
+    from osmosis_local_runner.api.doors import describe_rollout, detect_mode
 
     out.info(f"Rollout:    {describe_rollout(config, detect_mode(config))}")
     out.info(f"Model:      {exp.model_path}")

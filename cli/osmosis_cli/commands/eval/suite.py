@@ -15,15 +15,14 @@ from osmosis_cli.terminal.output import Output
 
 if TYPE_CHECKING:
     from osmosis_client.platform.suite_config import Suite
-    from osmosis_local_runner.run.overrides import Overrides
-    from osmosis_local_runner.run.suite import EntryRun, SuiteRunner
+    from osmosis_local_runner.api.doors import EntryRun, Overrides, SuiteRunner
 
 PLAIN_EVERY = 5.0
 
 
 def dry_run(out: Output, suite: Suite, flags: Overrides) -> None:
     """The expanded entries and where each setting came from; nothing runs."""
-    from osmosis_local_runner.run.suite_settings import settings_of
+    from osmosis_local_runner.api.doors import settings_of
 
     _warn_collapsed(out, suite, flags)
     entries: list[dict[str, Any]] = []
@@ -167,24 +166,14 @@ def run_suite(
 ) -> None:
     """``sharing``: ``log_to`` (``LocalRunOptions.sharing``); the step is a setting."""
     from osmosis_cli.commands.eval.ci import after_local, check_junit_path, local_sources
-    from osmosis_local_runner.run.suite import SuiteRunner
-    from osmosis_local_runner.run.suite_settings import suite_directory
+    from osmosis_local_runner.api.doors import SuiteRequest, open_suite
 
-    directory = suite_directory(
-        suite, flags, output=directory, root=None, resume=resume, on_note=out.info
-    )
     check_junit_path(junit)
     display = SuiteDisplay(out, quiet=quiet)
-    runner = SuiteRunner(
-        suite,
-        flags,
-        directory=directory,
-        parallel=parallel,
-        resume=resume,
-        on_progress=display.update,
-        on_note=out.info,
-        **(sharing or {}),
+    request = SuiteRequest(
+        suite, flags, output=directory, resume=resume, parallel=parallel, **(sharing or {})
     )
+    runner = open_suite(request, on_progress=display.update, on_note=out.info)
     _warn_collapsed(out, suite, flags)
     with out.user_output_to_stderr():
         runs = runner.prepare()
@@ -201,14 +190,14 @@ def run_suite(
             tracked_keys(out, run.tracked, str(run.output))
     after_local(out, junit, local_sources([(r.entry.name, r.output) for r in runs]), suite=document)
     if document["status"] == "stopped":
-        _resume_hint(out, directory)
+        _resume_hint(out, runner.directory)
         raise typer.Exit(EXIT_INTERRUPTED)
-    _verdict(out, runs, directory, max_error_rate)
+    _verdict(out, runs, runner.directory, max_error_rate)
 
 
 def _warn_collapsed(out: Output, suite: Suite, flags: Overrides) -> None:
     """A flag overriding a swept setting runs several entries with the same settings."""
-    from osmosis_local_runner.run.suite_settings import collapsed
+    from osmosis_local_runner.api.doors import collapsed
 
     for flag, names in collapsed(suite, flags):
         out.warn(
@@ -291,8 +280,8 @@ def _show_plan(out: Output, runner: SuiteRunner, parallel: int) -> None:
 
 
 def _report(out: Output, runner: SuiteRunner, *, abbreviated: bool) -> None:
+    from osmosis_local_runner.api.doors import settings_of
     from osmosis_local_runner.results.sources import primary_score
-    from osmosis_local_runner.run.suite_settings import settings_of
 
     rows = []
     ordered = sorted(

@@ -1,6 +1,6 @@
 """Experiment trackers on the command line: ``--log-to`` / ``--log-step`` on ``eval run``
 (both forms, suites too), ``osmosis eval push RUN --to …`` and the lines saying what
-became of each tracker. The sending is the library's (``osmosis_local_runner.trackers``)."""
+became of each tracker. The sending is the library's (``push_run``, ``RunRequest.log_to``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_local_runner.trackers import Logged
+    from osmosis_local_runner.api.doors import Logged
 
 LogToOpt = Annotated[
     list[str] | None,
@@ -53,15 +53,19 @@ def tracked_keys(out: Output, tracked: list[Logged], name: str | None) -> dict[s
     for logged in tracked:
         where = logged.destination
         if logged.status == "logged":
-            out.info(f"Logged to {where}" + (f": {logged.url}" if logged.url else
-                                             f" (run {logged.run_id})"))  # fmt: skip
+            out.info(
+                f"Logged to {where}"
+                + (f": {logged.url}" if logged.url else f" (run {logged.run_id})")
+            )
         elif logged.status == "already":
             out.info(f"Already logged to {where} (run {logged.run_id}): nothing sent")
         elif logged.status == "skipped":
             out.warn(f"not logged to {where}: {logged.error}", code="NOT_LOGGED")
         else:
-            out.warn(f"not logged to {where} ({logged.error}); {_later(logged, name)}",
-                     code="TRACKER_FAILED")  # fmt: skip
+            out.warn(
+                f"not logged to {where} ({logged.error}); {_later(logged, name)}",
+                code="TRACKER_FAILED",
+            )
     return {"trackers": [logged.to_json() for logged in tracked]}
 
 

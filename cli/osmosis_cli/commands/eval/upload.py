@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from osmosis_cli.context import AppState
     from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.run_import import ImportSession
-    from osmosis_local_runner.run.upload import RunUpload
+    from osmosis_local_runner.api.doors import RunUpload
 
 
 def run_directory(given: str) -> Path:
@@ -67,7 +67,7 @@ def upload_run(
 ) -> dict[str, Any]:
     """Check, then import ``run_dir`` (holding its run lock); the published
     ``eval.upload`` resource."""
-    from osmosis_local_runner.run.upload import RunUpload
+    from osmosis_local_runner.api.doors import RunUpload
 
     with RunUpload(run_dir, replace=replace) as upload:
         session = send_upload(app_state, out, upload, replace=replace, given=given)

@@ -24,9 +24,12 @@ RunsArg = Annotated[
 ]
 SpaceOpt = Annotated[
     str | None,
-    typer.Option("--to", metavar="hf-space:ORG/NAME",
-                 help="With --bundle: publish the site as a static Hugging Face Space."),
-]  # fmt: skip
+    typer.Option(
+        "--to",
+        metavar="hf-space:ORG/NAME",
+        help="With --bundle: publish the site as a static Hugging Face Space.",
+    ),
+]
 PublicOpt = Annotated[
     bool, typer.Option("--public", help="With --to: a public Space (else private).")
 ]
@@ -38,7 +41,10 @@ def view(
     port: Annotated[
         int,
         typer.Option(
-            "--port", metavar="P", min=0, max=65535,
+            "--port",
+            metavar="P",
+            min=0,
+            max=65535,
             help="Port to serve on (default: a free one).",
         ),
     ] = 0,
@@ -91,18 +97,29 @@ def _bundle(into: Path | None, runs: list[str], to: str | None, public: bool) ->
     from osmosis_local_runner.viewer.bundle import write_bundle
 
     if into is None:
-        raise InvalidInputError("runs and --to go with --bundle DIR",
-                                hint="the live viewer shows every run", code="USAGE")  # fmt: skip
+        raise InvalidInputError(
+            "runs and --to go with --bundle DIR",
+            hint="the live viewer shows every run",
+            code="USAGE",
+        )
     out = current_output()
     written = write_bundle(Path.cwd(), into, runs, to=to, public=public)
     index = written.path / "index.html"
-    counts = (f"{len(written.runs)} runs, {len(written.comparisons)} comparisons, "
-              f"{len(written.sweeps)} sweeps, {len(written.suites)} suites")  # fmt: skip
+    counts = (
+        f"{len(written.runs)} runs, {len(written.comparisons)} comparisons, "
+        f"{len(written.sweeps)} sweeps, {len(written.suites)} suites"
+    )
     message = f"Site written to {written.path}: {counts} ({size_text(written.bytes)}); open {index}"
-    resource = {"output_path": str(written.path), "index": str(index), "runs": written.runs,
-                "comparisons": written.comparisons, "sweeps": written.sweeps,
-                "suites": written.suites, "bytes": written.bytes,
-                "files": written.files}  # fmt: skip
+    resource = {
+        "output_path": str(written.path),
+        "index": str(index),
+        "runs": written.runs,
+        "comparisons": written.comparisons,
+        "sweeps": written.sweeps,
+        "suites": written.suites,
+        "bytes": written.bytes,
+        "files": written.files,
+    }
     if written.url is not None:
         resource["url"] = written.url
         message += f"; published at {written.url}"

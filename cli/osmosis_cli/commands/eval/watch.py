@@ -18,27 +18,26 @@ if TYPE_CHECKING:
     from osmosis_local_runner import WatchEvent
 
 WATCH = "Watching checkpoints"
+#: the watch's own options (the rest are a run's)
+WATCHING = (
+    "checkpoints",
+    "training",
+    "deploy",
+    "serve_cmd",
+    "keep_loaded",
+    "once",
+    "until",
+    "poll",
+    "marker",
+    "serve_timeout",
+)
 
 
 @dataclass(kw_only=True)
 class WatchOptions(LocalRunOptions):
     PANELS: ClassVar[dict[str, str]] = {
         **LocalRunOptions.PANELS,
-        **dict.fromkeys(
-            (
-                "checkpoints",
-                "training",
-                "deploy",
-                "serve_cmd",
-                "keep_loaded",
-                "once",
-                "until",
-                "poll",
-                "marker",
-                "serve_timeout",
-            ),
-            WATCH,
-        ),
+        **dict.fromkeys(WATCHING, WATCH),
     }
     config_path: Annotated[
         Path, typer.Argument(metavar="CONFIG", help="configs/eval/NAME.toml", show_default=False)
@@ -103,14 +102,18 @@ class WatchOptions(LocalRunOptions):
     ] = None
     serve_timeout: Annotated[
         float,
-        typer.Option("--serve-timeout", metavar="SECONDS", min=1.0,
-                     help="How long a serve command may take to answer."),
-    ] = 600.0  # fmt: skip
+        typer.Option(
+            "--serve-timeout",
+            metavar="SECONDS",
+            min=1.0,
+            help="How long a serve command may take to answer.",
+        ),
+    ] = 600.0
 
     PRESENTATION: ClassVar[frozenset[str]] = LocalRunOptions.PRESENTATION | {
-        "config_path", "checkpoints", "training", "deploy", "serve_cmd", "keep_loaded", "once",
-        "until", "poll", "marker", "serve_timeout",
-    }  # fmt: skip
+        "config_path",
+        *WATCHING,
+    }
 
 
 @handle_errors
@@ -123,8 +126,60 @@ def watch(ctx: typer.Context, opts: WatchOptions) -> None:
     from osmosis_local_runner import watch_checkpoints
 
     out = current_output()
-    asked = (("-o", opts.output), ("--resume", opts.resume), ("--junit", opts.junit),
-             ("--max-error-rate", opts.max_error_rate))  # fmt: skip
+    _refuse_run_only(opts)
+    given = opts.run_settings().given()
+    for key in ("series", "step"):  # the watch's own
+        given.pop(key, None)
+    common = {
+        "series": opts.series,
+        "once": opts.once,
+        "until": opts.until,
+        "poll": opts.poll,
+        "on_event": _Lines(out),
+        "log_to": opts.log_to,
+        **given,
+    }
+    if (opts.checkpoints is None) == (opts.training is None):
+        raise InvalidInputError(
+            "watch --checkpoints DIR or --training RUN (one of them)", code="USAGE"
+        )
+    if opts.training is not None:
+        from osmosis_cli.context import state
+        from osmosis_local_runner import watch_training
+
+        client, _ = state(ctx).scoped_client()
+        with client:
+            found = watch_training(
+                opts.config_path, opts.training, client=client, deploy=opts.deploy, **common
+            )
+    else:
+        assert opts.checkpoints is not None
+        found = watch_checkpoints(
+            opts.config_path,
+            opts.checkpoints,
+            serve_cmd=opts.serve_cmd,
+            keep_loaded=opts.keep_loaded,
+            marker=opts.marker,
+            serve_timeout=opts.serve_timeout,
+            **common,
+        )
+    message = f"{found.series}: {len(found.finished)} step(s) evaluated, {len(found.failed)} failed"
+    if not out.operation_result("eval.watch", resource=found.to_json(), message=message):
+        out.info(message)
+    if found.failed:
+        raise typer.Exit(1)
+
+
+def _refuse_run_only(opts: WatchOptions) -> None:
+    """The flags of a single run that a watch has no use for: refused, not ignored."""
+    from osmosis_client.errors import InvalidInputError
+
+    asked = (
+        ("-o", opts.output),
+        ("--resume", opts.resume),
+        ("--junit", opts.junit),
+        ("--max-error-rate", opts.max_error_rate),
+    )
     ignored = [flag for flag, value in asked if value]
     if ignored:
         raise InvalidInputError(
@@ -133,34 +188,6 @@ def watch(ctx: typer.Context, opts: WatchOptions) -> None:
             hint="leave it out",
             code="USAGE",
         )
-    given = opts.run_settings().given()
-    for key in ("series", "step"):  # the watch's own
-        given.pop(key, None)
-    common = {"series": opts.series, "once": opts.once, "until": opts.until, "poll": opts.poll,
-              "on_event": _Lines(out), "log_to": opts.log_to, **given}  # fmt: skip
-    if (opts.checkpoints is None) == (opts.training is None):
-        raise InvalidInputError("watch --checkpoints DIR or --training RUN (one of them)",
-                                code="USAGE")  # fmt: skip
-    if opts.training is not None:
-        from osmosis_cli.context import state
-        from osmosis_local_runner import watch_training
-
-        client, _ = state(ctx).scoped_client()
-        with client:
-            found = watch_training(opts.config_path, opts.training, client=client,
-                                   deploy=opts.deploy, **common)  # fmt: skip
-    else:
-        assert opts.checkpoints is not None
-        found = watch_checkpoints(
-            opts.config_path, opts.checkpoints, serve_cmd=opts.serve_cmd,
-            keep_loaded=opts.keep_loaded, marker=opts.marker, serve_timeout=opts.serve_timeout,
-            **common,
-        )  # fmt: skip
-    message = f"{found.series}: {len(found.finished)} step(s) evaluated, {len(found.failed)} failed"
-    if not out.operation_result("eval.watch", resource=found.to_json(), message=message):
-        out.info(message)
-    if found.failed:
-        raise typer.Exit(1)
 
 
 class _Lines:

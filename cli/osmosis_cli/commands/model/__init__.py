@@ -18,8 +18,9 @@ from osmosis_cli.terminal.errors import command, current_output
 if TYPE_CHECKING:
     from osmosis_client.platform.model_models import LoraModelPage
 
-app = typer.Typer(cls=Group, help="Base models, LoRA models and their deployments.",
-                  no_args_is_help=True)  # fmt: skip
+app = typer.Typer(
+    cls=Group, help="Base models, LoRA models and their deployments.", no_args_is_help=True
+)
 TYPES = ("all", "base", "lora")
 
 
@@ -52,8 +53,9 @@ def list_(
     with client:
         base = (
             collect(client.models.base_pages(size), lambda p: p.models, every=all_)
-            if kind != "lora" else None
-        )  # fmt: skip
+            if kind != "lora"
+            else None
+        )
         first: list[LoraModelPage] = []
 
         def lora_pages() -> Any:

@@ -82,8 +82,15 @@ def list_models(
     if out.json_mode:
         if base is not None and lora is not None:
             lora_section = _section(lora) | {"items": [_lora_item(m) for m in lora.items]}
-            out.emit_json({"schema_version": 1, "base_models": _section(base),
-                           "lora_models": lora_section, **scope, **quota})  # fmt: skip
+            out.emit_json(
+                {
+                    "schema_version": 1,
+                    "base_models": _section(base),
+                    "lora_models": lora_section,
+                    **scope,
+                    **quota,
+                }
+            )
             return
         found = base if base is not None else lora
         assert found is not None
@@ -91,9 +98,12 @@ def list_models(
             [_lora_item(m) for m in found.items] if lora is not None else _section(found)["items"]
         )
         out.list_result(
-            items, total_count=found.total_count, has_more=found.next_offset is not None,
-            next_offset=found.next_offset, extra={**scope, **quota},
-        )  # fmt: skip
+            items,
+            total_count=found.total_count,
+            has_more=found.next_offset is not None,
+            next_offset=found.next_offset,
+            extra={**scope, **quota},
+        )
         return
     if out.plain:
         _plain(out, base, lora)
@@ -120,19 +130,28 @@ def _tables(
 ) -> None:
     if base is not None:
         out.info("Base Models")
-        out.table(["Name", "Created", "Created By"], [_base_row(m) for m in base.items],
-                  keep=("Name",))  # fmt: skip
+        out.table(
+            ["Name", "Created", "Created By"], [_base_row(m) for m in base.items], keep=("Name",)
+        )
     if lora is not None:
         out.info("LoRA Models")
-        head = ["Name", "Base Model", "Training Run", "Checkpoint Step", "Training Reward",
-                "Created"]  # fmt: skip
+        head = [
+            "Name",
+            "Base Model",
+            "Training Run",
+            "Checkpoint Step",
+            "Training Reward",
+            "Created",
+        ]
         if any(m.has_deployment for m in lora.items):
             head.append("Deployment Status")
         rows = [_lora_row(m) for m in lora.items]
         out.table(head, [r + [DASH] * (len(head) - len(r)) for r in rows], keep=("Name",))
         if quota.get("max_active_deployments"):
-            out.info(f"{quota['active_deployments'] or 0} of {quota['max_active_deployments']} "
-                     "inference deployments used")  # fmt: skip
+            out.info(
+                f"{quota['active_deployments'] or 0} of {quota['max_active_deployments']} "
+                "inference deployments used"
+            )
         if lora.items:
             out.info("Use osmosis model info <lora-model-name> for details.")
     for found in (base, lora):

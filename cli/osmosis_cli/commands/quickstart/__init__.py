@@ -47,8 +47,9 @@ def quickstart(
     app = state(ctx)
     client = _client(app)
     try:
-        plan = qs.plan_quickstart(client, Path.cwd(), workspace=workspace, intent=intent,
-                                  platform_url=app.platform_url())  # fmt: skip
+        plan = qs.plan_quickstart(
+            client, Path.cwd(), workspace=workspace, intent=intent, platform_url=app.platform_url()
+        )
         if plan.intent is None and out.interactive:
             chosen = out.choose("What do you want to do first?", list(qs.INTENTS))
             if chosen is not None:
@@ -80,9 +81,9 @@ def _show(out: Output, plan: QuickstartPlan, recorded: bool) -> None:
     resource = {**plan.to_dict(), "completion_recorded": recorded}
     todo = [s for s in plan.steps if not s.done]
     message = "Ready." if plan.ready else f"{len(todo)} step(s) to go: {todo[0].what}."
-    steps = [{"action": s.id, "command": s.command, "url": s.url, "description": s.what}
-             for s in todo] + [{"action": "next", "command": n["command"],
-                                "description": n["what"]} for n in plan.next]  # fmt: skip
+    steps = [
+        {"action": s.id, "command": s.command, "url": s.url, "description": s.what} for s in todo
+    ] + [{"action": "next", "command": n["command"], "description": n["what"]} for n in plan.next]
     if out.json_mode:  # --plain reads as the lines below: each step is one
         out.operation_result("quickstart", resource=resource, message=message, next_steps=steps)
         return

@@ -69,18 +69,24 @@ def list_(ctx: typer.Context, opts: ListOptions) -> None:
     """The rollouts the platform synced from this workspace's repository."""
     client, _ = state(ctx).scoped_client()
     with client:
-        found = opts.collect(lambda size: client.rollouts.pages(opts.branch, size),
-                             lambda p: p.rollouts)  # fmt: skip
+        found = opts.collect(
+            lambda size: client.rollouts.pages(opts.branch, size), lambda p: p.rollouts
+        )
     items = [r.model_dump(mode="json") for r in found.items]
     rows = [
         [str(i["name"]), str(i["last_synced_commit_sha"] or "")[:8], str(i["last_synced_at"] or "")]
         for i in items
     ]
-    show_list(current_output(), found, items=items, rows=rows,
-              columns=["name", "commit", "synced"], keep=("name",),
-              extra={"branch": opts.branch} if opts.branch else None,
-              empty="No rollouts synced yet: push rollouts/NAME and check Git Sync on the "
-              "platform.")  # fmt: skip
+    show_list(
+        current_output(),
+        found,
+        items=items,
+        rows=rows,
+        columns=["name", "commit", "synced"],
+        keep=("name",),
+        extra={"branch": opts.branch} if opts.branch else None,
+        empty="No rollouts synced yet: push rollouts/NAME and check Git Sync on the platform.",
+    )
 
 
 app.command("list", cls=Command)(options_command(ListOptions, list_))

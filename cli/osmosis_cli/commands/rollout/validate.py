@@ -99,7 +99,7 @@ def _entrypoint(root: Path, name: str) -> str:
 
 
 def validate(folder: Path, entrypoint: Path, python: Path | None = None) -> Report:
-    from osmosis_local_runner.server.detect import detect
+    from osmosis_local_runner.api.doors import detect
 
     shown = f"rollouts/{folder.name}/{entrypoint.name}"
     mode = detect(folder, entrypoint).mode
@@ -118,7 +118,7 @@ def validate(folder: Path, entrypoint: Path, python: Path | None = None) -> Repo
 
 
 def _native(report: Report, folder: Path, entrypoint: Path) -> None:
-    from osmosis_local_runner.run.discovery import load_rollout
+    from osmosis_local_runner.api.doors import load_rollout
 
     rollout, grader = load_rollout(entrypoint, folder.parent.parent)
     report.python = "this osmosis-client (in-process)"
@@ -127,7 +127,7 @@ def _native(report: Report, folder: Path, entrypoint: Path) -> None:
 
 
 def _server(report: Report, folder: Path, entrypoint: Path, given: Path | None) -> None:
-    from osmosis_local_runner.server.environment import last_json, resolve, tool_env
+    from osmosis_local_runner.api.doors import last_json, resolve, tool_env
 
     python = resolve(folder, given=given)
     report.python = python.describe()

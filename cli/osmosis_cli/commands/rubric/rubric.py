@@ -13,7 +13,7 @@ from osmosis_cli.terminal.errors import EXIT_FAILED, current_output, handle_erro
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_local_runner.run.rubric import RubricProgress, RubricRecord
+    from osmosis_local_runner.api.doors import RubricProgress, RubricRecord
 
 
 DataOpt = Annotated[
@@ -89,7 +89,7 @@ def eval_rubric(
     """Score every solution in a JSONL file with a judge model and a rubric."""
     from osmosis_client.errors import InvalidInputError
     from osmosis_client.llm.providers import split_model_path
-    from osmosis_local_runner.run.rubric import load_records
+    from osmosis_local_runner.api.doors import load_records
 
     out = current_output()
     text = _rubric_text(rubric)
@@ -138,7 +138,7 @@ def eval_rubric_config(
 ) -> None:
     """Evaluate a JSONL dataset against a rubric from a config file."""
     from osmosis_client.rewards.rubric_config import find_rubric_config, load_rubric_config
-    from osmosis_local_runner.run.rubric import load_records
+    from osmosis_local_runner.api.doors import load_records
 
     out = current_output()
     config_path = config or find_rubric_config(data)
@@ -190,7 +190,7 @@ def _execute(
     import asyncio
 
     from osmosis_cli.terminal.progress import ProgressDisplay
-    from osmosis_local_runner.run import rubric as run
+    from osmosis_local_runner.api import doors as run
 
     prior = run.load_rubric_baseline(baseline) if baseline is not None else None
     path = run.resolve_output(output, rubric_id)
@@ -275,7 +275,7 @@ def preview(
         out.info(f"Loaded {len(config.rubrics)} rubric(s) from {path}")
         out.print(json.dumps(config.model_dump(mode="json"), indent=2, ensure_ascii=False))
     elif suffix == ".jsonl":
-        from osmosis_local_runner.run.rubric import load_records
+        from osmosis_local_runner.api.doors import load_records
 
         empty: list[int] = []
         records, _ = load_records(path, on_empty_solution=empty.append)

@@ -63,10 +63,16 @@ def list_(ctx: typer.Context, opts: ListOptions) -> None:
     rows = [
         [s.name or "", s.scope or "", when(s.updated_at), s.updater_name or ""] for s in found.items
     ]
-    show_list(current_output(), found, items=[s.to_json() for s in found.items], rows=rows,
-              columns=["name", "scope", "updated", "by"], keep=("name",),
-              extra={"platform_url": urls[0]} if urls else None,
-              empty="No secrets yet: `osmosis secret set NAME`")  # fmt: skip
+    show_list(
+        current_output(),
+        found,
+        items=[s.to_json() for s in found.items],
+        rows=rows,
+        columns=["name", "scope", "updated", "by"],
+        keep=("name",),
+        extra={"platform_url": urls[0]} if urls else None,
+        empty="No secrets yet: `osmosis secret set NAME`",
+    )
 
 
 app.command("list", cls=Command)(options_command(ListOptions, list_))

@@ -37,11 +37,17 @@ def list_(ctx: typer.Context, opts: Paging) -> None:
     with client:
         found = opts.collect(client.training_runs.pages, lambda p: p.training_runs)
     head = ["Name", "Status", "Base Model", "Rollout", "Reward", "Submitted", "Submitted By"]
-    if show_list(current_output(), found, items=[item(r) for r in found.items],
-                 rows=[row(r) for r in found.items], columns=head, keep=("Name",),
-                 extra=result_scope(workspace),
-                 empty="No training runs yet: submit one with `osmosis train submit CONFIG`."):
-        current_output().info("Use osmosis train info <name> for details.")  # fmt: skip
+    if show_list(
+        current_output(),
+        found,
+        items=[item(r) for r in found.items],
+        rows=[row(r) for r in found.items],
+        columns=head,
+        keep=("Name",),
+        extra=result_scope(workspace),
+        empty="No training runs yet: submit one with `osmosis train submit CONFIG`.",
+    ):
+        current_output().info("Use osmosis train info <name> for details.")
 
 
 app.command("list", cls=Command)(options_command(Paging, list_))
@@ -67,8 +73,14 @@ def info(
     client, workspace = state(ctx).scoped_client()
     with client:
         found = fetch(client, name)
-    show(out, found, output=output, overwrite=overwrite, scope=result_scope(workspace),
-         root=workspace_top())  # fmt: skip
+    show(
+        out,
+        found,
+        output=output,
+        overwrite=overwrite,
+        scope=result_scope(workspace),
+        root=workspace_top(),
+    )
 
 
 @command(app, "logs")
@@ -83,12 +95,18 @@ def logs(
     or --follow: new entries as they come until the run ends."""
     from osmosis_cli.terminal.log_lines import run_logs
 
-    run_logs(current_output(), state(ctx).scoped_client()[0], name=name, cursor=cursor,
-             what="Training run", command=runnable("osmosis", "train", "logs", name),
-             fetch=lambda c: c.training_runs.logs(name, limit, cursor),
-             follow=(lambda c, show: c.training_runs.follow_logs(name, show, limit)
-                     .training_run) if follow else None)  # fmt: skip
-
+    run_logs(
+        current_output(),
+        state(ctx).scoped_client()[0],
+        name=name,
+        cursor=cursor,
+        what="Training run",
+        command=runnable("osmosis", "train", "logs", name),
+        fetch=lambda c: c.training_runs.logs(name, limit, cursor),
+        follow=(lambda c, show: c.training_runs.follow_logs(name, show, limit).training_run)
+        if follow
+        else None,
+    )
 
 
 @command(app, "stop")

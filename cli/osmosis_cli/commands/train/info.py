@@ -115,8 +115,9 @@ def _lines(
     if run.status in PENDING:
         lines.append("Progress: Waiting to start...")
     elif run.total_steps:
-        lines.append(f"Progress: {min(run.current_step or 0, run.total_steps)} / "
-                     f"{run.total_steps} steps")  # fmt: skip
+        lines.append(
+            f"Progress: {min(run.current_step or 0, run.total_steps)} / {run.total_steps} steps"
+        )
     if metrics is not None and metrics.overview.duration_ms:
         minutes = int(metrics.overview.duration_ms // 60_000)
         lines.append(f"Duration: {minutes // 60}h {minutes % 60}m")
@@ -129,9 +130,11 @@ def _lines(
         f"Base Model: {detail.model.name if detail.model else run.model_name or DASH}",
         f"Rollout: {detail.rollout.name if detail.rollout else run.rollout_name or DASH}",
     ]
-    for label, value in (("Started", when(run.started_at) if run.started_at else None),
-                         ("Completed", when(run.completed_at) if run.completed_at else None),
-                         ("Notes", run.notes)):  # fmt: skip
+    for label, value in (
+        ("Started", when(run.started_at) if run.started_at else None),
+        ("Completed", when(run.completed_at) if run.completed_at else None),
+        ("Notes", run.notes),
+    ):
         lines += [f"{label}: {value}"] if value else []
     if error:
         lines.append(f"Metrics: {error}")
@@ -156,15 +159,18 @@ def _setup_lines(
     lines += [f"Branch: {detail.branch}"] if detail.branch else []
     lines += [f"Commit: {detail.commit_sha[:7]}"] if detail.commit_sha else []
     for c in checkpoints:
-        lines.append(f"Checkpoint: {c.checkpoint_name or c.id} step {c.checkpoint_step}"
-                     + (f" [{c.status}]" if c.status else ""))  # fmt: skip
+        lines.append(
+            f"Checkpoint: {c.checkpoint_name or c.id} step {c.checkpoint_step}"
+            + (f" [{c.status}]" if c.status else "")
+        )
     lines += [f"View: {run.platform_url}"] if run.platform_url else []
     if run.status in ERROR:
         lines.append("See logs with: " + runnable("osmosis", "train", "logs", run.name or run.id))
     newest = newest_checkpoint(checkpoints)
     if newest is not None:
-        lines.append(f"Deploy the newest checkpoint with: osmosis model deploy "
-                     f"{newest.checkpoint_name}")  # fmt: skip
+        lines.append(
+            f"Deploy the newest checkpoint with: osmosis model deploy {newest.checkpoint_name}"
+        )
     lines += [f"Saved metrics to {saved}"] if saved is not None else []
     return lines
 

@@ -16,14 +16,21 @@ DASH = "–"
 def item(run: TrainingRun) -> dict[str, Any]:
     """A run as the published list prints it (nulls of the optional keys left out)."""
     found: dict[str, Any] = {
-        "id": run.id, "name": run.name, "status": run.status,
-        "model_id": run.model.id if run.model else None, "model_name": run.model_name,
-        "dataset_id": run.dataset.id if run.dataset else None, "dataset_name": run.dataset_name,
-        "rollout_id": run.rollout.id if run.rollout else None, "rollout_name": run.rollout_name,
-        "creator_name": run.creator_name, "creator_email": run.creator_email,
-        "created_at": run.created_at, "started_at": run.started_at,
+        "id": run.id,
+        "name": run.name,
+        "status": run.status,
+        "model_id": run.model.id if run.model else None,
+        "model_name": run.model_name,
+        "dataset_id": run.dataset.id if run.dataset else None,
+        "dataset_name": run.dataset_name,
+        "rollout_id": run.rollout.id if run.rollout else None,
+        "rollout_name": run.rollout_name,
+        "creator_name": run.creator_name,
+        "creator_email": run.creator_email,
+        "created_at": run.created_at,
+        "started_at": run.started_at,
         "completed_at": run.completed_at,
-    }  # fmt: skip
+    }
     for key in ("platform_url", "current_step", "total_steps", "reward"):
         if getattr(run, key) is not None:
             found[key] = getattr(run, key)

@@ -42,11 +42,16 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     plan = plan_training(opts.config_path, opts.rules())
     with submitting.pinned_scope(state(ctx), out, plan) as (client, workspace, where):
         submitted = submitting.confirm_and_send(
-            out, client, names=plan.secret_names, secrets_file=opts.secrets_file, yes=opts.yes,
-            summary=lambda: _summary(out, plan, where), question="Submit this training run?",
+            out,
+            client,
+            names=plan.secret_names,
+            secrets_file=opts.secrets_file,
+            yes=opts.yes,
+            summary=lambda: _summary(out, plan, where),
+            question="Submit this training run?",
             operation="train.submit",
             send=lambda values: submit_planned_training(client, plan, secrets=values),
-        )  # fmt: skip
+        )
     if submitted is not None:
         _report(out, submitted, plan, workspace)
 
@@ -95,14 +100,23 @@ def _report(
         "config": submitting.config_keys(exp, pin),
     }
     steps = [{"action": "train_info", "name": created.name}, {"action": "train_list"}]
-    lines = [f"Status: {created.status}", f"Rollout: {exp.rollout}", f"Model: {exp.model_path}",
-             f"Dataset: {exp.dataset}"]  # fmt: skip
+    lines = [
+        f"Status: {created.status}",
+        f"Rollout: {exp.rollout}",
+        f"Model: {exp.model_path}",
+        f"Dataset: {exp.dataset}",
+    ]
     if not created.platform_url:
         lines.append("Check status with: " + runnable("osmosis", "train", "info", created.name))
     submitting.report_submitted(
-        out, "train.submit", resource=resource, steps=steps, lines=lines,
-        message=f"Training run submitted: {created.name}", url=created.platform_url,
-    )  # fmt: skip
+        out,
+        "train.submit",
+        resource=resource,
+        steps=steps,
+        lines=lines,
+        message=f"Training run submitted: {created.name}",
+        url=created.platform_url,
+    )
 
 
 def _scope(plan: TrainingPlan, workspace: str | None) -> dict[str, object]:

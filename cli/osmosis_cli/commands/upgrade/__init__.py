@@ -28,15 +28,17 @@ def upgrade(
     resource = plan.resource()
     if not plan.needed:
         message = f"Already up to date ({up.DIST} {plan.installed})."
-        if not out.operation_result("upgrade", resource=resource, message=message,
-                                    status="no_update"):  # fmt: skip
+        if not out.operation_result(
+            "upgrade", resource=resource, message=message, status="no_update"
+        ):
             out.info(message)
         return
     if check:
         message = f"{up.DIST} {plan.latest} is available (installed: {plan.installed})."
         steps = [{"action": "upgrade", "command": " ".join(plan.command)}]
-        if not out.operation_result("upgrade", resource=resource, message=message,
-                                    next_steps=steps):  # fmt: skip
+        if not out.operation_result(
+            "upgrade", resource=resource, message=message, next_steps=steps
+        ):
             out.info(f"{message} Upgrade with: osmosis upgrade")
         return
     out.info(f"Upgrading {up.DIST} {plan.installed} → {plan.latest}: {' '.join(plan.command)}")

@@ -31,7 +31,7 @@ from osmosis_client.llm.client import SESSION_ID
 from osmosis_local_runner.run.dataset import Row
 from osmosis_local_runner.run.discovery import source_digest
 from osmosis_local_runner.run.kinds import Outcome, RunEnv
-from osmosis_local_runner.run.kinds.server_drive import ServerGone, Transient, poll, submit
+from osmosis_local_runner.run.kinds import server_drive as drive
 from osmosis_local_runner.run.kinds.server_outcome import await_trajectory, messages_of, outcome_of
 from osmosis_local_runner.run.scheduler import deadline
 from osmosis_local_runner.server.bridge import Bridge
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("osmosis_client.runner")
 
 SUPERVISOR_SLACK = 30.0  # seconds beyond the agent + grader timeouts
-CANCEL_SETTLE = 10.0  # how long a cancelled rollout may take to reach its terminal state
 MAX_RESTARTS = 3
 
 
@@ -202,10 +201,17 @@ class ServerRollout:
         timings = {"health_timeout": self.health_timeout, "stop_grace": self.stop_grace}
         extra: dict[str, Any] = {k: v for k, v in timings.items() if v is not None}
         return ServerProcess(
-            self.python.executable, self.entrypoint, env=self._server_env, run_dir=self.run_dir,
-            registry=self.registry, redact=self._redact, echo=self.echo,
-            port=self.ports.rollout, warm=self._warm, **extra,
-        )  # fmt: skip
+            self.python.executable,
+            self.entrypoint,
+            env=self._server_env,
+            run_dir=self.run_dir,
+            registry=self.registry,
+            redact=self._redact,
+            echo=self.echo,
+            port=self.ports.rollout,
+            warm=self._warm,
+            **extra,
+        )
 
     async def stop(self) -> None:
         client = self._client
@@ -279,13 +285,13 @@ class ServerRollout:
                 result = await self._drive(server, client, rollout_id, body)
         except TimeoutError:
             return await self._timed_out(server, rollout_id, body, extra, tokens(), limit)
-        except ServerGone:
+        except drive.ServerGone:
             code = server.returncode
             await self._recover(server)
             extra["err_category"] = "internal_error"
             text = f"the rollout server exited (code {code}) during this attempt"
             return Outcome([], tokens(), text, transient=True, extra=extra)
-        except Transient as exc:
+        except drive.Transient as exc:
             extra["err_category"] = exc.category
             return Outcome([], tokens(), str(exc), transient=True, extra=extra)
         except Refused as exc:
@@ -344,25 +350,16 @@ class ServerRollout:
         rollout_id: str,
         body: dict[str, Any],
     ) -> Result:
-        accepted = await submit(server, client, body, self._abort)
+        accepted = await drive.submit(server, client, body, self._abort)
         self._in_flight[rollout_id] = (client, accepted)
-        return await poll(server, client, rollout_id, accepted)
+        return await drive.poll(server, client, rollout_id, accepted)
 
     async def _cancel(self, server: ServerProcess, rollout_id: str) -> Result | None:
         """Cancel one rollout, then poll (briefly) for its terminal state, so it stops
         holding a slot before the next attempt starts; a rollout that finished just in
         time comes back as its result."""
         held = self._in_flight.get(rollout_id)
-        if held is None:
-            return None
-        client, accepted = held
-        await client.cancel(ids=[rollout_id])
-        try:
-            with deadline(CANCEL_SETTLE):
-                result = await poll(server, client, rollout_id, accepted)
-        except (TimeoutError, Transient, ServerGone, Refused, BadAnswer):
-            return None
-        return result
+        return None if held is None else await drive.cancel(server, *held, rollout_id)
 
     async def _recover(self, failed: ServerProcess) -> None:
         """Restart a server that died (once, whoever notices first)."""

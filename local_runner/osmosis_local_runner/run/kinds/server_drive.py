@@ -89,9 +89,7 @@ async def poll(
             result = await client.result(rollout_id, accepted.lease, wait=accepted.wait)
         except Refused as exc:
             if exc.status == 404:
-                raise Transient(
-                    f"the rollout server no longer knows rollout {rollout_id}"
-                ) from exc
+                raise Transient(f"the rollout server no longer knows rollout {rollout_id}") from exc
             if exc.status == 403:
                 raise Transient("the rollout server refused the polling lease") from exc
             if not exc.transient:
@@ -115,6 +113,27 @@ async def poll(
                 "lease_expired",
             )
         await asyncio.sleep(min(2.0, 0.1 * 2**failures))
+
+
+#: how long a cancelled rollout may take to reach its terminal state
+CANCEL_SETTLE = 10.0
+
+
+async def cancel(
+    server: ServerProcess, client: RolloutServerClient, accepted: Accepted, rollout_id: str
+) -> Result | None:
+    """Cancel one rollout, then poll (briefly) for its terminal state; a rollout that
+    finished just in time comes back as its result."""
+    from osmosis_local_runner.run.scheduler import deadline
+    from osmosis_local_runner.server.protocol import BadAnswer
+
+    await client.cancel(ids=[rollout_id])
+    try:
+        with deadline(CANCEL_SETTLE):
+            return await poll(server, client, rollout_id, accepted)
+    except (TimeoutError, Transient, ServerGone, Refused, BadAnswer):
+        pass
+    return None
 
 
 def describe(exc: BaseException) -> str:

@@ -1,0 +1,198 @@
+"""What a front end (the CLI) drives the runner with, beyond the library's calls — the
+one door into the runner's rooms for a front end: its modules import the runner through
+``osmosis_local_runner`` and ``osmosis_local_runner.api`` only (a test holds them to it),
+never ``run/``, ``server/`` or ``trackers/``. Each name is loaded when used, so a command
+pays only for what it touches.
+
+- a local run: ``RunRequest`` → ``RunSession`` (the one run path), its settings
+  (``RunSettings``, ``Overrides``, the seed form's ``SeedSource``), what it returns
+  (``RunPlan``, ``RunResult``, ``Progress``, ``RunSpec``, ``UploadOutcome``), row lists;
+- a suite: ``SuiteRunner`` and its settings;
+- results made elsewhere: a rescore, a hosted run's results, an upload (``RunUpload``);
+- rollouts checked before a run: ``osmosis test``'s session, user code loaded, a
+  rollout's mode and environment;
+- an LLM judge over a file (``osmosis eval rubric``);
+- what became of a tracker (``Logged``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from osmosis_local_runner.run.dataset import Row as Row
+    from osmosis_local_runner.run.discovery import load_agent_loop as load_agent_loop
+    from osmosis_local_runner.run.discovery import load_attr as load_attr
+    from osmosis_local_runner.run.discovery import load_rollout as load_rollout
+    from osmosis_local_runner.run.hosted_results import write_hosted_results as write_hosted_results
+    from osmosis_local_runner.run.named import config_path as config_path
+    from osmosis_local_runner.run.overrides import Overrides as Overrides
+    from osmosis_local_runner.run.overrides import describe_rollout as describe_rollout
+    from osmosis_local_runner.run.overrides import detect_mode as detect_mode
+    from osmosis_local_runner.run.request import RunRequest as RunRequest
+    from osmosis_local_runner.run.request import Uploader as Uploader
+    from osmosis_local_runner.run.request import UploadOutcome as UploadOutcome
+    from osmosis_local_runner.run.rescore import rescore as rescore
+    from osmosis_local_runner.run.row_lists import parse_rows as parse_rows
+    from osmosis_local_runner.run.row_lists import rows_text as rows_text
+    from osmosis_local_runner.run.rubric import RubricProgress as RubricProgress
+    from osmosis_local_runner.run.rubric import RubricRecord as RubricRecord
+    from osmosis_local_runner.run.rubric import compare_to_baseline as compare_to_baseline
+    from osmosis_local_runner.run.rubric import load_records as load_records
+    from osmosis_local_runner.run.rubric import load_rubric_baseline as load_rubric_baseline
+    from osmosis_local_runner.run.rubric import resolve_output as resolve_output
+    from osmosis_local_runner.run.rubric import run_rubric_eval as run_rubric_eval
+    from osmosis_local_runner.run.rubric import write_result as write_result
+    from osmosis_local_runner.run.seed import SeedSource as SeedSource
+    from osmosis_local_runner.run.session import RunSession as RunSession
+    from osmosis_local_runner.run.session import unnamed_results as unnamed_results
+    from osmosis_local_runner.run.settings import RunSettings as RunSettings
+    from osmosis_local_runner.run.spec import Progress as Progress
+    from osmosis_local_runner.run.spec import RunPlan as RunPlan
+    from osmosis_local_runner.run.spec import RunResult as RunResult
+    from osmosis_local_runner.run.spec import RunSpec as RunSpec
+    from osmosis_local_runner.run.suite import EntryRun as EntryRun
+    from osmosis_local_runner.run.suite import SuiteRequest as SuiteRequest
+    from osmosis_local_runner.run.suite import SuiteRunner as SuiteRunner
+    from osmosis_local_runner.run.suite import open_suite as open_suite
+    from osmosis_local_runner.run.suite_settings import collapsed as collapsed
+    from osmosis_local_runner.run.suite_settings import settings_of as settings_of
+    from osmosis_local_runner.run.suite_settings import suite_flags as suite_flags
+    from osmosis_local_runner.run.test_mode import CheckSession as CheckSession
+    from osmosis_local_runner.run.test_mode import CheckSummary as CheckSummary
+    from osmosis_local_runner.run.test_mode import RowResult as RowResult
+    from osmosis_local_runner.run.test_mode import agent_under_test as agent_under_test
+    from osmosis_local_runner.run.test_mode import load_test_rows as load_test_rows
+    from osmosis_local_runner.run.upload import RunUpload as RunUpload
+    from osmosis_local_runner.server.detect import check_mode as check_mode
+    from osmosis_local_runner.server.detect import detect as detect
+    from osmosis_local_runner.server.environment import find_uv as find_uv
+    from osmosis_local_runner.server.environment import last_json as last_json
+    from osmosis_local_runner.server.environment import resolve as resolve
+    from osmosis_local_runner.server.environment import tool_env as tool_env
+    from osmosis_local_runner.server.uv_sync import fingerprint as fingerprint
+    from osmosis_local_runner.server.uv_sync import sync_target as sync_target
+    from osmosis_local_runner.trackers import Logged as Logged
+
+#: where each name lives (loaded on first use)
+_HOMES = {
+    "CheckSession": "osmosis_local_runner.run.test_mode",
+    "CheckSummary": "osmosis_local_runner.run.test_mode",
+    "EntryRun": "osmosis_local_runner.run.suite",
+    "SuiteRequest": "osmosis_local_runner.run.suite",
+    "open_suite": "osmosis_local_runner.run.suite",
+    "Logged": "osmosis_local_runner.trackers",
+    "Overrides": "osmosis_local_runner.run.overrides",
+    "Progress": "osmosis_local_runner.run.spec",
+    "Row": "osmosis_local_runner.run.dataset",
+    "RowResult": "osmosis_local_runner.run.test_mode",
+    "RubricProgress": "osmosis_local_runner.run.rubric",
+    "RubricRecord": "osmosis_local_runner.run.rubric",
+    "RunPlan": "osmosis_local_runner.run.spec",
+    "RunRequest": "osmosis_local_runner.run.request",
+    "RunResult": "osmosis_local_runner.run.spec",
+    "RunSession": "osmosis_local_runner.run.session",
+    "RunSettings": "osmosis_local_runner.run.settings",
+    "RunSpec": "osmosis_local_runner.run.spec",
+    "RunUpload": "osmosis_local_runner.run.upload",
+    "SeedSource": "osmosis_local_runner.run.seed",
+    "SuiteRunner": "osmosis_local_runner.run.suite",
+    "UploadOutcome": "osmosis_local_runner.run.request",
+    "Uploader": "osmosis_local_runner.run.request",
+    "agent_under_test": "osmosis_local_runner.run.test_mode",
+    "check_mode": "osmosis_local_runner.server.detect",
+    "collapsed": "osmosis_local_runner.run.suite_settings",
+    "compare_to_baseline": "osmosis_local_runner.run.rubric",
+    "config_path": "osmosis_local_runner.run.named",
+    "describe_rollout": "osmosis_local_runner.run.overrides",
+    "detect": "osmosis_local_runner.server.detect",
+    "detect_mode": "osmosis_local_runner.run.overrides",
+    "find_uv": "osmosis_local_runner.server.environment",
+    "fingerprint": "osmosis_local_runner.server.uv_sync",
+    "last_json": "osmosis_local_runner.server.environment",
+    "load_agent_loop": "osmosis_local_runner.run.discovery",
+    "load_attr": "osmosis_local_runner.run.discovery",
+    "load_records": "osmosis_local_runner.run.rubric",
+    "load_rollout": "osmosis_local_runner.run.discovery",
+    "load_rubric_baseline": "osmosis_local_runner.run.rubric",
+    "load_test_rows": "osmosis_local_runner.run.test_mode",
+    "parse_rows": "osmosis_local_runner.run.row_lists",
+    "rescore": "osmosis_local_runner.run.rescore",
+    "resolve": "osmosis_local_runner.server.environment",
+    "resolve_output": "osmosis_local_runner.run.rubric",
+    "rows_text": "osmosis_local_runner.run.row_lists",
+    "run_rubric_eval": "osmosis_local_runner.run.rubric",
+    "settings_of": "osmosis_local_runner.run.suite_settings",
+    "suite_flags": "osmosis_local_runner.run.suite_settings",
+    "sync_target": "osmosis_local_runner.server.uv_sync",
+    "tool_env": "osmosis_local_runner.server.environment",
+    "unnamed_results": "osmosis_local_runner.run.session",
+    "write_hosted_results": "osmosis_local_runner.run.hosted_results",
+    "write_result": "osmosis_local_runner.run.rubric",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # looked up each time (never cached here): its home module stays the one truth
+    return getattr(importlib.import_module(home), name)
+
+
+__all__ = [
+    "CheckSession",
+    "CheckSummary",
+    "EntryRun",
+    "Logged",
+    "Overrides",
+    "Progress",
+    "Row",
+    "RowResult",
+    "RubricProgress",
+    "RubricRecord",
+    "RunPlan",
+    "RunRequest",
+    "RunResult",
+    "RunSession",
+    "RunSettings",
+    "RunSpec",
+    "RunUpload",
+    "SeedSource",
+    "SuiteRequest",
+    "SuiteRunner",
+    "UploadOutcome",
+    "Uploader",
+    "agent_under_test",
+    "check_mode",
+    "collapsed",
+    "compare_to_baseline",
+    "config_path",
+    "describe_rollout",
+    "detect",
+    "detect_mode",
+    "find_uv",
+    "fingerprint",
+    "last_json",
+    "load_agent_loop",
+    "load_attr",
+    "load_records",
+    "load_rollout",
+    "load_rubric_baseline",
+    "load_test_rows",
+    "open_suite",
+    "parse_rows",
+    "rescore",
+    "resolve",
+    "resolve_output",
+    "rows_text",
+    "run_rubric_eval",
+    "settings_of",
+    "suite_flags",
+    "sync_target",
+    "tool_env",
+    "unnamed_results",
+    "write_hosted_results",
+    "write_result",
+]
