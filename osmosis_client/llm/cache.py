@@ -26,14 +26,16 @@ import asyncio
 import hashlib
 import json
 import os
-import sqlite3
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # sqlite3 is imported when a cache is opened, not with every client
+    import sqlite3
 
 #: the cache the model calls of this context use (None: no cache — the default)
 CACHE: ContextVar[CacheUse | None] = ContextVar("osmosis_call_cache", default=None)
@@ -110,6 +112,8 @@ class CallCache:
     _flying: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        import sqlite3
+
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False)
         with self._lock:

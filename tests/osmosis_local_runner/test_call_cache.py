@@ -273,3 +273,12 @@ def test_the_cache_command_explains_a_miss_and_forgets(
     assert code == 0 and "Removed 4 calls" in text
     code, text = cli("cache", "prune", "--older-than", "soon")
     assert code == 2 and "is not a duration" in text
+
+
+def test_the_mock_is_never_cached_and_says_so(
+    quickstart_project: Path, caplog: pytest.LogCaptureFixture, cache_dir: Path
+) -> None:
+    caplog.set_level(logging.INFO)
+    result = run_eval(CONFIG, output=quickstart_project / "m.json", limit=2, cache=True)
+    assert "the mock model's calls are not cached" in caplog.text
+    assert "cached_calls" not in (json.loads(result.path.read_text())["summary"]["usage"] or {})

@@ -22,6 +22,8 @@ def cache_for(spec: RunSpec, note: Callable[[str], None] | None) -> Iterator[Cac
     if not spec.cache and spec.replay is None:
         yield None
         return
+    if spec.cache and note is not None and _mock(spec):
+        note("the mock model's calls are not cached: they cost nothing and call no one")
     replay = recorded_answers(spec.replay) if spec.replay is not None else {}
     with using_cache(
         spec.cache,
@@ -56,6 +58,17 @@ def using_cache(
         CACHE.reset(token)
         if opened is not None:
             opened.close()
+
+
+def _mock(spec: RunSpec) -> bool:
+    """Whether the run's model is the offline mock (``mock/…``), never called."""
+    from osmosis_client.llm.providers import MOCK_PROVIDER
+
+    model = spec.model
+    is_mock = getattr(model, "is_mock", None)
+    if isinstance(is_mock, bool):
+        return is_mock
+    return str(getattr(model, "model_path", "")).startswith(MOCK_PROVIDER + "/")
 
 
 def cache_summary(use: CacheUse) -> dict[str, Any]:
