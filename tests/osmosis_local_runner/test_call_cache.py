@@ -52,6 +52,7 @@ def test_a_second_identical_run_makes_no_call(quickstart_project: Path) -> None:
     assert scores(first.path) == scores(second.path)
     usage = json.loads(second.path.read_text())["summary"]["usage"]
     assert usage["cached_calls"] == made and usage["calls"] == 0 and usage["cost_usd"] == 0
+    assert second.summary.usage is not None and second.summary.usage.cached_calls == made
     document = json.loads(second.path.read_text())
     assert document["summary"]["cache"]["hits"] == made
     calls = [c for row in document["rows"] for run in row["runs"] for c in run["model_calls"]]

@@ -73,6 +73,10 @@ class UsageSummary:
     per_attempt: dict[str, Spread] = field(default_factory=dict)
     #: model → its own totals, when the run called more than one (a judge apart)
     by_model: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: calls answered from the call cache or a replayed run (no call made, $0) and their
+    #: tokens — never in the totals above (docs/cache.md)
+    cached_calls: int = 0
+    cached_tokens: int = 0
 
     @property
     def truncation_rate(self) -> float:
@@ -109,6 +113,8 @@ class UsageSummary:
                     "calls",
                     "attempts",
                     "truncated",
+                    "cached_calls",
+                    "cached_tokens",
                 )
             },
             cost_usd=_float(raw.get("cost_usd")),
