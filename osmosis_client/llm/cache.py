@@ -49,6 +49,8 @@ HITS: ContextVar[list[dict[str, Any]] | None] = ContextVar("osmosis_call_hits", 
 TRANSPORT = frozenset({"stream", "stream_options"})
 #: how long a writer waits for another's lock before giving up (seconds)
 BUSY_TIMEOUT = 30.0
+#: how many times opening a new cache is tried while another process sets it up
+SETUP_TRIES = 50
 
 
 def cache_dir() -> Path:
@@ -116,15 +118,36 @@ class CallCache:
 
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False)
+        # switching a new file to WAL takes a lock no busy handler waits for: two processes
+        # opening one new cache at once retry briefly (bounded) rather than fail
+        for attempt in range(SETUP_TRIES):
+            try:
+                self._setup()
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == SETUP_TRIES - 1:
+                    self._db.close()
+                    from osmosis_client.errors import OsmosisError
+
+                    raise OsmosisError(
+                        f"the model-call cache {self.path} cannot be opened: {exc}",
+                        hint="another process holds it; try again, or use another cache dir",
+                        code="CACHE_UNAVAILABLE",
+                    ) from exc
+                time.sleep(0.02 * (attempt + 1))
+        os.chmod(self.path, 0o600)
+
+    def _setup(self) -> None:
         with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
+            (mode,) = self._db.execute("PRAGMA journal_mode").fetchone()
+            if str(mode).lower() != "wal":
+                self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, created REAL, "
                 "used REAL, endpoint TEXT, identity TEXT, scope TEXT, body TEXT, "
                 "answer TEXT)"
             )
             self._db.commit()
-        os.chmod(self.path, 0o600)
 
     @classmethod
     def open(cls, directory: Path | None = None) -> CallCache:

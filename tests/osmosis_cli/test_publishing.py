@@ -177,7 +177,7 @@ def test_a_tracking_uris_password_is_never_shown_kept_or_served(
         raise ConnectionError(f"cannot reach {to.target.rstrip('0')}/api (as {uri}/)")
 
     monkeypatch.setattr(tracking, "SINKS", {**tracking.SINKS, "mlflow": mlflow})
-    monkeypatch.setattr("osmosis_local_runner.api.sharing.check_available", lambda d: None)
+    monkeypatch.setattr("osmosis_local_runner.trackers.check_available", lambda d: None)
     logged = invoke("--json", "eval", "push", "step-1", "--to", f"mlflow:{uri}")
     assert logged.exit_code == 0, logged.stderr
     monkeypatch.setattr(tracking, "SINKS", {**tracking.SINKS, "mlflow": failing})
@@ -217,7 +217,7 @@ def test_trackers_get_no_machine_path(
         return {"run_id": "r", "into": "own"}
 
     monkeypatch.setattr(tracking, "SINKS", {**tracking.SINKS, "mlflow": sink, "hf": sink})
-    monkeypatch.setattr("osmosis_local_runner.api.sharing.check_available", lambda d: None)
+    monkeypatch.setattr("osmosis_local_runner.trackers.check_available", lambda d: None)
     local = (project / ".osmosis/evals/step-1/results.json").read_text()
     assert str(project) in local  # kept as it ran, on this machine
     done = invoke("eval", "push", "step-1", "--to", "mlflow:http://tracker", "--to", "hf:a/b")

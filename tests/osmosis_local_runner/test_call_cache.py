@@ -283,3 +283,21 @@ def test_the_mock_is_never_cached_and_says_so(
     result = run_eval(CONFIG, output=quickstart_project / "m.json", limit=2, cache=True)
     assert "the mock model's calls are not cached" in caplog.text
     assert "cached_calls" not in (json.loads(result.path.read_text())["summary"]["usage"] or {})
+
+
+def test_only_finished_answers_are_storable() -> None:
+    from osmosis_client.llm.cache import canonical_body, storable
+
+    def answer(*reasons: Any) -> dict[str, Any]:
+        return {"choices": [{"message": {"content": "x"}, "finish_reason": r} for r in reasons]}
+
+    assert (
+        storable(answer("stop")) and storable(answer("length")) and storable(answer("tool_calls"))
+    )
+    assert not storable(answer("content_filter"))  # refused by a filter: asked again
+    assert not storable(answer(None))  # cut short (a stream that never finished)
+    assert not storable({"choices": []}) and not storable({"error": "x"})
+    # transport fields are not part of a request's key; every other field is
+    body = {"model": "m", "messages": [], "stream": True, "stream_options": {"x": 1}}
+    assert canonical_body(body) == canonical_body({"messages": [], "model": "m"})
+    assert canonical_body({**body, "temperature": 0.5}) != canonical_body(body)

@@ -37,7 +37,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any, str | None, in
     monkeypatch.setattr(
         tracking, "SINKS", {k: sink(k) for k in ("mlflow", "wandb", "trackio", "hf")}
     )
-    monkeypatch.setattr("osmosis_local_runner.api.sharing.check_available", lambda d: None)
+    monkeypatch.setattr("osmosis_local_runner.trackers.check_available", lambda d: None)
     return calls
 
 

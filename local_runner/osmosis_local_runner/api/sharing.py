@@ -12,7 +12,8 @@ from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api.keywords import destinations_of
 from osmosis_local_runner.api.results import load_run
 from osmosis_local_runner.results.sources import SUITE_DOCUMENT, sources_of
-from osmosis_local_runner.trackers import Logged, check_available, log_results
+from osmosis_local_runner.run.sinks import Ended, TrackerSink
+from osmosis_local_runner.trackers import Destination, Logged
 
 
 def push_run(
@@ -39,17 +40,16 @@ def push_run(
                 code="USAGE",
             )
         destinations = tuple(replace(d, public=d.kind == "hf") for d in destinations)
-    check_available(list(destinations))
+    TrackerSink(destinations, finished_only=False).start()
     if Path(ref).is_dir() and (Path(ref) / SUITE_DOCUMENT).is_file():  # a suite's entries
         return [
             logged
             for entry in sources_of([Path(ref)])
-            for logged in log_results(
-                entry.results.path,
+            for logged in _sent(
                 destinations,
-                step=step,
-                name=entry.label,
-                prefix=f"eval/{entry.label}/",
+                Ended(
+                    entry.results.path, step=step, name=entry.label, prefix=f"eval/{entry.label}/"
+                ),
             )
         ]
     result = load_run(ref, root=root)
@@ -59,4 +59,11 @@ def push_run(
             hint="let it finish, or continue it (resume=True) first",
             code="RUN_NOT_FINISHED",
         )
-    return log_results(result.path, destinations, step=step, name=result.name)
+    return _sent(destinations, Ended(result.path, step=step, name=result.name))
+
+
+def _sent(destinations: tuple[Destination, ...], ended: Ended) -> list[Logged]:
+    """A kept run through the one hook every run's results leave by (run/sinks.py)."""
+    sink = TrackerSink(destinations, finished_only=False)
+    sink.end(ended)
+    return sink.logged

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from osmosis_local_runner.run.invocation import Invocation
     from osmosis_local_runner.run.rundir import RunDirectory
     from osmosis_local_runner.run.runner import Runner
+    from osmosis_local_runner.run.sinks import Sink
     from osmosis_local_runner.run.spec import Progress, RunPlan, RunResult, RunSpec
     from osmosis_local_runner.trackers import Logged
 
@@ -45,6 +46,18 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 #: where named runs live, under the project
 RUNS = EVALS
+
+
+def sinks_of(request: RunRequest) -> list[Sink]:
+    """The sinks a request asks for: the upload (a named run's), then the trackers."""
+    from osmosis_local_runner.run.sinks import TrackerSink, UploadSink
+
+    sinks: list[Sink] = []
+    if request.upload is not None:
+        sinks.append(UploadSink(request.upload))
+    if request.log_to:
+        sinks.append(TrackerSink(tuple(request.log_to)))
+    return sinks
 
 
 class RunSession:
@@ -69,8 +82,8 @@ class RunSession:
         self.runner: Runner | None = None
         self.plan: RunPlan | None = None
         self.files: RunFiles | None = None
-        self.upload: UploadOutcome | None = None
-        self.tracked: list[Logged] = []  # what became of each tracker (``log_to``)
+        #: where the results go when the run ends (run/sinks.py): trackers, the upload
+        self.sinks = sinks_of(request)
         self._invocation: Invocation | None = None
         self._finished = False
 
@@ -83,10 +96,8 @@ class RunSession:
     def __enter__(self) -> RunSession:
         request = self.request
         request.check()
-        if request.log_to:  # a missing extra is said before anything runs
-            from osmosis_local_runner.trackers import check_available
-
-            check_available(list(request.log_to))
+        for sink in self.sinks:  # a missing extra is said before anything runs
+            sink.start()
         if request.config is not None:
             from osmosis_client.platform.eval_config import load_config
 
@@ -244,42 +255,40 @@ class RunSession:
     # ------------------------------------------------------------ finishing
 
     def finish(self) -> None:
-        """A named run's published files projected from its document, then the upload
-        and the trackers asked for (a finished run only; a failure is recorded, never
-        raised)."""
+        """A named run's published files projected from its document, then its sinks: the
+        upload and the trackers asked for (a finished run only; a failure is recorded,
+        never raised)."""
         if self._finished:
             return
         self._finished = True
         if self.files is not None:
             self.files.finish()
-            if self.request.upload is not None and self.run is not None:
-                self.upload = self._upload(self.request.upload)
-        if self.request.log_to and self.results.exists():
-            from osmosis_local_runner.trackers import log_results
-
-            name = self.run.name if self.run is not None else None
-            self.tracked = log_results(
-                self.results,
-                self.request.log_to,
-                step=self.request.settings.step,
-                name=name,
-                finished_only=True,
-            )
-
-    def _upload(self, send: Uploader) -> UploadOutcome:
         from osmosis_local_runner.run.named import config_path
-        from osmosis_local_runner.run.upload import RunUpload
+        from osmosis_local_runner.run.sinks import Ended
 
-        assert self.run is not None and self.files is not None
-        status = ((self.files.metrics or {}).get("eval_run") or {}).get("status")
-        if status != "finished":
-            return UploadOutcome("skipped", reason=f"the run is {status or 'not finished'}")
-        where = config_path(self.config) if self.config else None
-        try:
-            with RunUpload(self.run.path, config_path=where, locked=False) as upload:
-                return UploadOutcome("uploaded", session=send(upload))
-        except OsmosisError as exc:
-            return UploadOutcome("failed", error=exc)
+        ended = Ended(
+            self.results,
+            run=self.run if self.files is not None else None,
+            config_path=config_path(self.config) if self.config else None,
+            step=self.request.settings.step,
+            name=self.run.name if self.run is not None else None,
+        )
+        for sink in self.sinks:
+            sink.end(ended)
+
+    @property
+    def upload(self) -> UploadOutcome | None:
+        """What became of the upload asked for (None: none was, or the run is a file)."""
+        from osmosis_local_runner.run.sinks import UploadSink
+
+        return next((s.outcome for s in self.sinks if isinstance(s, UploadSink)), None)
+
+    @property
+    def tracked(self) -> list[Logged]:
+        """What became of each tracker asked for (``log_to``)."""
+        from osmosis_local_runner.run.sinks import TrackerSink
+
+        return [logged for s in self.sinks if isinstance(s, TrackerSink) for logged in s.logged]
 
     def close(self) -> None:
         """The published files tell the truth however the run ended; the lock goes."""

@@ -138,9 +138,9 @@ class SuiteRunner:
     def prepare(self) -> list[EntryRun]:
         """Every entry's spec and plan (no model call): all problems before anything runs."""
         if self.log_to:
-            from osmosis_local_runner.trackers import check_available
+            from osmosis_local_runner.run.sinks import TrackerSink
 
-            check_available(list(self.log_to))
+            TrackerSink(self.log_to).start()
         document = self.directory / SUITE_DOCUMENT
         if document.exists():
             if not self.resume:
@@ -244,18 +244,14 @@ class SuiteRunner:
         else:
             run.summary = result.summary
             run.status = result.summary["status"]
-            if self.log_to:
-                from osmosis_local_runner.trackers import log_results
+            if self.log_to:  # each entry a run of its own, through the one hook
+                from osmosis_local_runner.run.sinks import Ended, TrackerSink
 
-                run.tracked = await asyncio.to_thread(
-                    log_results,
-                    run.output,
-                    self.log_to,
-                    step=self.log_step,
-                    name=run.entry.name,
-                    prefix=f"eval/{run.entry.name}/",
-                    finished_only=True,
-                )
+                sink = TrackerSink(self.log_to)
+                name = run.entry.name
+                ended = Ended(run.output, step=self.log_step, name=name, prefix=f"eval/{name}/")
+                await asyncio.to_thread(sink.end, ended)
+                run.tracked = sink.logged
         self._progress(run, run.progress)
         self._write()
 
