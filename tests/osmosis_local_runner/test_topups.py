@@ -4,6 +4,7 @@ change that would alter finished attempts is refused by both doors alike."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,11 @@ def test_the_cli_tops_up_as_run_eval_does(project: Path, tmp_path: Path) -> None
     assert code == 0, err
     assert "topping up the run (n 3 → 5)" in err
     assert len(attempts(RESULTS)) == 10
+    runner = CliRunner()
+    with runner.isolation() as (out, _, _):
+        with contextlib.suppress(SystemExit):
+            main(["eval", "info", "grow", "--local"])
+        assert "grown:     n 3 → 5 (" in out.getvalue().decode()  # what changed, and when
     code, err = cli("eval", "run", CONFIG, "--name", "grow", "--n", "4", "--resume")
     assert code == 2 and "would drop finished attempts" in err
 

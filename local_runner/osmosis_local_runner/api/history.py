@@ -65,6 +65,8 @@ class RunInfo:
     ci_low: float | None = None
     ci_high: float | None = None
     variance: dict[str, Any] | None = None
+    #: each time the run grew (more attempts per row, more rows): what changed, and when
+    top_ups: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -211,6 +213,7 @@ def _from_head(run: RunDirectory, head: dict[str, Any], facts: _Facts) -> RunInf
         ci_low=_number(first.get("ci_low")),
         ci_high=_number(first.get("ci_high")),
         variance=first.get("variance") if isinstance(first.get("variance"), dict) else None,
+        top_ups=[t for t in config.get("top_ups") or [] if isinstance(t, dict)][:100],
     )
 
 

@@ -287,6 +287,11 @@ def _info_local(name: str) -> None:
         out.print(f"{'output:':<10} {found.output_tokens:,} tokens{reasoning}")
     if found.truncation_rate is not None:
         out.print(f"{'truncated:':<10} {found.truncation_rate:.1%} of attempts")
+    for grown in found.top_ups:  # the run grew: what changed, and when
+        what = grown.get("changed")
+        pairs = what.items() if isinstance(what, dict) else ()
+        shown = ", ".join(f"{k} {v[0]} → {v[1]}" for k, v in pairs if len(v) == 2)
+        out.print(f"{'grown:':<10} {shown} ({grown.get('at')})")
     for where, done in found.trackers.items():  # --log-to, eval push
         out.print(f"{'sent to:':<10} {where}: {done}")
     out.print(f"{'path:':<10} {found.path}")
