@@ -59,7 +59,7 @@ def _cumulative(stats: pstats.Stats, path: str, name: str) -> float:
 
 def _mock_run(data: Path, out: Path, profile: cProfile.Profile | None) -> tuple[float, int]:
     """(process seconds, attempts) of a whole mock run."""
-    from bench.run_benchmarks import CONCURRENCY
+    from bench.baselines import CONCURRENCY
     from osmosis_client.llm.providers import resolve_target
     from osmosis_client.rollout import AgentWorkflow
     from osmosis_local_runner.run.eval_fns import EvalFn
@@ -116,7 +116,8 @@ def _decode_us() -> float:
 
 
 def measure(stub_url: str) -> dict[str, Any]:
-    from bench.run_benchmarks import make_dataset, raw_aiohttp, runner_rate
+    from bench.baselines import make_dataset, raw_aiohttp
+    from bench.run_benchmarks import runner_rate
 
     tmp = Path(tempfile.mkdtemp(prefix="osmosis-cpu-"))
     data = make_dataset(tmp / "rows.jsonl", 20_000)

@@ -43,7 +43,7 @@ def measure() -> dict[str, Any]:
 
 
 def measure_once() -> dict[str, Any]:
-    from bench.run_benchmarks import Stub, make_dataset
+    from bench.baselines import Stub, make_dataset
     from osmosis_client.llm.providers import resolve_target
     from osmosis_client.rollout import AgentWorkflow
     from osmosis_local_runner.run.eval_fns import EvalFn

@@ -71,3 +71,18 @@ async def _await(value: Awaitable[T]) -> T:
 
 
 Maker = Callable[..., Any]
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """The CLI through its entry point, in this process: (exit code, stdout, stderr)."""
+    from typer.testing import CliRunner
+
+    from osmosis_cli.main import main
+
+    with CliRunner().isolation() as (out, err, _):
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0
+        return code, out.getvalue().decode(), err.getvalue().decode()

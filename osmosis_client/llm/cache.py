@@ -142,6 +142,9 @@ class CallCache:
             (mode,) = self._db.execute("PRAGMA journal_mode").fetchone()
             if str(mode).lower() != "wal":
                 self._db.execute("PRAGMA journal_mode=WAL")
+            # each hit notes when it was used: in WAL, NORMAL syncs at checkpoints rather
+            # than on every commit (a crash may lose the last notes, never the file)
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, created REAL, "
                 "used REAL, endpoint TEXT, identity TEXT, scope TEXT, body TEXT, "

@@ -22,6 +22,16 @@ if TYPE_CHECKING:
     from osmosis_client.llm.routing import Route
 
 
+def listed_weights(listing: Any, model: str) -> dict[str, str]:
+    """``model``'s ``root`` and ``parent`` in a ``GET /models`` answer (vLLM lists them;
+    empty when the server does not list the model or says nothing of its weights)."""
+    listed = listing.get("data") if isinstance(listing, dict) else None
+    for entry in listed if isinstance(listed, list) else []:
+        if isinstance(entry, dict) and entry.get("id") == model:
+            return {k: entry[k] for k in ("root", "parent") if isinstance(entry.get(k), str)}
+    return {}
+
+
 def api_identity(target: ModelTarget) -> str | None:
     """A hosted API's identity (a known provider called at its own URL), else None."""
     provider = PROVIDERS.get(target.provider or "")
@@ -49,15 +59,12 @@ async def served_identity(
         ) as answer:
             if answer.status != 200:
                 return None
-            listed: Any = (await answer.json(content_type=None)).get("data")
-    except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError, AttributeError):
+            weights = listed_weights(await answer.json(content_type=None), route.replica.model)
+    except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError):
         return None
-    for entry in listed if isinstance(listed, list) else []:
-        if isinstance(entry, dict) and entry.get("id") == route.replica.model:
-            root, parent = entry.get("root"), entry.get("parent")
-            if isinstance(root, str) and root:
-                return f"served:root={root};parent={parent if isinstance(parent, str) else ''}"
-    return None
+    if not weights.get("root"):
+        return None
+    return f"served:root={weights['root']};parent={weights.get('parent', '')}"
 
 
-__all__ = ["api_identity", "served_identity"]
+__all__ = ["api_identity", "listed_weights", "served_identity"]

@@ -243,18 +243,11 @@ def test_a_suites_parallel_entries_share_the_cache(quickstart_project: Path) -> 
 def test_the_cache_command_explains_a_miss_and_forgets(
     quickstart_project: Path, cache_dir: Path
 ) -> None:
-    from typer.testing import CliRunner
-
-    from osmosis_cli.main import main
+    from tests.helpers import run_cli
 
     def cli(*args: str) -> tuple[int, str]:
-        with CliRunner().isolation() as (out, err, _):
-            try:
-                main(list(args))
-                code = 0
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 0
-            return code, out.getvalue().decode() + err.getvalue().decode()
+        code, out, err = run_cli(*args)
+        return code, out + err
 
     with StubOpenAI() as stub:
         served(stub, "/ckpt/a")

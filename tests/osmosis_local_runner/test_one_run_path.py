@@ -15,30 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from osmosis_cli.main import main
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner import RunProgress, arun_eval, load_run, run_eval, run_suite
 from osmosis_local_runner.api.history import list_runs, run_info
 from osmosis_local_runner.run.journal import journal_path
 from tests.conftest import QUICKSTART
+from tests.helpers import run_cli as cli
 from tests.stub_openai import StubOpenAI
 
 CONFIG = "configs/eval/quickstart.toml"
 KEY = "sk-test-never-written-7f3a9c0e51"
-
-
-def cli(*args: str) -> tuple[int, str, str]:
-    """The CLI through its entry point: (exit code, stdout, stderr)."""
-    runner = CliRunner()
-    with runner.isolation() as (out, err, _):
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 0
-        return code, out.getvalue().decode(), err.getvalue().decode()
 
 
 @pytest.fixture

@@ -4,18 +4,16 @@ change that would alter finished attempts is refused by both doors alike."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from osmosis_cli.main import main
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner import run_eval
 from osmosis_local_runner.run.journal import journal_path, read_journal, saved_settings
+from tests.helpers import run_cli
 from tests.stub_openai import StubOpenAI
 
 CONFIG = "configs/eval/quickstart.toml"
@@ -28,14 +26,9 @@ def project(quickstart_project: Path) -> Path:
 
 
 def cli(*args: str) -> tuple[int, str]:
-    runner = CliRunner()
-    with runner.isolation() as (_, err, _):
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 0
-        return code, err.getvalue().decode()
+    """(exit code, stderr) of the CLI."""
+    code, _, err = run_cli(*args)
+    return code, err
 
 
 def attempts(results: Path) -> dict[tuple[int, int], str]:
@@ -120,11 +113,8 @@ def test_the_cli_tops_up_as_run_eval_does(project: Path, tmp_path: Path) -> None
     assert code == 0, err
     assert "topping up the run (n 3 → 5)" in err
     assert len(attempts(RESULTS)) == 10
-    runner = CliRunner()
-    with runner.isolation() as (out, _, _):
-        with contextlib.suppress(SystemExit):
-            main(["eval", "info", "grow", "--local"])
-        assert "grown:     n 3 → 5 (" in out.getvalue().decode()  # what changed, and when
+    _, out, _ = run_cli("eval", "info", "grow", "--local")
+    assert "grown:     n 3 → 5 (" in out  # what changed, and when
     code, err = cli("eval", "run", CONFIG, "--name", "grow", "--n", "4", "--resume")
     assert code == 2 and "would drop finished attempts" in err
 

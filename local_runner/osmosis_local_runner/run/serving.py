@@ -45,15 +45,13 @@ def _client(headers: Mapping[str, str]) -> httpx.AsyncClient:
 async def served_entry(client: httpx.AsyncClient, base: str, model: str) -> dict[str, Any]:
     """``model``'s entry in ``GET {base}/models``: its ``root`` and ``parent`` (empty when
     the server does not list it)."""
+    from osmosis_client.llm.identity import listed_weights
+
     try:
         answer = await client.get(f"{base}/models")
-        listed = answer.json().get("data") if answer.status_code == 200 else None
-    except (httpx.HTTPError, ValueError, AttributeError):
+        return listed_weights(answer.json(), model) if answer.status_code == 200 else {}
+    except (httpx.HTTPError, ValueError):
         return {}
-    for entry in listed if isinstance(listed, list) else []:
-        if isinstance(entry, dict) and entry.get("id") == model:
-            return {k: entry[k] for k in ("root", "parent") if isinstance(entry.get(k), str)}
-    return {}
 
 
 class LoraServing:

@@ -266,9 +266,11 @@ class RunSession:
         from osmosis_local_runner.run.named import config_path
         from osmosis_local_runner.run.sinks import Ended
 
+        metrics = (self.files.metrics if self.files is not None else None) or {}
         ended = Ended(
             self.results,
             run=self.run if self.files is not None else None,
+            status=(metrics.get("eval_run") or {}).get("status"),
             config_path=config_path(self.config) if self.config else None,
             step=self.request.settings.step,
             name=self.run.name if self.run is not None else None,

@@ -23,11 +23,12 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Ended:
     """A run that ended, as a sink needs it: its results document, its named directory
-    (None: one results file), the config it ran, where it stands in a training, and the
-    name and metric prefix trackers file it under."""
+    (None: one results file) and the status its published files say, the config it ran,
+    where it stands in a training, and the name and metric prefix trackers file it under."""
 
     results: Path
     run: RunDirectory | None = None
+    status: str | None = None
     config_path: str | None = None
     step: int | None = None
     name: str | None = None
@@ -84,16 +85,15 @@ class UploadSink:
     def end(self, ended: Ended) -> None:
         if ended.run is None:
             return
-        self.outcome = upload(ended.run, self.send, ended.config_path)
+        self.outcome = upload(ended.run, self.send, ended.config_path, ended.status)
 
 
-def upload(run: RunDirectory, send: Uploader, config_path: str | None) -> UploadOutcome:
-    """``run`` sent when its published metrics say it finished; else skipped."""
-    from osmosis_local_runner.run.rundir import read_json
+def upload(
+    run: RunDirectory, send: Uploader, config_path: str | None, status: str | None
+) -> UploadOutcome:
+    """``run`` sent when its published files say it finished (``status``); else skipped."""
     from osmosis_local_runner.run.upload import RunUpload
 
-    metrics = read_json(run.path / "metrics.json") or {}
-    status = (metrics.get("eval_run") or {}).get("status")
     if status != "finished":
         return UploadOutcome("skipped", reason=f"the run is {status or 'not finished'}")
     try:
