@@ -154,15 +154,7 @@ def retry_plan(
     """
     state = RetryState(policy, monotonic)
     if after is not None:
-        delay = (
-            state.delay_after(status=after.status, retry_after=after.retry_after)
-            if after.retryable
-            else None
-        )
-        if delay is None:
-            raise after.error
-        logger.debug("%s: retry %d in %.2fs", describe, state.retries, delay)
-        yield delay
+        yield _delay_or_raise(state, after, describe)
     while True:
         started = monotonic()
         outcome = yield step
@@ -172,15 +164,19 @@ def retry_plan(
             logger.debug("%s -> %s (%.0f ms)", describe, _label(outcome), took)
             return verdict.value
         logger.debug("%s -> %s (%.0f ms)", describe, _label(outcome), took)
-        delay = (
-            state.delay_after(status=verdict.status, retry_after=verdict.retry_after)
-            if verdict.retryable
-            else None
-        )
-        if delay is None:
-            raise verdict.error
-        logger.debug("%s: retry %d in %.2fs", describe, state.retries, delay)
-        yield delay
+        yield _delay_or_raise(state, verdict, describe)
+
+
+def _delay_or_raise(state: RetryState, failure: Failure, describe: str) -> float:
+    """How long to wait before the next try, or the failure raised when it is final
+    (not retryable, or the policy's tries or time are spent)."""
+    delay = None
+    if failure.retryable:
+        delay = state.delay_after(status=failure.status, retry_after=failure.retry_after)
+    if delay is None:
+        raise failure.error
+    logger.debug("%s: retry %d in %.2fs", describe, state.retries, delay)
+    return delay
 
 
 def _label(outcome: Any) -> str:

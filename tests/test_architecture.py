@@ -179,6 +179,7 @@ DOORS: dict[str, set[str]] = {
         "osmosis_cli.secret_values",
         "osmosis_cli.context",
     },
+    "osmosis_cli.platform_runs": {"osmosis_cli.terminal", "osmosis_cli.context"},
     "osmosis_cli.commands": {
         "sdk",
         *RUNNER_PUBLIC,
@@ -189,6 +190,7 @@ DOORS: dict[str, set[str]] = {
         "osmosis_cli.secret_values",
         "osmosis_cli.submitting",
         "osmosis_cli.upgrade",
+        "osmosis_cli.platform_runs",
     },
     "osmosis_cli.__main__": {"osmosis_cli.main"},
     "osmosis_cli.main": {

@@ -9,8 +9,7 @@ from typing import Any
 
 import httpx
 import tomlkit
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from osmosis_client.errors import (
     APIStatusError,

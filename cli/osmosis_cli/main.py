@@ -81,14 +81,14 @@ def root(
 
 EVAL = table("""
 # Run locally (no login needed)
-[osmosis_cli.commands.eval.local:register]
+[osmosis_cli.commands.eval.local]
 run: Run an eval config or suite offline against a model endpoint.
 seed: The seed form: osmosis eval -m MODULE:ATTR -d DATASET ...
 watch: Evaluate a training's checkpoints as they land, as one series.
-[osmosis_cli.commands.eval.hosted:register]
+[osmosis_cli.commands.eval.hosted]
 init: Scaffold a runnable evaluation (config, rollout, data, model).
 # Look at results
-[osmosis_cli.commands.eval.results:register]
+[osmosis_cli.commands.eval.results]
 compare: Compare two runs row by row (paired difference, flips, pass@k).
 report: Write one self-contained HTML report of one run or several.
 rescore: Re-grade a run's saved transcripts with new eval fns.
@@ -100,7 +100,7 @@ plan: How many rows a comparison needs to detect a difference.
 [osmosis_cli.commands.rubric:register_eval]
 rubric: Score every solution in a JSONL file with a judge and a rubric.
 # Run on the platform
-[osmosis_cli.commands.eval.hosted:register]
+[osmosis_cli.commands.eval.hosted]
 submit: Submit a hosted eval run pinned to your pushed commit.
 list: Recent eval runs of the workspace.
 info: Details and results of one run.

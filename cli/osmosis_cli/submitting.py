@@ -9,12 +9,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
-
-import typer
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from osmosis_cli.secret_values import SecretsFileOpt, for_submit, scope_label
-from osmosis_cli.terminal.declare import YesOpt
+from osmosis_cli.terminal.declare import YesOpt, flag
 
 if TYPE_CHECKING:
     from osmosis_cli.context import AppState
@@ -32,12 +30,12 @@ class PinnedSubmit:
     """The options of a submit pinned to this checkout's commit."""
 
     yes: YesOpt = False
-    allow_dirty: Annotated[
-        bool, typer.Option("--allow-dirty", help="Submit even with uncommitted rollout changes.")
-    ] = False
-    allow_unpushed: Annotated[
-        bool, typer.Option("--allow-unpushed", help="Submit a HEAD no remote branch contains.")
-    ] = False
+    allow_dirty: bool = flag(
+        "--allow-dirty", help="Submit even with uncommitted rollout changes.", default=False
+    )
+    allow_unpushed: bool = flag(
+        "--allow-unpushed", help="Submit a HEAD no remote branch contains.", default=False
+    )
     secrets_file: SecretsFileOpt = None
 
     def rules(self) -> PinRules:

@@ -14,8 +14,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StrictInt, StrictStr
-from pydantic import ValidationError as _ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StrictInt,
+    StrictStr,
+    ValidationError as _ValidationError,
+)
 
 from osmosis_client.platform.benchmark_rules import check_names
 from osmosis_client.platform.config_check import (

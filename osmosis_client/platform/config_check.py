@@ -11,9 +11,11 @@ import difflib
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ValidationError
 
 from osmosis_client._toml import locate, locate_keys
 from osmosis_client.errors import ConfigError, Problem
@@ -88,46 +90,75 @@ def pydantic_message(err: Mapping[str, Any], *, with_input: bool = False) -> str
     return message
 
 
+#: pydantic's error types in a config author's words, as they are
+FIXED = {
+    "missing": "is required",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be an integer",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "list_type": "must be an array",
+    "dict_type": "must be a table",
+    "model_type": "must be a table",
+    "string_too_short": "must not be empty",
+    "extra_forbidden": "unknown key",
+    "finite_number": "must be a finite number",
+}
+#: ... and those that say their bound: the words, with ``{}`` for the bound's ctx key
+BOUNDED = {
+    "greater_than_equal": ("must be >= {}", "ge"),
+    "greater_than": ("must be > {}", "gt"),
+    "less_than_equal": ("must be <= {}", "le"),
+    "literal_error": ("must be one of {}", "expected"),
+    "too_long": ("must have at most {} items", "max_length"),
+    "too_short": ("must have at least {} item(s)", "min_length"),
+    "union_tag_invalid": ("type must be one of {}", "expected_tags"),
+    "union_tag_not_found": ("needs a {} key", "discriminator"),
+}
+
+
 def _message(err: Mapping[str, Any]) -> str:
     kind = err["type"]
     ctx = err.get("ctx") or {}
-    fixed = {
-        "missing": "is required",
-        "int_type": "must be an integer",
-        "int_parsing": "must be an integer",
-        "int_from_float": "must be an integer",
-        "float_type": "must be a number",
-        "float_parsing": "must be a number",
-        "string_type": "must be a string",
-        "bool_type": "must be true or false",
-        "list_type": "must be an array",
-        "dict_type": "must be a table",
-        "model_type": "must be a table",
-        "string_too_short": "must not be empty",
-        "extra_forbidden": "unknown key",
-        "finite_number": "must be a finite number",
-    }
-    if kind in fixed:
-        return fixed[kind]
-    if kind == "greater_than_equal":
-        return f"must be >= {ctx.get('ge')}"
-    if kind == "greater_than":
-        return f"must be > {ctx.get('gt')}"
-    if kind == "less_than_equal":
-        return f"must be <= {ctx.get('le')}"
+    if kind in FIXED:
+        return FIXED[kind]
     if kind == "string_pattern_mismatch" and ctx.get("pattern") == r"\S":
         return "must not be blank"
-    if kind == "literal_error":
-        return f"must be one of {ctx.get('expected')}"
-    if kind == "too_long":
-        return f"must have at most {ctx.get('max_length')} items"
-    if kind == "too_short":
-        return f"must have at least {ctx.get('min_length')} item(s)"
-    if kind == "union_tag_invalid":
-        return f"type must be one of {ctx.get('expected_tags')}"
-    if kind == "union_tag_not_found":
-        return f"needs a {ctx.get('discriminator')} key"
+    if kind in BOUNDED:
+        words, key = BOUNDED[kind]
+        return words.format(ctx.get(key))
     return str(err["msg"]).removeprefix("Value error, ")
+
+
+def check_tables(
+    data: Mapping[str, Any],
+    sections: Mapping[str, type[BaseModel]],
+    out: Collector,
+    message: Callable[[Mapping[str, Any], type[BaseModel]], str],
+    *,
+    known_only: bool = False,
+) -> None:
+    """Each of ``sections`` that is a table, validated by its model (one failure per
+    field, in ``message``'s words; ``known_only``: the model's keys alone, when unknown
+    keys are said elsewhere), and ``[env]``'s values strings."""
+    for section, model in sections.items():
+        value = data.get(section)
+        if not isinstance(value, dict):
+            continue
+        if known_only:
+            value = {k: v for k, v in value.items() if k in model.model_fields}
+        try:
+            model.model_validate(value)
+        except ValidationError as exc:
+            for err in exc.errors():
+                out.add([section, *err["loc"]], message(err, model))
+    env = data.get("env")
+    for key, item in env.items() if isinstance(env, dict) else ():
+        if not isinstance(item, str):
+            out.add(["env", key], f"must be a string, got {item!r}")
 
 
 def _last_mention(text: str, message: str) -> tuple[int | None, int | None]:

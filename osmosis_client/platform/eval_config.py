@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
-
-from pydantic import ValidationError
 
 from osmosis_client._toml import locate_keys
 from osmosis_client.platform.config_check import (
     PLACEHOLDER,
     Collector,
     check_sent_values,
+    check_tables,
     parse_toml,
     pydantic_message,
     read_config_text,
@@ -93,22 +92,10 @@ def _check_structure(data: Mapping[str, Any], out: Collector) -> None:
         out.add(["experiment"], "the [experiment] section is required")
 
 
-def _check_types(data: Mapping[str, Any], out: Collector) -> None:
-    for section, model in SECTIONS.items():
-        value = data.get(section)
-        if not isinstance(value, dict):
-            continue
-        known = {k: v for k, v in value.items() if k in model.model_fields}
-        try:
-            model.model_validate(known)
-        except ValidationError as exc:
-            for err in exc.errors():
-                out.add([section, *err["loc"]], pydantic_message(err))
-    env = data.get("env")
-    if isinstance(env, dict):
-        for key, value in env.items():
-            if not isinstance(value, str):
-                out.add(["env", key], "must be a string")
+def check_types(data: Mapping[str, Any], out: Collector) -> None:
+    """The sections' values against their models (unknown keys are said by the
+    structure check) — a suite's entries are checked with it too."""
+    check_tables(data, SECTIONS, out, lambda err, _: pydantic_message(err), known_only=True)
 
 
 def _check_rules(
@@ -118,7 +105,7 @@ def _check_rules(
         check_experiment(data["experiment"], root, out, replaced)
     if isinstance(data.get("evaluation"), dict):
         _check_evaluation(data["evaluation"], ["evaluation"], out)
-    _check_env_and_secrets(data, out)
+    check_env_and_secrets(data, out)
     for section in ("advanced", "env"):
         check_sent_values(data.get(section), [section], out)
     if isinstance(data.get("local"), dict):
@@ -179,31 +166,41 @@ def _check_evaluation(evaluation: Mapping[str, Any], where: list[str], out: Coll
             out.add([*where, key], "must be a finite number")
 
 
-def _check_env_and_secrets(data: Mapping[str, Any], out: Collector) -> None:
+def _reserved_for_the_runner(key: str) -> str | None:
+    if key.startswith("OSMOSIS_"):
+        return "names starting with OSMOSIS_ are reserved"
+    if key in ROLLOUT_SERVER_VARS:
+        return "is set for the rollout server by the runner; remove it"
+    return None
+
+
+def check_env_and_secrets(
+    data: Mapping[str, Any],
+    out: Collector,
+    reserved: Callable[[str], str | None] = _reserved_for_the_runner,
+) -> None:
+    """``[env]``'s names (well formed, none ``reserved`` says why it may not be used) and
+    ``[secrets].required``'s (well formed, each once, none also in ``[env]``)."""
     env = data.get("env")
     env_keys = set(env) if isinstance(env, dict) else set()
-    for key in env_keys:
-        if not ENV_NAME.match(key):
-            out.add(["env", key], "must match ^[A-Z_][A-Z0-9_]*$ (upper-case letters, digits, _)")
-        elif key.startswith("OSMOSIS_"):
-            out.add(["env", key], "names starting with OSMOSIS_ are reserved")
-        elif key in ROLLOUT_SERVER_VARS:
-            out.add(["env", key], "is set for the rollout server by the runner; remove it")
+    for key in sorted(env_keys):
+        problem = None if ENV_NAME.match(key) else "must match ^[A-Z_][A-Z0-9_]*$ (A-Z, 0-9, _)"
+        problem = problem or reserved(key)
+        if problem is not None:
+            out.add(["env", key], problem)
     secrets = data.get("secrets")
     required = secrets.get("required") if isinstance(secrets, dict) else None
-    if not isinstance(required, list):
-        return
     seen: set[str] = set()
-    for name in required:
+    for name in required if isinstance(required, list) else ():
         if not isinstance(name, str):
             continue
         if not SECRET_NAME.match(name):
             out.add(["secrets", "required"], f"{name!r} must match ^[A-Z][A-Z0-9_]*$")
-        if name in seen:
+        elif name in seen:
             out.add(["secrets", "required"], f"{name!r} is listed twice")
+        elif name in env_keys:
+            out.add(["secrets", "required"], f"{name!r} is also set in [env]; keep one")
         seen.add(name)
-        if name in env_keys:
-            out.add(["secrets", "required"], f"{name!r} is also set in [env]")
 
 
 def _check_local(local: Mapping[str, Any], out: Collector) -> None:
@@ -251,7 +248,7 @@ def parse_config(
     root = root or find_root(path)
     out = Collector(shown, locate_keys(text))
     _check_structure(data, out)
-    _check_types(data, out)
+    check_types(data, out)
     _check_rules(data, root, out, replaced)
     out.raise_if_any()
     return EvalConfig.model_validate({**data, "path": path, "root": root})

@@ -170,7 +170,7 @@ def _check_entry(
     for key, value in entry.sweep.items():
         if isinstance(value, float) and not math.isfinite(value):
             out.add(key.split("."), "swept values must be finite numbers")
-    single._check_types(data, out)
+    single.check_types(data, out)
     single._check_rules(data, root, out)
 
 

@@ -21,21 +21,23 @@ from pydantic import (
     PlainValidator,
     StrictInt,
     StrictStr,
-    ValidationError,
 )
 
 from osmosis_client.platform.config_check import (
     Collector,
     check_sent_values,
+    check_tables,
     parse_toml,
     pydantic_message,
     read_config_text,
     suggest,
 )
-from osmosis_client.platform.eval_config import check_experiment, find_root
+from osmosis_client.platform.eval_config import (
+    check_env_and_secrets,
+    check_experiment,
+    find_root,
+)
 from osmosis_client.platform.eval_model import (
-    ENV_NAME,
-    SECRET_NAME,
     Experiment,
     Secrets,
     shared_sections,
@@ -169,50 +171,18 @@ def _check_structure(data: Mapping[str, Any], out: Collector) -> None:
         out.add(["experiment"], "the [experiment] section is required")
 
 
-def _check_types(data: Mapping[str, Any], out: Collector) -> None:
-    for section, model in SECTIONS.items():
-        value = data.get(section)
-        if not isinstance(value, dict):
-            continue
-        try:
-            model.model_validate(value)
-        except ValidationError as exc:
-            for err in exc.errors():
-                message = pydantic_message(err, with_input=True)
-                if err["type"] == "extra_forbidden":
-                    message = "Unrecognized key" + suggest(
-                        str(err["loc"][-1]), list(model.model_fields)
-                    )
-                out.add([section, *err["loc"]], message)
-    env = data.get("env")
-    for key, item in env.items() if isinstance(env, dict) else ():
-        if not isinstance(item, str):
-            out.add(["env", key], f"must be a string, got {item!r}")
+def _type_message(err: Mapping[str, Any], model: type[BaseModel]) -> str:
+    if err["type"] == "extra_forbidden":
+        return "Unrecognized key" + suggest(str(err["loc"][-1]), list(model.model_fields))
+    return pydantic_message(err, with_input=True)
 
 
-def _check_env_and_secrets(data: Mapping[str, Any], out: Collector) -> None:
-    env = data.get("env")
-    env_keys = set(env) if isinstance(env, dict) else set()
-    for key in sorted(env_keys):
-        if not ENV_NAME.match(key):
-            out.add(["env", key], "must match ^[A-Z_][A-Z0-9_]*$ (upper-case letters, digits, _)")
-        elif key.startswith("_OSMOSIS_"):
-            out.add(["env", key], "names starting with _OSMOSIS_ are reserved by the platform")
-        elif key in PLATFORM_ENV:
-            out.add(["env", key], "is set by the platform in a training run; choose another name")
-    secrets = data.get("secrets")
-    required = secrets.get("required") if isinstance(secrets, dict) else None
-    seen: set[str] = set()
-    for name in required if isinstance(required, list) else ():
-        if not isinstance(name, str):
-            continue
-        if not SECRET_NAME.match(name):
-            out.add(["secrets", "required"], f"{name!r} must match ^[A-Z][A-Z0-9_]*$")
-        elif name in seen:
-            out.add(["secrets", "required"], f"{name!r} is listed twice")
-        elif name in env_keys:
-            out.add(["secrets", "required"], f"{name!r} is also set in [env]; keep one")
-        seen.add(name)
+def _reserved_for_the_platform(key: str) -> str | None:
+    if key.startswith("_OSMOSIS_"):
+        return "names starting with _OSMOSIS_ are reserved by the platform"
+    if key in PLATFORM_ENV:
+        return "is set by the platform in a training run; choose another name"
+    return None
 
 
 def parse_training_config(text: str, *, path: Path, root: Path | None = None) -> TrainingConfig:
@@ -222,10 +192,10 @@ def parse_training_config(text: str, *, path: Path, root: Path | None = None) ->
     root = root or find_root(path)
     out = Collector.for_text(shown, text)
     _check_structure(data, out)
-    _check_types(data, out)
+    check_tables(data, SECTIONS, out, _type_message)
     if isinstance(data.get("experiment"), dict):
         check_experiment(data["experiment"], root, out)
-    _check_env_and_secrets(data, out)
+    check_env_and_secrets(data, out, _reserved_for_the_platform)
     for section in ("advanced", "env"):
         check_sent_values(data.get(section), [section], out)
     out.raise_if_any(error="Invalid training config")

@@ -12,49 +12,18 @@ import importlib
 from typing import Any
 
 from osmosis_client.rollout.workflow import (
-    AgentWorkflow,
-    AgentWorkflowContext,
-    ChatFn,
-    Grader,
-    GraderContext,
-    Message,
-    check_score,
-    last_assistant_content,
+    AgentWorkflow as AgentWorkflow,
+    AgentWorkflowContext as AgentWorkflowContext,
+    ChatFn as ChatFn,
+    Grader as Grader,
+    GraderContext as GraderContext,
+    Message as Message,
+    check_score as check_score,
+    last_assistant_content as last_assistant_content,
 )
 
 _AGENT_LOOP = "osmosis_client.rollout.agent_loop"
-_AGENT_LOOP_NAMES = frozenset(
-    {
-        "AgentLoopNotFoundError",
-        "CompletionsResult",
-        "OpenAIFunctionParametersSchema",
-        "OpenAIFunctionPropertySchema",
-        "OpenAIFunctionSchema",
-        "OpenAIFunctionToolSchema",
-        "OsmosisRolloutError",
-        "OsmosisServerError",
-        "OsmosisTimeoutError",
-        "OsmosisTransportError",
-        "OsmosisValidationError",
-        "RolloutAgentLoop",
-        "RolloutContext",
-        "RolloutMetrics",
-        "RolloutRequest",
-        "RolloutResult",
-        "RolloutStatus",
-        "ToolArgumentError",
-        "ToolExecutionError",
-        "create_app",
-        "create_tool_error_result",
-        "create_tool_result",
-        "execute_tool_calls",
-        "get_tool_call_info",
-        "parse_tool_arguments",
-        "serialize_tool_result",
-    }
-)
-
-__all__ = [
+_NATIVE = [
     "AgentWorkflow",
     "AgentWorkflowContext",
     "ChatFn",
@@ -63,13 +32,19 @@ __all__ = [
     "Message",
     "check_score",
     "last_assistant_content",
-    *sorted(_AGENT_LOOP_NAMES),
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _AGENT_LOOP_NAMES:
-        value = getattr(importlib.import_module(_AGENT_LOOP), name)
+    # the agent-loop API's names are its package's own ``__all__`` (listed once, there),
+    # imported on first use; ``__all__`` here is asked for by ``import *`` and tools
+    if name.startswith("__") and name != "__all__":
+        raise AttributeError(name)
+    agent_loop = importlib.import_module(_AGENT_LOOP)
+    if name == "__all__":
+        return [*_NATIVE, *agent_loop.__all__]
+    if name in agent_loop.__all__:
+        value = getattr(agent_loop, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'osmosis_client.rollout' has no attribute {name!r}")

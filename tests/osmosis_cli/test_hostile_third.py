@@ -10,8 +10,7 @@ import pytest
 import respx
 
 from tests.osmosis_cli.conftest import Invoke
-from tests.osmosis_cli.test_eval_download import FILES, Storage
-from tests.osmosis_cli.test_eval_download import workspace as workspace
+from tests.osmosis_cli.test_eval_download import FILES, Storage, workspace as workspace
 
 
 def test_01_a_partial_planted_as_a_symlink_is_never_appended_through(

@@ -16,11 +16,16 @@ from osmosis_cli.terminal.lazy import Entry, LazyCommands, make_lazy
 
 
 def registered(target: str) -> set[str]:
+    """The commands a ``module:function`` target registers, or a ``module`` target's
+    ``__all__`` (its commands by name, ``list_`` for ``list``)."""
     import importlib
 
     module, _, function = target.partition(":")
+    found = importlib.import_module(module)
+    if not function:
+        return {name.removesuffix("_") for name in found.__all__}
     app = typer.Typer()
-    getattr(importlib.import_module(module), function)(app)
+    getattr(found, function)(app)
     return set(typer.main.get_group(app).commands)
 
 

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 import respx
 
-from tests.osmosis_cli import test_benchmark_commands as bench
-from tests.osmosis_cli import test_model_commands as models
-from tests.osmosis_cli import test_train_commands as train
+from tests.osmosis_cli import (
+    test_benchmark_commands as bench,
+    test_model_commands as models,
+    test_train_commands as train,
+)
 from tests.osmosis_cli.conftest import Invoke
 
 WHEN = re.compile(r"\b\d{4}-\d{2}-\d{2} \d{1,2}:\d{2} [AP]M UTC\b")

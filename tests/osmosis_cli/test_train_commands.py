@@ -94,6 +94,7 @@ def platform(monkeypatch: pytest.MonkeyPatch) -> respx.MockRouter:
             200, json=page([{**RUN, "id": "tr_2", "name": "older", "reward": None}])
         )
         router.get("/api/cli/training-runs/qwen-multiply-002").respond(200, json=DETAIL)
+        router.get("/api/cli/training-runs/tr_a4d2c").respond(200, json=DETAIL)
         router.get("/api/cli/training-runs/qwen-multiply-002/checkpoints").respond(
             200,
             json={
@@ -159,14 +160,15 @@ def test_every_training_route(platform: respx.MockRouter, face: str) -> None:
 
 
 def test_stop_looks_the_run_up_first_and_says_its_state(platform: respx.MockRouter) -> None:
-    stop = platform.post("/api/cli/training-runs/qwen-multiply-002/stop").respond(200, json={})
+    stop = platform.post("/api/cli/training-runs/tr_a4d2c/stop").respond(200, json={})
     ghost = platform.post("/api/cli/training-runs/ghost/stop").respond(200, json={})
     with Client(base_url=PLATFORM, token="t", workspace="acme", max_retries=0) as client:
-        after = client.training_runs.stop("qwen-multiply-002")
+        after = client.training_runs.stop("qwen-multiply-002")  # stopped by its id
         with pytest.raises(NotFoundError):
             client.training_runs.stop("ghost")
-        platform.post("/api/cli/training-runs/done/stop").respond(409, json={"error": "ended"})
-        platform.get("/api/cli/training-runs/done").respond(200, json=DETAIL)
+        ended = {**DETAIL, "training_run": {**RUN, "id": "tr_done"}}
+        platform.get("/api/cli/training-runs/done").respond(200, json=ended)
+        platform.post("/api/cli/training-runs/tr_done/stop").respond(409, json={"error": "ended"})
         with pytest.raises(ConflictError):
             client.training_runs.stop("done")
     assert after.training_run.status == "running" and stop.called
@@ -199,7 +201,7 @@ def test_train_logs_and_stop(invoke: Invoke, platform: respx.MockRouter) -> None
     document = json.loads(logs.stdout)
     assert document["items"][0]["message"] == "step 39/40 done"
     assert document["next_cursor"] == "c2"
-    stop = platform.post("/api/cli/training-runs/qwen-multiply-002/stop").respond(200, json={})
+    stop = platform.post("/api/cli/training-runs/tr_a4d2c/stop").respond(200, json={})
     asked = invoke("train", "stop", "qwen-multiply-002")  # no terminal, no --yes
     assert asked.exit_code == 2 and not stop.called
     done = invoke("--json", "train", "stop", "qwen-multiply-002", "-y")

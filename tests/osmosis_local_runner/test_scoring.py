@@ -5,8 +5,7 @@ from fractions import Fraction
 from math import comb
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k, pass_at_k
 

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from osmosis_cli.commands.eval.run import RunOptions
 from osmosis_cli.commands.eval.seed import SeedOptions

@@ -13,8 +13,7 @@ import pytest
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api import load_run, push_run, run_eval
-from osmosis_local_runner.trackers import logging as tracking
-from osmosis_local_runner.trackers import parse_destination
+from osmosis_local_runner.trackers import logging as tracking, parse_destination
 from osmosis_local_runner.trackers.payload import COLUMNS, MAX_CELL, payload_of
 
 

@@ -145,7 +145,8 @@ class EvalGroup(Group):
 
 def options_command(options: type[Any], run: Callable[[Any, Any], Any]) -> Callable[..., Any]:
     """A typer command whose parameters are the fields of the dataclass ``options``
-    (each annotated with a typer Option or Argument) and which calls ``run(ctx, opts)``.
+    (each declared with :func:`flag` / :func:`arg`, or annotated with a typer Option or
+    Argument) and which calls ``run(ctx, opts)``.
 
     A command is then an options object (parsed once, testable alone) and a short run
     function, as gh does; a flag is added by declaring one field.
@@ -170,13 +171,16 @@ def options_command(options: type[Any], run: Callable[[Any, Any], Any]) -> Calla
             default = field.default_factory()
         else:
             default = inspect.Parameter.empty
+        annotation = hints[field.name]
+        if PARAMETER in field.metadata:  # declared with flag() / arg()
+            annotation = Annotated[annotation, field.metadata[PARAMETER]]
         parameter = inspect.Parameter(
             field.name,
             inspect.Parameter.KEYWORD_ONLY,
             default=default,
-            annotation=hints[field.name],
+            annotation=annotation,
         )
-        metadata = _metadata(hints[field.name])
+        metadata = _metadata(annotation)
         is_argument = any(isinstance(m, typer.models.ArgumentInfo) for m in metadata)
         (arguments if is_argument else flags).append(parameter)
     parameters += arguments + flags
@@ -195,6 +199,34 @@ def options_command(options: type[Any], run: Callable[[Any, Any], Any]) -> Calla
 
 def _metadata(annotation: Any) -> tuple[Any, ...]:
     return tuple(getattr(annotation, "__metadata__", ()))
+
+
+#: the field metadata key that holds a field's typer Option or Argument
+PARAMETER = "osmosis_cli.parameter"
+
+
+def flag(*names: str, default: Any = None, **option: Any) -> Any:
+    """A field of an options object that is a command-line option, declared once: its
+    ``names`` ("--limit", "-n") and typer's settings (``metavar``, ``help``, ``min`` …)
+    kept in the field's metadata, which :func:`options_command` turns into the flag."""
+    import dataclasses
+
+    metadata = {PARAMETER: Option(*names, **option)}
+    if isinstance(default, list):  # a repeatable option's default: one list per object
+        return dataclasses.field(default_factory=list(default).copy, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def arg(*, default: Any = ..., **argument: Any) -> Any:
+    """A field that is a positional argument (required unless ``default`` is given)."""
+    import dataclasses
+
+    from typer import Argument
+
+    metadata = {PARAMETER: Argument(**argument)}
+    if default is ...:
+        return dataclasses.field(metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
 
 
 #: ``-y/--yes``: answer yes to the one confirmation a command asks (every command that asks)

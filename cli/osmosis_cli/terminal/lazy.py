@@ -20,7 +20,8 @@ from typing import Any
 @dataclass(frozen=True)
 class Entry:
     """One command of a group: its name, ``module:function`` that registers it (with the
-    commands next to it) on a typer app, and the line its group lists."""
+    commands next to it) on a typer app — or ``module``, whose attribute of the
+    command's name is the command —, and the line its group lists."""
 
     name: str
     target: str
@@ -65,7 +66,12 @@ class LazyCommands(MutableMapping[str, Any]):
 
             module, _, function = target.partition(":")
             app = typer.Typer(rich_markup_mode=None)  # a container: commands keep their class
-            getattr(importlib.import_module(module), function)(app)
+            found = importlib.import_module(module)
+            if function:
+                getattr(found, function)(app)
+            else:
+                names = [e.name for e in self._entries.values() if e.target == target]
+                _add_named(app, found, names)
             self._built[target] = dict(typer.main.get_group(app).commands)
         return self._built[target]
 
@@ -87,9 +93,20 @@ class LazyCommands(MutableMapping[str, Any]):
         return name in self._entries or name in self._loaded
 
 
+def _add_named(app: Any, module: Any, names: list[str]) -> None:
+    """A module's commands by their names (``list`` is ``list_``: a builtin's name);
+    the module's ``__all__`` names its commands and nothing else."""
+    from osmosis_cli.terminal.declare import Command
+
+    for name in names:
+        callback = getattr(module, name, None) or getattr(module, name + "_")
+        app.command(name, cls=Command)(callback)
+
+
 def table(text: str, **groups: list[Entry]) -> list[Entry]:
     """Entries from ``[module:function]`` lines, each followed by the ``name: summary``
-    lines of the commands that function registers; ``# Heading`` lines start a section
+    lines of the commands that function registers (a ``[module]`` line: the module's
+    attributes of those names are the commands themselves); ``# Heading`` lines start a section
     of the group's help; ``groups`` names a group's own commands (``eval=EVAL``)."""
     entries: list[Entry] = []
     target = section = ""

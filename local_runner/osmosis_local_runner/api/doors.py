@@ -22,57 +22,77 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from osmosis_local_runner.run.dataset import Row as Row
-    from osmosis_local_runner.run.discovery import load_agent_loop as load_agent_loop
-    from osmosis_local_runner.run.discovery import load_attr as load_attr
-    from osmosis_local_runner.run.discovery import load_rollout as load_rollout
+    from osmosis_local_runner.run.discovery import (
+        load_agent_loop as load_agent_loop,
+        load_attr as load_attr,
+        load_rollout as load_rollout,
+    )
     from osmosis_local_runner.run.hosted_results import write_hosted_results as write_hosted_results
     from osmosis_local_runner.run.named import config_path as config_path
-    from osmosis_local_runner.run.overrides import Overrides as Overrides
-    from osmosis_local_runner.run.overrides import describe_rollout as describe_rollout
-    from osmosis_local_runner.run.overrides import detect_mode as detect_mode
-    from osmosis_local_runner.run.request import RunRequest as RunRequest
-    from osmosis_local_runner.run.request import Uploader as Uploader
-    from osmosis_local_runner.run.request import UploadOutcome as UploadOutcome
+    from osmosis_local_runner.run.overrides import (
+        Overrides as Overrides,
+        describe_rollout as describe_rollout,
+        detect_mode as detect_mode,
+    )
+    from osmosis_local_runner.run.request import (
+        RunRequest as RunRequest,
+        Uploader as Uploader,
+        UploadOutcome as UploadOutcome,
+    )
     from osmosis_local_runner.run.rescore import rescore as rescore
-    from osmosis_local_runner.run.row_lists import parse_rows as parse_rows
-    from osmosis_local_runner.run.row_lists import rows_text as rows_text
-    from osmosis_local_runner.run.rubric import RubricProgress as RubricProgress
-    from osmosis_local_runner.run.rubric import RubricRecord as RubricRecord
-    from osmosis_local_runner.run.rubric import compare_to_baseline as compare_to_baseline
-    from osmosis_local_runner.run.rubric import load_records as load_records
-    from osmosis_local_runner.run.rubric import load_rubric_baseline as load_rubric_baseline
-    from osmosis_local_runner.run.rubric import resolve_output as resolve_output
-    from osmosis_local_runner.run.rubric import run_rubric_eval as run_rubric_eval
-    from osmosis_local_runner.run.rubric import write_result as write_result
+    from osmosis_local_runner.run.row_lists import parse_rows as parse_rows, rows_text as rows_text
+    from osmosis_local_runner.run.rubric import (
+        RubricProgress as RubricProgress,
+        RubricRecord as RubricRecord,
+        compare_to_baseline as compare_to_baseline,
+        load_records as load_records,
+        load_rubric_baseline as load_rubric_baseline,
+        resolve_output as resolve_output,
+        run_rubric_eval as run_rubric_eval,
+        write_result as write_result,
+    )
     from osmosis_local_runner.run.seed import SeedSource as SeedSource
-    from osmosis_local_runner.run.session import RunSession as RunSession
-    from osmosis_local_runner.run.session import unnamed_results as unnamed_results
+    from osmosis_local_runner.run.session import (
+        RunSession as RunSession,
+        unnamed_results as unnamed_results,
+    )
     from osmosis_local_runner.run.settings import RunSettings as RunSettings
-    from osmosis_local_runner.run.spec import Progress as Progress
-    from osmosis_local_runner.run.spec import RunPlan as RunPlan
-    from osmosis_local_runner.run.spec import RunResult as RunResult
-    from osmosis_local_runner.run.spec import RunSpec as RunSpec
-    from osmosis_local_runner.run.suite import EntryRun as EntryRun
-    from osmosis_local_runner.run.suite import SuiteRequest as SuiteRequest
-    from osmosis_local_runner.run.suite import SuiteRunner as SuiteRunner
-    from osmosis_local_runner.run.suite import open_suite as open_suite
-    from osmosis_local_runner.run.suite_settings import collapsed as collapsed
-    from osmosis_local_runner.run.suite_settings import settings_of as settings_of
-    from osmosis_local_runner.run.suite_settings import suite_flags as suite_flags
-    from osmosis_local_runner.run.test_mode import CheckSession as CheckSession
-    from osmosis_local_runner.run.test_mode import CheckSummary as CheckSummary
-    from osmosis_local_runner.run.test_mode import RowResult as RowResult
-    from osmosis_local_runner.run.test_mode import agent_under_test as agent_under_test
-    from osmosis_local_runner.run.test_mode import load_test_rows as load_test_rows
+    from osmosis_local_runner.run.spec import (
+        Progress as Progress,
+        RunPlan as RunPlan,
+        RunResult as RunResult,
+        RunSpec as RunSpec,
+    )
+    from osmosis_local_runner.run.suite import (
+        EntryRun as EntryRun,
+        SuiteRequest as SuiteRequest,
+        SuiteRunner as SuiteRunner,
+        open_suite as open_suite,
+    )
+    from osmosis_local_runner.run.suite_settings import (
+        collapsed as collapsed,
+        settings_of as settings_of,
+        suite_flags as suite_flags,
+    )
+    from osmosis_local_runner.run.test_mode import (
+        CheckSession as CheckSession,
+        CheckSummary as CheckSummary,
+        RowResult as RowResult,
+        agent_under_test as agent_under_test,
+        load_test_rows as load_test_rows,
+    )
     from osmosis_local_runner.run.upload import RunUpload as RunUpload
-    from osmosis_local_runner.server.detect import check_mode as check_mode
-    from osmosis_local_runner.server.detect import detect as detect
-    from osmosis_local_runner.server.environment import find_uv as find_uv
-    from osmosis_local_runner.server.environment import last_json as last_json
-    from osmosis_local_runner.server.environment import resolve as resolve
-    from osmosis_local_runner.server.environment import tool_env as tool_env
-    from osmosis_local_runner.server.uv_sync import fingerprint as fingerprint
-    from osmosis_local_runner.server.uv_sync import sync_target as sync_target
+    from osmosis_local_runner.server.detect import check_mode as check_mode, detect as detect
+    from osmosis_local_runner.server.environment import (
+        find_uv as find_uv,
+        last_json as last_json,
+        resolve as resolve,
+        tool_env as tool_env,
+    )
+    from osmosis_local_runner.server.uv_sync import (
+        fingerprint as fingerprint,
+        sync_target as sync_target,
+    )
     from osmosis_local_runner.trackers import Logged as Logged
 
 #: where each name lives (loaded on first use)

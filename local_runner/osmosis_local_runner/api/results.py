@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.layout import EVALS
-from osmosis_local_runner.api.usage import Spread as Spread
-from osmosis_local_runner.api.usage import UsageSummary as UsageSummary
-from osmosis_local_runner.api.usage import number as _float
+from osmosis_local_runner.api.usage import (
+    Spread as Spread,
+    UsageSummary as UsageSummary,
+    number as _float,
+)
 from osmosis_local_runner.results.documents import ResultsFile, Row, pass_at_key
 from osmosis_local_runner.results.records import AttemptRecord
 from osmosis_local_runner.results.scoring import counted_mean, pass_at_k

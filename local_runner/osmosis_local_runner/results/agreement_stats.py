@@ -48,7 +48,7 @@ def kappa_interval(counts: Counter[Pair]) -> list[float] | None:
     if total < 2:
         return None
     rng = random.Random(BOOTSTRAP_SEED)
-    found = []
+    found: list[float | None] = []
     for _ in range(BOOTSTRAP_RESAMPLES):
         left, remaining, drawn = total, total, Counter[Pair]()
         for cell in CELLS:
@@ -57,14 +57,8 @@ def kappa_interval(counts: Counter[Pair]) -> list[float] | None:
             drawn[cell] = count
             left -= count
             remaining -= frequency
-        value = kappa(drawn)
-        if value is not None:
-            found.append(value)
-    if len(found) < BOOTSTRAP_RESAMPLES // 2:
-        return None  # most resamples had one class only: no interval to speak of
-    found.sort()
-    alpha = 1.0 - CONFIDENCE
-    return [percentile(found, alpha / 2.0), percentile(found, 1.0 - alpha / 2.0)]
+        found.append(kappa(drawn))
+    return _percentile_interval(found, BOOTSTRAP_RESAMPLES)
 
 
 def summary_of(pairs: Sequence[Pair]) -> dict[str, Any]:
@@ -117,16 +111,18 @@ def _bootstrap(
     if len(items) < 2:
         return None
     rng = random.Random(BOOTSTRAP_SEED)
-    found = []
-    for _ in range(RESAMPLES):
-        value = statistic([items[rng.randrange(len(items))] for _ in items])
-        if value is not None:
-            found.append(value)
-    if len(found) < RESAMPLES // 2:
-        return None  # most resamples had nothing to measure: no interval to speak of
-    found.sort()
+    found = [statistic([items[rng.randrange(len(items))] for _ in items]) for _ in range(RESAMPLES)]
+    return _percentile_interval(found, RESAMPLES)
+
+
+def _percentile_interval(found: list[float | None], resamples: int) -> list[float] | None:
+    """The 95 % percentile interval of a bootstrap's values; None when most resamples
+    had nothing to measure (one class only, every value the same)."""
+    values = sorted(value for value in found if value is not None)
+    if len(values) < resamples // 2:
+        return None
     alpha = 1.0 - CONFIDENCE
-    return [percentile(found, alpha / 2.0), percentile(found, 1.0 - alpha / 2.0)]
+    return [percentile(values, alpha / 2.0), percentile(values, 1.0 - alpha / 2.0)]
 
 
 def interval_alpha(units: Sequence[tuple[float, float]]) -> float | None:

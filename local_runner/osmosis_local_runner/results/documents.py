@@ -23,10 +23,14 @@ from typing import Any
 
 from osmosis_client._fs import open_regular
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.checks import LARGEST as LARGEST
-from osmosis_local_runner.results.checks import head_problem, run_problem, whole
-from osmosis_local_runner.results.checks import is_number as is_number
-from osmosis_local_runner.results.checks import pass_at_key as pass_at_key
+from osmosis_local_runner.results.checks import (
+    LARGEST as LARGEST,
+    head_problem,
+    is_number as is_number,
+    pass_at_key as pass_at_key,
+    run_problem,
+    whole,
+)
 from osmosis_local_runner.results.document import ROWS_MARK
 from osmosis_local_runner.results.labels import label_of
 from osmosis_local_runner.results.records import AttemptRecord, compact, row_facts

@@ -19,8 +19,13 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from osmosis_local_runner.results.stats import CONFIDENCE, bootstrap_interval, scale_of, t_ppf
-from osmosis_local_runner.results.stats import mean as average
+from osmosis_local_runner.results.stats import (
+    CONFIDENCE,
+    bootstrap_interval,
+    mean as average,
+    scale_of,
+    t_ppf,
+)
 
 
 def _sample_variance(values: Sequence[float]) -> float:

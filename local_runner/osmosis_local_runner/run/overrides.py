@@ -231,9 +231,16 @@ def _inputs(config: EvalConfig) -> dict[str, Path]:
 def seed_rollout(module: str, flags: Overrides) -> RolloutKind:
     """``-m MODULE:ATTR``: a 0.2 ``RolloutAgentLoop`` (class or instance) or a native
     ``AgentWorkflow`` / ``run(ctx)`` function."""
+    value, where = load_attr(module)
+    return object_rollout(value, where, flags)
+
+
+def object_rollout(value: Any, where: str, flags: Overrides) -> RolloutKind:
+    """A loaded object as a rollout: a 0.2 agent loop (class or instance; ``--max-turns``,
+    the sampling flags and ``--debug-dir`` apply) or a native workflow (class, instance
+    or ``run(ctx)`` function). ``where`` names it in errors and the run's record."""
     from osmosis_client.rollout.agent_loop import is_agent_loop
 
-    value, where = load_attr(module)
     if is_agent_loop(value):
         from osmosis_local_runner.run.kinds.agent_loop import AgentLoopRollout
 

@@ -107,23 +107,9 @@ class SeedSource:
 
 def _object_rollout(value: Any, flags: Any) -> Any:
     """A workflow (class, instance or ``run(ctx)`` function) or a 0.2 agent loop object."""
-    from osmosis_client.rollout.agent_loop import is_agent_loop
-    from osmosis_local_runner.run.discovery import as_workflow, load_agent_loop, object_digest
-    from osmosis_local_runner.run.kinds.agent_loop import AgentLoopRollout
-    from osmosis_local_runner.run.kinds.native import NativeRollout
+    from osmosis_local_runner.run.overrides import object_rollout
 
-    label = _label(value)
-    if is_agent_loop(value):
-        return AgentLoopRollout(
-            load_agent_loop(value, label),
-            source=label,
-            digest=object_digest(value),
-            max_turns=flags.max_turns or 10,
-            completion_params=flags.sampling(),
-            debug_dir=flags.debug_dir,
-        )
-    workflow = as_workflow(value, label)
-    return NativeRollout(workflow, source=label, digest=object_digest(value))
+    return object_rollout(value, _label(value), flags)
 
 
 def _label(value: Any) -> str:

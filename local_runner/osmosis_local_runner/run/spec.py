@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError
-from osmosis_client.llm.prices import EMPTY as EMPTY_PRICES
-from osmosis_client.llm.prices import PriceTable
+from osmosis_client.llm.prices import EMPTY as EMPTY_PRICES, PriceTable
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
 from osmosis_local_runner.results.checks import MAX_N
 from osmosis_local_runner.results.records import AttemptRecord

@@ -58,6 +58,10 @@ def _names(page: BenchmarkRunPage) -> list[str | None]:
     return [r.name for r in page.benchmark_runs]
 
 
+def _run_id(detail: BenchmarkRunDetail) -> str:
+    return str(detail.benchmark_run.id)
+
+
 def _ended(detail: BenchmarkRunDetail) -> bool:
     return detail.benchmark_run.terminal
 
@@ -104,9 +108,7 @@ class BenchmarkRuns(base.SyncResource):
     def stop(self, name_or_id: str) -> BenchmarkRunDetail:
         """Stop a run (looked up first: ``NOT_FOUND`` sends nothing); returns the run as
         the platform has it afterwards. 409 once it has ended."""
-        run = self.get(name_or_id).benchmark_run
-        self._client._execute(ROUTES.stop(str(run.id)))
-        return self.get(str(run.id))
+        return self._drive(ROUTES.stopped(name_or_id, _names, _run_id))
 
     def outputs_manifest(self, run_id: str, types: Sequence[str]) -> SamplesManifest:
         """The files of a run's outputs of ``types`` (summary, results, artifacts, logs)."""
@@ -156,9 +158,7 @@ class AsyncBenchmarkRuns(base.AsyncResource):
         return await self._drive(ROUTES.follow(name_or_id, limit, on_entries, _ended))
 
     async def stop(self, name_or_id: str) -> BenchmarkRunDetail:
-        run = (await self.get(name_or_id)).benchmark_run
-        await self._client._execute(ROUTES.stop(str(run.id)))
-        return await self.get(str(run.id))
+        return await self._drive(ROUTES.stopped(name_or_id, _names, _run_id))
 
     async def outputs_manifest(self, run_id: str, types: Sequence[str]) -> SamplesManifest:
         try:

@@ -16,10 +16,11 @@ from osmosis_client.platform.models import (
     parse,
     run_from_detail,
 )
-from osmosis_client.platform.resources._base import PAGE_LIMIT as PAGE_LIMIT
-from osmosis_client.platform.resources._base import Call, reader
-from osmosis_client.platform.resources.run_routes import DOWNLOAD_URL_BATCH as DOWNLOAD_URL_BATCH
-from osmosis_client.platform.resources.run_routes import RunRoutes
+from osmosis_client.platform.resources._base import PAGE_LIMIT as PAGE_LIMIT, Call, reader
+from osmosis_client.platform.resources.run_routes import (
+    DOWNLOAD_URL_BATCH as DOWNLOAD_URL_BATCH,
+    RunRoutes,
+)
 from osmosis_client.platform.sample_models import RetriedRun, SamplesManifest
 
 ROUTES: RunRoutes[CreatedRun, EvalRunPage, EvalRun] = RunRoutes(

@@ -11,9 +11,10 @@ from osmosis_client.platform.resources._base import Call
 from osmosis_client.platform.resources.eval_calls import get_call, logs_call
 from osmosis_client.platform.resources.log_follow import (
     FOLLOW_CATCH_UP_PAGES as FOLLOW_CATCH_UP_PAGES,
+    LogEntries as LogEntries,
+    chronological,
+    follow_plan,
 )
-from osmosis_client.platform.resources.log_follow import LogEntries as LogEntries
-from osmosis_client.platform.resources.log_follow import chronological, follow_plan
 
 
 def recent_logs_plan(name_or_id: str, count: int) -> Generator[Call[Any] | float, Any, LogPage]:

@@ -95,6 +95,21 @@ class RunRoutes(Generic[C, L, D]):
             on_entries,
         )
 
+    def stopped(
+        self,
+        name_or_id: str,
+        names: Callable[[L], Iterable[str | None]],
+        run_id: Callable[[D], str],
+    ) -> Generator[Call[Any] | float, Any, D]:
+        """Stop a run: looked up first (not found: nothing is sent), stopped by its id,
+        and read again — the run as the platform has it afterwards (409 once ended)."""
+        key = run_id((yield from self.named(name_or_id, names)))
+        for call in (self.stop(key), self.get(key)):
+            answer = yield call
+            if isinstance(answer, BaseException):
+                raise answer
+        return answer  # type: ignore[no-any-return]
+
     def stop(self, name_or_id: str) -> Call[Any]:
         """``POST route/NAME/stop`` (its answer says nothing the run's state does not)."""
         options = RequestOptions("POST", self.at(name_or_id, "/stop"), json={}, scope="required")

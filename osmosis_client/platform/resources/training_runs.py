@@ -6,7 +6,8 @@ can submit, follow its run and fetch its checkpoints with one client.
 check and secrets are :mod:`osmosis_client.platform.training_submission`'s.
 
 Better than the published client: ``stop`` of a run that does not exist is
-``NOT_FOUND`` (it looks the run up first), and it returns the run's state afterwards.
+``NOT_FOUND`` (it looks the run up first, then stops it by its id), and it returns the
+run's state afterwards.
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ def _names(page: TrainingRunPage) -> list[str | None]:
     return [r.name for r in page.training_runs]
 
 
+def _run_id(detail: TrainingRunDetail) -> str:
+    return detail.training_run.id
+
+
 def _ended(detail: TrainingRunDetail) -> bool:
     return detail.training_run.terminal
 
@@ -115,9 +120,7 @@ class TrainingRuns(base.SyncResource):
     def stop(self, name_or_id: str) -> TrainingRunDetail:
         """Stop a queued, pending or running run; returns its state afterwards
         (``NOT_FOUND`` for a run that does not exist; 409 once it has ended)."""
-        self.get(name_or_id)
-        self._client._execute(ROUTES.stop(name_or_id))
-        return self.get(name_or_id)
+        return self._drive(ROUTES.stopped(name_or_id, _names, _run_id))
 
 
 class AsyncTrainingRuns(base.AsyncResource):
@@ -157,9 +160,7 @@ class AsyncTrainingRuns(base.AsyncResource):
         return await self._drive(ROUTES.follow(name_or_id, limit, on_entries, _ended))
 
     async def stop(self, name_or_id: str) -> TrainingRunDetail:
-        await self.get(name_or_id)
-        await self._client._execute(ROUTES.stop(name_or_id))
-        return await self.get(name_or_id)
+        return await self._drive(ROUTES.stopped(name_or_id, _names, _run_id))
 
 
 __all__ = ["AsyncTrainingRuns", "TrainingRuns"]

@@ -37,21 +37,20 @@ SAMPLING_DEFAULTS: dict[str, Any] = {"temperature": 1.0, "top_p": 1.0, "max_toke
 
 def model_call_policy() -> RetryPolicy:
     """Trainer model calls: 5xx and timeouts retried 3 times after 1, 2, 4 s; 4xx never."""
-    return RetryPolicy(
-        max_retries=3,
-        base_delay=1.0,
-        max_delay=4.0,
-        jitter=False,
-        retry_statuses=frozenset(range(500, 600)),
-    )
+    return _server_errors_retried(3, max_delay=4.0)
 
 
 def completion_policy() -> RetryPolicy:
     """The completion callback: 5xx retried twice."""
+    return _server_errors_retried(2, max_delay=2.0)
+
+
+def _server_errors_retried(times: int, *, max_delay: float) -> RetryPolicy:
+    # the trainer's own schedule: fixed doublings from 1 s, no jitter, 5xx only
     return RetryPolicy(
-        max_retries=2,
+        max_retries=times,
         base_delay=1.0,
-        max_delay=2.0,
+        max_delay=max_delay,
         jitter=False,
         retry_statuses=frozenset(range(500, 600)),
     )

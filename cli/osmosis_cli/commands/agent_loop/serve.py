@@ -6,13 +6,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
 from osmosis_cli.commands.agent_loop.loading import ModuleOpt, NoCompatOpt, load_loop, show_report
 from osmosis_cli.commands.agent_loop.registration import register_server
 from osmosis_cli.context import state
+from osmosis_cli.terminal.declare import flag
 from osmosis_cli.terminal.errors import EXIT_FAILED, EXIT_INTERRUPTED, current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -26,60 +27,47 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 @dataclass(kw_only=True)
 class ServeOptions:
     module: ModuleOpt
-    port: Annotated[int, typer.Option("-p", "--port", min=0, max=65535, metavar="PORT")] = 9000
-    host: Annotated[
-        str | None,
-        typer.Option(
-            "-H",
-            "--host",
-            metavar="HOST",
-            help="Address to bind (default: 0.0.0.0; with --local, 127.0.0.1).",
-        ),
-    ] = None
-    local: Annotated[
-        bool,
-        typer.Option(
-            "--local", "--local-debug", help="No API key and no registration (local debugging)."
-        ),
-    ] = False
-    reload: Annotated[
-        bool,
-        typer.Option(
-            "--reload", help="Accepted from 0.2 (which exits on it); serves without reloading."
-        ),
-    ] = False
-    skip_register: Annotated[
-        bool, typer.Option("--skip-register", help="Do not register with the platform.")
-    ] = False
-    api_key: Annotated[
-        str | None,
-        typer.Option("--api-key", metavar="KEY", help="The key trainers must send (default: new)."),
-    ] = None
-    public_host: Annotated[
-        str | None,
-        typer.Option(
-            "--public-host", metavar="HOST", help="The address to register (default: looked up)."
-        ),
-    ] = None
-    no_validate: Annotated[
-        bool, typer.Option("--no-validate", help="Skip the agent loop's checks.")
-    ] = False
-    log_dir: Annotated[
-        Path | None,
-        typer.Option("--log", metavar="DIR", help="ctx.log_event traces under DIR/UNIX_TIME/."),
-    ] = None
-    log_level: Annotated[
-        str, typer.Option("--log-level", metavar="LEVEL", help="debug, info, warning or error.")
-    ] = "info"
-    max_queued: Annotated[
-        int,
-        typer.Option(
-            "--max-queued",
-            min=0,
-            metavar="N",
-            help="Rollouts that may wait beyond the running ones (more: 429 + Retry-After).",
-        ),
-    ] = 1000
+    port: int = flag("-p", "--port", min=0, max=65535, metavar="PORT", default=9000)
+    host: str | None = flag(
+        "-H",
+        "--host",
+        metavar="HOST",
+        help="Address to bind (default: 0.0.0.0; with --local, 127.0.0.1).",
+    )
+    local: bool = flag(
+        "--local",
+        "--local-debug",
+        help="No API key and no registration (local debugging).",
+        default=False,
+    )
+    reload: bool = flag(
+        "--reload",
+        help="Accepted from 0.2 (which exits on it); serves without reloading.",
+        default=False,
+    )
+    skip_register: bool = flag(
+        "--skip-register", help="Do not register with the platform.", default=False
+    )
+    api_key: str | None = flag(
+        "--api-key", metavar="KEY", help="The key trainers must send (default: new)."
+    )
+    public_host: str | None = flag(
+        "--public-host", metavar="HOST", help="The address to register (default: looked up)."
+    )
+    no_validate: bool = flag("--no-validate", help="Skip the agent loop's checks.", default=False)
+    log_dir: Path | None = flag(
+        "--log", metavar="DIR", help="ctx.log_event traces under DIR/UNIX_TIME/."
+    )
+    log_level: str = flag(
+        "--log-level", metavar="LEVEL", help="debug, info, warning or error.", default="info"
+    )
+    max_queued: int = flag(
+        "--max-queued",
+        min=0,
+        metavar="N",
+        help="Rollouts that may wait beyond the running ones (more: 429 + Retry-After).",
+        default=1000,
+    )
     no_compat: NoCompatOpt = False
 
     @property

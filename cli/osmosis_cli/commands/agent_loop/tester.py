@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+from osmosis_cli.terminal.declare import flag
 from osmosis_cli.terminal.errors import EXIT_FAILED, current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -22,62 +23,43 @@ DEFAULT_MODEL = "gpt-5-mini"
 
 @dataclass(kw_only=True)
 class TestOptions:
-    module: Annotated[
-        str | None,
-        typer.Option(
-            "-m", "--module", "--agent", metavar="MODULE:ATTR", help="The RolloutAgentLoop."
-        ),
-    ] = None
-    mcp: Annotated[
-        Path | None,
-        typer.Option("--mcp", metavar="DIR", help="Instead of -m: the FastMCP server of DIR."),
-    ] = None
-    dataset: Annotated[
-        Path, typer.Option("-d", "--dataset", metavar="FILE", help=".jsonl, .csv or .parquet.")
-    ]
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model", metavar="MODEL", help="provider/model; a bare name is an OpenAI model."
-        ),
-    ] = DEFAULT_MODEL
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", metavar="URL", help="OpenAI-compatible endpoint.")
-    ] = None
-    api_key_env: Annotated[
-        str | None,
-        typer.Option("--api-key-env", metavar="NAME", help="NAME of the env var holding the key."),
-    ] = None
-    api_key: Annotated[
-        str | None,
-        typer.Option("--api-key", metavar="KEY", help="The key itself (prefer --api-key-env)."),
-    ] = None
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, metavar="N", help="Test N rows.")
-    ] = None
-    offset: Annotated[
-        int, typer.Option("--offset", min=0, metavar="N", help="Skip N rows (indices stay).")
-    ] = 0
-    max_turns: Annotated[int, typer.Option("--max-turns", min=1, metavar="N")] = 10
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, metavar="N")] = None
-    temperature: Annotated[float | None, typer.Option("--temperature", metavar="T")] = None
-    debug: Annotated[
-        bool, typer.Option("--debug", help="ctx.log_event traces to ./test_debug/.")
-    ] = False
-    output: Annotated[
-        Path | None, typer.Option("-o", "--output", metavar="FILE", help="Write results JSON.")
-    ] = None
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Only failures.")] = False
-    interactive: Annotated[
-        bool, typer.Option("-i", "--interactive", help="Step through each model call.")
-    ] = False
-    row: Annotated[
-        int | None,
-        typer.Option("--row", min=0, metavar="N", help="With -i: start with row N."),
-    ] = None
-    no_compat: Annotated[
-        bool, typer.Option("--no-compat", help="Do not serve `osmosis_ai` 0.2 imports.")
-    ] = False
+    module: str | None = flag(
+        "-m", "--module", "--agent", metavar="MODULE:ATTR", help="The RolloutAgentLoop."
+    )
+    mcp: Path | None = flag(
+        "--mcp", metavar="DIR", help="Instead of -m: the FastMCP server of DIR."
+    )
+    dataset: Path = flag("-d", "--dataset", metavar="FILE", help=".jsonl, .csv or .parquet.")
+    model: str = flag(
+        "--model",
+        metavar="MODEL",
+        help="provider/model; a bare name is an OpenAI model.",
+        default=DEFAULT_MODEL,
+    )
+    base_url: str | None = flag("--base-url", metavar="URL", help="OpenAI-compatible endpoint.")
+    api_key_env: str | None = flag(
+        "--api-key-env", metavar="NAME", help="NAME of the env var holding the key."
+    )
+    api_key: str | None = flag(
+        "--api-key", metavar="KEY", help="The key itself (prefer --api-key-env)."
+    )
+    limit: int | None = flag("--limit", min=1, metavar="N", help="Test N rows.")
+    offset: int = flag(
+        "--offset", min=0, metavar="N", help="Skip N rows (indices stay).", default=0
+    )
+    max_turns: int = flag("--max-turns", min=1, metavar="N", default=10)
+    max_tokens: int | None = flag("--max-tokens", min=1, metavar="N")
+    temperature: float | None = flag("--temperature", metavar="T")
+    debug: bool = flag("--debug", help="ctx.log_event traces to ./test_debug/.", default=False)
+    output: Path | None = flag("-o", "--output", metavar="FILE", help="Write results JSON.")
+    quiet: bool = flag("-q", "--quiet", help="Only failures.", default=False)
+    interactive: bool = flag(
+        "-i", "--interactive", help="Step through each model call.", default=False
+    )
+    row: int | None = flag("--row", min=0, metavar="N", help="With -i: start with row N.")
+    no_compat: bool = flag(
+        "--no-compat", help="Do not serve `osmosis_ai` 0.2 imports.", default=False
+    )
 
 
 @handle_errors

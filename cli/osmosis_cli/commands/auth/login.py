@@ -6,13 +6,13 @@ import contextlib
 import os
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
 from osmosis_cli import context
 from osmosis_cli.context import AppState, state
-from osmosis_cli.terminal.declare import options_command
+from osmosis_cli.terminal.declare import flag, options_command
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -25,32 +25,27 @@ if TYPE_CHECKING:
 
 @dataclass(kw_only=True)
 class LoginOptions:
-    workspace: Annotated[
-        str | None,
-        typer.Option("--workspace", "-w", metavar="NAME", help="Workspace to use after login."),
-    ] = None
-    no_browser: Annotated[
-        bool, typer.Option("--no-browser", help="Do not open a browser; just print the URL.")
-    ] = False
-    force: Annotated[
-        bool,
-        typer.Option(
-            "--force", "-f", help="Log in again even when logged in (0.2's flag; always so here)."
-        ),
-    ] = False
-    with_token: Annotated[
-        bool,
-        typer.Option("--with-token", help="Read a token from stdin instead of a device login."),
-    ] = False
-    token: Annotated[
-        str | None,
-        typer.Option(
-            "--token",
-            metavar="TOKEN",
-            help="A token on the command line (visible to `ps` and your shell history: "
-            "prefer --with-token < FILE; `--token -` reads stdin).",
-        ),
-    ] = None
+    workspace: str | None = flag(
+        "--workspace", "-w", metavar="NAME", help="Workspace to use after login."
+    )
+    no_browser: bool = flag(
+        "--no-browser", help="Do not open a browser; just print the URL.", default=False
+    )
+    force: bool = flag(
+        "--force",
+        "-f",
+        help="Log in again even when logged in (0.2's flag; always so here).",
+        default=False,
+    )
+    with_token: bool = flag(
+        "--with-token", help="Read a token from stdin instead of a device login.", default=False
+    )
+    token: str | None = flag(
+        "--token",
+        metavar="TOKEN",
+        help="A token on the command line (visible to `ps` and your shell history: "
+        "prefer --with-token < FILE; `--token -` reads stdin).",
+    )
 
 
 @handle_errors

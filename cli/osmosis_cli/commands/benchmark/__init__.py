@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from osmosis_cli.commands.benchmark import runs
-from osmosis_cli.commands.benchmark import submit as submit_command
+from osmosis_cli.commands.benchmark import runs, submit as submit_command
 from osmosis_cli.commands.benchmark.render import RUN_KEYS
 from osmosis_cli.context import result_scope, state, workspace_top
 from osmosis_cli.terminal.commands import runnable

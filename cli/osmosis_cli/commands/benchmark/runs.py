@@ -7,50 +7,65 @@ directory."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from osmosis_cli.context import result_scope, state, workspace_top
-from osmosis_cli.terminal.commands import runnable
-from osmosis_cli.terminal.declare import Command, Group, YesOpt, options_command
-from osmosis_cli.terminal.errors import command, current_output, handle_errors
-from osmosis_cli.terminal.log_lines import CursorOpt, FollowOpt, LogLimitOpt
-from osmosis_cli.terminal.pages import Paging, show_list
+from osmosis_cli.platform_runs import (
+    ListView,
+    RunKind,
+    add_list,
+    add_logs,
+    add_stop,
+    name_arg,
+)
+from osmosis_cli.terminal.declare import Group
+from osmosis_cli.terminal.errors import command, current_output
 from osmosis_cli.terminal.sizes import size_text
 
 if TYPE_CHECKING:
-    from osmosis_cli.terminal.output import Output
-    from osmosis_client.platform.run_download import DownloadReport
+    pass
 
 app = typer.Typer(cls=Group, help="Runs of benchmarks.", no_args_is_help=True)
-NameArg = Annotated[str, typer.Argument(metavar="NAME", help="A benchmark run's name or id.")]
 CONFIRM_BYTES = 100 * 1024 * 1024
 
 
-@handle_errors
-def list_(ctx: typer.Context, opts: Paging) -> None:
-    """The workspace's benchmark runs, newest first."""
-    from osmosis_cli.commands.benchmark.render import run_item, run_row
+BENCHMARK_RUNS = RunKind(
+    noun="benchmark run",
+    words=("benchmark", "runs"),
+    operation="benchmark",
+    resource=lambda client: client.benchmark_runs,
+    run_of=lambda detail: detail.benchmark_run,
+)
+add_list(
+    app,
+    BENCHMARK_RUNS,
+    ListView(
+        records=lambda page: page.benchmark_runs,
+        columns=[
+            "Name",
+            "Status",
+            "Results",
+            "Benchmark",
+            "Agents",
+            "Best Pass@1",
+            "Submitted",
+            "By",
+        ],
+        item=lambda run: _render().run_item(run),
+        row=lambda run: _render().run_row(run),
+        submit_hint="submit one with `osmosis benchmark submit CONFIG`",
+    ),
+)
+NameArg = Annotated[str, name_arg(BENCHMARK_RUNS)]
 
-    client, workspace = state(ctx).scoped_client()
-    with client:
-        found = opts.collect(client.benchmark_runs.pages, lambda p: p.benchmark_runs)
-    head = ["Name", "Status", "Results", "Benchmark", "Agents", "Best Pass@1", "Submitted", "By"]
-    if show_list(
-        current_output(),
-        found,
-        items=[run_item(r) for r in found.items],
-        rows=[run_row(r) for r in found.items],
-        columns=head,
-        keep=("Name",),
-        extra=result_scope(workspace),
-        empty="No benchmark runs yet: submit one with `osmosis benchmark submit CONFIG`.",
-    ):
-        current_output().info("Use osmosis benchmark runs info <name> for details.")
 
+def _render() -> Any:
+    # the renderers import the SDK's models: loaded when a list is shown, not at start-up
+    from osmosis_cli.commands.benchmark import render
 
-app.command("list", cls=Command)(options_command(Paging, list_))
+    return render
 
 
 @command(app, "info")
@@ -77,53 +92,8 @@ def info(ctx: typer.Context, name: NameArg) -> None:
     out.info(f"Download outputs with: osmosis benchmark runs download {run.name}")
 
 
-@command(app, "logs")
-def logs(
-    ctx: typer.Context,
-    name: NameArg,
-    limit: LogLimitOpt = 50,
-    cursor: CursorOpt = None,
-    follow: FollowOpt = False,
-) -> None:
-    """One page of a benchmark run's logs (the newest first; --cursor for older ones),
-    or --follow: new entries as they come until the run ends."""
-    from osmosis_cli.terminal.log_lines import run_logs
-
-    run_logs(
-        current_output(),
-        state(ctx).scoped_client()[0],
-        name=name,
-        cursor=cursor,
-        what="Benchmark run",
-        command=runnable("osmosis", "benchmark", "runs", "logs", name),
-        fetch=lambda c: c.benchmark_runs.logs(name, limit, cursor),
-        follow=(lambda c, show: c.benchmark_runs.follow_logs(name, show, limit).benchmark_run)
-        if follow
-        else None,
-    )
-
-
-@command(app, "stop")
-def stop(
-    ctx: typer.Context,
-    name: NameArg,
-    yes: YesOpt = False,
-) -> None:
-    """Stop a benchmark run (looked up first; says the state the platform reports)."""
-    out = current_output()
-    client, workspace = state(ctx).scoped_client()
-    with client:
-        run = client.benchmark_runs.get(name).benchmark_run  # NOT_FOUND before any question
-        if not out.confirm(f'Stop benchmark run "{run.name}"?', yes=yes):
-            out.cancelled("benchmark.stop")
-            return
-        after = client.benchmark_runs.stop(str(run.id)).benchmark_run
-    message = f'Benchmark run "{run.name}" stopped.'
-    if after.status != "stopped":
-        message = f'Benchmark run "{run.name}": stop requested; it is {after.status}.'
-    resource = {"name": run.name, "id": run.id, "status": after.status, **result_scope(workspace)}
-    if not out.operation_result("benchmark.stop", resource=resource, message=message):
-        out.info(message)
+add_logs(app, BENCHMARK_RUNS)
+add_stop(app, BENCHMARK_RUNS)
 
 
 @command(app, "download")
@@ -145,6 +115,7 @@ def download(
 ) -> None:
     """Download a benchmark run's outputs (summary.csv and results.csv; artifacts and logs
     with --type). A re-run fetches only what is missing or cut short."""
+    from osmosis_cli.terminal.downloads import show_download
     from osmosis_cli.terminal.progress import byte_progress
     from osmosis_client.platform.benchmark_download import (
         BENCHMARK_OUTPUTS,
@@ -174,31 +145,9 @@ def download(
         root.mkdir(parents=True, exist_ok=True)
         with byte_progress(out, plan.pending_bytes, "downloading") as got:
             report = run_download(client, plan, on_bytes=got)
-    _result(out, report, result_scope(workspace))
+    show_download(out, report, "benchmark.download", result_scope(workspace))
     if report.failed:
         raise typer.Exit(1)
-
-
-def _result(out: Output, report: DownloadReport, scope: dict[str, object]) -> None:
-    count = len(report.downloaded)
-    message = (
-        f"Downloaded {count} file{'s' * (count != 1)} "
-        f"({size_text(report.bytes_downloaded)}) to {report.plan.root}"
-    )
-    if report.plan.skipped:
-        message += f" ({len(report.plan.skipped)} already up to date)"
-    if report.failed:
-        message += f" ({len(report.failed)} failed; re-run to retry)"
-    resource = {**report.to_json(), **scope}
-    if out.operation_result(
-        "benchmark.download", status=report.status, resource=resource, message=message
-    ):
-        if out.json_mode:
-            return
-    else:
-        out.info(message)
-    for path, problem in report.failed:
-        out.print(f"Failed: {path} — {problem}")
 
 
 __all__ = ["app"]

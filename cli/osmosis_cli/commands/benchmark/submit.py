@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -14,7 +14,7 @@ from osmosis_cli import submitting
 from osmosis_cli.context import result_scope, state
 from osmosis_cli.secret_values import SecretsFileOpt
 from osmosis_cli.terminal.commands import runnable
-from osmosis_cli.terminal.declare import YesOpt
+from osmosis_cli.terminal.declare import YesOpt, arg
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -25,9 +25,7 @@ if TYPE_CHECKING:
 
 @dataclass(kw_only=True)
 class SubmitOptions:
-    config_path: Annotated[
-        Path, typer.Argument(metavar="CONFIG", help="configs/benchmark/NAME.toml (or anywhere)")
-    ]
+    config_path: Path = arg(metavar="CONFIG", help="configs/benchmark/NAME.toml (or anywhere)")
     yes: YesOpt = False
     secrets_file: SecretsFileOpt = None
 

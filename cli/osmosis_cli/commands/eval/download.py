@@ -11,6 +11,7 @@ import typer
 
 from osmosis_cli.context import state, workspace_top
 from osmosis_cli.terminal.commands import runnable
+from osmosis_cli.terminal.downloads import show_download
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.sizes import size_text
 from osmosis_client.errors import InvalidInputError
@@ -86,7 +87,7 @@ def download(
     if report is None:
         out.cancelled("eval.download")
         return
-    _result(out, report)
+    show_download(out, report, "eval.download")
     if report.failed:
         raise typer.Exit(1)
 
@@ -145,26 +146,6 @@ def _make_results(out: Output, report: DownloadReport) -> None:
         write_hosted_results(report.plan.root, data)
     except InvalidInputError as exc:
         out.warn(f"no results document: {exc.message}", code="NO_RESULTS_DOCUMENT")
-
-
-def _result(out: Output, report: DownloadReport) -> None:
-    resource = report.to_json()
-    count = len(report.downloaded)
-    message = (
-        f"Downloaded {count} file{'s' * (count != 1)} ({size_text(report.bytes_downloaded)}) "
-        f"to {report.plan.root}"
-    )
-    if report.plan.skipped:
-        message += f", {len(report.plan.skipped)} already there"
-    if report.failed:
-        message += f" ({len(report.failed)} failed; re-run to retry)"
-    if out.operation_result(
-        "eval.download", status=report.status, resource=resource, message=message
-    ):
-        return
-    for path, problem in report.failed:
-        out.warn(f"{path}: {problem}")
-    out.info(message)
 
 
 def hosted_results(app_state: AppState, out: Output, name: str) -> Path:

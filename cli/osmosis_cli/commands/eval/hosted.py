@@ -1,20 +1,18 @@
-"""Hosted runs on the ``eval`` group: submit, list, info, logs, stop — and ``init``."""
+"""Hosted runs on the ``eval`` group — submit, list, info, logs, stop, download, retry,
+upload — and ``init``: each command under its own name (main.py's table lists them)."""
 
 from __future__ import annotations
 
-import typer
+from osmosis_cli.commands.eval.download import download
+from osmosis_cli.commands.eval.init import init
+from osmosis_cli.commands.eval.logs import logs
+from osmosis_cli.commands.eval.retry import retry
+from osmosis_cli.commands.eval.runs import ListOptions, info, list_runs, stop
+from osmosis_cli.commands.eval.submit import SubmitOptions, submit as submit_run
+from osmosis_cli.commands.eval.upload import upload
+from osmosis_cli.terminal.declare import options_command
 
-from osmosis_cli.commands.eval import download, init, logs, retry, runs, submit, upload
-from osmosis_cli.terminal.declare import Command, options_command
+submit = options_command(SubmitOptions, submit_run)
+list_ = options_command(ListOptions, list_runs)
 
-
-def register(app: typer.Typer) -> None:
-    app.command("submit", cls=Command)(options_command(submit.SubmitOptions, submit.submit))
-    app.command("list", cls=Command)(options_command(runs.ListOptions, runs.list_runs))
-    app.command("info", cls=Command)(runs.info)
-    app.command("stop", cls=Command)(runs.stop)
-    app.command("init", cls=Command)(init.init)
-    app.command("logs", cls=Command)(logs.logs)
-    app.command("download", cls=Command)(download.download)
-    app.command("retry", cls=Command)(retry.retry)
-    app.command("upload", cls=Command)(upload.upload)
+__all__ = ["download", "info", "init", "list_", "logs", "retry", "stop", "submit", "upload"]

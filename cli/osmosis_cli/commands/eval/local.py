@@ -1,16 +1,15 @@
-"""Local runs: ``osmosis eval run`` and the seed form, registered on the ``eval`` group."""
+"""Local runs on the ``eval`` group: ``run``, the seed form and ``watch``, each under
+its own name (main.py's table lists them)."""
 
 from __future__ import annotations
 
-import typer
+from osmosis_cli.commands.eval.run import RunOptions, run as run_config
+from osmosis_cli.commands.eval.seed import SeedOptions, seed as seed_form
+from osmosis_cli.commands.eval.watch import WatchOptions, watch as watch_series
+from osmosis_cli.terminal.declare import options_command
 
-from osmosis_cli.commands.eval.run import RunOptions, run
-from osmosis_cli.commands.eval.seed import SeedOptions, seed
-from osmosis_cli.commands.eval.watch import WatchOptions, watch
-from osmosis_cli.terminal.declare import SEED_COMMAND, Command, options_command
+run = options_command(RunOptions, run_config)
+seed = options_command(SeedOptions, seed_form)
+watch = options_command(WatchOptions, watch_series)
 
-
-def register(app: typer.Typer) -> None:
-    app.command("run", cls=Command)(options_command(RunOptions, run))
-    app.command(SEED_COMMAND, cls=Command)(options_command(SeedOptions, seed))
-    app.command("watch", cls=Command)(options_command(WatchOptions, watch))
+__all__ = ["run", "seed", "watch"]

@@ -1,29 +1,15 @@
-"""The results commands on the ``eval`` group: compare, rescore, report, view, schema,
-push."""
+"""The results commands on the ``eval`` group — compare, rescore, report, view, schema,
+push, agreement, plan — each under its own name (main.py's table lists them)."""
 
 from __future__ import annotations
 
-import typer
+from osmosis_cli.commands.eval.agreement import agreement
+from osmosis_cli.commands.eval.compare import compare
+from osmosis_cli.commands.eval.plan import plan
+from osmosis_cli.commands.eval.report import report
+from osmosis_cli.commands.eval.rescore import rescore
+from osmosis_cli.commands.eval.schema import schema
+from osmosis_cli.commands.eval.trackers import push
+from osmosis_cli.commands.eval.view import view
 
-from osmosis_cli.commands.eval import (
-    agreement,
-    compare,
-    plan,
-    report,
-    rescore,
-    schema,
-    trackers,
-    view,
-)
-from osmosis_cli.terminal.declare import Command
-
-
-def register(app: typer.Typer) -> None:
-    app.command("compare", cls=Command)(compare.compare)
-    app.command("rescore", cls=Command)(rescore.rescore)
-    app.command("report", cls=Command)(report.report)
-    app.command("view", cls=Command)(view.view)
-    app.command("schema", cls=Command)(schema.schema)
-    app.command("push", cls=Command)(trackers.push)
-    app.command("agreement", cls=Command)(agreement.agreement)
-    app.command("plan", cls=Command)(plan.plan)
+__all__ = ["agreement", "compare", "plan", "push", "report", "rescore", "schema", "view"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import typer
 
@@ -18,10 +18,9 @@ from osmosis_cli.commands.eval.options import (
     SERVER,
     WHAT,
     LocalRunOptions,
-    RolloutModeOpt,
-    RolloutPythonOpt,
     RowsOpt,
 )
+from osmosis_cli.terminal.declare import arg, flag
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.output import Output
 
@@ -60,113 +59,89 @@ class RunOptions(LocalRunOptions):
             SERVER,
         ),
     }
-    config_path: Annotated[
-        Path, typer.Argument(metavar="CONFIG", help="configs/eval/NAME.toml", show_default=False)
-    ]
-    dataset: Annotated[
-        Path | None,
-        typer.Option(
-            "--dataset",
-            "--dataset-file",
-            metavar="FILE",
-            help="Local dataset file (overrides the TOML).",
-        ),
-    ] = None
-    name: Annotated[
-        str | None,
-        typer.Option(
-            "--name",
-            metavar="NAME",
-            help="The run's name: .osmosis/evals/NAME/ (continued when it exists).",
-        ),
-    ] = None
-    fresh: Annotated[
-        bool,
-        typer.Option("--fresh", help="Start NAME over (the earlier run is archived, not deleted)."),
-    ] = False
+    config_path: Path = arg(metavar="CONFIG", help="configs/eval/NAME.toml", show_default=False)
+    dataset: Path | None = flag(
+        "--dataset",
+        "--dataset-file",
+        metavar="FILE",
+        help="Local dataset file (overrides the TOML).",
+    )
+    name: str | None = flag(
+        "--name",
+        metavar="NAME",
+        help="The run's name: .osmosis/evals/NAME/ (continued when it exists).",
+    )
+    fresh: bool = flag(
+        "--fresh", help="Start NAME over (the earlier run is archived, not deleted).", default=False
+    )
     rows_spec: RowsOpt = None
-    retry_failed: Annotated[
-        bool,
-        typer.Option(
-            "--retry-failed", help="Run again the attempts of NAME that errored or were skipped."
-        ),
-    ] = False
-    max_in_flight: Annotated[
-        int | None,
-        typer.Option(
-            "--max-in-flight", min=1, metavar="N", help="Attempts in flight (= --batch-size)."
-        ),
-    ] = None
-    secrets_file: Annotated[
-        str | None,
-        typer.Option(
-            "--secrets-file",
-            metavar="FILE",
-            help="NAME=value lines for the config's [secrets] (- reads stdin; beats the env).",
-        ),
-    ] = None
-    yes: Annotated[  # accepted as published (local runs never ask): out of the help
-        bool, typer.Option("--yes", "-y", hidden=True)
-    ] = False
-    upload: Annotated[
-        bool,
-        typer.Option(
-            "--upload", help="When the run finishes, upload it to the platform (eval upload)."
-        ),
-    ] = False
-    listener_port: Annotated[
-        int | None,
-        typer.Option(
-            "--listener-port",
-            min=1,
-            max=65535,
-            metavar="PORT",
-            help="Server mode: the model bridge's port (default: any free one).",
-        ),
-    ] = None
-    advertise_url: Annotated[
-        str | None,
-        typer.Option(
-            "--advertise-url",
-            metavar="URL",
-            help="Server mode: the bridge's URL as a rollout in a container or sandbox "
-            "reaches it (needs --listener-port).",
-        ),
-    ] = None
-    rollout_port: Annotated[
-        int | None,
-        typer.Option(
-            "--rollout-port",
-            min=1,
-            max=65535,
-            metavar="PORT",
-            help="Server mode: the rollout server's port (default: any free one).",
-        ),
-    ] = None
-    log_samples: Annotated[  # accepted from older templates (transcripts are kept): hidden
-        bool, typer.Option("--log-samples", hidden=True)
-    ] = False
-    debug: Annotated[
-        bool,
-        typer.Option("--debug", help="Show the rollout server's output live (older templates)."),
-    ] = False
-    seed: Annotated[
-        int | None, typer.Option("--seed", min=0, metavar="S", help="Seed of the 10% sample.")
-    ] = None
-    rollout_mode: RolloutModeOpt = None
-    rollout_python: RolloutPythonOpt = None
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show what would run (a suite: every entry).")
-    ] = False
-    parallel: Annotated[
-        int,
-        typer.Option(
-            "--parallel", min=1, max=64, metavar="K", help="A suite: run K entries at once."
-        ),
-    ] = 1
-    abbreviated_summary: Annotated[
-        bool, typer.Option("--abbreviated-summary", help="A suite: a compact comparison table.")
-    ] = False
+    retry_failed: bool = flag(
+        "--retry-failed",
+        help="Run again the attempts of NAME that errored or were skipped.",
+        default=False,
+    )
+    max_in_flight: int | None = flag(
+        "--max-in-flight", min=1, metavar="N", help="Attempts in flight (= --batch-size)."
+    )
+    secrets_file: str | None = flag(
+        "--secrets-file",
+        metavar="FILE",
+        help="NAME=value lines for the config's [secrets] (- reads stdin; beats the env).",
+    )
+    # accepted as published (local runs never ask): out of the help
+    yes: bool = flag("--yes", "-y", hidden=True, default=False)
+    upload: bool = flag(
+        "--upload",
+        help="When the run finishes, upload it to the platform (eval upload).",
+        default=False,
+    )
+    listener_port: int | None = flag(
+        "--listener-port",
+        min=1,
+        max=65535,
+        metavar="PORT",
+        help="Server mode: the model bridge's port (default: any free one).",
+    )
+    advertise_url: str | None = flag(
+        "--advertise-url",
+        metavar="URL",
+        help="Server mode: the bridge's URL as a rollout in a container or sandbox "
+        "reaches it (needs --listener-port).",
+    )
+    rollout_port: int | None = flag(
+        "--rollout-port",
+        min=1,
+        max=65535,
+        metavar="PORT",
+        help="Server mode: the rollout server's port (default: any free one).",
+    )
+    # accepted from older templates (transcripts are kept): hidden
+    log_samples: bool = flag("--log-samples", hidden=True, default=False)
+    debug: bool = flag(
+        "--debug", help="Show the rollout server's output live (older templates).", default=False
+    )
+    seed: int | None = flag("--seed", min=0, metavar="S", help="Seed of the 10% sample.")
+    rollout_mode: str | None = flag(
+        "--rollout-mode",
+        metavar="server|native",
+        help="server: run a published-SDK rollout as its own server (detected from the "
+        "rollout's pyproject.toml / imports); native: in-process.",
+    )
+    rollout_python: Path | None = flag(
+        "--rollout-python",
+        metavar="PATH",
+        help="Server mode: the rollout's interpreter or virtualenv (default: uv, then "
+        "rollouts/NAME/.venv).",
+    )
+    dry_run: bool = flag(
+        "--dry-run", help="Show what would run (a suite: every entry).", default=False
+    )
+    parallel: int = flag(
+        "--parallel", min=1, max=64, metavar="K", help="A suite: run K entries at once.", default=1
+    )
+    abbreviated_summary: bool = flag(
+        "--abbreviated-summary", help="A suite: a compact comparison table.", default=False
+    )
 
     RENAMED: ClassVar[dict[str, str]] = {
         **LocalRunOptions.RENAMED,

@@ -11,7 +11,7 @@ import typer
 from osmosis_cli.commands.eval.platform import scoped_client, wait_for_run
 from osmosis_cli.commands.eval.render import num, pct, render_run, run_detail, run_item
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import YesOpt
+from osmosis_cli.terminal.declare import YesOpt, flag
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.numbers import money
 from osmosis_cli.terminal.times import duration, when
@@ -25,25 +25,17 @@ if TYPE_CHECKING:
 
 @dataclass(kw_only=True)
 class ListOptions:
-    limit: Annotated[
-        int, typer.Option("--limit", min=1, metavar="N", help="How many runs to show.")
-    ] = 20
-    all_: Annotated[bool, typer.Option("--all", help="Every run (follows all pages).")] = False
-    status: Annotated[
-        str | None,
-        typer.Option(
-            "--status", metavar="STATUS", help="pending, running, finished, failed or stopped."
-        ),
-    ] = None
-    suite: Annotated[
-        str | None,
-        typer.Option(
-            "--suite", metavar="NAME", help="Only the runs of a suite submitted from here."
-        ),
-    ] = None
-    local: Annotated[
-        bool, typer.Option("--local", help="This project's local runs (.osmosis/evals/).")
-    ] = False
+    limit: int = flag("--limit", min=1, metavar="N", help="How many runs to show.", default=20)
+    all_: bool = flag("--all", help="Every run (follows all pages).", default=False)
+    status: str | None = flag(
+        "--status", metavar="STATUS", help="pending, running, finished, failed or stopped."
+    )
+    suite: str | None = flag(
+        "--suite", metavar="NAME", help="Only the runs of a suite submitted from here."
+    )
+    local: bool = flag(
+        "--local", help="This project's local runs (.osmosis/evals/).", default=False
+    )
 
 
 @handle_errors

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import typer
 
 from osmosis_cli.commands.eval.execute import execute
 from osmosis_cli.commands.eval.failures import rerun_commands
 from osmosis_cli.commands.eval.options import LocalRunOptions, NoCompatOpt, RowsOpt
+from osmosis_cli.terminal.declare import arg, flag
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -21,83 +22,57 @@ if TYPE_CHECKING:
 
 @dataclass(kw_only=True)
 class SeedOptions(LocalRunOptions):
-    module: Annotated[
-        str | None,
-        typer.Option(
-            "-m", "--module", metavar="MODULE:ATTR", help="An AgentWorkflow or a RolloutAgentLoop."
-        ),
-    ] = None
-    mcp: Annotated[
-        Path | None,
-        typer.Option(
-            "--mcp",
-            metavar="DIR",
-            help="Instead of -m: the FastMCP tool server of DIR/main.py as the agent's tools.",
-        ),
-    ] = None
-    dataset: Annotated[
-        Path | None, typer.Option("-d", "--dataset", metavar="FILE", help="Dataset file.")
-    ] = None
-    eval_fn: Annotated[
-        list[str] | None,
-        typer.Option("--eval-fn", metavar="MODULE:FN", help="An eval function (repeatable)."),
-    ] = None
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--api-key",
-            metavar="KEY",
-            help="The key itself (visible to other users in argv: prefer --api-key-env).",
-        ),
-    ] = None
-    offset: Annotated[
-        int,
-        typer.Option("--offset", min=0, metavar="N", help="Skip the first N rows (indices stay)."),
-    ] = 0
-    max_turns: Annotated[
-        int | None,
-        typer.Option("--max-turns", min=1, metavar="N", help="Agent loops: turns (default 10)."),
-    ] = None
-    max_tokens: Annotated[
-        int | None,
-        typer.Option("--max-tokens", min=1, metavar="N", help="Tokens per model answer."),
-    ] = None
-    baseline_model: Annotated[
-        str | None,
-        typer.Option(
-            "--baseline-model", metavar="MODEL", help="Also run every item on this model."
-        ),
-    ] = None
-    baseline_base_url: Annotated[
-        str | None,
-        typer.Option("--baseline-base-url", metavar="URL", help="The baseline's endpoint."),
-    ] = None
-    baseline_api_key_env: Annotated[
-        str | None,
-        typer.Option(
-            "--baseline-api-key-env", metavar="NAME", help="NAME of the baseline's key variable."
-        ),
-    ] = None
-    baseline_api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--baseline-api-key",
-            metavar="KEY",
-            help="The baseline's key itself (0.2's flag; prefer --baseline-api-key-env).",
-        ),
-    ] = None
-    debug: Annotated[
-        bool, typer.Option("--debug", help="Agent loops: ctx.log_event traces to ./local_debug/.")
-    ] = False
+    module: str | None = flag(
+        "-m", "--module", metavar="MODULE:ATTR", help="An AgentWorkflow or a RolloutAgentLoop."
+    )
+    mcp: Path | None = flag(
+        "--mcp",
+        metavar="DIR",
+        help="Instead of -m: the FastMCP tool server of DIR/main.py as the agent's tools.",
+    )
+    dataset: Path | None = flag("-d", "--dataset", metavar="FILE", help="Dataset file.")
+    eval_fn: list[str] | None = flag(
+        "--eval-fn", metavar="MODULE:FN", help="An eval function (repeatable)."
+    )
+    api_key: str | None = flag(
+        "--api-key",
+        metavar="KEY",
+        help="The key itself (visible to other users in argv: prefer --api-key-env).",
+    )
+    offset: int = flag(
+        "--offset", min=0, metavar="N", help="Skip the first N rows (indices stay).", default=0
+    )
+    max_turns: int | None = flag(
+        "--max-turns", min=1, metavar="N", help="Agent loops: turns (default 10)."
+    )
+    max_tokens: int | None = flag(
+        "--max-tokens", min=1, metavar="N", help="Tokens per model answer."
+    )
+    baseline_model: str | None = flag(
+        "--baseline-model", metavar="MODEL", help="Also run every item on this model."
+    )
+    baseline_base_url: str | None = flag(
+        "--baseline-base-url", metavar="URL", help="The baseline's endpoint."
+    )
+    baseline_api_key_env: str | None = flag(
+        "--baseline-api-key-env", metavar="NAME", help="NAME of the baseline's key variable."
+    )
+    baseline_api_key: str | None = flag(
+        "--baseline-api-key",
+        metavar="KEY",
+        help="The baseline's key itself (0.2's flag; prefer --baseline-api-key-env).",
+    )
+    debug: bool = flag(
+        "--debug", help="Agent loops: ctx.log_event traces to ./local_debug/.", default=False
+    )
     rows_spec: RowsOpt = None
-    retry_failed: Annotated[
-        bool,
-        typer.Option(
-            "--retry-failed", help="Continue the run at -o, running its errored attempts again."
-        ),
-    ] = False
+    retry_failed: bool = flag(
+        "--retry-failed",
+        help="Continue the run at -o, running its errored attempts again.",
+        default=False,
+    )
     no_compat: NoCompatOpt = False
-    stray: Annotated[list[str] | None, typer.Argument(hidden=True, metavar="")] = None
+    stray: list[str] | None = arg(hidden=True, metavar="", default=None)
 
     RENAMED: ClassVar[dict[str, str]] = {
         **LocalRunOptions.RENAMED,
@@ -163,18 +138,21 @@ def seed(ctx: typer.Context, opts: SeedOptions) -> None:
     _refuse_stray(ctx, opts.stray)
     if not ((opts.resume or opts.retry_failed) and opts.output is not None):
         _check_given(opts)  # a continued run takes what is missing from its journal
-    for flag, value in (("--api-key", opts.api_key), ("--baseline-api-key", opts.baseline_api_key)):
+    for given, value in (
+        ("--api-key", opts.api_key),
+        ("--baseline-api-key", opts.baseline_api_key),
+    ):
         if value is not None:
             out.warn(
-                f"{flag} puts the key in your shell history and the process list: "
-                f"prefer {flag}-env NAME"
+                f"{given} puts the key in your shell history and the process list: "
+                f"prefer {given}-env NAME"
             )
-    for flag, value in (
+    for given, value in (
         ("--baseline-api-key", opts.baseline_api_key),
         ("--baseline-base-url", opts.baseline_base_url),
     ):
         if value is not None and not opts.baseline_model:
-            raise InvalidInputError(f"{flag} needs --baseline-model", code="USAGE")
+            raise InvalidInputError(f"{given} needs --baseline-model", code="USAGE")
     from osmosis_cli.commands.eval.run import platform_prices
 
     request = opts.request(price_source=platform_prices(ctx))

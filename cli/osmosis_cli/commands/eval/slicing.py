@@ -4,27 +4,7 @@ and the options naming such a column."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
-
-import typer
-
-ByOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--by",
-        metavar="COLUMN",
-        help="Also break every statistic down by this dataset column (e.g. difficulty).",
-    ),
-]
-ClusterByOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--cluster-by",
-        metavar="COLUMN",
-        help="Rows sharing this column's value share a context (metadata.KEY): one cluster "
-        "of the mean's interval.",
-    ),
-]
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -13,6 +13,7 @@ from osmosis_cli import submitting
 from osmosis_cli.commands.eval.platform import wait_for_run
 from osmosis_cli.commands.eval.render import render_run, run_detail
 from osmosis_cli.context import state
+from osmosis_cli.terminal.declare import arg, flag
 from osmosis_cli.terminal.errors import EvaluationNotPassed, current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -24,35 +25,23 @@ if TYPE_CHECKING:
 
 @dataclass(kw_only=True)
 class SubmitOptions(submitting.PinnedSubmit):
-    config_path: Annotated[Path, typer.Argument(metavar="CONFIG", help="configs/eval/NAME.toml")]
-    wait: Annotated[bool, typer.Option("--wait", help="Wait for the run to finish.")] = False
-    timeout: Annotated[
-        float | None,
-        typer.Option(
-            "--timeout",
-            min=0,
-            metavar="SECONDS",
-            help="Stop waiting after SECONDS (the run goes on).",
-        ),
-    ] = None
-    min_pass_rate: Annotated[
-        float | None,
-        typer.Option(
-            "--min-pass-rate",
-            min=0.0,
-            max=1.0,
-            metavar="X",
-            help="Exit 4 below this pass rate (implies --wait).",
-        ),
-    ] = None
-    junit: Annotated[
-        Path | None,
-        typer.Option(
-            "--junit",
-            metavar="PATH",
-            help="With --wait: JUnit XML with one test case per run (its verdict).",
-        ),
-    ] = None
+    config_path: Path = arg(metavar="CONFIG", help="configs/eval/NAME.toml")
+    wait: bool = flag("--wait", help="Wait for the run to finish.", default=False)
+    timeout: float | None = flag(
+        "--timeout", min=0, metavar="SECONDS", help="Stop waiting after SECONDS (the run goes on)."
+    )
+    min_pass_rate: float | None = flag(
+        "--min-pass-rate",
+        min=0.0,
+        max=1.0,
+        metavar="X",
+        help="Exit 4 below this pass rate (implies --wait).",
+    )
+    junit: Path | None = flag(
+        "--junit",
+        metavar="PATH",
+        help="With --wait: JUnit XML with one test case per run (its verdict).",
+    )
 
     @property
     def waits(self) -> bool:

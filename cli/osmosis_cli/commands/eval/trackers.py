@@ -14,36 +14,6 @@ if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_local_runner.api.doors import Logged
 
-LogToOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--log-to",
-        metavar="TRACKER",
-        help="When the run finishes, log it to mlflow[:URI], wandb[:PROJECT], "
-        "trackio[:PROJECT] or hf:ORG/NAME (repeatable; bare: the active run).",
-    ),
-]
-StepOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--step",
-        "--log-step",
-        min=0,
-        metavar="STEP",
-        help="The run's step in its series (a training step): recorded with the run, and "
-        "where trackers log its metrics.",
-    ),
-]
-SeriesOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--series",
-        metavar="NAME",
-        help="The series (a training's checkpoints) the run belongs to: its runs make one "
-        "curve in the viewer and in trackers.",
-    ),
-]
-
 
 def tracked_keys(out: Output, tracked: list[Logged], name: str | None) -> dict[str, Any]:
     """A line per tracker (a failure is a warning naming the push that sends it later)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import typer
 
 from osmosis_cli.commands.eval.options import LocalRunOptions
+from osmosis_cli.terminal.declare import arg, flag
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -39,76 +40,56 @@ class WatchOptions(LocalRunOptions):
         **LocalRunOptions.PANELS,
         **dict.fromkeys(WATCHING, WATCH),
     }
-    config_path: Annotated[
-        Path, typer.Argument(metavar="CONFIG", help="configs/eval/NAME.toml", show_default=False)
-    ]
-    checkpoints: Annotated[
-        Path | None,
-        typer.Option(
-            "--checkpoints",
-            metavar="DIR",
-            help="The folder the trainer saves checkpoints into (step_N, step-N, "
-            "checkpoint-N, global_step_N).",
-        ),
-    ] = None
-    training: Annotated[
-        str | None,
-        typer.Option(
-            "--training",
-            metavar="RUN",
-            help="A platform training run: its uploaded checkpoints, evaluated against the "
-            "platform's inference endpoint (OSMOSIS_INFERENCE_URL, OSMOSIS_API_KEY).",
-        ),
-    ] = None
-    deploy: Annotated[
-        bool,
-        typer.Option(
-            "--deploy",
-            help="With --training: deploy each checkpoint that is not (it uses the "
-            "workspace's inference quota) and undeploy it after its run.",
-        ),
-    ] = False
-    serve_cmd: Annotated[
-        str | None,
-        typer.Option(
-            "--serve-cmd",
-            metavar="CMD",
-            help="Serve each checkpoint with this command ({path} and {step} filled in), "
-            "waited on until the endpoint answers; else it is loaded into vLLM as a LoRA.",
-        ),
-    ] = None
-    keep_loaded: Annotated[
-        bool, typer.Option("--keep-loaded", help="Leave each LoRA loaded after its run.")
-    ] = False
-    once: Annotated[
-        bool, typer.Option("--once", help="Evaluate the checkpoints there now, then exit.")
-    ] = False
-    until: Annotated[
-        int | None,
-        typer.Option("--until", metavar="STEP", min=0, help="Stop once this step is evaluated."),
-    ] = None
-    poll: Annotated[
-        float,
-        typer.Option("--poll", metavar="SECONDS", min=0.1, help="How often to look for more."),
-    ] = 10.0
-    marker: Annotated[
-        str | None,
-        typer.Option(
-            "--marker",
-            metavar="FILE",
-            help="A file the trainer writes last in a checkpoint (default: STABLE, else "
-            "every size unchanged across two looks).",
-        ),
-    ] = None
-    serve_timeout: Annotated[
-        float,
-        typer.Option(
-            "--serve-timeout",
-            metavar="SECONDS",
-            min=1.0,
-            help="How long a serve command may take to answer.",
-        ),
-    ] = 600.0
+    config_path: Path = arg(metavar="CONFIG", help="configs/eval/NAME.toml", show_default=False)
+    checkpoints: Path | None = flag(
+        "--checkpoints",
+        metavar="DIR",
+        help="The folder the trainer saves checkpoints into (step_N, step-N, "
+        "checkpoint-N, global_step_N).",
+    )
+    training: str | None = flag(
+        "--training",
+        metavar="RUN",
+        help="A platform training run: its uploaded checkpoints, evaluated against the "
+        "platform's inference endpoint (OSMOSIS_INFERENCE_URL, OSMOSIS_API_KEY).",
+    )
+    deploy: bool = flag(
+        "--deploy",
+        help="With --training: deploy each checkpoint that is not (it uses the "
+        "workspace's inference quota) and undeploy it after its run.",
+        default=False,
+    )
+    serve_cmd: str | None = flag(
+        "--serve-cmd",
+        metavar="CMD",
+        help="Serve each checkpoint with this command ({path} and {step} filled in), "
+        "waited on until the endpoint answers; else it is loaded into vLLM as a LoRA.",
+    )
+    keep_loaded: bool = flag(
+        "--keep-loaded", help="Leave each LoRA loaded after its run.", default=False
+    )
+    once: bool = flag(
+        "--once", help="Evaluate the checkpoints there now, then exit.", default=False
+    )
+    until: int | None = flag(
+        "--until", metavar="STEP", min=0, help="Stop once this step is evaluated."
+    )
+    poll: float = flag(
+        "--poll", metavar="SECONDS", min=0.1, help="How often to look for more.", default=10.0
+    )
+    marker: str | None = flag(
+        "--marker",
+        metavar="FILE",
+        help="A file the trainer writes last in a checkpoint (default: STABLE, else "
+        "every size unchanged across two looks).",
+    )
+    serve_timeout: float = flag(
+        "--serve-timeout",
+        metavar="SECONDS",
+        min=1.0,
+        help="How long a serve command may take to answer.",
+        default=600.0,
+    )
 
     PRESENTATION: ClassVar[frozenset[str]] = LocalRunOptions.PRESENTATION | {
         "config_path",

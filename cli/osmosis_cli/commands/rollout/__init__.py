@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import Command, Group, options_command
+from osmosis_cli.terminal.declare import Command, Group, flag, options_command
 from osmosis_cli.terminal.errors import EXIT_FAILED, command, current_output, handle_errors
 from osmosis_cli.terminal.pages import Paging, show_list
 
@@ -59,9 +59,7 @@ def init(ctx: typer.Context, name: NewNameArg, force: ReplaceOpt = False) -> Non
 
 @dataclass(kw_only=True)
 class ListOptions(Paging):
-    branch: Annotated[
-        str | None, typer.Option("--branch", metavar="B", help="As synced from this branch.")
-    ] = None
+    branch: str | None = flag("--branch", metavar="B", help="As synced from this branch.")
 
 
 @handle_errors
@@ -108,8 +106,7 @@ def validate(
 ) -> None:
     """Load rollouts as a run would (in their own environment), find each one's workflow
     and grader, and say what is wrong (exit 1 when anything is)."""
-    from osmosis_cli.commands.rollout.validate import targets
-    from osmosis_cli.commands.rollout.validate import validate as check
+    from osmosis_cli.commands.rollout.validate import targets, validate as check
     from osmosis_client.workspace import find_root
 
     out = current_output()

@@ -13,7 +13,7 @@ import typer
 
 from osmosis_cli.context import state
 from osmosis_cli.terminal.commands import runnable
-from osmosis_cli.terminal.declare import Command, Group, options_command
+from osmosis_cli.terminal.declare import Command, Group, flag, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.pages import Paging, show_list
 from osmosis_cli.terminal.times import when
@@ -42,9 +42,9 @@ def _scope(value: str, allowed: tuple[str, ...]) -> Any:
 
 @dataclass(kw_only=True)
 class ListOptions(Paging):
-    scope: Annotated[
-        str, typer.Option("--scope", metavar="all|personal|workspace", help="Which secrets.")
-    ] = "all"
+    scope: str = flag(
+        "--scope", metavar="all|personal|workspace", help="Which secrets.", default="all"
+    )
 
 
 @handle_errors

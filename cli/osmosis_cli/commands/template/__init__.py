@@ -51,8 +51,7 @@ OverwriteOpt = Annotated[
 @command(app, "apply")
 def apply(ctx: typer.Context, name: TemplateArg, force: OverwriteOpt = False) -> None:
     """Write a template's rollout, configs and data into this workspace."""
-    from osmosis_cli.commands.template.catalog import apply as apply_template
-    from osmosis_cli.commands.template.catalog import find
+    from osmosis_cli.commands.template.catalog import apply as apply_template, find
     from osmosis_client.workspace import find_root
 
     out = current_output()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -15,6 +15,7 @@ from osmosis_cli import submitting
 from osmosis_cli.commands.train.info import config_items
 from osmosis_cli.context import result_scope, state
 from osmosis_cli.terminal.commands import runnable
+from osmosis_cli.terminal.declare import arg
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -24,9 +25,7 @@ if TYPE_CHECKING:
 
 @dataclass(kw_only=True)
 class SubmitOptions(submitting.PinnedSubmit):
-    config_path: Annotated[
-        Path, typer.Argument(metavar="CONFIG", help="configs/training/NAME.toml")
-    ]
+    config_path: Path = arg(metavar="CONFIG", help="configs/training/NAME.toml")
 
 
 @handle_errors

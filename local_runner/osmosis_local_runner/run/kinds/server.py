@@ -30,8 +30,7 @@ from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.llm.client import SESSION_ID
 from osmosis_local_runner.run.dataset import Row
 from osmosis_local_runner.run.discovery import source_digest
-from osmosis_local_runner.run.kinds import Outcome, RunEnv
-from osmosis_local_runner.run.kinds import server_drive as drive
+from osmosis_local_runner.run.kinds import Outcome, RunEnv, server_drive as drive
 from osmosis_local_runner.run.kinds.server_outcome import await_trajectory, messages_of, outcome_of
 from osmosis_local_runner.run.scheduler import deadline
 from osmosis_local_runner.server.bridge import Bridge

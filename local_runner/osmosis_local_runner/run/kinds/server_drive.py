@@ -6,8 +6,8 @@ way it can end named: :class:`Transient` (retryable with ``--max-retries``),
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from osmosis_client.errors import OsmosisError
 from osmosis_local_runner.errors import RunAborted
@@ -16,6 +16,7 @@ from osmosis_local_runner.server.protocol import Accepted, Refused, Result, Roll
 
 LEASE_MARGIN = 10.0  # stop retrying polls this long before the lease would lapse
 SUBMIT_RETRIES = 5
+T = TypeVar("T")
 
 
 class Transient(Exception):
@@ -37,37 +38,31 @@ async def submit(
     abort: Callable[[OsmosisError], None],
 ) -> Accepted:
     """``POST /rollout``, retried on transient failures; a 401 stops the run."""
-    import aiohttp
+
+    def refused(exc: Refused) -> None:
+        if exc.status == 401:
+            abort(
+                RunAborted(
+                    "the rollout server requires an API key (401 on POST /rollout)",
+                    hint="create the server without an api_key for local runs",
+                    code="ROLLOUT_SERVER_AUTH",
+                )
+            )
+            raise exc
+        if exc.status == 409:
+            raise Transient(f"rollout id {body['rollout_id']} is already registered") from exc
 
     failures = 0
     while True:
-        try:
-            return await client.submit(body)
-        except Refused as exc:
-            if exc.status == 401:
-                abort(
-                    RunAborted(
-                        "the rollout server requires an API key (401 on POST /rollout)",
-                        hint="create the server without an api_key for local runs",
-                        code="ROLLOUT_SERVER_AUTH",
-                    )
-                )
-                raise
-            if exc.status == 409:
-                raise Transient(f"rollout id {body['rollout_id']} is already registered") from exc
-            if exc.status == 429:
-                await asyncio.sleep(exc.retry_after if exc.retry_after is not None else 1.0)
-                continue
-            if not exc.transient:
-                raise
-            failure: Exception = exc
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-            if server.exited:
-                raise ServerGone from exc
-            failure = exc
+        outcome = await _tried(server, client.submit(body), refused)
+        if isinstance(outcome, Accepted):
+            return outcome
+        if isinstance(outcome, Refused) and outcome.status == 429:
+            await asyncio.sleep(outcome.retry_after if outcome.retry_after is not None else 1.0)
+            continue
         failures += 1
         if failures > SUBMIT_RETRIES:
-            raise Transient(f"POST /rollout kept failing ({describe(failure)})")
+            raise Transient(f"POST /rollout kept failing ({describe(outcome)})")
         await asyncio.sleep(min(2.0, 0.1 * 2**failures))
 
 
@@ -79,40 +74,54 @@ async def poll(
 ) -> Result:
     """Long polls until a terminal status; transport errors and 502/503/504 are
     retried while the lease holds."""
-    import aiohttp
+
+    def refused(exc: Refused) -> None:
+        if exc.status == 404:
+            raise Transient(f"the rollout server no longer knows rollout {rollout_id}") from exc
+        if exc.status == 403:
+            raise Transient("the rollout server refused the polling lease") from exc
 
     loop = asyncio.get_running_loop()
     renewed = loop.time()
     failures = 0
     while True:
-        try:
-            result = await client.result(rollout_id, accepted.lease, wait=accepted.wait)
-        except Refused as exc:
-            if exc.status == 404:
-                raise Transient(f"the rollout server no longer knows rollout {rollout_id}") from exc
-            if exc.status == 403:
-                raise Transient("the rollout server refused the polling lease") from exc
-            if not exc.transient:
-                raise
-            failure: Exception = exc
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-            if server.exited:
-                raise ServerGone from exc
-            failure = exc
-        else:
+        asked = client.result(rollout_id, accepted.lease, wait=accepted.wait)
+        outcome = await _tried(server, asked, refused)
+        if isinstance(outcome, Result):
             renewed = loop.time()
             failures = 0
-            if result.terminal:
-                return result
+            if outcome.terminal:
+                return outcome
             continue
         # a transport error or 502/503/504: retry while the lease still holds
         failures += 1
         if loop.time() - renewed > accepted.lease_timeout - LEASE_MARGIN:
             raise Transient(
-                f"lost contact with the rollout server ({describe(failure)})",
+                f"lost contact with the rollout server ({describe(outcome)})",
                 "lease_expired",
             )
         await asyncio.sleep(min(2.0, 0.1 * 2**failures))
+
+
+async def _tried(
+    server: ServerProcess, request: Awaitable[T], refused: Callable[[Refused], None]
+) -> T | Exception:
+    """One request: its answer, or the failure to retry after — a transient refusal
+    (409/429/502/503/504) or a lost connection. ``refused`` raises for the statuses the
+    caller ends on; any other refusal is raised; a server that exited, ``ServerGone``."""
+    import aiohttp
+
+    try:
+        return await request
+    except Refused as exc:
+        refused(exc)
+        if not exc.transient:
+            raise
+        return exc
+    except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        if server.exited:
+            raise ServerGone from exc
+        return exc
 
 
 #: how long a cancelled rollout may take to reach its terminal state

@@ -1,0 +1,37 @@
+"""A platform download's outcome as every download command says it (eval runs,
+benchmark runs)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from osmosis_cli.terminal.sizes import size_text
+
+if TYPE_CHECKING:
+    from osmosis_cli.terminal.output import Output
+    from osmosis_client.platform.run_download import DownloadReport
+
+
+def show_download(
+    out: Output, report: DownloadReport, operation: str, scope: dict[str, object] | None = None
+) -> None:
+    """A download's outcome (eval, benchmark runs): the operation envelope or its line,
+    then each file that failed."""
+    count = len(report.downloaded)
+    message = (
+        f"Downloaded {count} file{'s' * (count != 1)} ({size_text(report.bytes_downloaded)}) "
+        f"to {report.plan.root}"
+    )
+    if report.plan.skipped:
+        message += f" ({len(report.plan.skipped)} already up to date)"
+    if report.failed:
+        message += f" ({len(report.failed)} failed; re-run to retry)"
+    resource = {**report.to_json(), **(scope or {})}
+    if not out.operation_result(
+        operation, status=report.status, resource=resource, message=message
+    ):
+        out.info(message)
+    elif out.json_mode:
+        return
+    for path, problem in report.failed:
+        out.print(f"Failed: {path} — {problem}")
