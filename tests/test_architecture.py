@@ -115,6 +115,7 @@ DOORS: dict[str, set[str]] = {
     "osmosis_client._startup": {"osmosis_client.rollout"},
     "osmosis_client._tls": {"osmosis_client.errors"},
     "osmosis_client.envfile": {"osmosis_client.errors"},
+    "osmosis_client.secret_values": {"osmosis_client.errors", "osmosis_client.envfile"},
     "osmosis_client.workspace": {"osmosis_client.errors"},
     "osmosis_client.layout": set(),  # where .osmosis/ keeps what we write, named once
     "osmosis_client._toml": set(),
@@ -211,6 +212,7 @@ BASE = {
     "osmosis_client.layout",
     "osmosis_client.workspace",
     "osmosis_client.envfile",
+    "osmosis_client.secret_values",
 }
 
 

@@ -18,7 +18,7 @@ import typer
 
 from osmosis_cli import globals as globals_
 from osmosis_cli.context import AppState
-from osmosis_cli.terminal.declare import Group
+from osmosis_cli.terminal.declare import Group, option
 from osmosis_cli.terminal.errors import EXIT_INTERRUPTED, EXIT_INVALID
 from osmosis_cli.terminal.lazy import make_lazy, table
 from osmosis_client._version import __version__
@@ -57,21 +57,14 @@ def root(
     ctx: typer.Context,
     verbose: Annotated[  # counted by osmosis_cli.globals before typer parses (-v, -vv)
         bool,
-        typer.Option(
-            "-v",
-            "--verbose",
-            help="More: the failing rows and why, retries, tracebacks (-vv: every model call).",
+        option(
+            "-v --verbose",
+            "More: the failing rows and why, retries, tracebacks (-vv: every model call).",
         ),
     ] = False,
     version: Annotated[
         bool,
-        typer.Option(
-            "-V",
-            "--version",
-            callback=_version,
-            is_eager=True,
-            help="Print the version and exit.",
-        ),
+        option("-V --version", "Print the version and exit.", callback=_version, is_eager=True),
     ] = False,
 ) -> None:
     if not isinstance(ctx.obj, AppState):

@@ -31,10 +31,10 @@ class PinnedSubmit:
 
     yes: YesOpt = False
     allow_dirty: bool = flag(
-        "--allow-dirty", help="Submit even with uncommitted rollout changes.", default=False
+        "--allow-dirty", "Submit even with uncommitted rollout changes.", default=False
     )
     allow_unpushed: bool = flag(
-        "--allow-unpushed", help="Submit a HEAD no remote branch contains.", default=False
+        "--allow-unpushed", "Submit a HEAD no remote branch contains.", default=False
     )
     secrets_file: SecretsFileOpt = None
 

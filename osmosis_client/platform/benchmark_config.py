@@ -18,7 +18,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    PlainValidator,
     StrictInt,
     StrictStr,
     ValidationError as _ValidationError,
@@ -28,15 +27,11 @@ from osmosis_client.platform.benchmark_rules import check_names
 from osmosis_client.platform.config_check import (
     Collector,
     parse_toml,
-    pydantic_message,
     read_config_text,
-    suggest,
+    strict_message,
 )
-from osmosis_client.platform.training_config import Positive, number
+from osmosis_client.platform.config_values import Count, Fraction, NonBlank, Positive
 
-NonBlank = Annotated[StrictStr, Field(pattern=r"\S")]
-Count = Annotated[StrictInt, Field(ge=1)]
-Fraction = Annotated[int | float, PlainValidator(number(ge=0, le=1))]
 Names16 = Annotated[list[StrictStr], Field(max_length=16)]
 MODEL_TYPES = ("provider", "endpoint", "hosted")
 #: what the summary shows for unset [execution] keys (the platform's defaults)
@@ -193,9 +188,7 @@ def _check_schema(data: Mapping[str, Any], out: Collector) -> None:
                 for i, p in enumerate(err["loc"])
                 if not (p in MODEL_TYPES and i and err["loc"][i - 1] == "model")
             ]
-            message = pydantic_message(err, with_input=True)
-            if err["type"] == "extra_forbidden":
-                message = "Unrecognized key" + suggest(str(loc[-1]), _keys_at(err["loc"]))
+            message = strict_message(err, _keys_at(err["loc"]))
             out.add(loc, message)
 
 

@@ -90,6 +90,14 @@ def pydantic_message(err: Mapping[str, Any], *, with_input: bool = False) -> str
     return message
 
 
+def strict_message(err: Mapping[str, Any], keys: Iterable[str]) -> str:
+    """:func:`pydantic_message` (with what was written) for a model that refuses unknown
+    keys: one of them is "Unrecognized", with the nearest of ``keys`` suggested."""
+    if err["type"] == "extra_forbidden":
+        return "Unrecognized key" + suggest(str(err["loc"][-1]), keys)
+    return pydantic_message(err, with_input=True)
+
+
 #: pydantic's error types in a config author's words, as they are
 FIXED = {
     "missing": "is required",

@@ -9,17 +9,14 @@ the platform decides. Nothing here touches the network or imports the rollout.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    PlainValidator,
-    StrictInt,
     StrictStr,
 )
 
@@ -28,10 +25,11 @@ from osmosis_client.platform.config_check import (
     check_sent_values,
     check_tables,
     parse_toml,
-    pydantic_message,
     read_config_text,
+    strict_message,
     suggest,
 )
+from osmosis_client.platform.config_values import Count, Positive, Temperature, TopP
 from osmosis_client.platform.eval_config import (
     check_env_and_secrets,
     check_experiment,
@@ -43,33 +41,6 @@ from osmosis_client.platform.eval_model import (
     shared_sections,
 )
 
-Count = Annotated[StrictInt, Field(ge=1)]
-
-
-def number(
-    *, gt: float | None = None, ge: float | None = None, le: float | None = None
-) -> Callable[[Any], int | float]:
-    """A check of a finite int or float (never a bool or a string) within the bounds:
-    one error per value, where a strict ``int | float`` union reports one per member."""
-
-    def check(value: Any) -> int | float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"must be a number, got {value!r}")
-        if not math.isfinite(value):
-            raise ValueError("must be a finite number")
-        for bound, ok, word in ((gt, value > (gt or 0), ">"), (ge, value >= (ge or 0), ">=")):
-            if bound is not None and not ok:
-                raise ValueError(f"must be {word} {bound:g}, got {value!r}")
-        if le is not None and value > le:
-            raise ValueError(f"must be <= {le:g}, got {value!r}")
-        return value
-
-    return check
-
-
-Positive = Annotated[int | float, PlainValidator(number(gt=0))]
-Temperature = Annotated[int | float, PlainValidator(number(ge=0))]
-TopP = Annotated[int | float, PlainValidator(number(gt=0, le=1))]
 #: names the platform sets in a training run's environment (the template lists them)
 PLATFORM_ENV = frozenset(
     {
@@ -171,12 +142,6 @@ def _check_structure(data: Mapping[str, Any], out: Collector) -> None:
         out.add(["experiment"], "the [experiment] section is required")
 
 
-def _type_message(err: Mapping[str, Any], model: type[BaseModel]) -> str:
-    if err["type"] == "extra_forbidden":
-        return "Unrecognized key" + suggest(str(err["loc"][-1]), list(model.model_fields))
-    return pydantic_message(err, with_input=True)
-
-
 def _reserved_for_the_platform(key: str) -> str | None:
     if key.startswith("_OSMOSIS_"):
         return "names starting with _OSMOSIS_ are reserved by the platform"
@@ -192,7 +157,7 @@ def parse_training_config(text: str, *, path: Path, root: Path | None = None) ->
     root = root or find_root(path)
     out = Collector.for_text(shown, text)
     _check_structure(data, out)
-    check_tables(data, SECTIONS, out, _type_message)
+    check_tables(data, SECTIONS, out, lambda err, model: strict_message(err, model.model_fields))
     if isinstance(data.get("experiment"), dict):
         check_experiment(data["experiment"], root, out)
     check_env_and_secrets(data, out, _reserved_for_the_platform)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from osmosis_client.errors import InvalidInputError
 from osmosis_client.platform.eval_config import load_config
 from osmosis_local_runner.run.overrides import Overrides, config_spec
 from osmosis_local_runner.run.runner import Runner
@@ -72,3 +73,40 @@ def test_the_server_gets_the_platforms_environment_and_no_secret_is_written(
     long_lines = [line for line in log.splitlines() if line.startswith("yyyy")]
     assert len(long_lines) == 1 and long_lines[0].endswith("bytes not shown]")
     assert all(len(line) <= 8200 for line in echoed)  # -v shows the start of a long line
+
+
+def test_secrets_given_in_the_request_reach_the_server_and_never_this_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``RunRequest.secrets`` (what ``eval run --secrets-file`` and ``run_eval(secrets=)``
+    fill) is the server's, redacted; this process's environment never holds it."""
+    import os
+
+    monkeypatch.setattr(environment, "MIN_PYTHON", (3, 10))
+    monkeypatch.setenv("OPENAI_API_KEY", MODEL_KEY)
+    monkeypatch.delenv("DECLARED_SECRET", raising=False)
+    config = server_workspace(
+        tmp_path / "ws",
+        env={"FAKE_PRINT_ALL_ENV": "1"},
+        secrets=["DECLARED_SECRET"],
+        evaluation={"limit": 1, "batch_size": 1},
+    )
+    echoed: list[str] = []
+    with ModelDouble() as model:
+        flags = Overrides(
+            output=tmp_path / "r.json",
+            rollout_python=Path(sys.executable),
+            model="Qwen/Qwen3-8B",
+            base_url=model.url,
+            api_key_env="OPENAI_API_KEY",
+            server_echo=echoed.append,
+            secrets={"DECLARED_SECRET": DECLARED},
+        )
+        result = asyncio.run(Runner(config_spec(load_config(config), flags)).run())
+    assert result.summary["errored_runs"] == 0
+    assert "env DECLARED_SECRET=***" in "\n".join(echoed) and DECLARED not in "\n".join(echoed)
+    assert "DECLARED_SECRET" not in os.environ
+    missing = Overrides(output=tmp_path / "s.json", secrets={})
+    with pytest.raises(InvalidInputError) as refused:
+        config_spec(load_config(config), missing)
+    assert refused.value.code == "MISSING_SECRET" and "not given to the run" in str(refused.value)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.run.rundir import RunDirectory
 from tests.osmosis_cli.conftest import Invoke
 
@@ -228,3 +229,13 @@ def test_secrets_file_fills_the_configs_secrets(
     error = without.error()
     assert error["code"] == "INTERACTIVE_REQUIRED" and error["details"]["missing"] == ["MY_SECRET"]
     assert "--secrets-file" in error["hint"]
+    monkeypatch.delenv("MY_SECRET", raising=False)
+    from osmosis_local_runner import run_eval
+
+    library = run_eval(  # the library door: the same values, in the request
+        "configs/eval/flaky.toml", limit=2, name="lib", secrets={"MY_SECRET": "s3cr3t-value"}
+    )
+    assert library.summary.errored_runs == 0
+    with pytest.raises(InvalidInputError) as refused:
+        run_eval("configs/eval/flaky.toml", limit=2, name="lib2", secrets={})
+    assert refused.value.code == "MISSING_SECRET"

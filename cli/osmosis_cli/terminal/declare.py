@@ -205,13 +205,23 @@ def _metadata(annotation: Any) -> tuple[Any, ...]:
 PARAMETER = "osmosis_cli.parameter"
 
 
-def flag(*names: str, default: Any = None, **option: Any) -> Any:
+def option(usage: str, help: str | None = None, **settings: Any) -> Any:
+    """A typer option declared as its usage reads: ``option("-o --output PATH", "Results
+    file.")`` — the names (the words that start with ``-``), then the metavar — and its
+    ``help``; typer's other settings (``min``, ``hidden`` …) as keywords."""
+    words = usage.split(" ")
+    names = [w for w in words if w.startswith("-")]
+    metavar = " ".join(words[len(names) :]) or None
+    return Option(*names, metavar=metavar, help=help, **settings)
+
+
+def flag(usage: str, help: str | None = None, *, default: Any = None, **settings: Any) -> Any:
     """A field of an options object that is a command-line option, declared once: its
-    ``names`` ("--limit", "-n") and typer's settings (``metavar``, ``help``, ``min`` …)
-    kept in the field's metadata, which :func:`options_command` turns into the flag."""
+    :func:`option` kept in the field's metadata, which :func:`options_command` turns
+    into the flag."""
     import dataclasses
 
-    metadata = {PARAMETER: Option(*names, **option)}
+    metadata = {PARAMETER: option(usage, help, **settings)}
     if isinstance(default, list):  # a repeatable option's default: one list per object
         return dataclasses.field(default_factory=list(default).copy, metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)

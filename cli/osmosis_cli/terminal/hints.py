@@ -151,6 +151,9 @@ _BY_CODE: dict[str, Hint] = {
         else "set OSMOSIS_CA_BUNDLE or SSL_CERT_FILE to a PEM file holding its CA"
     ),
     "NO_MODEL": lambda e, c: "pass --model provider/model",
+    "INTERACTIVE_REQUIRED": lambda e, c: (
+        "export them or pass --secrets-file" if e.data.get("missing") else e.hint
+    ),
     "ENDPOINT_PATH": lambda e, c: (
         f"{(e.hint or '').split(': try')[0]}: pass --base-url "
         f"{e.data.get('suggested_base_url', 'URL/v1')}"
@@ -216,7 +219,11 @@ _BY_CODE: dict[str, Hint] = {
     ),
     "NO_PRICE": lambda e, c: f"{e.hint} (--prices FILE)" if e.hint else None,
     "RESUME_MISMATCH": lambda e, c: _resume_mismatch(e, c),
-    "MISSING_SECRET": lambda e, c: f"{e.hint}; or pass --secrets-file FILE",
+    "MISSING_SECRET": lambda e, c: (
+        f"export {e.data['missing'][0]}=… or pass --secrets-file FILE"
+        if e.data.get("missing")
+        else f"{e.hint}; or pass --secrets-file FILE"
+    ),
     "SCAFFOLD_MISSING": lambda e, c: "create them with `osmosis doctor --fix`",
     "RUN_LOCKED": lambda e, c: "wait for it to finish, or use another --name",
     "PORT_IN_USE": lambda e, c: "pick another --listener-port, or leave it out (any free port)",

@@ -7,8 +7,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
-from typer import Option
-
+from osmosis_cli.terminal.declare import option
 from osmosis_client._redact import safe_json, safe_text
 
 if TYPE_CHECKING:
@@ -17,15 +16,9 @@ if TYPE_CHECKING:
     from osmosis_client.platform.models import LogEntry, LogPage
 
 #: the options of every one-page log command (the platform's pages hold 1-200 entries)
-LogLimitOpt = Annotated[
-    int, Option("--limit", min=1, max=200, metavar="N", help="Entries (1-200).")
-]
-CursorOpt = Annotated[
-    str | None, Option("--cursor", metavar="C", help="An older page's cursor (next_cursor).")
-]
-FollowOpt = Annotated[
-    bool, Option("--follow", "-f", help="Keep printing new entries until the run ends.")
-]
+LogLimitOpt = Annotated[int, option("--limit N", "Entries (1-200).", min=1, max=200)]
+CursorOpt = Annotated[str | None, option("--cursor C", "An older page's cursor (next_cursor).")]
+FollowOpt = Annotated[bool, option("--follow -f", "Keep printing new entries until the run ends.")]
 
 
 def show_entries(out: Output, entries: list[LogEntry]) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar
 
-from typer import Option
+from osmosis_cli.terminal.declare import option
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
@@ -15,10 +15,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 #: ``--limit N`` and ``--all`` of the platform's list commands (pages of at most 50)
-PageLimitOpt = Annotated[
-    int | None, Option("--limit", min=1, max=50, metavar="N", help="How many (1-50).")
-]
-AllOpt = Annotated[bool, Option("--all", help="Every page.")]
+PageLimitOpt = Annotated[int | None, option("--limit N", "How many (1-50).", min=1, max=50)]
+AllOpt = Annotated[bool, option("--all", "Every page.")]
 #: a page's size when --limit is not given
 PAGE = 50
 

@@ -120,6 +120,9 @@ class RunKeywords(SettingsKeywords, total=False):
     #: the served weights' identity, when the caller knows it (a checkpoint's path and
     #: digest, a vLLM model's root/parent): recorded with the run
     weights: Mapping[str, Any] | None
+    #: the values of the config's ``[secrets]`` (``resolve_secrets``); None: read from
+    #: this process's environment
+    secrets: Mapping[str, str] | None
 
 
 #: keywords that are not settings, each with what it becomes
@@ -182,6 +185,7 @@ def request_of(config: str | Path | None, options: Mapping[str, Any]) -> RunRequ
         price_source=_prices_of(options.get("client")),
         log_to=destinations_of(options.get("log_to")),
         weights=dict(options["weights"]) if options.get("weights") else None,
+        secrets=dict(options["secrets"]) if options.get("secrets") is not None else None,
     )
 
 

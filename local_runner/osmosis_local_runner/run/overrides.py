@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
+from osmosis_client.errors import InvalidInputError
 from osmosis_client.layout import Layout
 from osmosis_client.llm.endpoints import Registry
 from osmosis_client.llm.prices import PriceTable
@@ -63,6 +64,8 @@ class Overrides(RunSettings):
     price_source: Callable[[list[str]], PriceTable] | None = None
     #: the served weights' identity, when the caller knows it (recorded, not a setting)
     weights: dict[str, Any] | None = None
+    #: the ``[secrets]`` values the request carries (None: the environment's)
+    secrets: Mapping[str, str] | None = field(default=None, repr=False)
 
     def journal_settings(self) -> dict[str, Any]:
         """What the run's journal keeps (never a secret: :meth:`RunSettings.kept`)."""
@@ -128,7 +131,7 @@ def server_rollout(config: EvalConfig, flags: Overrides, detection: Detection) -
         results_dir=flags.output.parent,
         registry=Layout(root).servers,
         env=config.env,
-        secret_names=tuple(config.secrets.required),
+        secrets=secrets_for(config, flags.secrets),
         python=python,
         python_given_by=by,
         grader_timeout=float(config.evaluation.grader_timeout_s),
@@ -139,6 +142,26 @@ def server_rollout(config: EvalConfig, flags: Overrides, detection: Detection) -
             rollout=flags.rollout_port or 0,
         ),
     )
+
+
+def secrets_for(config: EvalConfig, given: Mapping[str, str] | None) -> dict[str, str]:
+    """The values of the config's ``[secrets]`` names: from the request, else this
+    process's environment — every one required (``MISSING_SECRET`` names them)."""
+    from osmosis_client.secret_values import resolve_secrets
+
+    names = list(config.secrets.required)
+    found = resolve_secrets(names, environ=os.environ if given is None else given)
+    if found.missing:
+        verb = "is" if len(found.missing) == 1 else "are"
+        where = "given to the run" if given is not None else "set in the environment"
+        raise InvalidInputError(
+            f"[secrets] requires {', '.join(found.missing)}, which {verb} not {where}",
+            hint=f"export {found.missing[0]}=…, or give the run its values (hosted runs "
+            "get secrets from the platform)",
+            code="MISSING_SECRET",
+            data={"missing": found.missing},
+        )
+    return found.provided
 
 
 def registry_of(config: EvalConfig | None, given: Path | None) -> Registry:
@@ -173,16 +196,7 @@ def config_spec(
     sampling = {**local.sampling, **effort, **flags.sampling()}
     if flags.series is None:  # the config's series, kept like one given
         flags.series = local.series
-    detection = detect_mode(config, flags)
-    rollout: RolloutKind
-    eval_fns: list[EvalFn] = []
-    if detection.mode == "server":
-        rollout = server_rollout(config, flags, detection)  # graded inside the server
-    else:
-        os.environ.update(config.env)  # an in-process rollout may read [env] when imported
-        native, grader = load_rollout(config.entrypoint_path, config.root or Path.cwd())
-        native.headline = describe_rollout(config, detection)
-        rollout, eval_fns = native, [grader]
+    rollout, eval_fns = _config_rollout(config, flags)
     return RunSpec(
         model=ModelSpec(
             flags.model or exp.model_path,
@@ -220,6 +234,20 @@ def config_spec(
         **flags.invocation(),
         **caching(flags, config),
     )
+
+
+def _config_rollout(config: EvalConfig, flags: Overrides) -> tuple[RolloutKind, list[EvalFn]]:
+    """The config's rollout in its mode, and the eval fns run here (none in server mode:
+    it grades inside the server)."""
+    detection = detect_mode(config, flags)
+    if detection.mode == "server":
+        return server_rollout(config, flags, detection), []
+    # an in-process rollout reads [env] and [secrets] as on the platform — from its
+    # process's environment, which is this one (a server gets its own instead)
+    os.environ.update({**config.env, **secrets_for(config, flags.secrets)})
+    native, grader = load_rollout(config.entrypoint_path, config.root or Path.cwd())
+    native.headline = describe_rollout(config, detection)
+    return native, [grader]
 
 
 def _inputs(config: EvalConfig) -> dict[str, Path]:

@@ -4,7 +4,7 @@ of its upload (:class:`UploadOutcome`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -55,6 +55,9 @@ class RunRequest:
     #: the served weights' identity (a checkpoint's path and digest, a vLLM model's
     #: root/parent), recorded with the run when the caller knows it
     weights: dict[str, Any] | None = None
+    #: the values of the config's ``[secrets]`` (``resolve_secrets``: the CLI asks for
+    #: them); None: read from this process's environment. Never kept in the run.
+    secrets: Mapping[str, str] | None = field(default=None, repr=False)
 
     @property
     def to_file(self) -> bool:

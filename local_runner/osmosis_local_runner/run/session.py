@@ -230,6 +230,7 @@ class RunSession:
             source=request.seed.kept() if request.seed else {},
             price_source=request.price_source,
             weights=request.weights,
+            secrets=request.secrets,
         )
         if self.config is not None:
             if request.seed is not None:

@@ -18,7 +18,6 @@ from typing import IO, TYPE_CHECKING
 
 from osmosis_client._fs import open_nofollow
 from osmosis_client._redact import redact_urls_in, safe_text
-from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
     import asyncio
@@ -86,27 +85,18 @@ def server_env(environ: Mapping[str, str]) -> dict[str, str]:
 def rollout_environment(
     environ: Mapping[str, str],
     config_env: Mapping[str, str],
-    secret_names: Iterable[str],
+    secrets: Mapping[str, str],
     redact: Redactor,
 ) -> dict[str, str]:
-    """The server's environment: what a process needs, ``[env]``, the ``[secrets]`` (from
-    ``environ``; one missing is exit 2) — nothing else of the shell, never the model key.
-    Every secret value, and every value of ``environ`` named like one, is redacted."""
-    missing = [name for name in secret_names if not environ.get(name)]
-    if missing:
-        raise InvalidInputError(
-            f"[secrets] requires {', '.join(missing)}, which "
-            f"{'is' if len(missing) == 1 else 'are'} not set in the environment",
-            hint=f"export {missing[0]}=… (hosted runs get secrets from the platform; "
-            "local runs read them from the environment)",
-            code="MISSING_SECRET",
-        )
+    """The server's environment: what a process needs, ``[env]``, the ``[secrets]``
+    values the run was given — nothing else of the shell, never the model key. Every
+    secret value, and every value of ``environ`` named like one, is redacted."""
     base = server_env(environ)
     base.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: no pricing fetch
     base.update(config_env)
-    for name in secret_names:
-        base[name] = environ[name]
-        redact.add(environ[name])
+    for name, value in secrets.items():
+        base[name] = value
+        redact.add(value)
     for value in secret_values(environ):  # whatever the rollout reads and prints
         redact.add(value)
     return base

@@ -21,20 +21,15 @@ from osmosis_client.platform.benchmark_models import (
 )
 from osmosis_client.platform.models import LogPage
 from osmosis_client.platform.resources import _base as base
-from osmosis_client.platform.resources.run_routes import RunRoutes
+from osmosis_client.platform.resources.run_routes import model_routes
 from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, SampleURL
 
 if TYPE_CHECKING:
     from osmosis_client.platform.benchmark_config import BenchmarkConfig
 
 ROUTE = "/api/cli/benchmark-runs"
-ROUTES: RunRoutes[CreatedBenchmarkRun, BenchmarkRunPage, BenchmarkRunDetail] = RunRoutes(
-    ROUTE,
-    "benchmark run",
-    created=base.reader(CreatedBenchmarkRun, "created benchmark run"),
-    page=base.reader(BenchmarkRunPage, "benchmark run list"),
-    detail=base.reader(BenchmarkRunDetail, "benchmark run"),
-    ambiguous="benchmark_run",
+ROUTES = model_routes(
+    ROUTE, "benchmark run", CreatedBenchmarkRun, BenchmarkRunPage, BenchmarkRunDetail
 )
 NO_OUTPUTS_ROUTE = (
     "Benchmark run output route was not found. The run may have been deleted or the "

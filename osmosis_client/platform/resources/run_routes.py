@@ -11,9 +11,11 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from pydantic import BaseModel
+
 from osmosis_client.platform._transport import RequestOptions, encode_segment
 from osmosis_client.platform.models import LogEntry, LogPage, parse
-from osmosis_client.platform.resources._base import Call, log_page_call, page_call
+from osmosis_client.platform.resources._base import Call, log_page_call, page_call, reader
 from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, SampleURL, SampleURLs
 
 C = TypeVar("C")  # a created run
@@ -148,4 +150,24 @@ class RunRoutes(Generic[C, L, D]):
         )
 
 
-__all__ = ["DOWNLOAD_URL_BATCH", "RunRoutes"]
+MC = TypeVar("MC", bound=BaseModel)
+ML = TypeVar("ML", bound=BaseModel)
+MD = TypeVar("MD", bound=BaseModel)
+
+
+def model_routes(
+    route: str, kind: str, created: type[MC], page: type[ML], detail: type[MD]
+) -> RunRoutes[MC, ML, MD]:
+    """The routes of a kind whose answers are its wire models as they are, each read
+    and named in errors by ``kind`` ("training run", "training run list" …)."""
+    return RunRoutes(
+        route,
+        kind,
+        created=reader(created, f"created {kind}"),
+        page=reader(page, f"{kind} list"),
+        detail=reader(detail, kind),
+        ambiguous=kind.replace(" ", "_"),
+    )
+
+
+__all__ = ["DOWNLOAD_URL_BATCH", "RunRoutes", "model_routes"]

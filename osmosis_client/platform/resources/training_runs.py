@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_client.platform.models import CreatedRun, LogPage
 from osmosis_client.platform.resources import _base as base
-from osmosis_client.platform.resources.run_routes import RunRoutes
+from osmosis_client.platform.resources.run_routes import model_routes
 from osmosis_client.platform.training_models import (
     Checkpoints,
     TrainingMetrics,
@@ -30,14 +30,7 @@ if TYPE_CHECKING:
     from osmosis_client.platform.training_config import TrainingConfig
 
 ROUTE = "/api/cli/training-runs"
-ROUTES: RunRoutes[CreatedRun, TrainingRunPage, TrainingRunDetail] = RunRoutes(
-    ROUTE,
-    "training run",
-    created=base.reader(CreatedRun, "created training run"),
-    page=base.reader(TrainingRunPage, "training run list"),
-    detail=base.reader(TrainingRunDetail, "training run"),
-    ambiguous="training_run",
-)
+ROUTES = model_routes(ROUTE, "training run", CreatedRun, TrainingRunPage, TrainingRunDetail)
 
 
 def submit_payload(

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
 
-import typer
+from osmosis_cli.terminal.declare import option
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client.rollout.agent_loop.validate import ValidationReport
 
-ModuleOpt = Annotated[
-    str, typer.Option("-m", "--module", metavar="MODULE:ATTR", help="The RolloutAgentLoop.")
-]
+ModuleOpt = Annotated[str, option("-m --module MODULE:ATTR", "The RolloutAgentLoop.")]
 NoCompatOpt = Annotated[
     bool,
-    typer.Option("--no-compat", help="Do not serve `osmosis_ai` 0.2 imports from osmosis-client."),
+    option("--no-compat", "Do not serve `osmosis_ai` 0.2 imports from osmosis-client."),
 ]
 
 

@@ -27,45 +27,32 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 @dataclass(kw_only=True)
 class ServeOptions:
     module: ModuleOpt
-    port: int = flag("-p", "--port", min=0, max=65535, metavar="PORT", default=9000)
+    port: int = flag("-p --port PORT", min=0, max=65535, default=9000)
     host: str | None = flag(
-        "-H",
-        "--host",
-        metavar="HOST",
-        help="Address to bind (default: 0.0.0.0; with --local, 127.0.0.1).",
+        "-H --host HOST", "Address to bind (default: 0.0.0.0; with --local, 127.0.0.1)."
     )
     local: bool = flag(
-        "--local",
-        "--local-debug",
-        help="No API key and no registration (local debugging).",
-        default=False,
+        "--local --local-debug", "No API key and no registration (local debugging).", default=False
     )
     reload: bool = flag(
         "--reload",
-        help="Accepted from 0.2 (which exits on it); serves without reloading.",
+        "Accepted from 0.2 (which exits on it); serves without reloading.",
         default=False,
     )
     skip_register: bool = flag(
-        "--skip-register", help="Do not register with the platform.", default=False
+        "--skip-register", "Do not register with the platform.", default=False
     )
-    api_key: str | None = flag(
-        "--api-key", metavar="KEY", help="The key trainers must send (default: new)."
-    )
+    api_key: str | None = flag("--api-key KEY", "The key trainers must send (default: new).")
     public_host: str | None = flag(
-        "--public-host", metavar="HOST", help="The address to register (default: looked up)."
+        "--public-host HOST", "The address to register (default: looked up)."
     )
-    no_validate: bool = flag("--no-validate", help="Skip the agent loop's checks.", default=False)
-    log_dir: Path | None = flag(
-        "--log", metavar="DIR", help="ctx.log_event traces under DIR/UNIX_TIME/."
-    )
-    log_level: str = flag(
-        "--log-level", metavar="LEVEL", help="debug, info, warning or error.", default="info"
-    )
+    no_validate: bool = flag("--no-validate", "Skip the agent loop's checks.", default=False)
+    log_dir: Path | None = flag("--log DIR", "ctx.log_event traces under DIR/UNIX_TIME/.")
+    log_level: str = flag("--log-level LEVEL", "debug, info, warning or error.", default="info")
     max_queued: int = flag(
-        "--max-queued",
+        "--max-queued N",
+        "Rollouts that may wait beyond the running ones (more: 429 + Retry-After).",
         min=0,
-        metavar="N",
-        help="Rollouts that may wait beyond the running ones (more: 429 + Retry-After).",
         default=1000,
     )
     no_compat: NoCompatOpt = False

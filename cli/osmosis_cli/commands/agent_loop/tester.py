@@ -23,43 +23,26 @@ DEFAULT_MODEL = "gpt-5-mini"
 
 @dataclass(kw_only=True)
 class TestOptions:
-    module: str | None = flag(
-        "-m", "--module", "--agent", metavar="MODULE:ATTR", help="The RolloutAgentLoop."
-    )
-    mcp: Path | None = flag(
-        "--mcp", metavar="DIR", help="Instead of -m: the FastMCP server of DIR."
-    )
-    dataset: Path = flag("-d", "--dataset", metavar="FILE", help=".jsonl, .csv or .parquet.")
+    module: str | None = flag("-m --module --agent MODULE:ATTR", "The RolloutAgentLoop.")
+    mcp: Path | None = flag("--mcp DIR", "Instead of -m: the FastMCP server of DIR.")
+    dataset: Path = flag("-d --dataset FILE", ".jsonl, .csv or .parquet.")
     model: str = flag(
-        "--model",
-        metavar="MODEL",
-        help="provider/model; a bare name is an OpenAI model.",
-        default=DEFAULT_MODEL,
+        "--model MODEL", "provider/model; a bare name is an OpenAI model.", default=DEFAULT_MODEL
     )
-    base_url: str | None = flag("--base-url", metavar="URL", help="OpenAI-compatible endpoint.")
-    api_key_env: str | None = flag(
-        "--api-key-env", metavar="NAME", help="NAME of the env var holding the key."
-    )
-    api_key: str | None = flag(
-        "--api-key", metavar="KEY", help="The key itself (prefer --api-key-env)."
-    )
-    limit: int | None = flag("--limit", min=1, metavar="N", help="Test N rows.")
-    offset: int = flag(
-        "--offset", min=0, metavar="N", help="Skip N rows (indices stay).", default=0
-    )
-    max_turns: int = flag("--max-turns", min=1, metavar="N", default=10)
-    max_tokens: int | None = flag("--max-tokens", min=1, metavar="N")
-    temperature: float | None = flag("--temperature", metavar="T")
-    debug: bool = flag("--debug", help="ctx.log_event traces to ./test_debug/.", default=False)
-    output: Path | None = flag("-o", "--output", metavar="FILE", help="Write results JSON.")
-    quiet: bool = flag("-q", "--quiet", help="Only failures.", default=False)
-    interactive: bool = flag(
-        "-i", "--interactive", help="Step through each model call.", default=False
-    )
-    row: int | None = flag("--row", min=0, metavar="N", help="With -i: start with row N.")
-    no_compat: bool = flag(
-        "--no-compat", help="Do not serve `osmosis_ai` 0.2 imports.", default=False
-    )
+    base_url: str | None = flag("--base-url URL", "OpenAI-compatible endpoint.")
+    api_key_env: str | None = flag("--api-key-env NAME", "NAME of the env var holding the key.")
+    api_key: str | None = flag("--api-key KEY", "The key itself (prefer --api-key-env).")
+    limit: int | None = flag("--limit N", "Test N rows.", min=1)
+    offset: int = flag("--offset N", "Skip N rows (indices stay).", min=0, default=0)
+    max_turns: int = flag("--max-turns N", min=1, default=10)
+    max_tokens: int | None = flag("--max-tokens N", min=1)
+    temperature: float | None = flag("--temperature T")
+    debug: bool = flag("--debug", "ctx.log_event traces to ./test_debug/.", default=False)
+    output: Path | None = flag("-o --output FILE", "Write results JSON.")
+    quiet: bool = flag("-q --quiet", "Only failures.", default=False)
+    interactive: bool = flag("-i --interactive", "Step through each model call.", default=False)
+    row: int | None = flag("--row N", "With -i: start with row N.", min=0)
+    no_compat: bool = flag("--no-compat", "Do not serve `osmosis_ai` 0.2 imports.", default=False)
 
 
 @handle_errors

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from osmosis_cli.commands.agent_loop.loading import ModuleOpt, NoCompatOpt, load_loop, show_report
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import EXIT_FAILED, current_output, handle_errors
 
 
@@ -14,7 +15,7 @@ from osmosis_cli.terminal.errors import EXIT_FAILED, current_output, handle_erro
 def validate(
     ctx: typer.Context,
     module: ModuleOpt,
-    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="A longer report.")] = False,
+    verbose: Annotated[bool, option("-v --verbose", "A longer report.")] = False,
     no_compat: NoCompatOpt = False,
 ) -> None:
     """Check an agent loop without running it (exit 0 valid, 1 not)."""

@@ -25,25 +25,21 @@ if TYPE_CHECKING:
 
 @dataclass(kw_only=True)
 class LoginOptions:
-    workspace: str | None = flag(
-        "--workspace", "-w", metavar="NAME", help="Workspace to use after login."
-    )
+    workspace: str | None = flag("--workspace -w NAME", "Workspace to use after login.")
     no_browser: bool = flag(
-        "--no-browser", help="Do not open a browser; just print the URL.", default=False
+        "--no-browser", "Do not open a browser; just print the URL.", default=False
     )
     force: bool = flag(
-        "--force",
-        "-f",
-        help="Log in again even when logged in (0.2's flag; always so here).",
+        "--force -f",
+        "Log in again even when logged in (0.2's flag; always so here).",
         default=False,
     )
     with_token: bool = flag(
-        "--with-token", help="Read a token from stdin instead of a device login.", default=False
+        "--with-token", "Read a token from stdin instead of a device login.", default=False
     )
     token: str | None = flag(
-        "--token",
-        metavar="TOKEN",
-        help="A token on the command line (visible to `ps` and your shell history: "
+        "--token TOKEN",
+        "A token on the command line (visible to `ps` and your shell history: "
         "prefer --with-token < FILE; `--token -` reads stdin).",
     )
 

@@ -13,7 +13,7 @@ from osmosis_cli.commands.benchmark import runs, submit as submit_command
 from osmosis_cli.commands.benchmark.render import RUN_KEYS
 from osmosis_cli.context import result_scope, state, workspace_top
 from osmosis_cli.terminal.commands import runnable
-from osmosis_cli.terminal.declare import Command, Group, options_command
+from osmosis_cli.terminal.declare import Command, Group, option, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt, Paging, show_list
 
@@ -41,11 +41,9 @@ def init(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="The config's name.")] = "default",
     benchmark: Annotated[
-        str, typer.Option("--benchmark", metavar="KEY", help="A key from `benchmark list`.")
+        str, option("--benchmark KEY", "A key from `benchmark list`.")
     ] = "terminal-bench-2-1",
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", "--force", help="Replace an existing file.")
-    ] = False,
+    overwrite: Annotated[bool, option("--overwrite --force", "Replace an existing file.")] = False,
 ) -> None:
     """Write a starter configs/benchmark/NAME.toml that validates as it is."""
     from osmosis_client.platform.benchmark_starter import write_starter

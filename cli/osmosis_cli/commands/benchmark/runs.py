@@ -20,7 +20,7 @@ from osmosis_cli.platform_runs import (
     add_stop,
     name_arg,
 )
-from osmosis_cli.terminal.declare import Group
+from osmosis_cli.terminal.declare import Group, option
 from osmosis_cli.terminal.errors import command, current_output
 from osmosis_cli.terminal.sizes import size_text
 
@@ -102,16 +102,16 @@ def download(
     name: NameArg,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", metavar="DIR", help="Default .osmosis/benchmarks/NAME."),
+        option("--output -o DIR", "Default .osmosis/benchmarks/NAME."),
     ] = None,
     types: Annotated[
         str,
-        typer.Option("--type", metavar="T[,T…]", help="summary, results, artifacts, logs, all."),
+        option("--type T[,T…]", "summary, results, artifacts, logs, all."),
     ] = "summary,results",
     overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Fetch every file again, replacing what is there.")
+        bool, option("--overwrite", "Fetch every file again, replacing what is there.")
     ] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (over 100 MiB).")] = False,
+    yes: Annotated[bool, option("--yes -y", "Do not ask (over 100 MiB).")] = False,
 ) -> None:
     """Download a benchmark run's outputs (summary.csv and results.csv; artifacts and logs
     with --type). A re-run fetches only what is missing or cut short."""

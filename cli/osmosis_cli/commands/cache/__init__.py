@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from osmosis_cli.terminal.declare import Command, Group
+from osmosis_cli.terminal.declare import Command, Group, option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 app = typer.Typer(
@@ -20,10 +20,8 @@ app = typer.Typer(
 
 DirOpt = Annotated[
     Path | None,
-    typer.Option(
-        "--dir",
-        metavar="PATH",
-        help="The cache's directory (default: $OSMOSIS_CACHE_DIR, else ~/.cache/osmosis).",
+    option(
+        "--dir PATH", "The cache's directory (default: $OSMOSIS_CACHE_DIR, else ~/.cache/osmosis)."
     ),
 ]
 
@@ -83,7 +81,7 @@ def prune(
     ctx: typer.Context,
     older_than: Annotated[
         str,
-        typer.Option("--older-than", metavar="AGE", help="Unused for this long: 30d, 12h, 90m."),
+        option("--older-than AGE", "Unused for this long: 30d, 12h, 90m."),
     ],
     directory: DirOpt = None,
 ) -> None:
@@ -100,7 +98,7 @@ def prune(
 @handle_errors
 def clear(
     ctx: typer.Context,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    yes: Annotated[bool, option("--yes -y", "Do not ask.")] = False,
     directory: DirOpt = None,
 ) -> None:
     """Forget every cached call."""

@@ -11,7 +11,7 @@ import typer
 
 from osmosis_cli.context import state
 from osmosis_cli.terminal.commands import runnable
-from osmosis_cli.terminal.declare import Command, Group, options_command
+from osmosis_cli.terminal.declare import Command, Group, option, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
 from osmosis_cli.terminal.pages import Paging, show_list
@@ -51,9 +51,9 @@ def upload(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(metavar="FILE", help="A .jsonl, .csv or .parquet file.")],
     overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace a dataset of the same name.")
+        bool, option("--overwrite", "Replace a dataset of the same name.")
     ] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    yes: Annotated[bool, option("--yes -y", "Do not ask for confirmation.")] = False,
 ) -> None:
     """Validate FILE, then upload it as the dataset named by its stem (data/qa.jsonl → qa)."""
     from osmosis_cli.commands.dataset.checks import require_valid
@@ -149,9 +149,7 @@ def info(ctx: typer.Context, name: DatasetArg) -> None:
 def preview(
     ctx: typer.Context,
     name: DatasetArg,
-    rows: Annotated[
-        int, typer.Option("--rows", min=1, max=100, metavar="N", help="How many rows (1-100).")
-    ] = 5,
+    rows: Annotated[int, option("--rows N", "How many rows (1-100).", min=1, max=100)] = 5,
 ) -> None:
     """The first rows of an uploaded dataset, from the platform's preview."""
     import json
@@ -202,16 +200,9 @@ def download(
     name: DatasetArg,
     output: Annotated[
         str,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="PATH",
-            help="A file to write, or an existing directory to write into.",
-        ),
+        option("--output -o PATH", "A file to write, or an existing directory to write into."),
     ] = ".",
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace an existing file.")
-    ] = False,
+    overwrite: Annotated[bool, option("--overwrite", "Replace an existing file.")] = False,
 ) -> None:
     """Fetch an uploaded dataset's file (written whole or not at all; size checked)."""
     from osmosis_cli.terminal.progress import byte_progress

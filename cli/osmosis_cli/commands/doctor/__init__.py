@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import Command
+from osmosis_cli.terminal.declare import Command, option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 MARKS = {"ok": "✓", "warning": "!", "error": "✗"}
@@ -25,7 +25,7 @@ def doctor(
         Path, typer.Argument(metavar="PATH", help="A folder (or file) in the workspace.")
     ] = Path("."),
     fix: Annotated[
-        bool, typer.Option("--fix", help="Create missing folders and agent files (offline).")
+        bool, option("--fix", "Create missing folders and agent files (offline).")
     ] = False,
 ) -> None:
     """Check this workspace: its folders, git identity, login, linked workspace, eval

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli.commands.eval.caching import JudgeCacheOpt
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -21,28 +22,26 @@ RunArg = Annotated[
 ]
 FnOpt = Annotated[
     str | None,
-    typer.Option("--fn", metavar="FN", help="The eval fn to check (default: the first)."),
+    option("--fn FN", "The eval fn to check (default: the first)."),
 ]
 AgainstOpt = Annotated[
     str | None,
-    typer.Option(
-        "--against",
-        metavar="MODULE:FN",
-        help="A candidate grader: grade only the reviewed attempts with it, and compare.",
+    option(
+        "--against MODULE:FN",
+        "A candidate grader: grade only the reviewed attempts with it, and compare.",
     ),
 ]
 RepeatOpt = Annotated[
     int | None,
-    typer.Option(
-        "--repeat",
+    option(
+        "--repeat K",
+        "Grade the reviewed attempts K times with --against: its self-consistency.",
         min=2,
-        metavar="K",
-        help="Grade the reviewed attempts K times with --against: its self-consistency.",
     ),
 ]
 DatasetOpt = Annotated[
     Path | None,
-    typer.Option("--dataset", metavar="PATH", help="The run's dataset, if it moved."),
+    option("--dataset PATH", "The run's dataset, if it moved."),
 ]
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
+from osmosis_cli.terminal.declare import option
 
 JudgeCacheOpt = Annotated[
     bool,
-    typer.Option(
+    option(
         "--cache",
-        help="Answer a judge's model calls from the call cache when their input is the "
+        "Answer a judge's model calls from the call cache when their input is the "
         "same (an unchanged attempt graded again costs nothing).",
     ),
 ]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import EXIT_NOT_PASSED, current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -19,9 +20,9 @@ FLIPS_SHOWN = 20
 
 ReviewedOpt = Annotated[
     bool,
-    typer.Option(
+    option(
         "--reviewed",
-        help="Count the attempts people reviewed (in the viewer, or load_run().review) "
+        "Count the attempts people reviewed (in the viewer, or load_run().review) "
         "as they judged them, not as the grader did.",
     ),
 ]
@@ -29,9 +30,9 @@ ReviewedOpt = Annotated[
 
 MarkdownOpt = Annotated[
     bool,
-    typer.Option(
+    option(
         "--markdown",
-        help="Print the comparison as Markdown (the verdict, the table, the largest drops): "
+        "Print the comparison as Markdown (the verdict, the table, the largest drops): "
         "a pull request's comment.",
     ),
 ]
@@ -39,10 +40,9 @@ MarkdownOpt = Annotated[
 
 LinkOpt = Annotated[
     str | None,
-    typer.Option(
-        "--link",
-        metavar="URL",
-        help="With --markdown: where the whole comparison is (a report, eval view --bundle).",
+    option(
+        "--link URL",
+        "With --markdown: where the whole comparison is (a report, eval view --bundle).",
     ),
 ]
 
@@ -60,24 +60,22 @@ def compare(
     ],
     fail_if_worse: Annotated[
         float | None,
-        typer.Option(
-            "--fail-if-worse",
-            min=0.0,
-            metavar="DELTA",
-            help="Exit 4 when B is established worse than A by more than DELTA: the upper "
+        option(
+            "--fail-if-worse DELTA",
+            "Exit 4 when B is established worse than A by more than DELTA: the upper "
             "bound of B−A's 95% interval is below −DELTA (any compared eval fn).",
+            min=0.0,
         ),
     ] = None,
     eval_fn: Annotated[
         list[str] | None,
-        typer.Option("--eval-fn", metavar="NAME", help="Compare only this eval fn (repeatable)."),
+        option("--eval-fn NAME", "Compare only this eval fn (repeatable)."),
     ] = None,
     by: Annotated[
         str | None,
-        typer.Option(
-            "--by",
-            metavar="COLUMN",
-            help="Also compare per value of this dataset column (paired difference and "
+        option(
+            "--by COLUMN",
+            "Also compare per value of this dataset column (paired difference and "
             "interval per value).",
         ),
     ] = None,

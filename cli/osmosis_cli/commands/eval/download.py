@@ -11,6 +11,7 @@ import typer
 
 from osmosis_cli.context import state, workspace_top
 from osmosis_cli.terminal.commands import runnable
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.downloads import show_download
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.sizes import size_text
@@ -48,28 +49,17 @@ def download(
     name: Annotated[str, typer.Argument(metavar="NAME", help="A hosted run's name or id.")],
     output: Annotated[
         Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="DIR",
-            help="The run's directory (default .osmosis/evals/NAME).",
-        ),
+        option("--output -o DIR", "The run's directory (default .osmosis/evals/NAME)."),
     ] = None,
     types: Annotated[
         str,
-        typer.Option(
-            "--type",
-            metavar="T[,T…]",
-            help="metrics, trajectories, artifacts, logs, or all.",
-        ),
+        option("--type T[,T…]", "metrics, trajectories, artifacts, logs, or all."),
     ] = "metrics,trajectories",
-    rows: Annotated[
-        str | None, typer.Option("--rows", metavar="SPEC", help='Only these rows: "3,7,10-20".')
-    ] = None,
+    rows: Annotated[str | None, option("--rows SPEC", 'Only these rows: "3,7,10-20".')] = None,
     overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Fetch every file again, replacing what is there.")
+        bool, option("--overwrite", "Fetch every file again, replacing what is there.")
     ] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask (over 100 MiB).")] = False,
+    yes: Annotated[bool, option("--yes -y", "Do not ask (over 100 MiB).")] = False,
 ) -> None:
     """Download a hosted run's outputs: metrics, per-sample summaries and trajectories
     (artifacts and logs with --type). A re-run fetches only what is missing; every file is

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 
@@ -19,10 +20,9 @@ def init(
     ],
     example: Annotated[
         str | None,
-        typer.Option(
-            "--example",
-            metavar="EXAMPLE",
-            help="Copy a bundled example workspace into ./NAME instead (e.g. quickstart).",
+        option(
+            "--example EXAMPLE",
+            "Copy a bundled example workspace into ./NAME instead (e.g. quickstart).",
         ),
     ] = None,
 ) -> None:

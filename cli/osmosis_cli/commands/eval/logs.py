@@ -9,6 +9,7 @@ import typer
 
 from osmosis_cli.commands.eval.platform import scoped_client
 from osmosis_cli.context import state
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.log_lines import follow_and_show, show_page
 
@@ -22,21 +23,15 @@ def logs(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
     follow: Annotated[
-        bool, typer.Option("--follow", "-f", help="Keep printing new entries until the run ends.")
+        bool, option("--follow -f", "Keep printing new entries until the run ends.")
     ] = False,
     limit: Annotated[
         int,
-        typer.Option(
-            "--limit", min=1, max=10_000, metavar="N", help="How many of the newest entries."
-        ),
+        option("--limit N", "How many of the newest entries.", min=1, max=10_000),
     ] = 50,
     cursor: Annotated[
         str | None,
-        typer.Option(
-            "--cursor",
-            metavar="C",
-            help="Read the page this cursor names (a previous page's next_cursor).",
-        ),
+        option("--cursor C", "Read the page this cursor names (a previous page's next_cursor)."),
     ] = None,
 ) -> None:
     """A hosted run's logs: the newest entries (oldest of them first), or --follow to

@@ -9,27 +9,23 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-import typer
-
-from osmosis_cli.terminal.declare import flag
+from osmosis_cli.terminal.declare import flag, option
 
 if TYPE_CHECKING:
     from osmosis_local_runner.api.doors import RunSettings
 
 NoCompatOpt = Annotated[
     bool,
-    typer.Option(
+    option(
         "--no-compat",
-        help="Do not serve `osmosis_ai` 0.2 imports from osmosis-client's compatibility layer.",
+        "Do not serve `osmosis_ai` 0.2 imports from osmosis-client's compatibility layer.",
     ),
 ]
 
 
 RowsOpt = Annotated[
     str | None,
-    typer.Option(
-        "--rows", metavar="SPEC", help='Only these source rows, e.g. "3,7,10-20" (beats limit).'
-    ),
+    option("--rows SPEC", 'Only these source rows, e.g. "3,7,10-20" (beats limit).'),
 ]
 
 
@@ -108,180 +104,145 @@ class LocalRunOptions:
         ),
     }
 
-    limit: int | None = flag("--limit", min=1, metavar="N", help="Only the first N rows.")
-    n: int | None = flag("--n", min=1, metavar="N", help="Attempts per row.")
-    batch_size: int | None = flag(
-        "--batch-size", min=1, metavar="N", help="Attempts in flight at once."
-    )
-    pass_threshold: float | None = flag(
-        "--pass-threshold", metavar="X", help="An attempt passes when score >= X."
-    )
-    model: str | None = flag(
-        "--model", metavar="MODEL", help="provider/model, a served name, or mock/…"
-    )
-    base_url: str | None = flag(
-        "--base-url", metavar="URL", help="OpenAI-compatible endpoint, e.g. vLLM."
-    )
-    api_key_env: str | None = flag(
-        "--api-key-env", metavar="NAME", help="NAME of the env var holding the key."
-    )
-    output: Path | None = flag(
-        "-o", "--output", metavar="PATH", help="Results file (journal beside it)."
-    )
-    resume: bool = flag("--resume", help="Continue the run recorded at -o PATH.", default=False)
+    limit: int | None = flag("--limit N", "Only the first N rows.", min=1)
+    n: int | None = flag("--n N", "Attempts per row.", min=1)
+    batch_size: int | None = flag("--batch-size N", "Attempts in flight at once.", min=1)
+    pass_threshold: float | None = flag("--pass-threshold X", "An attempt passes when score >= X.")
+    model: str | None = flag("--model MODEL", "provider/model, a served name, or mock/…")
+    base_url: str | None = flag("--base-url URL", "OpenAI-compatible endpoint, e.g. vLLM.")
+    api_key_env: str | None = flag("--api-key-env NAME", "NAME of the env var holding the key.")
+    output: Path | None = flag("-o --output PATH", "Results file (journal beside it).")
+    resume: bool = flag("--resume", "Continue the run recorded at -o PATH.", default=False)
     endpoints: Path | None = flag(
-        "--endpoints",
-        metavar="PATH",
-        help="Endpoint registry (default: configs/endpoints.toml); --model names a row.",
+        "--endpoints PATH",
+        "Endpoint registry (default: configs/endpoints.toml); --model names a row.",
     )
     header: list[str] | None = flag(
-        "--header",
-        metavar='"NAME: VALUE"',
-        help="An extra HTTP header for model calls (repeatable; wins over the files).",
+        '--header "NAME: VALUE"',
+        "An extra HTTP header for model calls (repeatable; wins over the files).",
     )
     sampling_args_json: str | None = flag(
-        "--sampling-args",
-        metavar="JSON",
-        help='Chat-completions parameters, e.g. \'{"temperature": 0.7, "top_p": 0.9}\'.',
+        "--sampling-args JSON",
+        'Chat-completions parameters, e.g. \'{"temperature": 0.7, "top_p": 0.9}\'.',
     )
-    temperature: float | None = flag("--temperature", metavar="T", help="Sampling temperature.")
+    temperature: float | None = flag("--temperature T", "Sampling temperature.")
     reasoning_effort: str | None = flag(
-        "--reasoning-effort",
-        metavar="LEVEL",
-        help="How hard a reasoning model thinks: none, minimal, low, medium, high, xhigh, "
+        "--reasoning-effort LEVEL",
+        "How hard a reasoning model thinks: none, minimal, low, medium, high, xhigh, "
         "max (OpenAI effort, Anthropic thinking budget, Qwen3 enable_thinking…).",
     )
     think_tags: bool | None = flag(
         "--think-tags/--no-think-tags",
-        help="Move the thinking a server writes into the answer (think tags: no reasoning "
+        "Move the thinking a server writes into the answer (think tags: no reasoning "
         "parser) out of it; default: the endpoint row's, else on.",
         show_default=False,
     )
     raw_answers: bool = flag(
         "--raw-answers",
-        help="Eval fns get the reasoning too, in think tags before the answer.",
+        "Eval fns get the reasoning too, in think tags before the answer.",
         default=False,
     )
     prices: Path | None = flag(
-        "--prices",
-        metavar="FILE",
-        help='A price table (TOML: [models."NAME"] input, output, cache_read, cache_write '
+        "--prices FILE",
+        'A price table (TOML: [models."NAME"] input, output, cache_read, cache_write '
         "in USD per million tokens), or `platform` (the platform's published prices; "
         "logged in): the run's cost.",
     )
     max_cost: float | None = flag(
-        "--max-cost",
-        min=0.000001,
-        metavar="USD",
-        help="Stop the run once its model calls have cost this much (status stopped; "
+        "--max-cost USD",
+        "Stop the run once its model calls have cost this much (status stopped; "
         "resumable). Needs a price for the model.",
+        min=0.000001,
     )
     unknown_usage: str | None = flag(
-        "--unknown-usage",
-        metavar="unknown|free",
-        help="A model call whose answer carries no usage: its cost is unknown (default: "
+        "--unknown-usage unknown|free",
+        "A model call whose answer carries no usage: its cost is unknown (default: "
         "with --max-cost the run stops), or counted as free.",
     )
     max_attempt_tokens: int | None = flag(
-        "--max-attempt-tokens",
-        min=1,
-        metavar="N",
-        help="An attempt's rollout gets no more model calls once it has used N tokens "
+        "--max-attempt-tokens N",
+        "An attempt's rollout gets no more model calls once it has used N tokens "
         "(the attempt ends, truncated).",
+        min=1,
     )
     max_same_errors: int | None = flag(
-        "--max-same-errors",
-        min=0,
-        metavar="K",
-        help="Stop when the run's first K model calls are refused alike (one 4xx, one "
+        "--max-same-errors K",
+        "Stop when the run's first K model calls are refused alike (one 4xx, one "
         "message: a broken request); default 5, 0: never.",
+        min=0,
     )
     cache: bool = flag(
         "--cache",
-        help="Answer model calls from the call cache when everything that decides the "
+        "Answer model calls from the call cache when everything that decides the "
         "answer is the same (the weights, the whole request, the row and attempt).",
         default=False,
     )
     cache_scope: str | None = flag(
-        "--cache-scope",
-        metavar="NAME",
-        help="Name the weights behind an endpoint that cannot say which they are "
+        "--cache-scope NAME",
+        "Name the weights behind an endpoint that cannot say which they are "
         "(no root in its /models): its calls are cached under NAME.",
     )
     replay: str | None = flag(
-        "--replay",
-        metavar="RUN",
-        help="Answer each call a previous run recorded (same row, attempt, place and "
+        "--replay RUN",
+        "Answer each call a previous run recorded (same row, attempt, place and "
         "request) with its recorded answer; call the model for the rest.",
     )
     max_retries: int | None = flag(
-        "--max-retries",
-        min=0,
-        metavar="N",
-        help="Retry an attempt up to N times after a transient infrastructure error "
+        "--max-retries N",
+        "Retry an attempt up to N times after a transient infrastructure error "
         "(a crashed rollout server, a lost connection); never after a wrong answer.",
+        min=0,
     )
     max_error_rate: float | None = flag(
-        "--max-error-rate",
+        "--max-error-rate X",
+        "Exit 1 when more than this fraction of attempts errored (always: all of them).",
         min=0.0,
         max=1.0,
-        metavar="X",
-        help="Exit 1 when more than this fraction of attempts errored (always: all of them).",
     )
     deadline: float | None = flag(
-        "--deadline",
+        "--deadline SECONDS",
+        "Stop the whole run after SECONDS (finished attempts kept; exit 1; resumable).",
         min=0.001,
-        metavar="SECONDS",
-        help="Stop the whole run after SECONDS (finished attempts kept; exit 1; resumable).",
     )
     no_transcripts: bool = flag(
         "--no-transcripts",
-        help="Do not keep each attempt's final messages in the results (smaller files; "
+        "Do not keep each attempt's final messages in the results (smaller files; "
         "`eval rescore` and the report's transcripts need them).",
         default=False,
     )
     junit: Path | None = flag(
-        "--junit",
-        metavar="PATH",
-        help="Also write JUnit XML: one test case per row, one suite per eval fn (per entry).",
+        "--junit PATH",
+        "Also write JUnit XML: one test case per row, one suite per eval fn (per entry).",
     )
     ca_bundle: Path | None = flag(
-        "--ca-bundle",
-        metavar="PATH",
-        help="Also trust the certificates in this PEM file (a private gateway's CA); "
+        "--ca-bundle PATH",
+        "Also trust the certificates in this PEM file (a private gateway's CA); "
         "default: $OSMOSIS_CA_BUNDLE. Certificates are always verified.",
     )
     by: str | None = flag(
-        "--by",
-        metavar="COLUMN",
-        help="Also break every statistic down by this dataset column (e.g. difficulty).",
+        "--by COLUMN", "Also break every statistic down by this dataset column (e.g. difficulty)."
     )
     cluster_by: str | None = flag(
-        "--cluster-by",
-        metavar="COLUMN",
-        help="Rows sharing this column's value share a context (metadata.KEY): one cluster "
+        "--cluster-by COLUMN",
+        "Rows sharing this column's value share a context (metadata.KEY): one cluster "
         "of the mean's interval.",
     )
-    quiet: bool = flag("--quiet", "-q", help="No progress output.", default=False)
+    quiet: bool = flag("--quiet -q", "No progress output.", default=False)
     log_to: list[str] | None = flag(
-        "--log-to",
-        metavar="TRACKER",
-        help="When the run finishes, log it to mlflow[:URI], wandb[:PROJECT], "
+        "--log-to TRACKER",
+        "When the run finishes, log it to mlflow[:URI], wandb[:PROJECT], "
         "trackio[:PROJECT] or hf:ORG/NAME (repeatable; bare: the active run).",
     )
     series: str | None = flag(
-        "--series",
-        metavar="NAME",
-        help="The series (a training's checkpoints) the run belongs to: its runs make one "
+        "--series NAME",
+        "The series (a training's checkpoints) the run belongs to: its runs make one "
         "curve in the viewer and in trackers.",
     )
     step: int | None = flag(
-        "--step",
-        "--log-step",
-        min=0,
-        metavar="STEP",
-        help="The run's step in its series (a training step): recorded with the run, and "
+        "--step --log-step STEP",
+        "The run's step in its series (a training step): recorded with the run, and "
         "where trackers log its metrics.",
+        min=0,
     )
 
     #: this face's names of run settings (option → RunSettings field)

@@ -7,39 +7,31 @@ from typing import Annotated
 
 import typer
 
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 EffectOpt = Annotated[
     float | None,
-    typer.Option("--effect", metavar="D", help="The difference of mean score to detect."),
+    option("--effect D", "The difference of mean score to detect."),
 ]
-AlphaOpt = Annotated[float, typer.Option("--alpha", metavar="A", help="The test's level.")]
-PowerOpt = Annotated[float, typer.Option("--power", metavar="P", help="The chance to detect it.")]
-PilotOpt = Annotated[
-    str | None, typer.Option("--from", metavar="RUN", help="A pilot run (its spread).")
-]
+AlphaOpt = Annotated[float, option("--alpha A", "The test's level.")]
+PowerOpt = Annotated[float, option("--power P", "The chance to detect it.")]
+PilotOpt = Annotated[str | None, option("--from RUN", "A pilot run (its spread).")]
 VsOpt = Annotated[
     str | None,
-    typer.Option("--vs", metavar="RUN", help="The run to pair it with (their differences)."),
+    option("--vs RUN", "The run to pair it with (their differences)."),
 ]
 SdOpt = Annotated[
     float | None,
-    typer.Option("--sd", metavar="S", help="The spread of per-row differences, if known."),
+    option("--sd S", "The spread of per-row differences, if known."),
 ]
 CorrelationOpt = Annotated[
     float,
-    typer.Option(
-        "--correlation", metavar="R", help="With --from alone: how alike two runs' rows are."
-    ),
+    option("--correlation R", "With --from alone: how alike two runs' rows are."),
 ]
 AttemptsOpt = Annotated[
     int | None,
-    typer.Option(
-        "--attempts",
-        min=1,
-        metavar="K",
-        help="Plan for K attempts per row (the pilot's otherwise).",
-    ),
+    option("--attempts K", "Plan for K attempts per row (the pilot's otherwise).", min=1),
 ]
 
 

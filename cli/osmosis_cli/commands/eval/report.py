@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.sizes import size_text
 
@@ -23,21 +24,19 @@ def report(
     ],
     output: Annotated[
         Path,
-        typer.Option("-o", "--output", metavar="PATH", help="The HTML file to write."),
+        option("-o --output PATH", "The HTML file to write."),
     ] = Path("report.html"),
     by: Annotated[
         str | None,
-        typer.Option(
-            "--by",
-            metavar="COLUMN",
-            help="Open the report sliced by this dataset column (the page has a picker).",
+        option(
+            "--by COLUMN", "Open the report sliced by this dataset column (the page has a picker)."
         ),
     ] = None,
     reviewed: Annotated[
         bool,
-        typer.Option(
+        option(
             "--reviewed",
-            help="Score the attempts people reviewed as they judged them (the page says so).",
+            "Score the attempts people reviewed as they judged them (the page says so).",
         ),
     ] = False,
 ) -> None:

@@ -8,14 +8,14 @@ from typing import Annotated
 import typer
 
 from osmosis_cli.commands.eval.caching import JudgeCacheOpt
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 EvalFnOpt = Annotated[
     list[str] | None,
-    typer.Option(
-        "--eval-fn",
-        metavar="[NAME=]MODULE:FN",
-        help="An eval function (repeatable); NAME= names it in the new document, e.g. "
+    option(
+        "--eval-fn [NAME=]MODULE:FN",
+        "An eval function (repeatable); NAME= names it in the new document, e.g. "
         "grader=rewards.py:fixed to compare it with the run's grader.",
     ),
 ]
@@ -33,22 +33,15 @@ def rescore(
     eval_fn: EvalFnOpt = None,
     output: Annotated[
         Path | None,
-        typer.Option(
-            "-o",
-            "--output",
-            metavar="OUT",
-            help="The new document (default: RESULTS.rescored.json).",
-        ),
+        option("-o --output OUT", "The new document (default: RESULTS.rescored.json)."),
     ] = None,
     dataset: Annotated[
         Path | None,
-        typer.Option("--dataset", metavar="FILE", help="The dataset (default: the run's)."),
+        option("--dataset FILE", "The dataset (default: the run's)."),
     ] = None,
-    batch_size: Annotated[
-        int, typer.Option("--batch-size", min=1, max=4096, metavar="N", help="Grades at once.")
-    ] = 16,
+    batch_size: Annotated[int, option("--batch-size N", "Grades at once.", min=1, max=4096)] = 16,
     no_compat: Annotated[
-        bool, typer.Option("--no-compat", help="No `osmosis_ai` compatibility imports.")
+        bool, option("--no-compat", "No `osmosis_ai` compatibility imports.")
     ] = False,
     cache: JudgeCacheOpt = False,
 ) -> None:

@@ -13,6 +13,7 @@ import typer
 from osmosis_cli.commands.eval.platform import scoped_client
 from osmosis_cli.context import state
 from osmosis_cli.terminal.commands import runnable
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -21,13 +22,12 @@ from osmosis_client.errors import InvalidInputError
 def retry(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="A hosted run's name or id.")],
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    yes: Annotated[bool, option("--yes -y", "Do not ask for confirmation.")] = False,
     secrets_file: Annotated[
         str | None,
-        typer.Option(
-            "--secrets-file",
-            metavar="FILE",
-            help="NAME=value lines ('-': stdin) for secrets the run carried itself.",
+        option(
+            "--secrets-file FILE",
+            "NAME=value lines ('-': stdin) for secrets the run carried itself.",
         ),
     ] = None,
 ) -> None:
@@ -64,7 +64,7 @@ def retry(
 
 def _needed_secrets(out: Any, exc: Any, secrets_file: str | None) -> dict[str, str]:
     """The values a retry needs, or ``exc`` again when the platform asked for none."""
-    from osmosis_cli.secret_values import require_local, resolve
+    from osmosis_cli.secret_values import local_secrets
 
     body = exc.body if isinstance(getattr(exc, "body", None), dict) else {}
     local = body.get("local_run")
@@ -83,6 +83,4 @@ def _needed_secrets(out: Any, exc: Any, secrets_file: str | None) -> dict[str, s
     names = body.get("run_secret_names")
     if not (isinstance(names, list) and names and all(isinstance(n, str) for n in names)):
         raise exc
-    found = resolve(out, names, secrets_file)
-    require_local(found.missing)
-    return found.provided
+    return local_secrets(out, names, secrets_file)

@@ -61,86 +61,71 @@ class RunOptions(LocalRunOptions):
     }
     config_path: Path = arg(metavar="CONFIG", help="configs/eval/NAME.toml", show_default=False)
     dataset: Path | None = flag(
-        "--dataset",
-        "--dataset-file",
-        metavar="FILE",
-        help="Local dataset file (overrides the TOML).",
+        "--dataset --dataset-file FILE", "Local dataset file (overrides the TOML)."
     )
     name: str | None = flag(
-        "--name",
-        metavar="NAME",
-        help="The run's name: .osmosis/evals/NAME/ (continued when it exists).",
+        "--name NAME", "The run's name: .osmosis/evals/NAME/ (continued when it exists)."
     )
     fresh: bool = flag(
-        "--fresh", help="Start NAME over (the earlier run is archived, not deleted).", default=False
+        "--fresh", "Start NAME over (the earlier run is archived, not deleted).", default=False
     )
     rows_spec: RowsOpt = None
     retry_failed: bool = flag(
         "--retry-failed",
-        help="Run again the attempts of NAME that errored or were skipped.",
+        "Run again the attempts of NAME that errored or were skipped.",
         default=False,
     )
     max_in_flight: int | None = flag(
-        "--max-in-flight", min=1, metavar="N", help="Attempts in flight (= --batch-size)."
+        "--max-in-flight N", "Attempts in flight (= --batch-size).", min=1
     )
     secrets_file: str | None = flag(
-        "--secrets-file",
-        metavar="FILE",
-        help="NAME=value lines for the config's [secrets] (- reads stdin; beats the env).",
+        "--secrets-file FILE",
+        "NAME=value lines for the config's [secrets] (- reads stdin; beats the env).",
     )
     # accepted as published (local runs never ask): out of the help
-    yes: bool = flag("--yes", "-y", hidden=True, default=False)
+    yes: bool = flag("--yes -y", hidden=True, default=False)
     upload: bool = flag(
-        "--upload",
-        help="When the run finishes, upload it to the platform (eval upload).",
-        default=False,
+        "--upload", "When the run finishes, upload it to the platform (eval upload).", default=False
     )
     listener_port: int | None = flag(
-        "--listener-port",
+        "--listener-port PORT",
+        "Server mode: the model bridge's port (default: any free one).",
         min=1,
         max=65535,
-        metavar="PORT",
-        help="Server mode: the model bridge's port (default: any free one).",
     )
     advertise_url: str | None = flag(
-        "--advertise-url",
-        metavar="URL",
-        help="Server mode: the bridge's URL as a rollout in a container or sandbox "
+        "--advertise-url URL",
+        "Server mode: the bridge's URL as a rollout in a container or sandbox "
         "reaches it (needs --listener-port).",
     )
     rollout_port: int | None = flag(
-        "--rollout-port",
+        "--rollout-port PORT",
+        "Server mode: the rollout server's port (default: any free one).",
         min=1,
         max=65535,
-        metavar="PORT",
-        help="Server mode: the rollout server's port (default: any free one).",
     )
     # accepted from older templates (transcripts are kept): hidden
     log_samples: bool = flag("--log-samples", hidden=True, default=False)
     debug: bool = flag(
-        "--debug", help="Show the rollout server's output live (older templates).", default=False
+        "--debug", "Show the rollout server's output live (older templates).", default=False
     )
-    seed: int | None = flag("--seed", min=0, metavar="S", help="Seed of the 10% sample.")
+    seed: int | None = flag("--seed S", "Seed of the 10% sample.", min=0)
     rollout_mode: str | None = flag(
-        "--rollout-mode",
-        metavar="server|native",
-        help="server: run a published-SDK rollout as its own server (detected from the "
+        "--rollout-mode server|native",
+        "server: run a published-SDK rollout as its own server (detected from the "
         "rollout's pyproject.toml / imports); native: in-process.",
     )
     rollout_python: Path | None = flag(
-        "--rollout-python",
-        metavar="PATH",
-        help="Server mode: the rollout's interpreter or virtualenv (default: uv, then "
+        "--rollout-python PATH",
+        "Server mode: the rollout's interpreter or virtualenv (default: uv, then "
         "rollouts/NAME/.venv).",
     )
-    dry_run: bool = flag(
-        "--dry-run", help="Show what would run (a suite: every entry).", default=False
-    )
+    dry_run: bool = flag("--dry-run", "Show what would run (a suite: every entry).", default=False)
     parallel: int = flag(
-        "--parallel", min=1, max=64, metavar="K", help="A suite: run K entries at once.", default=1
+        "--parallel K", "A suite: run K entries at once.", min=1, max=64, default=1
     )
     abbreviated_summary: bool = flag(
-        "--abbreviated-summary", help="A suite: a compact comparison table.", default=False
+        "--abbreviated-summary", "A suite: a compact comparison table.", default=False
     )
 
     RENAMED: ClassVar[dict[str, str]] = {
@@ -277,12 +262,12 @@ def _run_suite(out: Output, opts: RunOptions, echo: Any) -> None:
 
 def _run_config(ctx: typer.Context, out: Output, opts: RunOptions, echo: Any) -> None:
     from osmosis_cli.commands.eval.outcome import named_resource
-    from osmosis_cli.secret_values import load_secrets
+    from osmosis_cli.secret_values import local_secrets
     from osmosis_client.errors import InvalidInputError
     from osmosis_client.platform.eval_config import load_config
 
     config = load_config(opts.config_path, replaced=opts.run_settings().replaced_keys())
-    load_secrets(out, config.secrets.required, opts.secrets_file)
+    secrets = local_secrets(out, config.secrets.required, opts.secrets_file)
     to_file = opts.output is not None and opts.output.suffix == ".json"
     if opts.upload and to_file:
         raise InvalidInputError(
@@ -291,7 +276,9 @@ def _run_config(ctx: typer.Context, out: Output, opts: RunOptions, echo: Any) ->
             code="USAGE",
         )
     upload = uploader(ctx, out) if opts.upload else None
-    request = opts.request(upload=upload, server_echo=echo, price_source=platform_prices(ctx))
+    request = opts.request(
+        upload=upload, server_echo=echo, price_source=platform_prices(ctx), secrets=secrets
+    )
     resource = (
         (lambda s: rerun_commands(out, s.results))
         if to_file

@@ -11,7 +11,7 @@ import typer
 from osmosis_cli.commands.eval.platform import scoped_client, wait_for_run
 from osmosis_cli.commands.eval.render import num, pct, render_run, run_detail, run_item
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import YesOpt, flag
+from osmosis_cli.terminal.declare import YesOpt, flag, option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.numbers import money
 from osmosis_cli.terminal.times import duration, when
@@ -25,17 +25,11 @@ if TYPE_CHECKING:
 
 @dataclass(kw_only=True)
 class ListOptions:
-    limit: int = flag("--limit", min=1, metavar="N", help="How many runs to show.", default=20)
-    all_: bool = flag("--all", help="Every run (follows all pages).", default=False)
-    status: str | None = flag(
-        "--status", metavar="STATUS", help="pending, running, finished, failed or stopped."
-    )
-    suite: str | None = flag(
-        "--suite", metavar="NAME", help="Only the runs of a suite submitted from here."
-    )
-    local: bool = flag(
-        "--local", help="This project's local runs (.osmosis/evals/).", default=False
-    )
+    limit: int = flag("--limit N", "How many runs to show.", min=1, default=20)
+    all_: bool = flag("--all", "Every run (follows all pages).", default=False)
+    status: str | None = flag("--status STATUS", "pending, running, finished, failed or stopped.")
+    suite: str | None = flag("--suite NAME", "Only the runs of a suite submitted from here.")
+    local: bool = flag("--local", "This project's local runs (.osmosis/evals/).", default=False)
 
 
 @handle_errors
@@ -205,21 +199,18 @@ def _cells(runs: list[EvalRun]) -> list[list[str]]:
 def info(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
-    watch: Annotated[bool, typer.Option("--watch", help="Follow until the run ends.")] = False,
+    watch: Annotated[bool, option("--watch", "Follow until the run ends.")] = False,
     output: Annotated[
         Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="DIR",
-            help="Also save the platform's metrics.json into DIR (a run directory).",
+        option(
+            "--output -o DIR", "Also save the platform's metrics.json into DIR (a run directory)."
         ),
     ] = None,
     overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="With -o: replace an existing metrics.json.")
+        bool, option("--overwrite", "With -o: replace an existing metrics.json.")
     ] = False,
     local: Annotated[
-        bool, typer.Option("--local", help="A local run of this project (.osmosis/evals/NAME).")
+        bool, option("--local", "A local run of this project (.osmosis/evals/NAME).")
     ] = False,
 ) -> None:
     """Details and results of one run (--local: a local run). With -o DIR: the run's

@@ -22,53 +22,36 @@ if TYPE_CHECKING:
 
 @dataclass(kw_only=True)
 class SeedOptions(LocalRunOptions):
-    module: str | None = flag(
-        "-m", "--module", metavar="MODULE:ATTR", help="An AgentWorkflow or a RolloutAgentLoop."
-    )
+    module: str | None = flag("-m --module MODULE:ATTR", "An AgentWorkflow or a RolloutAgentLoop.")
     mcp: Path | None = flag(
-        "--mcp",
-        metavar="DIR",
-        help="Instead of -m: the FastMCP tool server of DIR/main.py as the agent's tools.",
+        "--mcp DIR", "Instead of -m: the FastMCP tool server of DIR/main.py as the agent's tools."
     )
-    dataset: Path | None = flag("-d", "--dataset", metavar="FILE", help="Dataset file.")
-    eval_fn: list[str] | None = flag(
-        "--eval-fn", metavar="MODULE:FN", help="An eval function (repeatable)."
-    )
+    dataset: Path | None = flag("-d --dataset FILE", "Dataset file.")
+    eval_fn: list[str] | None = flag("--eval-fn MODULE:FN", "An eval function (repeatable).")
     api_key: str | None = flag(
-        "--api-key",
-        metavar="KEY",
-        help="The key itself (visible to other users in argv: prefer --api-key-env).",
+        "--api-key KEY", "The key itself (visible to other users in argv: prefer --api-key-env)."
     )
-    offset: int = flag(
-        "--offset", min=0, metavar="N", help="Skip the first N rows (indices stay).", default=0
-    )
-    max_turns: int | None = flag(
-        "--max-turns", min=1, metavar="N", help="Agent loops: turns (default 10)."
-    )
-    max_tokens: int | None = flag(
-        "--max-tokens", min=1, metavar="N", help="Tokens per model answer."
-    )
+    offset: int = flag("--offset N", "Skip the first N rows (indices stay).", min=0, default=0)
+    max_turns: int | None = flag("--max-turns N", "Agent loops: turns (default 10).", min=1)
+    max_tokens: int | None = flag("--max-tokens N", "Tokens per model answer.", min=1)
     baseline_model: str | None = flag(
-        "--baseline-model", metavar="MODEL", help="Also run every item on this model."
+        "--baseline-model MODEL", "Also run every item on this model."
     )
-    baseline_base_url: str | None = flag(
-        "--baseline-base-url", metavar="URL", help="The baseline's endpoint."
-    )
+    baseline_base_url: str | None = flag("--baseline-base-url URL", "The baseline's endpoint.")
     baseline_api_key_env: str | None = flag(
-        "--baseline-api-key-env", metavar="NAME", help="NAME of the baseline's key variable."
+        "--baseline-api-key-env NAME", "NAME of the baseline's key variable."
     )
     baseline_api_key: str | None = flag(
-        "--baseline-api-key",
-        metavar="KEY",
-        help="The baseline's key itself (0.2's flag; prefer --baseline-api-key-env).",
+        "--baseline-api-key KEY",
+        "The baseline's key itself (0.2's flag; prefer --baseline-api-key-env).",
     )
     debug: bool = flag(
-        "--debug", help="Agent loops: ctx.log_event traces to ./local_debug/.", default=False
+        "--debug", "Agent loops: ctx.log_event traces to ./local_debug/.", default=False
     )
     rows_spec: RowsOpt = None
     retry_failed: bool = flag(
         "--retry-failed",
-        help="Continue the run at -o, running its errored attempts again.",
+        "Continue the run at -o, running its errored attempts again.",
         default=False,
     )
     no_compat: NoCompatOpt = False

@@ -26,21 +26,15 @@ if TYPE_CHECKING:
 @dataclass(kw_only=True)
 class SubmitOptions(submitting.PinnedSubmit):
     config_path: Path = arg(metavar="CONFIG", help="configs/eval/NAME.toml")
-    wait: bool = flag("--wait", help="Wait for the run to finish.", default=False)
+    wait: bool = flag("--wait", "Wait for the run to finish.", default=False)
     timeout: float | None = flag(
-        "--timeout", min=0, metavar="SECONDS", help="Stop waiting after SECONDS (the run goes on)."
+        "--timeout SECONDS", "Stop waiting after SECONDS (the run goes on).", min=0
     )
     min_pass_rate: float | None = flag(
-        "--min-pass-rate",
-        min=0.0,
-        max=1.0,
-        metavar="X",
-        help="Exit 4 below this pass rate (implies --wait).",
+        "--min-pass-rate X", "Exit 4 below this pass rate (implies --wait).", min=0.0, max=1.0
     )
     junit: Path | None = flag(
-        "--junit",
-        metavar="PATH",
-        help="With --wait: JUnit XML with one test case per run (its verdict).",
+        "--junit PATH", "With --wait: JUnit XML with one test case per run (its verdict)."
     )
 
     @property

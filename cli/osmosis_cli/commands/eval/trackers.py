@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -63,19 +64,18 @@ def push(
     ],
     to: Annotated[
         list[str],
-        typer.Option(
-            "--to",
-            metavar="TRACKER",
-            help="mlflow[:URI], wandb[:PROJECT], trackio[:PROJECT] or hf:ORG/NAME (a Hub "
+        option(
+            "--to TRACKER",
+            "mlflow[:URI], wandb[:PROJECT], trackio[:PROJECT] or hf:ORG/NAME (a Hub "
             "dataset; repeatable).",
         ),
     ],
     step: Annotated[
         int | None,
-        typer.Option("--step", min=0, metavar="STEP", help="The training step to log it at."),
+        option("--step STEP", "The training step to log it at.", min=0),
     ] = None,
     public: Annotated[
-        bool, typer.Option("--public", help="A Hub repository made public (else private).")
+        bool, option("--public", "A Hub repository made public (else private).")
     ] = False,
 ) -> None:
     """Send a finished local run to experiment trackers or the Hugging Face Hub: the ones

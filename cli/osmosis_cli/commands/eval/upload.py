@@ -12,6 +12,7 @@ import typer
 
 from osmosis_cli.context import state
 from osmosis_cli.terminal.commands import runnable
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -38,9 +39,7 @@ def upload(
     run: Annotated[
         str, typer.Argument(metavar="NAME_OR_DIR", help="A local run's name or directory.")
     ],
-    replace: Annotated[
-        bool, typer.Option("--replace", help="Replace an earlier upload of this run.")
-    ] = False,
+    replace: Annotated[bool, option("--replace", "Replace an earlier upload of this run.")] = False,
 ) -> None:
     """Upload a finished local run to the platform (it then shows beside hosted runs)."""
     out = current_output()

@@ -8,14 +8,13 @@ from typing import Annotated
 
 import typer
 
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 BundleOpt = Annotated[
     Path | None,
-    typer.Option(
-        "--bundle",
-        metavar="DIR",
-        help="Write the viewer as a static site in DIR (opens from file://, any host).",
+    option(
+        "--bundle DIR", "Write the viewer as a static site in DIR (opens from file://, any host)."
     ),
 ]
 RunsArg = Annotated[
@@ -24,15 +23,11 @@ RunsArg = Annotated[
 ]
 SpaceOpt = Annotated[
     str | None,
-    typer.Option(
-        "--to",
-        metavar="hf-space:ORG/NAME",
-        help="With --bundle: publish the site as a static Hugging Face Space.",
+    option(
+        "--to hf-space:ORG/NAME", "With --bundle: publish the site as a static Hugging Face Space."
     ),
 ]
-PublicOpt = Annotated[
-    bool, typer.Option("--public", help="With --to: a public Space (else private).")
-]
+PublicOpt = Annotated[bool, option("--public", "With --to: a public Space (else private).")]
 
 
 @handle_errors
@@ -40,20 +35,14 @@ def view(
     ctx: typer.Context,
     port: Annotated[
         int,
-        typer.Option(
-            "--port",
-            metavar="P",
-            min=0,
-            max=65535,
-            help="Port to serve on (default: a free one).",
-        ),
+        option("--port P", "Port to serve on (default: a free one).", min=0, max=65535),
     ] = 0,
     host: Annotated[
         str,
-        typer.Option("--host", metavar="H", help="Address to serve on (default: this machine)."),
+        option("--host H", "Address to serve on (default: this machine)."),
     ] = "127.0.0.1",
     no_browser: Annotated[
-        bool, typer.Option("--no-browser", help="Print the URL; do not open a browser.")
+        bool, option("--no-browser", "Print the URL; do not open a browser.")
     ] = False,
     bundle: BundleOpt = None,
     runs: RunsArg = None,

@@ -42,52 +42,41 @@ class WatchOptions(LocalRunOptions):
     }
     config_path: Path = arg(metavar="CONFIG", help="configs/eval/NAME.toml", show_default=False)
     checkpoints: Path | None = flag(
-        "--checkpoints",
-        metavar="DIR",
-        help="The folder the trainer saves checkpoints into (step_N, step-N, "
+        "--checkpoints DIR",
+        "The folder the trainer saves checkpoints into (step_N, step-N, "
         "checkpoint-N, global_step_N).",
     )
     training: str | None = flag(
-        "--training",
-        metavar="RUN",
-        help="A platform training run: its uploaded checkpoints, evaluated against the "
+        "--training RUN",
+        "A platform training run: its uploaded checkpoints, evaluated against the "
         "platform's inference endpoint (OSMOSIS_INFERENCE_URL, OSMOSIS_API_KEY).",
     )
     deploy: bool = flag(
         "--deploy",
-        help="With --training: deploy each checkpoint that is not (it uses the "
+        "With --training: deploy each checkpoint that is not (it uses the "
         "workspace's inference quota) and undeploy it after its run.",
         default=False,
     )
     serve_cmd: str | None = flag(
-        "--serve-cmd",
-        metavar="CMD",
-        help="Serve each checkpoint with this command ({path} and {step} filled in), "
+        "--serve-cmd CMD",
+        "Serve each checkpoint with this command ({path} and {step} filled in), "
         "waited on until the endpoint answers; else it is loaded into vLLM as a LoRA.",
     )
     keep_loaded: bool = flag(
-        "--keep-loaded", help="Leave each LoRA loaded after its run.", default=False
+        "--keep-loaded", "Leave each LoRA loaded after its run.", default=False
     )
-    once: bool = flag(
-        "--once", help="Evaluate the checkpoints there now, then exit.", default=False
-    )
-    until: int | None = flag(
-        "--until", metavar="STEP", min=0, help="Stop once this step is evaluated."
-    )
-    poll: float = flag(
-        "--poll", metavar="SECONDS", min=0.1, help="How often to look for more.", default=10.0
-    )
+    once: bool = flag("--once", "Evaluate the checkpoints there now, then exit.", default=False)
+    until: int | None = flag("--until STEP", "Stop once this step is evaluated.", min=0)
+    poll: float = flag("--poll SECONDS", "How often to look for more.", min=0.1, default=10.0)
     marker: str | None = flag(
-        "--marker",
-        metavar="FILE",
-        help="A file the trainer writes last in a checkpoint (default: STABLE, else "
+        "--marker FILE",
+        "A file the trainer writes last in a checkpoint (default: STABLE, else "
         "every size unchanged across two looks).",
     )
     serve_timeout: float = flag(
-        "--serve-timeout",
-        metavar="SECONDS",
+        "--serve-timeout SECONDS",
+        "How long a serve command may take to answer.",
         min=1.0,
-        help="How long a serve command may take to answer.",
         default=600.0,
     )
 

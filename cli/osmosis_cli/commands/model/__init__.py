@@ -12,7 +12,7 @@ import typer
 
 from osmosis_cli.context import result_scope, state
 from osmosis_cli.terminal.commands import runnable
-from osmosis_cli.terminal.declare import Group, YesOpt
+from osmosis_cli.terminal.declare import Group, YesOpt, option
 from osmosis_cli.terminal.errors import command, current_output
 
 if TYPE_CHECKING:
@@ -31,13 +31,9 @@ def register(root: typer.Typer) -> None:
 @command(app, "list")
 def list_(
     ctx: typer.Context,
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, max=50, metavar="N", help="Per type (1-50).")
-    ] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Every page.")] = False,
-    kind: Annotated[
-        str, typer.Option("--type", metavar="all|base|lora", help="Which models (default all).")
-    ] = "all",
+    limit: Annotated[int | None, option("--limit N", "Per type (1-50).", min=1, max=50)] = None,
+    all_: Annotated[bool, option("--all", "Every page.")] = False,
+    kind: Annotated[str, option("--type all|base|lora", "Which models (default all).")] = "all",
 ) -> None:
     """The workspace's base models and LoRA models (with their deployments)."""
     from osmosis_cli.commands.model.render import list_models

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import Command
+from osmosis_cli.terminal.declare import Command, option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -30,14 +30,14 @@ def quickstart(
     ctx: typer.Context,
     workspace: Annotated[
         str | None,
-        typer.Option("-w", "--workspace", metavar="NAME", help="The workspace (name or id)."),
+        option("-w --workspace NAME", "The workspace (name or id)."),
     ] = None,
     intent: Annotated[
         Literal["eval", "train", "benchmark", "explore"] | None,
-        typer.Option("--intent", help="What you want to do first (asked on a terminal)."),
+        option("--intent", "What you want to do first (asked on a terminal)."),
     ] = None,
     no_record: Annotated[
-        bool, typer.Option("--no-record", help="Do not tell the platform it was completed.")
+        bool, option("--no-record", "Do not tell the platform it was completed.")
     ] = False,
 ) -> None:
     """Where you stand on the way to a first run, and the next command of each step."""

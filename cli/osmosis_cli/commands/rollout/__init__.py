@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import Command, Group, flag, options_command
+from osmosis_cli.terminal.declare import Command, Group, flag, option, options_command
 from osmosis_cli.terminal.errors import EXIT_FAILED, command, current_output, handle_errors
 from osmosis_cli.terminal.pages import Paging, show_list
 
@@ -19,9 +19,7 @@ app = typer.Typer(cls=Group, help="Create, list and check rollouts.", no_args_is
 
 
 NewNameArg = Annotated[str, typer.Argument(metavar="NAME", help="The rollout name (a-z, 0-9, -).")]
-ReplaceOpt = Annotated[
-    bool, typer.Option("--force", "-f", help="Replace the rollout and its configs.")
-]
+ReplaceOpt = Annotated[bool, option("--force -f", "Replace the rollout and its configs.")]
 
 
 @command(app, "init")
@@ -59,7 +57,7 @@ def init(ctx: typer.Context, name: NewNameArg, force: ReplaceOpt = False) -> Non
 
 @dataclass(kw_only=True)
 class ListOptions(Paging):
-    branch: str | None = flag("--branch", metavar="B", help="As synced from this branch.")
+    branch: str | None = flag("--branch B", "As synced from this branch.")
 
 
 @handle_errors
@@ -99,9 +97,7 @@ def validate(
     ] = None,
     rollout_python: Annotated[
         Path | None,
-        typer.Option(
-            "--rollout-python", metavar="PATH", help="The rollout's interpreter (default: uv)."
-        ),
+        option("--rollout-python PATH", "The rollout's interpreter (default: uv)."),
     ] = None,
 ) -> None:
     """Load rollouts as a run would (in their own environment), find each one's workflow

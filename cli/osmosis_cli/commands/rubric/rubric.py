@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from osmosis_cli.terminal.declare import Command
+from osmosis_cli.terminal.declare import Command, option
 from osmosis_cli.terminal.errors import EXIT_FAILED, current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -18,32 +18,20 @@ if TYPE_CHECKING:
 
 DataOpt = Annotated[
     Path,
-    typer.Option("-d", "--data", metavar="FILE", help="JSONL dataset (solution_str per line)."),
+    option("-d --data FILE", "JSONL dataset (solution_str per line)."),
 ]
-NumberOpt = Annotated[
-    int, typer.Option("-n", "--number", min=1, metavar="N", help="Judge requests per record.")
-]
+NumberOpt = Annotated[int, option("-n --number N", "Judge requests per record.", min=1)]
 OutputOpt = Annotated[
     Path | None,
-    typer.Option(
-        "-o",
-        "--output",
-        metavar="PATH",
-        help="Result file or directory (default: .osmosis/rubrics/).",
-    ),
+    option("-o --output PATH", "Result file or directory (default: .osmosis/rubrics/)."),
 ]
 BaselineOpt = Annotated[
     Path | None,
-    typer.Option(
-        "-b",
-        "--baseline",
-        metavar="FILE",
-        help="A prior result JSON: report the differences from its statistics.",
+    option(
+        "-b --baseline FILE", "A prior result JSON: report the differences from its statistics."
     ),
 ]
-ConcurrencyOpt = Annotated[
-    int, typer.Option("--concurrency", min=1, metavar="N", help="Judge calls in flight.")
-]
+ConcurrencyOpt = Annotated[int, option("--concurrency N", "Judge calls in flight.", min=1)]
 
 
 def register(app: typer.Typer) -> None:
@@ -61,27 +49,23 @@ def register_eval(app: typer.Typer) -> None:
 def eval_rubric(
     ctx: typer.Context,
     data: DataOpt,
-    rubric: Annotated[
-        str, typer.Option("-r", "--rubric", metavar="TEXT|@FILE", help="Rubric text, or @FILE.")
-    ],
-    model: Annotated[
-        str, typer.Option("--model", metavar="PROVIDER/MODEL", help="The judge model.")
-    ],
+    rubric: Annotated[str, option("-r --rubric TEXT|@FILE", "Rubric text, or @FILE.")],
+    model: Annotated[str, option("--model PROVIDER/MODEL", "The judge model.")],
     base_url: Annotated[
         str | None,
-        typer.Option("--base-url", metavar="URL", help="OpenAI-compatible endpoint."),
+        option("--base-url URL", "OpenAI-compatible endpoint."),
     ] = None,
     api_key_env: Annotated[
         str | None,
-        typer.Option("--api-key-env", metavar="NAME", help="NAME of the key variable."),
+        option("--api-key-env NAME", "NAME of the key variable."),
     ] = None,
     n: NumberOpt = 1,
     output: OutputOpt = None,
-    score_min: Annotated[float, typer.Option("--score-min", metavar="X")] = 0.0,
-    score_max: Annotated[float, typer.Option("--score-max", metavar="X")] = 1.0,
+    score_min: Annotated[float, option("--score-min X")] = 0.0,
+    score_max: Annotated[float, option("--score-max X")] = 1.0,
     timeout: Annotated[
         float,
-        typer.Option("--timeout", min=0.1, metavar="SECONDS", help="Seconds per judge call."),
+        option("--timeout SECONDS", "Seconds per judge call.", min=0.1),
     ] = 60.0,
     concurrency: ConcurrencyOpt = 8,
     baseline: BaselineOpt = None,
@@ -123,13 +107,11 @@ def eval_rubric(
 @handle_errors
 def eval_rubric_config(
     ctx: typer.Context,
-    rubric_id: Annotated[
-        str, typer.Option("-r", "--rubric", metavar="ID", help="Rubric id in the config.")
-    ],
+    rubric_id: Annotated[str, option("-r --rubric ID", "Rubric id in the config.")],
     data: DataOpt,
     config: Annotated[
         Path | None,
-        typer.Option("-c", "--config", metavar="FILE", help="rubric_configs.yaml|toml"),
+        option("-c --config FILE", "rubric_configs.yaml|toml"),
     ] = None,
     n: NumberOpt = 1,
     output: OutputOpt = None,
@@ -258,7 +240,7 @@ def preview(
     ctx: typer.Context,
     path: Annotated[
         Path,
-        typer.Option("-p", "--path", metavar="FILE", help="A rubric config or a JSONL dataset."),
+        option("-p --path FILE", "A rubric config or a JSONL dataset."),
     ],
 ) -> None:
     """Validate and pretty-print a rubric config or a JSONL dataset."""

@@ -13,7 +13,7 @@ import typer
 
 from osmosis_cli.context import state
 from osmosis_cli.terminal.commands import runnable
-from osmosis_cli.terminal.declare import Command, Group, flag, options_command
+from osmosis_cli.terminal.declare import Command, Group, flag, option, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.pages import Paging, show_list
 from osmosis_cli.terminal.times import when
@@ -42,9 +42,7 @@ def _scope(value: str, allowed: tuple[str, ...]) -> Any:
 
 @dataclass(kw_only=True)
 class ListOptions(Paging):
-    scope: str = flag(
-        "--scope", metavar="all|personal|workspace", help="Which secrets.", default="all"
-    )
+    scope: str = flag("--scope all|personal|workspace", "Which secrets.", default="all")
 
 
 @handle_errors
@@ -82,12 +80,10 @@ app.command("list", cls=Command)(options_command(ListOptions, list_))
 def set_(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="e.g. OPENAI_API_KEY")],
-    scope: Annotated[
-        str, typer.Option("--scope", metavar="personal|workspace", help=SCOPE_HELP)
-    ] = ("personal"),
+    scope: Annotated[str, option("--scope personal|workspace", SCOPE_HELP)] = ("personal"),
     env: Annotated[
         str | None,
-        typer.Option("--env", metavar="VAR", help="Take the value from this environment variable."),
+        option("--env VAR", "Take the value from this environment variable."),
     ] = None,
 ) -> None:
     """Store a secret (or replace its value). The value comes from --env VAR, from
@@ -175,10 +171,8 @@ def _piped_text(out: Output) -> str:
 def delete(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME")],
-    scope: Annotated[
-        str, typer.Option("--scope", metavar="personal|workspace", help=SCOPE_HELP)
-    ] = ("personal"),
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    scope: Annotated[str, option("--scope personal|workspace", SCOPE_HELP)] = ("personal"),
+    yes: Annotated[bool, option("--yes -y", "Do not ask for confirmation.")] = False,
 ) -> None:
     """Delete a stored secret (asks first; a name in the other scope is pointed out)."""
     from osmosis_client.errors import NotFoundError, OsmosisError

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from osmosis_cli.terminal.commands import runnable
-from osmosis_cli.terminal.declare import Group
+from osmosis_cli.terminal.declare import Group, option
 from osmosis_cli.terminal.errors import command, current_output
 
 app = typer.Typer(cls=Group, help="List and apply rollout templates.", no_args_is_help=True)
@@ -43,9 +43,7 @@ def list_(ctx: typer.Context) -> None:
 TemplateArg = Annotated[
     str, typer.Argument(metavar="NAME", help="A template (see `template list`).")
 ]
-OverwriteOpt = Annotated[
-    bool, typer.Option("--force", "-f", help="Replace the rollout and overwrite its files.")
-]
+OverwriteOpt = Annotated[bool, option("--force -f", "Replace the rollout and overwrite its files.")]
 
 
 @command(app, "apply")

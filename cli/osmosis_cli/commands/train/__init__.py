@@ -20,7 +20,7 @@ from osmosis_cli.platform_runs import (
     add_stop,
     name_arg,
 )
-from osmosis_cli.terminal.declare import Command, Group, options_command
+from osmosis_cli.terminal.declare import Command, Group, option, options_command
 from osmosis_cli.terminal.errors import command, current_output
 
 app = typer.Typer(cls=Group, help="Training runs on the platform.", no_args_is_help=True)
@@ -61,11 +61,9 @@ def info(
     name: Annotated[str, name_arg(TRAINING)],
     output: Annotated[
         str | None,
-        typer.Option("-o", "--output", metavar="PATH", help="Save the metrics here (.json)."),
+        option("-o --output PATH", "Save the metrics here (.json)."),
     ] = None,
-    overwrite: Annotated[
-        bool, typer.Option("--overwrite", help="Replace the file -o names.")
-    ] = False,
+    overwrite: Annotated[bool, option("--overwrite", "Replace the file -o names.")] = False,
 ) -> None:
     """A training run: progress, config, checkpoints and metrics (saved as JSON under
     .osmosis/metrics/, or to -o PATH)."""

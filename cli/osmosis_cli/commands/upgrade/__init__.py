@@ -9,16 +9,14 @@ from typing import Annotated
 
 import typer
 
-from osmosis_cli.terminal.declare import Command
+from osmosis_cli.terminal.declare import Command, option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 
 @handle_errors
 def upgrade(
     ctx: typer.Context,
-    check: Annotated[
-        bool, typer.Option("--check", help="Only say whether a newer version exists.")
-    ] = False,
+    check: Annotated[bool, option("--check", "Only say whether a newer version exists.")] = False,
 ) -> None:
     """Upgrade osmosis-client with the installer that installed it (never osmosis-ai)."""
     from osmosis_cli import upgrade as up

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from osmosis_cli.context import state
-from osmosis_cli.terminal.declare import Group
+from osmosis_cli.terminal.declare import Group, option
 from osmosis_cli.terminal.errors import command, current_output
 
 app = typer.Typer(cls=Group, help="List, show and switch workspaces.", no_args_is_help=True)
@@ -18,7 +18,7 @@ app = typer.Typer(cls=Group, help="List, show and switch workspaces.", no_args_i
 def list_(
     ctx: typer.Context,
     remote: Annotated[
-        bool, typer.Option("--remote", help="Also list the platform's workspaces for your token.")
+        bool, option("--remote", "Also list the platform's workspaces for your token.")
     ] = False,
 ) -> None:
     """Workspaces logged in on this machine (with --remote: all of yours)."""

@@ -72,7 +72,7 @@ class ServerRollout:
         results_dir: Path,
         registry: Path | None = None,
         env: Mapping[str, str] | None = None,
-        secret_names: tuple[str, ...] = (),
+        secrets: Mapping[str, str] | None = None,
         python: Path | None = None,
         python_given_by: str = "[local] rollout_python",
         grader_timeout: float | None = None,
@@ -91,7 +91,7 @@ class ServerRollout:
         self.results_dir = results_dir
         self.registry = registry
         self.config_env = dict(env or {})
-        self.secret_names = secret_names
+        self.secrets = dict(secrets or {})  # the [secrets] values: the server's env
         self.python_given = python
         self.python_given_by = python_given_by
         self.grader_timeout = grader_timeout
@@ -126,7 +126,7 @@ class ServerRollout:
         check_reserved(self.config_env)
         # what the platform would pass: [env], [secrets] and what a process needs to run
         self._server_env = rollout_environment(
-            os.environ, self.config_env, self.secret_names, self._redact
+            os.environ, self.config_env, self.secrets, self._redact
         )
         entry = self.entrypoint
         if not entry.is_file():
