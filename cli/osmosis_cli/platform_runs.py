@@ -33,10 +33,9 @@ class RunKind:
     words: tuple[str, ...]
     #: the ``--json`` operation's prefix: "train" → "train.stop"
     operation: str
-    #: the client's resource for this kind (``client.training_runs``)
-    resource: Callable[["Client"], Any]
-    #: a detail's run (``detail.training_run``)
-    run_of: Callable[[Any], Any]
+    #: the client's resource, a page's records and (singular) a detail's run:
+    #: ``client.training_runs``, ``page.training_runs``, ``detail.training_run``
+    resources: str
 
     @property
     def title(self) -> str:
@@ -44,6 +43,15 @@ class RunKind:
 
     def command(self, *tail: str) -> str:
         return runnable("osmosis", *self.words, *tail)
+
+    def resource(self, client: "Client") -> Any:
+        return getattr(client, self.resources)
+
+    def records(self, page: Any) -> list[Any]:
+        return list(getattr(page, self.resources))
+
+    def run_of(self, detail: Any) -> Any:
+        return getattr(detail, self.resources.removesuffix("s"))
 
 
 def name_arg(kind: RunKind) -> Any:
@@ -53,14 +61,24 @@ def name_arg(kind: RunKind) -> Any:
 
 @dataclass(frozen=True)
 class ListView:
-    """What ``list`` shows of a kind: the pages' records, the columns and the two
-    renderings of a run (the ``--json`` item and the table row)."""
+    """What ``list`` shows of a kind: the columns, the two renderings of a run (the
+    ``--json`` item and the table row) and how to make the first one."""
 
-    records: Callable[[Any], list[Any]]
     columns: list[str]
     item: Callable[[Any], dict[str, Any]]
     row: Callable[[Any], list[str]]
     submit_hint: str
+
+
+def add_run_commands(
+    app: typer.Typer, kind: RunKind, view: ListView, info: Callable[..., None]
+) -> None:
+    """A kind's ``list``, its own ``info`` (what a run of it shows differs), ``logs`` and
+    ``stop``, in the order its group's help lists them."""
+    add_list(app, kind, view)
+    command(app, "info")(info)
+    add_logs(app, kind)
+    add_stop(app, kind)
 
 
 def add_list(app: typer.Typer, kind: RunKind, view: ListView) -> None:
@@ -69,7 +87,7 @@ def add_list(app: typer.Typer, kind: RunKind, view: ListView) -> None:
     def list_(ctx: typer.Context, opts: Paging) -> None:
         client, workspace = state(ctx).scoped_client()
         with client:
-            found = opts.collect(kind.resource(client).pages, view.records)
+            found = opts.collect(kind.resource(client).pages, kind.records)
         if show_list(
             current_output(),
             found,
@@ -149,4 +167,12 @@ def add_stop(app: typer.Typer, kind: RunKind) -> None:
     command(app, "stop")(stop)
 
 
-__all__ = ["ListView", "RunKind", "add_list", "add_logs", "add_stop", "name_arg"]
+__all__ = [
+    "ListView",
+    "RunKind",
+    "add_list",
+    "add_logs",
+    "add_run_commands",
+    "add_stop",
+    "name_arg",
+]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from osmosis_cli.secret_values import SecretsFileOpt, for_submit, scope_label
 from osmosis_cli.terminal.declare import YesOpt, flag
@@ -19,24 +19,31 @@ if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
     from osmosis_client.platform.eval_model import Experiment
-    from osmosis_client.platform.git import Pin
+    from osmosis_client.platform.git import Pin, RepoState
     from osmosis_client.platform.submission import PinRules
 
 T = TypeVar("T")
 
 
 @dataclass(kw_only=True)
-class PinnedSubmit:
-    """The options of a submit pinned to this checkout's commit."""
+class Submit:
+    """The options of every submit: no question asked, and a file of the ``[secrets]``
+    values."""
 
     yes: YesOpt = False
+    secrets_file: SecretsFileOpt = None
+
+
+@dataclass(kw_only=True)
+class PinnedSubmit(Submit):
+    """The options of a submit pinned to this checkout's commit."""
+
     allow_dirty: bool = flag(
         "--allow-dirty", "Submit even with uncommitted rollout changes.", default=False
     )
     allow_unpushed: bool = flag(
         "--allow-unpushed", "Submit a HEAD no remote branch contains.", default=False
     )
-    secrets_file: SecretsFileOpt = None
 
     def rules(self) -> PinRules:
         from osmosis_client.platform.submission import PinRules
@@ -58,29 +65,66 @@ def refuse_unconfirmed(out: Output, yes: bool) -> None:
         )
 
 
+class PinnedPlan(Protocol):
+    """What a pinned plan has for its submit: the repository and pin it was made from,
+    its warnings, the ``[secrets]`` names it needs."""
+
+    @property
+    def repo(self) -> RepoState: ...
+    @property
+    def warnings(self) -> Sequence[str]: ...
+    @property
+    def secret_names(self) -> Sequence[str]: ...
+
+
+P = TypeVar("P", bound=PinnedPlan)
+
+
+@dataclass(frozen=True)
+class Pinned(Generic[P]):
+    """A pinned submit under way: its plan, its workspace's client, the workspace and
+    where the runs go."""
+
+    out: Output
+    opts: Submit
+    plan: P
+    client: Client
+    workspace: str | None
+    where: str
+
+    def send(self, send: Callable[[dict[str, str]], T], **asked: Any) -> T | None:
+        """:func:`confirm_and_send` of the plan's secret names (``asked``: its summary,
+        question, operation …)."""
+        names = self.plan.secret_names
+        return confirm_and_send(self.out, self.client, self.opts, names=names, send=send, **asked)
+
+
 @contextlib.contextmanager
 def pinned_scope(
-    app_state: AppState, out: Output, plan: Any
-) -> Iterator[tuple[Client, str | None, str]]:
-    """A pinned plan's warnings said, then its workspace's client (closed after), the
-    workspace, and where the run goes (this checkout's repository is the one connected
-    to it: the SDK's ``check_scope``)."""
+    app_state: AppState, out: Output, opts: Submit, plan_of: Callable[[], P]
+) -> Iterator[Pinned[P]]:
+    """A submit pinned to this checkout: refused first without a terminal or ``--yes``,
+    then planned (its warnings said), then its workspace's client (closed after) — the
+    workspace this checkout's repository is connected to (the SDK's ``check_scope``)."""
     from osmosis_client.platform.submission import check_scope
 
-    for warning in plan.warnings:
+    refuse_unconfirmed(out, opts.yes)
+    plan = plan_of()
+    for warning in getattr(plan, "warnings", ()):
         out.warn(warning)
-    client, workspace = app_state.scoped_client(plan.repo)
+    repo = plan.repo
+    client, workspace = app_state.scoped_client(repo)
     with client:
-        yield client, workspace, check_scope(client, plan.repo.origin_repo)
+        where = check_scope(client, repo.origin_repo)
+        yield Pinned(out, opts, plan, client, workspace, where)
 
 
 def confirm_and_send(
     out: Output,
     client: Client,
+    opts: Submit,
     *,
     names: Sequence[str],
-    secrets_file: str | None,
-    yes: bool,
     summary: Callable[[], None],
     question: str,
     operation: str,
@@ -92,13 +136,13 @@ def confirm_and_send(
     is sent when one is missing), the plan's summary with how each secret reaches the
     platform (``each_secret``), the question, then ``send(values)`` — None when the
     answer is no. ``before(stored)``: a last check that needs the stored scopes."""
-    found, stored = for_submit(client, out, names, secrets_file)
+    found, stored = for_submit(client, out, names, opts.secrets_file)
     if before is not None:
         before(stored)
     summary()
     for name in names if each_secret else ():
         out.info(f"  secret {name}: {scope_label(found, stored, name)}")
-    if not out.confirm(question, yes=yes):
+    if not out.confirm(question, yes=opts.yes):
         out.cancelled(operation)
         return None
     return send(found.provided)
@@ -130,7 +174,9 @@ def report_submitted(
 
 
 __all__ = [
+    "Pinned",
     "PinnedSubmit",
+    "Submit",
     "confirm_and_send",
     "pinned_scope",
     "refuse_unconfirmed",

@@ -21,7 +21,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
+
+from typing_extensions import Unpack
 
 from osmosis_client.errors import InvalidInputError, WorkspaceRequiredError
 from osmosis_client.layout import HOSTED_SUITES
@@ -268,28 +270,29 @@ def _create(client: Client, planned: PlannedRun, secrets: dict[str, str]) -> Cre
         )
 
 
+class SubmitKeywords(TypedDict, total=False):
+    """How :func:`submit_eval` / :func:`submit_suite` submit: the pinning ``rules``
+    (default: unattended, as ``--yes``), run-scoped ``secrets`` values, and where a
+    suite's runs are recorded (``records``, default ``.osmosis/hosted-suites``)."""
+
+    rules: PinRules | None
+    secrets: Mapping[str, str] | None
+    records: Path
+
+
 def submit_eval(
-    client: Client,
-    path: str | Path,
-    *,
-    rules: PinRules | None = None,
-    secrets: Mapping[str, str] | None = None,
-    records: Path = HOSTED_RECORDS,
+    client: Client, path: str | Path, **how: Unpack[SubmitKeywords]
 ) -> list[SubmittedRun]:
     """Plan, check the workspace and submit, in one call: an eval config gives one run,
-    a suite one per entry. Unattended rules by default (as ``--yes``)."""
-    plan = plan_submission(path, rules)
+    a suite one per entry."""
+    plan = plan_submission(path, how.get("rules"))
     check_scope(client, plan.repo.origin_repo)
-    return submit_planned(client, plan, secrets=secrets, records=records)
+    records = how.get("records", HOSTED_RECORDS)
+    return submit_planned(client, plan, secrets=how.get("secrets"), records=records)
 
 
 def submit_suite(
-    client: Client,
-    path: str | Path,
-    *,
-    rules: PinRules | None = None,
-    secrets: Mapping[str, str] | None = None,
-    records: Path = HOSTED_RECORDS,
+    client: Client, path: str | Path, **how: Unpack[SubmitKeywords]
 ) -> list[SubmittedRun]:
     """:func:`submit_eval` for a suite file: one hosted run per entry, recorded."""
     from osmosis_client.platform.suite_config import looks_like_suite
@@ -300,7 +303,7 @@ def submit_suite(
             hint="submit one eval config with submit_eval",
             code="USAGE",
         )
-    return submit_eval(client, path, rules=rules, secrets=secrets, records=records)
+    return submit_eval(client, path, **how)
 
 
 # ------------------------------------------------------------------ suite records

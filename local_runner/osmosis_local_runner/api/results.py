@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.layout import EVALS
@@ -29,8 +29,9 @@ from osmosis_local_runner.results.sources import run_path
 
 if TYPE_CHECKING:
     import pandas
+    from typing_extensions import Unpack
 
-    from osmosis_local_runner.results.reviews import Review
+    from osmosis_local_runner.results.reviews import Review, Said
 
 #: where named runs live, under the project (the CLI's ``--name`` and ``name=``)
 RUNS = EVALS
@@ -198,16 +199,7 @@ class EvalResult:
         return found
 
     def review(
-        self,
-        row: int | None = None,
-        attempt: int | None = None,
-        *,
-        verdict: Literal["pass", "fail"] | None = None,
-        score: float | None = None,
-        reason: str | None = None,
-        comment: str | None = None,
-        tag: str | None = None,
-        author: str | None = None,
+        self, row: int | None = None, attempt: int | None = None, **said: Unpack[Said]
     ) -> Review:
         """Review the run: an attempt's ``verdict`` (or ``score``) with a ``reason`` — the
         grader was wrong —, a ``comment`` or a ``tag`` on a row (``row``) or on the run.
@@ -215,16 +207,7 @@ class EvalResult:
         results are never changed (``eval compare --reviewed`` and the report use it)."""
         from osmosis_local_runner.results.reviews import add_review, make_review
 
-        done = make_review(
-            row=row,
-            attempt=attempt,
-            verdict=verdict,
-            score=score,
-            reason=reason,
-            comment=comment,
-            tag=tag,
-            author=author,
-        )
+        done = make_review(row, attempt, **said)
         add_review(self.path, done)
         return done
 

@@ -18,7 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
+
+from typing_extensions import Unpack
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.beside import beside
@@ -53,19 +55,24 @@ def reviews_path(results: Path) -> Path:
     return beside(results, "reviews.jsonl")
 
 
-def make_review(
-    *,
-    row: int | None = None,
-    attempt: int | None = None,
-    verdict: str | None = None,
-    score: float | None = None,
-    reason: str | None = None,
-    comment: str | None = None,
-    tag: str | None = None,
-    author: str | None = None,
-) -> Review:
+class Said(TypedDict, total=False):
+    """What a review says, as ``EvalResult.review`` and :func:`make_review` take it:
+    a verdict or a score of an attempt, with a reason (the grader was wrong), a comment
+    or a tag (on a row or the run), and who says so (default: this user)."""
+
+    verdict: Literal["pass", "fail"] | None
+    score: float | None
+    reason: str | None
+    comment: str | None
+    tag: str | None
+    author: str | None
+
+
+def make_review(row: int | None = None, attempt: int | None = None, **said: Unpack[Said]) -> Review:
     """A review checked: something said, a verdict or score only of an attempt, a score
     finite, texts short. Raises :class:`InvalidInputError` naming what is wrong."""
+    verdict, score = said.get("verdict"), said.get("score")
+    reason, comment, tag = said.get("reason"), said.get("comment"), said.get("tag")
 
     def refuse(what: str) -> InvalidInputError:
         return InvalidInputError(f"a review {what}", code="REVIEW")
@@ -93,10 +100,10 @@ def make_review(
     when = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
     return Review(
         when,
-        _author(author),
+        _author(said.get("author")),
         row,
         attempt,
-        verdict,  # type: ignore[arg-type]
+        verdict,
         None if score is None else float(score),
         reason,
         comment,

@@ -91,16 +91,7 @@ def open_suite(
         resume=request.resume,
         on_note=on_note,
     )
-    return SuiteRunner(
-        request.suite,
-        request.flags,
-        directory=directory,
-        parallel=request.parallel,
-        resume=request.resume,
-        on_progress=on_progress,
-        on_note=on_note,
-        log_to=request.log_to,
-    )
+    return SuiteRunner(request, directory, on_progress=on_progress, on_note=on_note)
 
 
 class SuiteRunner:
@@ -108,26 +99,24 @@ class SuiteRunner:
 
     def __init__(
         self,
-        suite: Suite,
-        flags: Overrides,
-        *,
+        request: SuiteRequest,
         directory: Path,
-        parallel: int = 1,
-        resume: bool = False,
+        *,
         on_progress: Callable[[EntryRun], None] | None = None,
         on_note: Callable[[str], None] | None = None,
-        log_to: tuple[Destination, ...] = (),
     ) -> None:
-        """``log_to``: trackers each finished entry goes to, as a run of its own (its
-        metrics under ``eval/ENTRY/``), at the suite's step (``flags.step``)."""
+        """The request's suite run in ``directory``; its trackers (``log_to``) get each
+        finished entry as a run of its own (metrics under ``eval/ENTRY/``), at the
+        suite's step (``flags.step``)."""
+        suite, flags = request.suite, request.flags
         self.suite = suite
         self.flags = flags
         self.directory = directory
-        self.parallel = max(1, parallel)
-        self.resume = resume
+        self.parallel = max(1, request.parallel)
+        self.resume = request.resume
         self.on_progress = on_progress
         self.on_note = on_note
-        self.log_to, self.log_step = log_to, flags.step
+        self.log_to, self.log_step = request.log_to, flags.step
         self.runs = [EntryRun(entry, directory / f"{entry.name}.json") for entry in suite.entries]
         self.fingerprint = fingerprint(suite, flags)
         self.started = time.monotonic()

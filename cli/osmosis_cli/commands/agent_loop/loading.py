@@ -13,8 +13,7 @@ if TYPE_CHECKING:
 
 ModuleOpt = Annotated[str, option("-m --module MODULE:ATTR", "The RolloutAgentLoop.")]
 NoCompatOpt = Annotated[
-    bool,
-    option("--no-compat", "Do not serve `osmosis_ai` 0.2 imports from osmosis-client."),
+    bool, option("--no-compat", "Do not serve `osmosis_ai` 0.2 imports from osmosis-client.")
 ]
 
 

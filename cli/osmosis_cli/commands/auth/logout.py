@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from osmosis_cli.context import AppState, state
-from osmosis_cli.terminal.declare import option
+from osmosis_cli.terminal.declare import YesOpt, option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -20,11 +20,10 @@ if TYPE_CHECKING:
 def logout(
     ctx: typer.Context,
     workspace: Annotated[
-        str | None,
-        option("--workspace -w NAME", "Log out of this workspace."),
+        str | None, option("--workspace -w NAME", "Log out of this workspace.")
     ] = None,
     all_: Annotated[bool, option("--all", "Log out of every workspace on this platform.")] = False,
-    yes: Annotated[bool, option("--yes -y", "Do not ask for confirmation.")] = False,
+    yes: YesOpt = False,
 ) -> None:
     """Remove stored credentials (and revoke tokens no longer used)."""
     from osmosis_client.errors import InvalidInputError

@@ -7,57 +7,22 @@ directory."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from osmosis_cli.context import result_scope, state, workspace_top
-from osmosis_cli.platform_runs import (
-    ListView,
-    RunKind,
-    add_list,
-    add_logs,
-    add_stop,
-    name_arg,
-)
+from osmosis_cli.platform_runs import ListView, RunKind, add_run_commands, name_arg
 from osmosis_cli.terminal.declare import Group, option
 from osmosis_cli.terminal.errors import command, current_output
 from osmosis_cli.terminal.sizes import size_text
-
-if TYPE_CHECKING:
-    pass
 
 app = typer.Typer(cls=Group, help="Runs of benchmarks.", no_args_is_help=True)
 CONFIRM_BYTES = 100 * 1024 * 1024
 
 
-BENCHMARK_RUNS = RunKind(
-    noun="benchmark run",
-    words=("benchmark", "runs"),
-    operation="benchmark",
-    resource=lambda client: client.benchmark_runs,
-    run_of=lambda detail: detail.benchmark_run,
-)
-add_list(
-    app,
-    BENCHMARK_RUNS,
-    ListView(
-        records=lambda page: page.benchmark_runs,
-        columns=[
-            "Name",
-            "Status",
-            "Results",
-            "Benchmark",
-            "Agents",
-            "Best Pass@1",
-            "Submitted",
-            "By",
-        ],
-        item=lambda run: _render().run_item(run),
-        row=lambda run: _render().run_row(run),
-        submit_hint="submit one with `osmosis benchmark submit CONFIG`",
-    ),
-)
+BENCHMARK_RUNS = RunKind("benchmark run", ("benchmark", "runs"), "benchmark", "benchmark_runs")
+COLUMNS = ["Name", "Status", "Results", "Benchmark", "Agents", "Best Pass@1", "Submitted", "By"]
 NameArg = Annotated[str, name_arg(BENCHMARK_RUNS)]
 
 
@@ -68,7 +33,6 @@ def _render() -> Any:
     return render
 
 
-@command(app, "info")
 def info(ctx: typer.Context, name: NameArg) -> None:
     """A benchmark run: progress, configuration, agents and their results."""
     from osmosis_cli.commands.benchmark.render import run_detail_data, run_lines
@@ -92,8 +56,13 @@ def info(ctx: typer.Context, name: NameArg) -> None:
     out.info(f"Download outputs with: osmosis benchmark runs download {run.name}")
 
 
-add_logs(app, BENCHMARK_RUNS)
-add_stop(app, BENCHMARK_RUNS)
+LIST = ListView(
+    COLUMNS,
+    lambda run: _render().run_item(run),
+    lambda run: _render().run_row(run),
+    "submit one with `osmosis benchmark submit CONFIG`",
+)
+add_run_commands(app, BENCHMARK_RUNS, LIST, info)
 
 
 @command(app, "download")
@@ -101,12 +70,10 @@ def download(
     ctx: typer.Context,
     name: NameArg,
     output: Annotated[
-        Path | None,
-        option("--output -o DIR", "Default .osmosis/benchmarks/NAME."),
+        Path | None, option("--output -o DIR", "Default .osmosis/benchmarks/NAME.")
     ] = None,
     types: Annotated[
-        str,
-        option("--type T[,T…]", "summary, results, artifacts, logs, all."),
+        str, option("--type T[,T…]", "summary, results, artifacts, logs, all.")
     ] = "summary,results",
     overwrite: Annotated[
         bool, option("--overwrite", "Fetch every file again, replacing what is there.")

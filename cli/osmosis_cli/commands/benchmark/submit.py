@@ -12,9 +12,8 @@ import typer
 
 from osmosis_cli import submitting
 from osmosis_cli.context import result_scope, state
-from osmosis_cli.secret_values import SecretsFileOpt
 from osmosis_cli.terminal.commands import runnable
-from osmosis_cli.terminal.declare import YesOpt, arg
+from osmosis_cli.terminal.declare import arg
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
@@ -24,10 +23,8 @@ if TYPE_CHECKING:
 
 
 @dataclass(kw_only=True)
-class SubmitOptions:
+class SubmitOptions(submitting.Submit):
     config_path: Path = arg(metavar="CONFIG", help="configs/benchmark/NAME.toml (or anywhere)")
-    yes: YesOpt = False
-    secrets_file: SecretsFileOpt = None
 
 
 @handle_errors
@@ -49,9 +46,8 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
         created = submitting.confirm_and_send(
             out,
             client,
+            opts,
             names=plan.config.secrets.required,
-            secrets_file=opts.secrets_file,
-            yes=opts.yes,
             summary=lambda: _summary(out, plan, workspace),
             question="Submit this benchmark run?",
             operation="benchmark.submit",

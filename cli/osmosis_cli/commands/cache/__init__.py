@@ -79,10 +79,7 @@ def explain(
 @handle_errors
 def prune(
     ctx: typer.Context,
-    older_than: Annotated[
-        str,
-        option("--older-than AGE", "Unused for this long: 30d, 12h, 90m."),
-    ],
+    older_than: Annotated[str, option("--older-than AGE", "Unused for this long: 30d, 12h, 90m.")],
     directory: DirOpt = None,
 ) -> None:
     """Forget the calls not used for a while."""

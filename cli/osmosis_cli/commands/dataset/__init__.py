@@ -11,7 +11,7 @@ import typer
 
 from osmosis_cli.context import state
 from osmosis_cli.terminal.commands import runnable
-from osmosis_cli.terminal.declare import Command, Group, option, options_command
+from osmosis_cli.terminal.declare import Command, Group, YesOpt, option, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.log_lines import CursorOpt, LogLimitOpt
 from osmosis_cli.terminal.pages import Paging, show_list
@@ -53,7 +53,7 @@ def upload(
     overwrite: Annotated[
         bool, option("--overwrite", "Replace a dataset of the same name.")
     ] = False,
-    yes: Annotated[bool, option("--yes -y", "Do not ask for confirmation.")] = False,
+    yes: YesOpt = False,
 ) -> None:
     """Validate FILE, then upload it as the dataset named by its stem (data/qa.jsonl → qa)."""
     from osmosis_cli.commands.dataset.checks import require_valid
@@ -199,8 +199,7 @@ def download(
     ctx: typer.Context,
     name: DatasetArg,
     output: Annotated[
-        str,
-        option("--output -o PATH", "A file to write, or an existing directory to write into."),
+        str, option("--output -o PATH", "A file to write, or an existing directory to write into.")
     ] = ".",
     overwrite: Annotated[bool, option("--overwrite", "Replace an existing file.")] = False,
 ) -> None:

@@ -20,10 +20,7 @@ if TYPE_CHECKING:
 RunArg = Annotated[
     str, typer.Argument(metavar="RUN", help="A local run's name, directory or results file.")
 ]
-FnOpt = Annotated[
-    str | None,
-    option("--fn FN", "The eval fn to check (default: the first)."),
-]
+FnOpt = Annotated[str | None, option("--fn FN", "The eval fn to check (default: the first).")]
 AgainstOpt = Annotated[
     str | None,
     option(
@@ -39,10 +36,7 @@ RepeatOpt = Annotated[
         min=2,
     ),
 ]
-DatasetOpt = Annotated[
-    Path | None,
-    option("--dataset PATH", "The run's dataset, if it moved."),
-]
+DatasetOpt = Annotated[Path | None, option("--dataset PATH", "The run's dataset, if it moved.")]
 
 
 @handle_errors

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from osmosis_cli.commands.eval.slicing import cell, difference_cells
 from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import EXIT_NOT_PASSED, current_output, handle_errors
 
@@ -68,8 +69,7 @@ def compare(
         ),
     ] = None,
     eval_fn: Annotated[
-        list[str] | None,
-        option("--eval-fn NAME", "Compare only this eval fn (repeatable)."),
+        list[str] | None, option("--eval-fn NAME", "Compare only this eval fn (repeatable).")
     ] = None,
     by: Annotated[
         str | None,
@@ -110,7 +110,7 @@ def _show(out: Output, comparison: Comparison, fail_if_worse: float | None) -> N
     document = comparison.to_json(fail_if_worse)
     lines = [
         "\t".join(
-            [fn, *(_num(stats.get(k)) for k in ("mean_a", "mean_b", "diff", "ci_low", "ci_high"))]
+            [fn, *(cell(stats.get(k)) for k in ("mean_a", "mean_b", "diff", "ci_low", "ci_high"))]
         )
         for fn, stats in document["eval_fns"].items()
     ]
@@ -124,12 +124,6 @@ def _compared(
     from osmosis_local_runner.api.comparing import compare_runs
 
     return compare_runs(a, b, eval_fns=eval_fns, by=by, reviewed=reviewed).comparison
-
-
-def _num(value: float | None) -> str:
-    from osmosis_local_runner.results.scoring import score_text
-
-    return score_text(value, "-")
 
 
 def _p(value: float) -> str:
@@ -176,12 +170,9 @@ def _means(out: Output, comparison: Comparison) -> None:
         [
             [
                 fn,
-                _num(c.mean_a),
-                _num(c.mean_b),
-                c.diff_text(missing="-"),
-                c.interval_text(method=False, missing="-"),
-                _num(c.pass_rate_a),
-                _num(c.pass_rate_b),
+                *difference_cells(c),
+                cell(c.pass_rate_a),
+                cell(c.pass_rate_b),
                 str(c.flipped_to_fail),
                 str(c.flipped_to_pass),
                 _p(c.mcnemar_p),
@@ -213,7 +204,7 @@ def _pass_at_k(out: Output, comparison: Comparison) -> None:
     out.table(
         ["eval fn", *(f"pass@{k} A→B" for k in ks)],
         [
-            [fn, *(f"{_num(c.pass_at_k_a[k])}→{_num(c.pass_at_k_b[k])}" for k in ks)]
+            [fn, *(f"{cell(c.pass_at_k_a[k])}→{cell(c.pass_at_k_b[k])}" for k in ks)]
             for fn, c in comparison.fns.items()
         ],
         keep=["eval fn"],
@@ -231,8 +222,8 @@ def _flips(out: Output, fn: str, c: FnComparison, comparison: Comparison) -> Non
             [
                 str(ra.index),
                 "pass→fail" if direction == "to_fail" else "fail→pass",
-                _num(ra.means.get(fn)),
-                _num(rb.means.get(fn)),
+                cell(ra.means.get(fn)),
+                cell(rb.means.get(fn)),
                 _clip(ra.prompt or rb.prompt, 60),
             ]
             for ra, rb, direction in comparison.flip_views(fn, FLIPS_SHOWN)
@@ -253,8 +244,8 @@ def _drops(out: Output, fn: str, worst: list[WorstRow]) -> None:
         [
             [
                 str(w.a.index),
-                _num(w.score_a),
-                _num(w.score_b),
+                cell(w.score_a),
+                cell(w.score_b),
                 _clip(w.prompt, 40),
                 _clip(w.expected, 24),
                 _clip(w.answer_a, 32),

@@ -48,12 +48,10 @@ def download(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="A hosted run's name or id.")],
     output: Annotated[
-        Path | None,
-        option("--output -o DIR", "The run's directory (default .osmosis/evals/NAME)."),
+        Path | None, option("--output -o DIR", "The run's directory (default .osmosis/evals/NAME).")
     ] = None,
     types: Annotated[
-        str,
-        option("--type T[,T…]", "metrics, trajectories, artifacts, logs, or all."),
+        str, option("--type T[,T…]", "metrics, trajectories, artifacts, logs, or all.")
     ] = "metrics,trajectories",
     rows: Annotated[str | None, option("--rows SPEC", 'Only these rows: "3,7,10-20".')] = None,
     overwrite: Annotated[

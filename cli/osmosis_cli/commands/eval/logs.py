@@ -11,7 +11,7 @@ from osmosis_cli.commands.eval.platform import scoped_client
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
-from osmosis_cli.terminal.log_lines import follow_and_show, show_page
+from osmosis_cli.terminal.log_lines import CursorOpt, FollowOpt, follow_and_show, show_page
 
 if TYPE_CHECKING:
     from osmosis_client import Client
@@ -22,17 +22,11 @@ if TYPE_CHECKING:
 def logs(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
-    follow: Annotated[
-        bool, option("--follow -f", "Keep printing new entries until the run ends.")
-    ] = False,
+    follow: FollowOpt = False,
     limit: Annotated[
-        int,
-        option("--limit N", "How many of the newest entries.", min=1, max=10_000),
+        int, option("--limit N", "How many of the newest entries.", min=1, max=10_000)
     ] = 50,
-    cursor: Annotated[
-        str | None,
-        option("--cursor C", "Read the page this cursor names (a previous page's next_cursor)."),
-    ] = None,
+    cursor: CursorOpt = None,
 ) -> None:
     """A hosted run's logs: the newest entries (oldest of them first), or --follow to
     tail them until the run ends. With --json: the list envelope (with --follow, one

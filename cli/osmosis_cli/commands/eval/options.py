@@ -24,8 +24,7 @@ NoCompatOpt = Annotated[
 
 
 RowsOpt = Annotated[
-    str | None,
-    option("--rows SPEC", 'Only these source rows, e.g. "3,7,10-20" (beats limit).'),
+    str | None, option("--rows SPEC", 'Only these source rows, e.g. "3,7,10-20" (beats limit).')
 ]
 
 

@@ -10,24 +10,14 @@ import typer
 from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
-EffectOpt = Annotated[
-    float | None,
-    option("--effect D", "The difference of mean score to detect."),
-]
+EffectOpt = Annotated[float | None, option("--effect D", "The difference of mean score to detect.")]
 AlphaOpt = Annotated[float, option("--alpha A", "The test's level.")]
 PowerOpt = Annotated[float, option("--power P", "The chance to detect it.")]
 PilotOpt = Annotated[str | None, option("--from RUN", "A pilot run (its spread).")]
-VsOpt = Annotated[
-    str | None,
-    option("--vs RUN", "The run to pair it with (their differences)."),
-]
-SdOpt = Annotated[
-    float | None,
-    option("--sd S", "The spread of per-row differences, if known."),
-]
+VsOpt = Annotated[str | None, option("--vs RUN", "The run to pair it with (their differences).")]
+SdOpt = Annotated[float | None, option("--sd S", "The spread of per-row differences, if known.")]
 CorrelationOpt = Annotated[
-    float,
-    option("--correlation R", "With --from alone: how alike two runs' rows are."),
+    float, option("--correlation R", "With --from alone: how alike two runs' rows are.")
 ]
 AttemptsOpt = Annotated[
     int | None,

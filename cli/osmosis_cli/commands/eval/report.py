@@ -22,10 +22,9 @@ def report(
             help="Results documents, run directories or names (hosted too), a suite directory.",
         ),
     ],
-    output: Annotated[
-        Path,
-        option("-o --output PATH", "The HTML file to write."),
-    ] = Path("report.html"),
+    output: Annotated[Path, option("-o --output PATH", "The HTML file to write.")] = Path(
+        "report.html"
+    ),
     by: Annotated[
         str | None,
         option(

@@ -32,12 +32,10 @@ def rescore(
     ],
     eval_fn: EvalFnOpt = None,
     output: Annotated[
-        Path | None,
-        option("-o --output OUT", "The new document (default: RESULTS.rescored.json)."),
+        Path | None, option("-o --output OUT", "The new document (default: RESULTS.rescored.json).")
     ] = None,
     dataset: Annotated[
-        Path | None,
-        option("--dataset FILE", "The dataset (default: the run's)."),
+        Path | None, option("--dataset FILE", "The dataset (default: the run's).")
     ] = None,
     batch_size: Annotated[int, option("--batch-size N", "Grades at once.", min=1, max=4096)] = 16,
     no_compat: Annotated[

@@ -13,7 +13,7 @@ import typer
 from osmosis_cli.commands.eval.platform import scoped_client
 from osmosis_cli.context import state
 from osmosis_cli.terminal.commands import runnable
-from osmosis_cli.terminal.declare import option
+from osmosis_cli.terminal.declare import YesOpt, option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
 
@@ -22,7 +22,7 @@ from osmosis_client.errors import InvalidInputError
 def retry(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help="A hosted run's name or id.")],
-    yes: Annotated[bool, option("--yes -y", "Do not ask for confirmation.")] = False,
+    yes: YesOpt = False,
     secrets_file: Annotated[
         str | None,
         option(

@@ -11,10 +11,22 @@ if TYPE_CHECKING:
     from osmosis_local_runner.results.compare_slices import SlicedComparison
 
 
-def _num(value: Any) -> str:
+def cell(value: Any) -> str:
+    """A score or rate in a table's cell ("-" when there is none)."""
     from osmosis_local_runner.results.scoring import score_text
 
     return score_text(value, "-")
+
+
+def difference_cells(c: Any) -> list[str]:
+    """A paired comparison's cells, as every comparison table shows them: mean A, mean B,
+    B − A and its 95 % interval."""
+    return [
+        cell(c.mean_a),
+        cell(c.mean_b),
+        c.diff_text(missing="-"),
+        c.interval_text(method=False, missing="-"),
+    ]
 
 
 def show_run_slices(out: Output, sliced: dict[str, Any] | None) -> None:
@@ -40,8 +52,8 @@ def show_run_slices(out: Output, sliced: dict[str, Any] | None) -> None:
             *([fn] if len(fns) > 1 else []),
             f"{v['rows']:,}",
             f"{v['attempts']:,}",
-            _num(v["eval_fns"][fn].get("mean")),
-            *(_num(v["eval_fns"][fn].get(f"pass_at_{k}")) for k in ks),
+            cell(v["eval_fns"][fn].get("mean")),
+            *(cell(v["eval_fns"][fn].get(f"pass_at_{k}")) for k in ks),
         ]
         for v in values
         for fn in fns
@@ -62,10 +74,7 @@ def show_compare_slices(out: Output, sliced: SlicedComparison) -> None:
             s.value,
             *([fn] if len(fns) > 1 else []),
             f"{s.pairs:,}",
-            _num(c.mean_a),
-            _num(c.mean_b),
-            c.diff_text(missing="-"),
-            c.interval_text(method=False, missing="-"),
+            *difference_cells(c),
             str(c.flipped_to_fail),
             str(c.flipped_to_pass),
         ]

@@ -4,6 +4,7 @@ one run per entry), optionally waited for and gated."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -59,24 +60,18 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
             code="USAGE",
         )
     check_junit_path(opts.junit)
-    submitting.refuse_unconfirmed(out, opts.yes)
-    plan = plan_submission(opts.config_path, opts.rules())
-    with submitting.pinned_scope(state(ctx), out, plan) as (client, workspace, where):
-        submitted = submitting.confirm_and_send(
-            out,
-            client,
-            names=plan.secret_names,
-            secrets_file=opts.secrets_file,
-            yes=opts.yes,
-            summary=lambda: _summary_of(out, plan, where),
-            each_secret=plan.suite is None,
-            question=f"Submit {len(plan.runs)} eval runs?"
-            if plan.suite
-            else "Submit this eval run?",
-            operation="eval.submit",
-            send=lambda values: submit_planned(
+    planned = partial(plan_submission, opts.config_path, opts.rules())
+    with submitting.pinned_scope(state(ctx), out, opts, planned) as pinned:
+        plan, client, workspace = pinned.plan, pinned.client, pinned.workspace
+        several = plan.suite is not None
+        submitted = pinned.send(
+            lambda values: submit_planned(
                 client, plan, secrets=values, on_submitted=lambda s: _submitted(out, s)
             ),
+            summary=lambda: _summary_of(out, plan, pinned.where),
+            each_secret=not several,
+            question=f"Submit {len(plan.runs)} eval runs?" if several else "Submit this eval run?",
+            operation="eval.submit",
         )
         if submitted is None:
             return

@@ -71,8 +71,7 @@ def push(
         ),
     ],
     step: Annotated[
-        int | None,
-        option("--step STEP", "The training step to log it at.", min=0),
+        int | None, option("--step STEP", "The training step to log it at.", min=0)
     ] = None,
     public: Annotated[
         bool, option("--public", "A Hub repository made public (else private).")

@@ -34,12 +34,10 @@ PublicOpt = Annotated[bool, option("--public", "With --to: a public Space (else 
 def view(
     ctx: typer.Context,
     port: Annotated[
-        int,
-        option("--port P", "Port to serve on (default: a free one).", min=0, max=65535),
+        int, option("--port P", "Port to serve on (default: a free one).", min=0, max=65535)
     ] = 0,
     host: Annotated[
-        str,
-        option("--host H", "Address to serve on (default: this machine)."),
+        str, option("--host H", "Address to serve on (default: this machine).")
     ] = "127.0.0.1",
     no_browser: Annotated[
         bool, option("--no-browser", "Print the URL; do not open a browser.")

@@ -29,8 +29,7 @@ MARKS = {True: "✓", False: "•"}
 def quickstart(
     ctx: typer.Context,
     workspace: Annotated[
-        str | None,
-        option("-w --workspace NAME", "The workspace (name or id)."),
+        str | None, option("-w --workspace NAME", "The workspace (name or id).")
     ] = None,
     intent: Annotated[
         Literal["eval", "train", "benchmark", "explore"] | None,

@@ -96,8 +96,7 @@ def validate(
         typer.Argument(metavar="NAME|CONFIG", help="A rollout, or an eval config (default: all)."),
     ] = None,
     rollout_python: Annotated[
-        Path | None,
-        option("--rollout-python PATH", "The rollout's interpreter (default: uv)."),
+        Path | None, option("--rollout-python PATH", "The rollout's interpreter (default: uv).")
     ] = None,
 ) -> None:
     """Load rollouts as a run would (in their own environment), find each one's workflow

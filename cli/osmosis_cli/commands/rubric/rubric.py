@@ -16,10 +16,7 @@ if TYPE_CHECKING:
     from osmosis_local_runner.api.doors import RubricProgress, RubricRecord
 
 
-DataOpt = Annotated[
-    Path,
-    option("-d --data FILE", "JSONL dataset (solution_str per line)."),
-]
+DataOpt = Annotated[Path, option("-d --data FILE", "JSONL dataset (solution_str per line).")]
 NumberOpt = Annotated[int, option("-n --number N", "Judge requests per record.", min=1)]
 OutputOpt = Annotated[
     Path | None,
@@ -51,21 +48,16 @@ def eval_rubric(
     data: DataOpt,
     rubric: Annotated[str, option("-r --rubric TEXT|@FILE", "Rubric text, or @FILE.")],
     model: Annotated[str, option("--model PROVIDER/MODEL", "The judge model.")],
-    base_url: Annotated[
-        str | None,
-        option("--base-url URL", "OpenAI-compatible endpoint."),
-    ] = None,
+    base_url: Annotated[str | None, option("--base-url URL", "OpenAI-compatible endpoint.")] = None,
     api_key_env: Annotated[
-        str | None,
-        option("--api-key-env NAME", "NAME of the key variable."),
+        str | None, option("--api-key-env NAME", "NAME of the key variable.")
     ] = None,
     n: NumberOpt = 1,
     output: OutputOpt = None,
     score_min: Annotated[float, option("--score-min X")] = 0.0,
     score_max: Annotated[float, option("--score-max X")] = 1.0,
     timeout: Annotated[
-        float,
-        option("--timeout SECONDS", "Seconds per judge call.", min=0.1),
+        float, option("--timeout SECONDS", "Seconds per judge call.", min=0.1)
     ] = 60.0,
     concurrency: ConcurrencyOpt = 8,
     baseline: BaselineOpt = None,
@@ -109,10 +101,7 @@ def eval_rubric_config(
     ctx: typer.Context,
     rubric_id: Annotated[str, option("-r --rubric ID", "Rubric id in the config.")],
     data: DataOpt,
-    config: Annotated[
-        Path | None,
-        option("-c --config FILE", "rubric_configs.yaml|toml"),
-    ] = None,
+    config: Annotated[Path | None, option("-c --config FILE", "rubric_configs.yaml|toml")] = None,
     n: NumberOpt = 1,
     output: OutputOpt = None,
     concurrency: ConcurrencyOpt = 8,
@@ -238,10 +227,7 @@ def _print_baseline(out: Output, stats: dict[str, Any], baseline: dict[str, Any]
 @handle_errors
 def preview(
     ctx: typer.Context,
-    path: Annotated[
-        Path,
-        option("-p --path FILE", "A rubric config or a JSONL dataset."),
-    ],
+    path: Annotated[Path, option("-p --path FILE", "A rubric config or a JSONL dataset.")],
 ) -> None:
     """Validate and pretty-print a rubric config or a JSONL dataset."""
     from osmosis_client.errors import InvalidInputError

@@ -13,7 +13,7 @@ import typer
 
 from osmosis_cli.context import state
 from osmosis_cli.terminal.commands import runnable
-from osmosis_cli.terminal.declare import Command, Group, flag, option, options_command
+from osmosis_cli.terminal.declare import Command, Group, YesOpt, flag, option, options_command
 from osmosis_cli.terminal.errors import command, current_output, handle_errors
 from osmosis_cli.terminal.pages import Paging, show_list
 from osmosis_cli.terminal.times import when
@@ -82,8 +82,7 @@ def set_(
     name: Annotated[str, typer.Argument(metavar="NAME", help="e.g. OPENAI_API_KEY")],
     scope: Annotated[str, option("--scope personal|workspace", SCOPE_HELP)] = ("personal"),
     env: Annotated[
-        str | None,
-        option("--env VAR", "Take the value from this environment variable."),
+        str | None, option("--env VAR", "Take the value from this environment variable.")
     ] = None,
 ) -> None:
     """Store a secret (or replace its value). The value comes from --env VAR, from
@@ -172,7 +171,7 @@ def delete(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME")],
     scope: Annotated[str, option("--scope personal|workspace", SCOPE_HELP)] = ("personal"),
-    yes: Annotated[bool, option("--yes -y", "Do not ask for confirmation.")] = False,
+    yes: YesOpt = False,
 ) -> None:
     """Delete a stored secret (asks first; a name in the other scope is pointed out)."""
     from osmosis_client.errors import NotFoundError, OsmosisError

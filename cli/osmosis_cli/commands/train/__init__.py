@@ -12,16 +12,9 @@ import typer
 from osmosis_cli.commands.train import submit as submit_command
 from osmosis_cli.commands.train.items import item, row
 from osmosis_cli.context import result_scope, state, workspace_top
-from osmosis_cli.platform_runs import (
-    ListView,
-    RunKind,
-    add_list,
-    add_logs,
-    add_stop,
-    name_arg,
-)
+from osmosis_cli.platform_runs import ListView, RunKind, add_run_commands, name_arg
 from osmosis_cli.terminal.declare import Command, Group, option, options_command
-from osmosis_cli.terminal.errors import command, current_output
+from osmosis_cli.terminal.errors import current_output
 
 app = typer.Typer(cls=Group, help="Training runs on the platform.", no_args_is_help=True)
 
@@ -35,33 +28,16 @@ app.command("submit", cls=Command)(
 )
 
 
-TRAINING = RunKind(
-    noun="training run",
-    words=("train",),
-    operation="train",
-    resource=lambda client: client.training_runs,
-    run_of=lambda detail: detail.training_run,
-)
-add_list(
-    app,
-    TRAINING,
-    ListView(
-        records=lambda page: page.training_runs,
-        columns=["Name", "Status", "Base Model", "Rollout", "Reward", "Submitted", "Submitted By"],
-        item=item,
-        row=row,
-        submit_hint="submit one with `osmosis train submit CONFIG`",
-    ),
-)
+TRAINING = RunKind("training run", ("train",), "train", "training_runs")
+COLUMNS = ["Name", "Status", "Base Model", "Rollout", "Reward", "Submitted", "Submitted By"]
+LIST = ListView(COLUMNS, item, row, "submit one with `osmosis train submit CONFIG`")
 
 
-@command(app, "info")
 def info(
     ctx: typer.Context,
     name: Annotated[str, name_arg(TRAINING)],
     output: Annotated[
-        str | None,
-        option("-o --output PATH", "Save the metrics here (.json)."),
+        str | None, option("-o --output PATH", "Save the metrics here (.json).")
     ] = None,
     overwrite: Annotated[bool, option("--overwrite", "Replace the file -o names.")] = False,
 ) -> None:
@@ -83,8 +59,7 @@ def info(
     )
 
 
-add_logs(app, TRAINING)
-add_stop(app, TRAINING)
+add_run_commands(app, TRAINING, LIST, info)
 
 
 __all__ = ["register"]

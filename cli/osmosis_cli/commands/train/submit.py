@@ -6,6 +6,7 @@ renders."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,19 +38,14 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     )
 
     out = current_output()
-    submitting.refuse_unconfirmed(out, opts.yes)
-    plan = plan_training(opts.config_path, opts.rules())
-    with submitting.pinned_scope(state(ctx), out, plan) as (client, workspace, where):
-        submitted = submitting.confirm_and_send(
-            out,
-            client,
-            names=plan.secret_names,
-            secrets_file=opts.secrets_file,
-            yes=opts.yes,
-            summary=lambda: _summary(out, plan, where),
+    planned = partial(plan_training, opts.config_path, opts.rules())
+    with submitting.pinned_scope(state(ctx), out, opts, planned) as pinned:
+        plan, client, workspace = pinned.plan, pinned.client, pinned.workspace
+        submitted = pinned.send(
+            lambda values: submit_planned_training(client, plan, secrets=values),
+            summary=lambda: _summary(out, plan, pinned.where),
             question="Submit this training run?",
             operation="train.submit",
-            send=lambda values: submit_planned_training(client, plan, secrets=values),
         )
     if submitted is not None:
         _report(out, submitted, plan, workspace)
