@@ -46,9 +46,9 @@ def measure_once() -> dict[str, Any]:
     from bench.baselines import Stub, make_dataset
     from osmosis_client.llm.providers import resolve_target
     from osmosis_client.rollout import AgentWorkflow
-    from osmosis_local_runner.run.eval_fns import EvalFn
-    from osmosis_local_runner.run.runner import Runner
-    from osmosis_local_runner.run.spec import RunSpec
+    from osmosis_local_runner.run.execute.eval_fns import EvalFn
+    from osmosis_local_runner.run.execute.runner import Runner
+    from osmosis_local_runner.run.request.spec import RunSpec
 
     class Workflow(AgentWorkflow):
         async def run(self, ctx: Any) -> None:

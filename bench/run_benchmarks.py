@@ -51,10 +51,10 @@ def runner_rate(
     """
     from osmosis_client.llm.providers import resolve_target
     from osmosis_client.rollout import AgentWorkflow
-    from osmosis_local_runner.run import journal as journal_mod
-    from osmosis_local_runner.run.eval_fns import EvalFn
-    from osmosis_local_runner.run.runner import Runner
-    from osmosis_local_runner.run.spec import RunSpec
+    from osmosis_local_runner.run.execute.eval_fns import EvalFn
+    from osmosis_local_runner.run.execute.runner import Runner
+    from osmosis_local_runner.run.request.spec import RunSpec
+    from osmosis_local_runner.run.session import journal as journal_mod
 
     class Workflow(AgentWorkflow):
         async def run(self, ctx: Any) -> None:
@@ -99,10 +99,10 @@ def agent_loop_rate(url: str, data: Path, out: Path, batch: int = CONCURRENCY) -
     """Steady-state rollouts/s of a 0.2 agent loop (one tool call: two model calls each)."""
     from bench.workflows import CalculatorLoop
     from osmosis_client.llm.providers import resolve_target
-    from osmosis_local_runner.run.eval_fns import EvalFn
+    from osmosis_local_runner.run.execute.eval_fns import EvalFn
+    from osmosis_local_runner.run.execute.runner import Runner
     from osmosis_local_runner.run.kinds.agent_loop import AgentLoopRollout
-    from osmosis_local_runner.run.runner import Runner
-    from osmosis_local_runner.run.spec import RunSpec
+    from osmosis_local_runner.run.request.spec import RunSpec
 
     async def exact(solution_str: str, ground_truth: str, extra_info: Any = None) -> float:
         return 1.0 if solution_str == ground_truth else 0.0
@@ -226,7 +226,7 @@ def main() -> None:
 
     big = make_dataset(tmp / "big.jsonl", 100_000)
     baseline_rss = rss_of(
-        "import osmosis_local_runner.run.runner, osmosis_client.llm.client, aiohttp"
+        "import osmosis_local_runner.run.execute.runner, osmosis_client.llm.client, aiohttp"
     )
     argv = [
         "osmosis",

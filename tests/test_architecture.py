@@ -361,21 +361,21 @@ def test_no_function_over_60_lines(package: str) -> None:
 #: what only the libraries do — a CLI module naming one of these holds run or submission
 #: policy (which run a name means, what its files hold, what a submit pins or sends)
 POLICY = {
-    "osmosis_local_runner.run.named": {"open_run", "RunFiles", "Identity"},
-    "osmosis_local_runner.run.rundir": {"generate_name", "latest_unfinished", "check_name"},
+    "osmosis_local_runner.run.session.named": {"open_run", "RunFiles", "Identity"},
+    "osmosis_local_runner.run.session.rundir": {"generate_name", "latest_unfinished", "check_name"},
     # a run is sequenced by run.session alone (issue 43): never its parts
-    "osmosis_local_runner.run.invocation": {"Invocation", "pick_run"},
-    "osmosis_local_runner.run.runner": {"Runner"},
-    "osmosis_local_runner.run.overrides": {
+    "osmosis_local_runner.run.session.invocation": {"Invocation", "pick_run"},
+    "osmosis_local_runner.run.execute.runner": {"Runner"},
+    "osmosis_local_runner.run.request.overrides": {
         "Overrides",
         "config_spec",
         "seed_spec",
         "seed_run_spec",
     },
-    "osmosis_local_runner.run.journal": {"saved_settings", "read_journal", "Journal"},
+    "osmosis_local_runner.run.session.journal": {"saved_settings", "read_journal", "Journal"},
     # what a setting's fate is (kept, secret, adopted, compared) is run.settings' alone
-    "osmosis_local_runner.run.settings": {"FATE", "KEPT", "SECRET", "ONCE", "upgraded"},
-    "osmosis_local_runner.run.import_plan": {"plan_import"},
+    "osmosis_local_runner.run.request.settings": {"FATE", "KEPT", "SECRET", "ONCE", "upgraded"},
+    "osmosis_local_runner.run.share.import_plan": {"plan_import"},
     "osmosis_client.platform.git": {"plan_pin", "inspect_repo"},
     "osmosis_client.platform.run_import": {"import_run"},
 }
@@ -397,7 +397,7 @@ def _runtime_names(tree: ast.AST) -> Iterator[tuple[str, str]]:
 
 def test_the_cli_holds_no_run_or_submission_policy() -> None:
     """Commands are options, one library call and rendering: the sequence of a named run
-    lives in ``osmosis_local_runner.run.invocation``, uploads in ``run.upload``, hosted
+    lives in ``osmosis_local_runner.run.session.invocation``, uploads in ``run.upload``, hosted
     submission in ``osmosis_client.platform.submission``."""
     wrong = []
     for module, path in MODULES.items():

@@ -16,9 +16,9 @@ import pytest
 from osmosis_client.llm.client import ModelClient
 from osmosis_client.llm.providers import resolve_target
 from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext, GraderContext
-from osmosis_local_runner.run.eval_fns import EvalFn
-from osmosis_local_runner.run.runner import Runner
-from osmosis_local_runner.run.spec import RunSpec
+from osmosis_local_runner.run.execute.eval_fns import EvalFn
+from osmosis_local_runner.run.execute.runner import Runner
+from osmosis_local_runner.run.request.spec import RunSpec
 from tests import envelopes
 from tests.e2e.conftest import osmosis_command
 from tests.stub_openai import StubOpenAI

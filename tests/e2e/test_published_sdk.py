@@ -325,7 +325,7 @@ def test_the_published_uploader_accepts_our_run_directories(
         assert sum(f.endswith("/trajectory.json") for f in files) == trajectories
         assert plan["run"]["name"] == run_dir.name
         # our own import plan declares exactly what the published uploader would
-        from osmosis_local_runner.run.import_plan import plan_import
+        from osmosis_local_runner.run.share.import_plan import plan_import
 
         ours = plan_import(run_dir).body
         assert [f["path"] for f in ours["files"]] == sorted(files)

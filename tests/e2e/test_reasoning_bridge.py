@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.platform.eval_config import load_config
-from osmosis_local_runner.run.overrides import Overrides, config_spec
-from osmosis_local_runner.run.runner import Runner
+from osmosis_local_runner.run.execute.runner import Runner
+from osmosis_local_runner.run.request.overrides import Overrides, config_spec
 from osmosis_local_runner.server import environment
 from tests.reasoning_peer import ReasoningPeer
 from tests.server_workspace import server_workspace

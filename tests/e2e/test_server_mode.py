@@ -18,10 +18,10 @@ import pytest
 from osmosis_client._process import start_time as _start_time
 from osmosis_client.errors import ConfigError, InvalidInputError
 from osmosis_client.platform.eval_config import load_config
+from osmosis_local_runner.run.execute.runner import Runner
 from osmosis_local_runner.run.kinds.server import ServerRollout
-from osmosis_local_runner.run.overrides import Overrides, config_spec
-from osmosis_local_runner.run.runner import Runner
-from osmosis_local_runner.run.spec import RunResult, RunSpec
+from osmosis_local_runner.run.request.overrides import Overrides, config_spec
+from osmosis_local_runner.run.request.spec import RunResult, RunSpec
 from osmosis_local_runner.server import environment
 from osmosis_local_runner.server.orphans import INSTANCE_VAR, reap_orphans
 from osmosis_local_runner.server.process import ServerStartError

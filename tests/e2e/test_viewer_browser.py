@@ -216,7 +216,7 @@ def test_a_running_runs_page_grows_in_place_and_keeps_the_readers_place(
 ) -> None:
     """Issue 46: the page of a running run no longer reloads itself (the search, the open
     row and its #row= link were lost every 5 s); it takes the new attempts in place."""
-    from osmosis_local_runner.run.rundir import RunDirectory
+    from osmosis_local_runner.run.session.rundir import RunDirectory
 
     runs = project / ".osmosis" / "evals"
     growing = runs / "ckpt-250"

@@ -29,11 +29,11 @@ from osmosis_client.platform import _answers
 from osmosis_client.platform.credentials import CredentialStore
 from osmosis_client.platform.settings import is_loopback_host
 from osmosis_client.rollout import GraderContext
-from osmosis_local_runner.run import journal as journal_module
-from osmosis_local_runner.run.dataset import Dataset
-from osmosis_local_runner.run.eval_fns import EvalFn
-from osmosis_local_runner.run.journal import journal_path
-from osmosis_local_runner.run.runner import Runner
+from osmosis_local_runner.run.execute.dataset import Dataset
+from osmosis_local_runner.run.execute.eval_fns import EvalFn
+from osmosis_local_runner.run.execute.runner import Runner
+from osmosis_local_runner.run.session import journal as journal_module
+from osmosis_local_runner.run.session.journal import journal_path
 from tests.conftest import PLATFORM
 from tests.osmosis_cli.conftest import Invoke
 from tests.osmosis_local_runner.test_runner import Calc, make_spec
@@ -120,7 +120,7 @@ def test_02_our_own_results_document_may_be_replaced(invoke: Invoke, project: Pa
 
 
 def test_03_default_names_never_collide(monkeypatch: pytest.MonkeyPatch, project: Path) -> None:
-    from osmosis_local_runner.run.session import unnamed_results
+    from osmosis_local_runner.run.session.session import unnamed_results
 
     monkeypatch.setattr("secrets.token_hex", lambda n: "abcd")
     first = unnamed_results("quickstart")

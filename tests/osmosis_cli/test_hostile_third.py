@@ -47,7 +47,7 @@ def test_01_a_journal_or_log_planted_as_a_symlink_is_refused(tmp_path: Path) -> 
 
 def test_01_a_journal_symlink_is_refused_with_one_clear_error(tmp_path: Path) -> None:
     from osmosis_client.errors import InvalidInputError
-    from osmosis_local_runner.run.journal import Journal
+    from osmosis_local_runner.run.session.journal import Journal
 
     outside = tmp_path / "victim"
     outside.write_text("keep")

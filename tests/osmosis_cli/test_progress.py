@@ -7,7 +7,7 @@ import io
 from osmosis_cli.commands.eval.execute import progress_stats
 from osmosis_cli.terminal.output import Output
 from osmosis_cli.terminal.progress import ProgressDisplay
-from osmosis_local_runner.run.spec import Progress
+from osmosis_local_runner.run.request.spec import Progress
 
 
 class Tty(io.StringIO):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from osmosis_local_runner.run.journal import journal_path
+from osmosis_local_runner.run.session.journal import journal_path
 from tests.osmosis_cli.conftest import Invoke
 from tests.osmosis_cli.test_eval_local import SEED  # the quickstart's seed form, mock/calculator
 

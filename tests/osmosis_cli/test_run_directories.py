@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.run.rundir import RunDirectory
+from osmosis_local_runner.run.session.rundir import RunDirectory
 from tests.osmosis_cli.conftest import Invoke
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "quickstart"

@@ -79,7 +79,7 @@ def test_dry_run_shows_entries_and_origins_and_runs_nothing(invoke: Invoke, proj
 def test_a_stopped_suite_resumes_without_redoing_finished_entries(
     invoke: Invoke, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from osmosis_local_runner.run import suite as suite_module
+    from osmosis_local_runner.run.suite import suite as suite_module
 
     real = suite_module.SuiteRunner._run_entry
     calls: list[str] = []
@@ -308,7 +308,7 @@ def test_model_failures_after_the_clients_retries_are_retried_whole(tmp_path: Pa
     from osmosis_client._retry import RetryPolicy
     from osmosis_client.llm.client import ModelClient
     from osmosis_client.llm.providers import resolve_target
-    from osmosis_local_runner.run.runner import Runner
+    from osmosis_local_runner.run.execute.runner import Runner
     from tests.osmosis_local_runner.test_runner import Calc, make_spec
 
     async def no_sleep(seconds: float) -> None:

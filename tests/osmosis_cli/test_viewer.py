@@ -137,7 +137,7 @@ def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Pa
     the journal's finished attempts; while an invocation holds the run it says running
     and follows it in place (issue 46), else it says stopped (issue 43)."""
     from osmosis_local_runner.results.records import AttemptRecord
-    from osmosis_local_runner.run.journal import JOURNAL_VERSION
+    from osmosis_local_runner.run.session.journal import JOURNAL_VERSION
 
     live = project / ".osmosis" / "evals" / "live"
     live.mkdir()
@@ -163,7 +163,7 @@ def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Pa
     viewer = Viewer(project)
 
     async def check(client: TestClient[Any, Any]) -> None:
-        from osmosis_local_runner.run.rundir import RunDirectory
+        from osmosis_local_runner.run.session.rundir import RunDirectory
 
         await client.get(f"/?token={viewer.token}")
         killed = await (await client.get("/runs/live")).text()

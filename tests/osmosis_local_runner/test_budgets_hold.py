@@ -18,7 +18,7 @@ from osmosis_local_runner import load_run, run_eval
 from osmosis_local_runner.errors import RunAborted
 from osmosis_local_runner.results.documents import ResultsFile
 from osmosis_local_runner.results.usage import usage_lines
-from osmosis_local_runner.run.journal import journal_path
+from osmosis_local_runner.run.session.journal import journal_path
 from tests.osmosis_local_runner.test_reasoning_runs import MOCK, ROWS, Think, exact
 from tests.stub_openai import StubOpenAI
 

@@ -166,7 +166,7 @@ def judge_peer(stub: StubOpenAI) -> None:
 def test_a_judge_is_asked_once_per_input(
     quickstart_project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from osmosis_local_runner.run.rescore import rescore
+    from osmosis_local_runner.run.regrade.rescore import rescore
 
     (quickstart_project / "judge.py").write_text(JUDGE)
     run = run_eval(CONFIG, output=quickstart_project / "r.json", model="mock/calculator", limit=4)

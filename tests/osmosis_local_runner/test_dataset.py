@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.errors import ConfigError, InvalidInputError
-from osmosis_local_runner.run.dataset import Dataset, count_selected, select_rows
+from osmosis_local_runner.run.execute.dataset import Dataset, count_selected, select_rows
 
 ROWS = [
     {"user_prompt": "What is 1+1?", "ground_truth": "2", "topic": "add"},
@@ -137,13 +137,13 @@ def test_sample_is_seeded_ten_percent_at_least_one() -> None:
     ],
 )
 def test_nesting_counts_lists_and_objects(value: object, depth: int) -> None:
-    from osmosis_local_runner.run.dataset import nesting
+    from osmosis_local_runner.run.execute.dataset import nesting
 
     assert nesting(value) == depth
 
 
 def test_a_row_nested_too_deep_is_refused_and_a_flat_one_kept() -> None:
-    from osmosis_local_runner.run.dataset import MAX_NESTING, TOO_DEEP, check_row
+    from osmosis_local_runner.run.execute.dataset import MAX_NESTING, TOO_DEEP, check_row
 
     deep: dict[str, object] = {"user_prompt": "q"}
     inner: dict[str, object] = deep
@@ -177,6 +177,6 @@ def _digest_as_written_before(data: dict[str, object]) -> str:
     ],
 )
 def test_row_digests_are_what_earlier_versions_computed(row: dict[str, object]) -> None:
-    from osmosis_local_runner.run.dataset import row_digest
+    from osmosis_local_runner.run.execute.dataset import row_digest
 
     assert row_digest(row) == _digest_as_written_before(row)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.run.discovery import load_attr, load_eval_fn, load_rollout
+from osmosis_local_runner.run.execute.discovery import load_attr, load_eval_fn, load_rollout
 
 HEADER = "from osmosis_client.rollout import AgentWorkflow, Grader\n"
 

@@ -15,7 +15,7 @@ from scipy import stats as scipy_stats
 from osmosis_local_runner import run_eval
 from osmosis_local_runner.results.intervals import mean_interval, pass_at_k_interval, variance_split
 from osmosis_local_runner.results.scoring import pass_at_k
-from osmosis_local_runner.run.journal import journal_path
+from osmosis_local_runner.run.session.journal import journal_path
 
 CONFIG = "configs/eval/quickstart.toml"
 

@@ -92,7 +92,7 @@ def test_the_report_shows_each_attempts_calls(tmp_path: Path) -> None:
 
 def test_a_score_with_its_explanation_is_kept_and_shown(tmp_path: Path) -> None:
     from osmosis_client.rewards.rubric import RubricResult
-    from osmosis_local_runner.run.eval_fns import EvalFn
+    from osmosis_local_runner.run.execute.eval_fns import EvalFn
 
     async def judged(ctx: Any) -> dict[str, Any]:
         return {"score": 0.5, "explanation": "right number, no working shown"}
@@ -115,7 +115,7 @@ def test_a_score_with_its_explanation_is_kept_and_shown(tmp_path: Path) -> None:
 
 
 def test_a_score_that_is_not_a_number_still_fails_the_grader(tmp_path: Path) -> None:
-    from osmosis_local_runner.run.eval_fns import EvalFn
+    from osmosis_local_runner.run.execute.eval_fns import EvalFn
 
     async def broken(ctx: Any) -> dict[str, Any]:
         return {"score": "high", "explanation": "?"}
@@ -131,8 +131,8 @@ def test_a_score_that_is_not_a_number_still_fails_the_grader(tmp_path: Path) -> 
 
 
 def test_rescoring_keeps_the_new_explanations_only(tmp_path: Path, monkeypatch: Any) -> None:
-    from osmosis_local_runner.run.eval_fns import EvalFn
-    from osmosis_local_runner.run.rescore import rescore
+    from osmosis_local_runner.run.execute.eval_fns import EvalFn
+    from osmosis_local_runner.run.regrade.rescore import rescore
 
     async def judged(ctx: Any) -> dict[str, Any]:
         return {"score": 0.5, "explanation": "the first judge"}
@@ -154,7 +154,7 @@ def test_rescoring_keeps_the_new_explanations_only(tmp_path: Path, monkeypatch: 
 def test_an_attempts_env_is_the_runs_with_its_calls_recorded() -> None:
     import dataclasses
 
-    from osmosis_local_runner.run.calls import CallLog
+    from osmosis_local_runner.run.execute.calls import CallLog
     from osmosis_local_runner.run.kinds import RunEnv
 
     async def chat(messages: Any, params: Any) -> Any:

@@ -19,7 +19,7 @@ import pytest
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner import RunProgress, arun_eval, load_run, run_eval, run_suite
 from osmosis_local_runner.api.history import list_runs, run_info
-from osmosis_local_runner.run.journal import journal_path
+from osmosis_local_runner.run.session.journal import journal_path
 from tests.conftest import QUICKSTART
 from tests.helpers import run_cli as cli
 from tests.stub_openai import StubOpenAI
@@ -240,7 +240,7 @@ def test_a_cancelled_run_resumes_with_only_its_name(project: Path) -> None:
 
 
 def test_what_ran_is_what_every_file_says_ran(project: Path) -> None:
-    from osmosis_local_runner.run.import_plan import plan_import
+    from osmosis_local_runner.run.share.import_plan import plan_import
 
     run_eval(CONFIG, name="m", model="mock/flaky-calculator", limit=3, temperature=0.25)
     run_dir = project / ".osmosis/evals/m"

@@ -16,7 +16,7 @@ from osmosis_client.errors import InvalidInputError
 from osmosis_client.rollout import AgentWorkflow
 from osmosis_local_runner import compare_runs, load_run, run_eval
 from osmosis_local_runner.errors import RunAborted
-from osmosis_local_runner.run.journal import journal_path
+from osmosis_local_runner.run.session.journal import journal_path
 from tests.osmosis_local_runner.test_one_run_path import cli
 from tests.reasoning_peer import ReasoningPeer
 

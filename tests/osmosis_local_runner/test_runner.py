@@ -13,10 +13,10 @@ import pytest
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.llm.providers import resolve_target
 from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext, GraderContext
-from osmosis_local_runner.run.eval_fns import EvalFn
-from osmosis_local_runner.run.journal import journal_path
-from osmosis_local_runner.run.runner import Runner
-from osmosis_local_runner.run.spec import RunSpec
+from osmosis_local_runner.run.execute.eval_fns import EvalFn
+from osmosis_local_runner.run.execute.runner import Runner
+from osmosis_local_runner.run.request.spec import RunSpec
+from osmosis_local_runner.run.session.journal import journal_path
 
 
 def dataset(tmp_path: Path, rows: int = 10) -> Path:

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from osmosis_local_runner.run.scheduler import Deadlines, ReadAhead, deadline
+from osmosis_local_runner.run.execute.scheduler import Deadlines, ReadAhead, deadline
 
 
 async def _fast() -> str:
@@ -92,7 +92,7 @@ def test_read_ahead_without_a_loop_is_a_plain_iterator() -> None:
 
 
 def test_workers_whose_items_never_suspend_still_let_the_loop_turn() -> None:
-    from osmosis_local_runner.run.scheduler import run_window
+    from osmosis_local_runner.run.execute.scheduler import run_window
 
     ran: list[int] = []
     seen_midway: list[int] = []
@@ -113,9 +113,9 @@ def test_journal_lines_reach_the_disk_during_an_instant_run(tmp_path: object) ->
 
     from osmosis_client.llm.providers import resolve_target
     from osmosis_client.rollout import AgentWorkflow
-    from osmosis_local_runner.run.eval_fns import EvalFn
-    from osmosis_local_runner.run.journal import journal_path
-    from osmosis_local_runner.run.runner import Runner, RunSpec
+    from osmosis_local_runner.run.execute.eval_fns import EvalFn
+    from osmosis_local_runner.run.execute.runner import Runner, RunSpec
+    from osmosis_local_runner.run.session.journal import journal_path
 
     folder = Path(str(tmp_path))
     data = folder / "d.jsonl"
@@ -147,7 +147,7 @@ def test_journal_lines_reach_the_disk_during_an_instant_run(tmp_path: object) ->
 def test_collections_are_paced_while_runs_are_in_progress_and_restored_after() -> None:
     import gc
 
-    from osmosis_local_runner.run.scheduler import RUN_GC_THRESHOLD, paced_collections
+    from osmosis_local_runner.run.execute.scheduler import RUN_GC_THRESHOLD, paced_collections
 
     before, frozen = gc.get_threshold(), gc.get_freeze_count()
     with paced_collections():

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.run.dataset import make_row
-from osmosis_local_runner.run.discovery import source_digest
-from osmosis_local_runner.run.journal import run_dir
+from osmosis_local_runner.run.execute.dataset import make_row
+from osmosis_local_runner.run.execute.discovery import source_digest
+from osmosis_local_runner.run.session.journal import run_dir
 from osmosis_local_runner.server import environment
 from osmosis_local_runner.server.detect import detect
 from osmosis_local_runner.server.environment import RolloutEnvironmentError, resolve

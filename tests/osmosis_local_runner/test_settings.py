@@ -17,8 +17,8 @@ from osmosis_cli.commands.eval.run import RunOptions
 from osmosis_cli.commands.eval.seed import SeedOptions
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api.keywords import RunKeywords, SettingsKeywords, settings_of
-from osmosis_local_runner.run.row_lists import rows_text
-from osmosis_local_runner.run.settings import FATE, KEPT, SECRET, RunSettings
+from osmosis_local_runner.run.request.row_lists import rows_text
+from osmosis_local_runner.run.request.settings import FATE, KEPT, SECRET, RunSettings
 
 NAMES = {f.name for f in dataclasses.fields(RunSettings)}
 

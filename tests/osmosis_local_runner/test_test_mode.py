@@ -14,7 +14,7 @@ from osmosis_client.errors import (
     InvalidInputError,
     ProviderRequestError,
 )
-from osmosis_local_runner.run.test_mode import (
+from osmosis_local_runner.run.regrade.test_mode import (
     CheckSummary,
     RowResult,
     is_systemic,

@@ -12,7 +12,7 @@ import pytest
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner import run_eval
-from osmosis_local_runner.run.journal import journal_path, read_journal, saved_settings
+from osmosis_local_runner.run.session.journal import journal_path, read_journal, saved_settings
 from tests.helpers import run_cli
 from tests.stub_openai import StubOpenAI
 

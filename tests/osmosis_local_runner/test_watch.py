@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from osmosis_local_runner import WatchEvent, load_run, watch_checkpoints
-from osmosis_local_runner.run.journal import journal_path
+from osmosis_local_runner.run.session.journal import journal_path
 from tests.vllm_lora_double import BASE, Vllm, running_vllm
 
 CONFIG = "configs/eval/quickstart.toml"

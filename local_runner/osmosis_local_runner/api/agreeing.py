@@ -36,7 +36,7 @@ def agreement(
     if repeat is not None and repeat < 2:
         raise InvalidInputError("repeat grades the attempts 2 times or more", code="USAGE")
     from osmosis_local_runner.results.scoring import passed
-    from osmosis_local_runner.run.rescore import regrade_attempts
+    from osmosis_local_runner.run.regrade.rescore import regrade_attempts
 
     keys = {one.key for one in reviewed_attempts(document, reviews, fn)}
     name, graded = regrade_attempts(

@@ -12,8 +12,8 @@ from osmosis_client._fs import open_regular
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_local_runner.api.results import RUNS
 from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.run.journal import journal_path
-from osmosis_local_runner.run.rundir import RunDirectory, check_name, read_json
+from osmosis_local_runner.run.session.journal import journal_path
+from osmosis_local_runner.run.session.rundir import RunDirectory, check_name, read_json
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ def _info(run: RunDirectory) -> RunInfo | None:
     )
     head = _document_head(run)
     if head is None:
-        from osmosis_local_runner.run.partial import journal_results
+        from osmosis_local_runner.run.session.partial import journal_results
 
         found = journal_results(run.results, "stopped")
         journal = journal_path(run.results)
@@ -265,7 +265,7 @@ def _lines(journal: Path) -> int | None:
 
 def _total(inputs: dict[str, Any]) -> int | None:
     """The attempts a run set out to make: its chosen rows × n."""
-    from osmosis_local_runner.run.row_lists import count_rows
+    from osmosis_local_runner.run.request.row_lists import count_rows
 
     rows = (inputs.get("dataset") or {}).get("selected_source_rows")
     n = inputs.get("n")

@@ -1,7 +1,7 @@
 """``run_eval``'s keywords, typed (``Unpack`` of these ``TypedDict``s: editors complete
 them and ``mypy --strict`` checks them), and how they become a :class:`RunRequest`.
 
-:class:`SettingsKeywords` is :class:`~osmosis_local_runner.run.settings.RunSettings` by
+:class:`SettingsKeywords` is :class:`~osmosis_local_runner.run.request.settings.RunSettings` by
 name — ``tests/osmosis_local_runner/test_settings.py`` fails when a setting exists in
 one and not the other."""
 
@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.llm.prices import PriceTable
 from osmosis_client.llm.reasoning import Effort
-from osmosis_local_runner.run.request import RunRequest, Uploader
-from osmosis_local_runner.run.row_lists import parse_rows
-from osmosis_local_runner.run.seed import SeedSource, rows_of
-from osmosis_local_runner.run.settings import RunSettings
+from osmosis_local_runner.run.request.request import RunRequest, Uploader
+from osmosis_local_runner.run.request.row_lists import parse_rows
+from osmosis_local_runner.run.request.seed import SeedSource, rows_of
+from osmosis_local_runner.run.request.settings import RunSettings
 
 if TYPE_CHECKING:
     from osmosis_client import Client

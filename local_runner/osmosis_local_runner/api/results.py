@@ -281,8 +281,8 @@ def _unfinished(ref: str | Path, root: Path | None) -> EvalResult | None:
     import weakref
 
     from osmosis_local_runner.results.document import write_document
-    from osmosis_local_runner.run.partial import journal_results
-    from osmosis_local_runner.run.rundir import RunDirectory, check_name
+    from osmosis_local_runner.run.session.partial import journal_results
+    from osmosis_local_runner.run.session.rundir import RunDirectory, check_name
 
     given = Path(ref)
     if given.is_dir():

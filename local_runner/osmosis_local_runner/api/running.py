@@ -1,5 +1,5 @@
 """``run_eval`` / ``arun_eval``: what ``osmosis eval run`` and the seed form do, from Python
-— through the same code (:class:`~osmosis_local_runner.run.session.RunSession`), so a run
+— through the same code (:class:`~osmosis_local_runner.run.session.session.RunSession`), so a run
 made here continues there and back.
 
 Two forms, as on the command line:
@@ -32,7 +32,7 @@ from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api.blocking import run_blocking
 from osmosis_local_runner.api.keywords import RunKeywords, request_of
 from osmosis_local_runner.api.results import EvalResult
-from osmosis_local_runner.run.session import RunSession
+from osmosis_local_runner.run.session.session import RunSession
 
 logger = logging.getLogger("osmosis_local_runner")
 

@@ -12,7 +12,7 @@ from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api.keywords import destinations_of
 from osmosis_local_runner.api.results import load_run
 from osmosis_local_runner.results.sources import SUITE_DOCUMENT, sources_of
-from osmosis_local_runner.run.sinks import Ended, TrackerSink
+from osmosis_local_runner.run.share.sinks import Ended, TrackerSink
 from osmosis_local_runner.trackers import Destination, Logged
 
 

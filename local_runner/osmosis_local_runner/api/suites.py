@@ -16,8 +16,8 @@ from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api.blocking import run_blocking
 from osmosis_local_runner.api.keywords import SuiteKeywords, destinations_of, settings_of
 from osmosis_local_runner.api.results import EvalResult
-from osmosis_local_runner.run.session import interruptible
-from osmosis_local_runner.run.suite_settings import suite_flags
+from osmosis_local_runner.run.session.session import interruptible
+from osmosis_local_runner.run.suite.suite_settings import suite_flags
 
 logger = logging.getLogger("osmosis_local_runner")
 
@@ -57,7 +57,7 @@ async def arun_suite(config: str | Path, **options: Unpack[SuiteKeywords]) -> Su
     entries at once; the settings override every entry's; ``resume=True`` continues the
     latest unfinished run of the same file and settings (``output``: its directory)."""
     from osmosis_client.platform.suite_config import load_suite
-    from osmosis_local_runner.run.suite import SuiteRequest, open_suite
+    from osmosis_local_runner.run.suite.suite import SuiteRequest, open_suite
 
     settings = settings_of(options, ("output", "root", "resume", "parallel", "log_to", "step"))
     if settings.dataset is not None:

@@ -23,9 +23,9 @@ from osmosis_client._fs import atomic_write
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.layout import EVALS, STATE
 from osmosis_local_runner.api.blocking import run_blocking
-from osmosis_local_runner.run.checkpoints import Checkpoint, Readiness, find_checkpoints
-from osmosis_local_runner.run.rundir import RunDirectory
-from osmosis_local_runner.run.serving import CommandServing, LoraServing, Sleep
+from osmosis_local_runner.run.session.rundir import RunDirectory
+from osmosis_local_runner.run.watch.checkpoints import Checkpoint, Readiness, find_checkpoints
+from osmosis_local_runner.run.watch.serving import CommandServing, LoraServing, Sleep
 
 #: where a watch keeps what became of each step (and a serve command's logs)
 WATCHES = STATE / "watches"
@@ -236,7 +236,7 @@ def _prepare(
 ) -> _Watch:
     """The watch's parts, every input checked before anything is served."""
     from osmosis_client.platform.eval_config import load_config
-    from osmosis_local_runner.run.settings import check_series
+    from osmosis_local_runner.run.request.settings import check_series
 
     if not folder.is_dir():
         raise InvalidInputError(f"{folder} is not a folder of checkpoints", code="USAGE")

@@ -26,8 +26,8 @@ from osmosis_client.layout import EVALS
 from osmosis_client.platform.model_models import LoraModelDetail
 from osmosis_client.platform.training_models import Checkpoint
 from osmosis_local_runner.api.watching import WatchEvent, WatchResult, series_name
-from osmosis_local_runner.run.rundir import RunDirectory
-from osmosis_local_runner.run.serving import Sleep
+from osmosis_local_runner.run.session.rundir import RunDirectory
+from osmosis_local_runner.run.watch.serving import Sleep
 
 #: where the platform serves deployed models, and the key it takes (the platform's docs)
 INFERENCE_URL = "OSMOSIS_INFERENCE_URL"
@@ -70,7 +70,7 @@ async def awatch_training(
             code="USAGE",
         )
     say = on_event or (lambda event: None)
-    from osmosis_local_runner.run.settings import check_series
+    from osmosis_local_runner.run.request.settings import check_series
 
     chosen = check_series(series or series_name(training))
     project = Path(root) if root is not None else Path.cwd()

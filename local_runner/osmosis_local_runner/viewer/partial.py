@@ -11,8 +11,8 @@ from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.results.document import write_document
 from osmosis_local_runner.results.documents import ResultsFile
 from osmosis_local_runner.results.sources import Source
-from osmosis_local_runner.run.partial import journal_results
-from osmosis_local_runner.run.rundir import RunDirectory, check_name
+from osmosis_local_runner.run.session.partial import journal_results
+from osmosis_local_runner.run.session.rundir import RunDirectory, check_name
 
 
 def partial_document(run: RunDirectory, into: Path) -> Path | None:

@@ -25,7 +25,7 @@ from osmosis_local_runner.api.history import list_runs
 from osmosis_local_runner.api.results import RUNS
 from osmosis_local_runner.results.report import live_update, render
 from osmosis_local_runner.results.sources import Source, unique_labels
-from osmosis_local_runner.run.rundir import RunDirectory, check_name
+from osmosis_local_runner.run.session.rundir import RunDirectory, check_name
 from osmosis_local_runner.viewer import api
 from osmosis_local_runner.viewer.home import home_page
 from osmosis_local_runner.viewer.partial import run_source

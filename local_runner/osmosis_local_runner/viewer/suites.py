@@ -19,8 +19,8 @@ from osmosis_local_runner.results.sources import (
     sources_of,
     suite_document,
 )
-from osmosis_local_runner.run.rundir import check_name
-from osmosis_local_runner.run.suite_settings import SUITES_DIR
+from osmosis_local_runner.run.session.rundir import check_name
+from osmosis_local_runner.run.suite.suite_settings import SUITES_DIR
 
 
 def list_suites(root: Path) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from osmosis_client.llm.client import SESSION_ID, ModelClient
 from osmosis_client.llm.endpoints import load_registry, merge_headers, parse_header
 from osmosis_client.llm.providers import resolve_target
 from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext
-from osmosis_local_runner.run.runner import Runner
+from osmosis_local_runner.run.execute.runner import Runner
 from tests.osmosis_local_runner.test_runner import make_spec
 from tests.stub_openai import StubOpenAI
 

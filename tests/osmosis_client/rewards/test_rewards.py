@@ -111,7 +111,7 @@ def test_async_reward_and_optional_dict_annotation() -> None:
 
 
 def test_reward_is_a_simple_mode_eval_fn() -> None:
-    from osmosis_local_runner.run.eval_fns import eval_mode
+    from osmosis_local_runner.run.execute.eval_fns import eval_mode
 
     @osmosis_reward
     def r(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:  # type: ignore[assignment]

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from osmosis_local_runner.run.dataset import Row
+from osmosis_local_runner.run.execute.dataset import Row
 
 Message = dict[str, Any]
 #: the runner's model call: (messages, params) → (assistant message, tokens used)

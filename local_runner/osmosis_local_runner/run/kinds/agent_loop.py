@@ -25,15 +25,15 @@ from osmosis_client.rollout.agent_loop import (
 from osmosis_client.rollout.agent_loop.loop import execute
 from osmosis_client.rollout.agent_loop.schemas import tool_to_dict
 from osmosis_client.rollout.mcp.schema import check_tool_schemas
-from osmosis_local_runner.run.dataset import Row
-from osmosis_local_runner.run.kinds import Outcome, RunEnv
-from osmosis_local_runner.run.user_code import (
+from osmosis_local_runner.run.execute.dataset import Row
+from osmosis_local_runner.run.execute.user_code import (
     UserCodeError,
     call_with_timeout,
     describe_escape,
     error_text,
     is_transient,
 )
+from osmosis_local_runner.run.kinds import Outcome, RunEnv
 
 #: the request's server_url in local eval: nothing listens there (the model is called directly)
 LOCAL_SERVER_URL = "http://127.0.0.1/local-eval"

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from osmosis_client.rollout import AgentWorkflowContext
-from osmosis_local_runner.run.dataset import Row
+from osmosis_local_runner.run.execute.dataset import Row
+from osmosis_local_runner.run.execute.user_code import call_with_timeout, error_text, is_transient
 from osmosis_local_runner.run.kinds import Outcome, RunEnv
-from osmosis_local_runner.run.user_code import call_with_timeout, error_text, is_transient
 
 
 class NativeRollout:

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.llm.client import SESSION_ID
-from osmosis_local_runner.run.dataset import Row
-from osmosis_local_runner.run.discovery import source_digest
+from osmosis_local_runner.run.execute.dataset import Row
+from osmosis_local_runner.run.execute.discovery import source_digest
+from osmosis_local_runner.run.execute.scheduler import deadline
 from osmosis_local_runner.run.kinds import Outcome, RunEnv, server_drive as drive
 from osmosis_local_runner.run.kinds.server_outcome import await_trajectory, messages_of, outcome_of
-from osmosis_local_runner.run.scheduler import deadline
 from osmosis_local_runner.server.bridge import Bridge
 from osmosis_local_runner.server.environment import RolloutPython, resolve
 from osmosis_local_runner.server.orphans import reap_orphans

@@ -133,7 +133,7 @@ async def cancel(
 ) -> Result | None:
     """Cancel one rollout, then poll (briefly) for its terminal state; a rollout that
     finished just in time comes back as its result."""
-    from osmosis_local_runner.run.scheduler import deadline
+    from osmosis_local_runner.run.execute.scheduler import deadline
     from osmosis_local_runner.server.protocol import BadAnswer
 
     await client.cancel(ids=[rollout_id])
