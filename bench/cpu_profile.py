@@ -31,14 +31,14 @@ MOCK = "the mock model's answer (the model's work: not counted)"
 #: stage → the entry points whose cumulative time is that stage; NESTED: a stage's entry
 #: point called inside another's (its time is taken out of the outer one)
 STAGES: dict[str, list[tuple[str, str]]] = {
-    "dataset rows (read, decode, digest)": [("run/dataset.py", "rows")],
+    "dataset rows (read, decode, digest)": [("run/execute/dataset.py", "rows")],
     "context and workflow": [("kinds/native.py", "run")],
-    "grading dispatch (eval fns called, scores checked)": [("run/grading.py", "grade")],
+    "grading dispatch (eval fns called, scores checked)": [("run/execute/grading.py", "grade")],
     "record (the attempt as a record; its grading counted above)": [
-        ("run/recording.py", "record_attempt")
+        ("run/execute/recording.py", "record_attempt")
     ],
-    "journal (the record as a line, written)": [("run/journal.py", "append")],
-    "progress and bookkeeping": [("run/runner.py", "_keep")],
+    "journal (the record as a line, written)": [("run/session/journal.py", "append")],
+    "progress and bookkeeping": [("run/execute/runner.py", "_keep")],
     MOCK: [("llm/mock.py", "complete")],
 }
 

@@ -125,7 +125,7 @@ short; the runs, lowest first: {", ".join(f"{r:.4f}" for r in w.get("trial_ratio
 beside the stub on the same cores. What closed most of the gap: while a run is in
 progress the runner paces Python's cyclic garbage collector (young collections every
 50,000 allocations instead of 700, and what existed before the run frozen out of them:
-`run/scheduler.py`, `paced_collections`) — a wave allocates hundreds of thousands of
+`run/execute/scheduler.py`, `paced_collections`) — a wave allocates hundreds of thousands of
 short-lived objects, and at the default pace the collections it triggered landed right
 when the next requests should leave (repeated runs: 0.981 of the ideal on average
 before, 0.991 after). Then JSON on orjson (issue 33) cut the CPU each attempt of a wave

@@ -28,8 +28,8 @@ SHAPES = [(2_000, 1), (2_000, 3), (10_000, 1)]  # rows, attempts per row
 
 
 def make_document(path: Path, rows: int, n: int) -> None:
-    from osmosis_local_runner.results.document import document_head, write_document
-    from osmosis_local_runner.results.records import AttemptRecord
+    from osmosis_local_runner.results.documents.document import document_head, write_document
+    from osmosis_local_runner.results.documents.records import AttemptRecord
 
     records: dict[int, list[AttemptRecord]] = {}
     for i in range(rows):
@@ -80,7 +80,7 @@ def best(samples: list[float]) -> float:
 
 
 def measure_generation(doc: Path, out: Path) -> dict[str, float]:
-    from osmosis_local_runner.results.report import write_report
+    from osmosis_local_runner.results.reports.report import write_report
 
     reads, writes = [], []
     for _ in range(TRIALS):
@@ -172,8 +172,8 @@ def measure() -> dict[str, Any]:
 
 def measure_compare(a: Path, b: Path) -> dict[str, float]:
     """``eval compare`` of two 2,000-row documents against only reading their rows."""
-    from osmosis_local_runner.results.compare import compare
-    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.compare.compare import compare
+    from osmosis_local_runner.results.documents.documents import ResultsFile
 
     reads, compares = [], []
     for _ in range(3):

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from osmosis_local_runner.results.document import document_head, write_document
-from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.documents.document import document_head, write_document
+from osmosis_local_runner.results.documents.records import AttemptRecord
 
 
 def attempt(

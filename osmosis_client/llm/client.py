@@ -274,7 +274,7 @@ class _Call:
         error or a 5xx is rested and the request goes to another at once."""
         now = self.client._monotonic
         candidates = self.client._routes.order(now())
-        wire = WIRE.get()  # a caller keeping what went over the wire (run/calls.py)
+        wire = WIRE.get()  # a caller keeping what went over the wire (run/execute/calls.py)
         for position, route in enumerate(candidates):
             self.last = route
             others = position < len(candidates) - 1

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from osmosis_local_runner.results.document import document_head, write_document
-from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.documents.document import document_head, write_document
+from osmosis_local_runner.results.documents.records import AttemptRecord
 from tests.e2e.conftest import osmosis_command
 
 pytestmark = pytest.mark.slow

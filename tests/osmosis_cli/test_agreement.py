@@ -11,8 +11,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from osmosis_local_runner import load_run, run_eval
-from osmosis_local_runner.results.report import render
-from osmosis_local_runner.results.sources import Source
+from osmosis_local_runner.results.documents.sources import Source
+from osmosis_local_runner.results.reports.report import render
 from tests.osmosis_cli.conftest import Invoke
 
 CONFIG = "configs/eval/quickstart.toml"
@@ -67,7 +67,7 @@ def test_scores_alpha_equals_the_krippendorff_package() -> None:
     import krippendorff
     import numpy as np
 
-    from osmosis_local_runner.results.agreement_stats import interval_alpha
+    from osmosis_local_runner.results.reviews.agreement_stats import interval_alpha
 
     rng = np.random.default_rng(3)
     grader = rng.uniform(0, 1, 40)

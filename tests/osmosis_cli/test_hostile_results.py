@@ -174,7 +174,7 @@ def test_a_difference_beyond_a_float_is_missing_with_a_note(invoke: Invoke, good
 
 
 def test_statistics_of_values_at_the_limits_of_a_float() -> None:
-    from osmosis_local_runner.results.stats import bootstrap_interval, mean, t_interval
+    from osmosis_local_runner.results.statistics.stats import bootstrap_interval, mean, t_interval
 
     assert mean([1.7e308, -1.7e308, 1.7e308, 1.7e308]) == pytest.approx(0.85e308)
     assert mean([1.7e308, 1.7e308]) == 1.7e308  # a plain sum would be inf

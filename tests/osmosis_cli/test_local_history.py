@@ -117,6 +117,6 @@ def test_a_standalone_document_is_labelled_by_its_config_and_model(
     ],
 )
 def test_label_of(path: str, config: dict[str, str] | None, label: str) -> None:
-    from osmosis_local_runner.results.labels import label_of
+    from osmosis_local_runner.results.documents.labels import label_of
 
     assert label_of(Path(path), config) == label

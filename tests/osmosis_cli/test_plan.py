@@ -11,7 +11,7 @@ import pytest
 from statsmodels.stats.power import TTestPower
 
 from osmosis_local_runner import plan_rows, run_eval
-from osmosis_local_runner.results.power import detectable, paired_power, rows_needed
+from osmosis_local_runner.results.statistics.power import detectable, paired_power, rows_needed
 from tests.osmosis_cli.conftest import Invoke
 
 

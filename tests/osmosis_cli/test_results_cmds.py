@@ -341,9 +341,9 @@ def test_junit_for_a_local_run_is_valid_and_counts_rows(invoke: Invoke, project:
 def test_junit_marks_errored_rows_as_errors_and_strips_unprintable_text(
     tmp_path: Path,
 ) -> None:
-    from osmosis_local_runner.results.ci_reports import junit_xml
-    from osmosis_local_runner.results.documents import ResultsFile
-    from osmosis_local_runner.results.sources import Source
+    from osmosis_local_runner.results.documents.documents import ResultsFile
+    from osmosis_local_runner.results.documents.sources import Source
+    from osmosis_local_runner.results.reports.ci_reports import junit_xml
 
     doc = write(
         tmp_path / "run.json",
@@ -610,10 +610,10 @@ def test_no_junit_from_a_stale_document_when_the_run_never_wrote(
 def test_junit_shows_the_answer_that_explains_the_verdict_and_what_was_expected(
     tmp_path: Path,
 ) -> None:
-    from osmosis_local_runner.results.ci_reports import junit_xml
-    from osmosis_local_runner.results.documents import ResultsFile
-    from osmosis_local_runner.results.records import facts_text
-    from osmosis_local_runner.results.sources import Source
+    from osmosis_local_runner.results.documents.documents import ResultsFile
+    from osmosis_local_runner.results.documents.records import facts_text
+    from osmosis_local_runner.results.documents.sources import Source
+    from osmosis_local_runner.results.reports.ci_reports import junit_xml
     from tests.results_docs import attempt, write
 
     def row(index: int, scores: list[float], answers: list[str]) -> list[Any]:

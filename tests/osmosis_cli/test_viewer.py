@@ -136,7 +136,7 @@ def test_a_run_without_its_document_yet_shows_what_its_journal_holds(project: Pa
     """A running run (or one killed before it wrote its document): its page is built from
     the journal's finished attempts; while an invocation holds the run it says running
     and follows it in place (issue 46), else it says stopped (issue 43)."""
-    from osmosis_local_runner.results.records import AttemptRecord
+    from osmosis_local_runner.results.documents.records import AttemptRecord
     from osmosis_local_runner.run.session.journal import JOURNAL_VERSION
 
     live = project / ".osmosis" / "evals" / "live"

@@ -16,8 +16,8 @@ from osmosis_client.llm.prices import Price
 from osmosis_client.llm.usage import call_usage
 from osmosis_local_runner import load_run, run_eval
 from osmosis_local_runner.errors import RunAborted
-from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.results.usage import usage_lines
+from osmosis_local_runner.results.documents.documents import ResultsFile
+from osmosis_local_runner.results.statistics.usage import usage_lines
 from osmosis_local_runner.run.session.journal import journal_path
 from tests.osmosis_local_runner.test_reasoning_runs import MOCK, ROWS, Think, exact
 from tests.stub_openai import StubOpenAI

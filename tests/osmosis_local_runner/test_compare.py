@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.compare import compare
-from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.results.compare.compare import compare
+from osmosis_local_runner.results.documents.documents import ResultsFile
 from tests.results_docs import attempt, write
 
 
@@ -174,7 +174,7 @@ def test_rows_at_reads_only_the_rows_asked_for(tmp_path: Path) -> None:
 def test_two_large_documents_are_scanned_at_once_with_the_same_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from osmosis_local_runner.results import pairing
+    from osmosis_local_runner.results.compare import pairing
 
     a = write(tmp_path / "a.json", {i: [float(i % 3 == 0), 1.0] for i in range(40)})
     b = write(tmp_path / "b.json", {i: [float(i % 2 == 0), 0.0] for i in range(40)})

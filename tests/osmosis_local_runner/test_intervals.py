@@ -13,8 +13,12 @@ import pytest
 from scipy import stats as scipy_stats
 
 from osmosis_local_runner import run_eval
-from osmosis_local_runner.results.intervals import mean_interval, pass_at_k_interval, variance_split
-from osmosis_local_runner.results.scoring import pass_at_k
+from osmosis_local_runner.results.statistics.intervals import (
+    mean_interval,
+    pass_at_k_interval,
+    variance_split,
+)
+from osmosis_local_runner.results.statistics.scoring import pass_at_k
 from osmosis_local_runner.run.session.journal import journal_path
 
 CONFIG = "configs/eval/quickstart.toml"
@@ -103,7 +107,7 @@ def test_clustered_errors_equal_statsmodels_cluster_robust_ones() -> None:
     import numpy as np
     import statsmodels.api as sm
 
-    from osmosis_local_runner.results.intervals import clustered_se
+    from osmosis_local_runner.results.statistics.intervals import clustered_se
 
     rng = np.random.default_rng(7)
     groups = [f"passage-{i // 4}" for i in range(40)] + ["alone-1", "alone-2"]
@@ -150,9 +154,9 @@ def test_a_run_clustered_by_a_column_counts_its_values(quickstart_project: Path)
 
 
 def test_the_step_summary_reads_the_mean_with_its_interval(quickstart_project: Path) -> None:
-    from osmosis_local_runner.results.documents import ResultsFile
-    from osmosis_local_runner.results.markdown import run_markdown
-    from osmosis_local_runner.results.sources import Source
+    from osmosis_local_runner.results.documents.documents import ResultsFile
+    from osmosis_local_runner.results.documents.sources import Source
+    from osmosis_local_runner.results.reports.markdown import run_markdown
 
     result = run_eval(
         CONFIG, model="mock/flaky-calculator", limit=10, n=2, output=quickstart_project / "m.json"

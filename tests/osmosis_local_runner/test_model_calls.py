@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.rollout import AgentWorkflow, AgentWorkflowContext
-from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.results.report_data import build_data
-from osmosis_local_runner.results.sources import sources_of
+from osmosis_local_runner.results.documents.documents import ResultsFile
+from osmosis_local_runner.results.documents.sources import sources_of
+from osmosis_local_runner.results.reports.report_data import build_data
 from tests.conftest import QUICKSTART
 from tests.osmosis_local_runner.test_runner import make_spec, run
 

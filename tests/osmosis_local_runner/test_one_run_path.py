@@ -1,5 +1,5 @@
 """One run, one meaning (issue 43): the CLI and ``run_eval`` run the same code
-(``run/session.py``), so the same spec writes the same run directory through either
+(``run/session/session.py``), so the same spec writes the same run directory through either
 door; a finished run asked for with other settings is refused; a key reaches the model
 and is written nowhere; a resumed run needs only its name; and what ran is what every
 file says ran."""

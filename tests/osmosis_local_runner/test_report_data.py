@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.compare import compare
-from osmosis_local_runner.results.compare_slices import compare_by
-from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.results.report import render
-from osmosis_local_runner.results.report_charts import pass_at_k_svg
-from osmosis_local_runner.results.report_data import build_data, ks_up_to
-from osmosis_local_runner.results.scoring import mean_pass_at_k
-from osmosis_local_runner.results.sources import Source, sources_of
+from osmosis_local_runner.results.compare.compare import compare
+from osmosis_local_runner.results.compare.compare_slices import compare_by
+from osmosis_local_runner.results.documents.documents import ResultsFile
+from osmosis_local_runner.results.documents.sources import Source, sources_of
+from osmosis_local_runner.results.reports.report import render
+from osmosis_local_runner.results.reports.report_charts import pass_at_k_svg
+from osmosis_local_runner.results.reports.report_data import build_data, ks_up_to
+from osmosis_local_runner.results.statistics.scoring import mean_pass_at_k
 from tests.results_docs import attempt, write
 
 
@@ -149,7 +149,7 @@ def test_pass_at_k_chart_uses_the_rows_not_the_summary(tmp_path: Path) -> None:
 def test_a_large_run_lists_its_most_telling_rows_and_counts_every_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from osmosis_local_runner.results import report_data
+    from osmosis_local_runner.results.reports import report_data
 
     monkeypatch.setattr(report_data, "ROWS_SHOWN", 12)
     monkeypatch.setattr(report_data, "TRANSCRIPTS_SHOWN", 5)

@@ -10,7 +10,7 @@ import pytest
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api import load_run
-from osmosis_local_runner.results.reviews import agreement, reviews_path
+from osmosis_local_runner.results.reviews.reviews import agreement, reviews_path
 
 
 @pytest.fixture

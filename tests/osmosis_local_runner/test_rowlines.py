@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results import rowlines
-from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.results.pairing import Side, with_text
+from osmosis_local_runner.results.compare.pairing import Side, with_text
+from osmosis_local_runner.results.documents import rowlines
+from osmosis_local_runner.results.documents.documents import ResultsFile
 from tests.results_docs import write
 
 HOSTILE_LINES = {

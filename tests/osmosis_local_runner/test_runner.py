@@ -347,7 +347,7 @@ def test_a_baseline_model_is_recorded_and_never_halves_the_live_pass_rate(tmp_pa
 
 
 def test_a_baseline_runs_document_reads_back_with_the_primary_tag_as_none(tmp_path: Path) -> None:
-    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.documents.documents import ResultsFile
 
     spec = make_spec(tmp_path, Calc(), limit=2, baseline=resolve_target("mock/calculator", env={}))
     run(spec)
@@ -358,7 +358,7 @@ def test_a_baseline_runs_document_reads_back_with_the_primary_tag_as_none(tmp_pa
 
 
 def test_each_row_keeps_its_prompt_expected_answer_and_columns(tmp_path: Path) -> None:
-    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.documents.documents import ResultsFile
 
     data = tmp_path / "rows.jsonl"
     data.write_text(

@@ -7,7 +7,12 @@ from math import comb
 import pytest
 from hypothesis import given, strategies as st
 
-from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k, pass_at_k
+from osmosis_local_runner.results.statistics.scoring import (
+    describe,
+    ks_for,
+    mean_pass_at_k,
+    pass_at_k,
+)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""A run's settings are one typed object (``run/settings.py``) that owns what is kept:
+"""A run's settings are one typed object (``run/request/settings.py``) that owns what is kept:
 both faces are held to it — every ``run_eval`` keyword and every option of the local
 CLI forms is a setting by name (or declared not to be one) — and no secret is ever
 kept."""

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from osmosis_local_runner.results.compare import compare
-from osmosis_local_runner.results.compare_slices import compare_by
-from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.results.slices import (
+from osmosis_local_runner.results.compare.compare import compare
+from osmosis_local_runner.results.compare.compare_slices import compare_by
+from osmosis_local_runner.results.documents.documents import ResultsFile
+from osmosis_local_runner.results.statistics.slices import (
     MAX_SLICES,
     MISSING,
     NoSuchColumn,

@@ -7,7 +7,7 @@ import random
 import pytest
 from scipy import stats as sp
 
-from osmosis_local_runner.results import stats
+from osmosis_local_runner.results.statistics import stats
 
 
 @pytest.mark.parametrize("df", [1, 2, 3, 7, 19, 100, 1999, 100_000])

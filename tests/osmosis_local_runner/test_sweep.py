@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.sweep import AgainstBaseline, _holm, sweep
+from osmosis_local_runner.results.statistics.sweep import AgainstBaseline, _holm, sweep
 
 CONFIG = "configs/eval/quickstart.toml"
 

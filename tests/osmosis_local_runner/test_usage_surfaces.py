@@ -18,11 +18,15 @@ from osmosis_client.llm.prices import Price
 from osmosis_client.llm.usage import Usage
 from osmosis_local_runner import load_run, run_eval, run_suite
 from osmosis_local_runner.api.results import UsageSummary
-from osmosis_local_runner.results.ci_reports import junit_xml
-from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.results.markdown import run_markdown
-from osmosis_local_runner.results.sources import Source
-from osmosis_local_runner.results.usage import usage_lines, usage_properties, usage_summary
+from osmosis_local_runner.results.documents.documents import ResultsFile
+from osmosis_local_runner.results.documents.sources import Source
+from osmosis_local_runner.results.reports.ci_reports import junit_xml
+from osmosis_local_runner.results.reports.markdown import run_markdown
+from osmosis_local_runner.results.statistics.usage import (
+    usage_lines,
+    usage_properties,
+    usage_summary,
+)
 from tests.conftest import PLATFORM
 from tests.osmosis_local_runner.test_reasoning_runs import MOCK, ROWS, Think, exact
 
@@ -155,7 +159,7 @@ def test_a_document_with_junk_usage_still_reports_and_lists(tmp_path: Path, thin
     hostile.write_text(json.dumps(document))
     result = load_run(hostile)
     assert result.summary.usage is not None and result.summary.usage.input_tokens == 0
-    from osmosis_local_runner.results.report import render
+    from osmosis_local_runner.results.reports.report import render
 
     page, _ = render([Source("hostile", ResultsFile(hostile))])
     assert "unknown" in page  # the card's cost: no number to show

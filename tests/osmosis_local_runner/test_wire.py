@@ -60,8 +60,8 @@ def test_the_recorded_request_is_byte_for_byte_what_the_peer_received(
 
 
 def test_the_page_shows_what_was_sent_and_what_came_back(quickstart_project: Path) -> None:
-    from osmosis_local_runner.results.documents import ResultsFile
-    from osmosis_local_runner.results.report_transcripts import calls_of
+    from osmosis_local_runner.results.documents.documents import ResultsFile
+    from osmosis_local_runner.results.reports.report_transcripts import calls_of
 
     out = quickstart_project / "p.json"
     with StubOpenAI() as stub:

@@ -3,7 +3,7 @@
 ``load_run`` opens a run, ``compare_runs`` compares two, ``sweep_runs`` reads N along
 training, ``push_run`` sends one to experiment trackers, ``runs_df`` /
 ``attempts_df`` / ``calls_df`` read runs as dataframes — the CLI's local commands are a
-skin over the same code (``run/session.py``)."""
+skin over the same code (``run/session/session.py``)."""
 
 from osmosis_local_runner.api.comparing import (
     CompareResult as CompareResult,

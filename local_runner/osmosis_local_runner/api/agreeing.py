@@ -1,7 +1,7 @@
 """``EvalResult.agreement`` (``osmosis eval agreement``): a run's grader against the people
 who reviewed it — and, named, a candidate grader on the same reviewed attempts, or a judge
 graded again to see how often it agrees with itself (the attempts are graded again here,
-through ``run/rescore.py``; the statistics are ``results/agreement*.py``)."""
+through ``run/regrade/rescore.py``; the statistics are ``results/agreement*.py``)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ def agreement(
     cache: bool = False,
 ) -> dict[str, Any]:
     """See :meth:`EvalResult.agreement <osmosis_local_runner.api.results.EvalResult.agreement>`."""
-    from osmosis_local_runner.results.agreement import grader_agreement, reviewed_attempts
-    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.documents.documents import ResultsFile
+    from osmosis_local_runner.results.reviews.agreement import grader_agreement, reviewed_attempts
 
     document = ResultsFile(source)
     if against is None:
@@ -35,7 +35,7 @@ def agreement(
         return grader_agreement(document, reviews, fn)
     if repeat is not None and repeat < 2:
         raise InvalidInputError("repeat grades the attempts 2 times or more", code="USAGE")
-    from osmosis_local_runner.results.scoring import passed
+    from osmosis_local_runner.results.statistics.scoring import passed
     from osmosis_local_runner.run.regrade.rescore import regrade_attempts
 
     keys = {one.key for one in reviewed_attempts(document, reviews, fn)}

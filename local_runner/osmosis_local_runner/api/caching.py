@@ -72,8 +72,8 @@ def cache_explain(
     (or a replay), its key and the parts the key is made of, whether the cache holds it
     now, and — for a call that was made — the stored call nearest to it and what differs
     (the weights' identity, the endpoint, the place, which request fields)."""
-    from osmosis_local_runner.results.documents import ResultsFile
-    from osmosis_local_runner.results.sources import run_path
+    from osmosis_local_runner.results.documents.documents import ResultsFile
+    from osmosis_local_runner.results.documents.sources import run_path
 
     found = next(iter(ResultsFile(run_path(run, root=root)).rows_at({row})), None)
     record = next((r for r in found.runs if r.run_index == attempt), None) if found else None

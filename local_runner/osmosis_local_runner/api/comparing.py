@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_local_runner.api.results import EvalResult, run_path
-from osmosis_local_runner.results.compare import Comparison
-from osmosis_local_runner.results.sweep import Sweep
+from osmosis_local_runner.results.compare.compare import Comparison
+from osmosis_local_runner.results.statistics.sweep import Sweep
 
 RunRef = EvalResult | str | Path
 
@@ -48,13 +48,13 @@ def compare_runs(
 ) -> CompareResult:
     """A (the baseline) against B (the candidate): results, run directories, run names.
     ``reviewed``: attempts people reviewed (``EvalResult.review``) count as they judged."""
-    from osmosis_local_runner.results.compare import compare
+    from osmosis_local_runner.results.compare.compare import compare
 
     comparison = compare(
         _path(a, root), _path(b, root), eval_fns=eval_fns, by=[by] if by else (), reviewed=reviewed
     )
     if by:
-        from osmosis_local_runner.results.compare_slices import compare_by
+        from osmosis_local_runner.results.compare.compare_slices import compare_by
 
         comparison.sliced = compare_by(comparison, by)
     return CompareResult(comparison)
@@ -68,7 +68,7 @@ def sweep_runs(
     (default: the first step) with McNemar's p corrected for the comparisons (Holm) and
     regressions flagged; each row's first checkpoint that solved it."""
     from osmosis_local_runner.api.results import _name_of
-    from osmosis_local_runner.results.sweep import sweep
+    from osmosis_local_runner.results.statistics.sweep import sweep
 
     def named(ref: RunRef) -> tuple[str, Path]:
         path = _path(ref, root)

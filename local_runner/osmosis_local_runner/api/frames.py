@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_local_runner.api.results import EvalResult, load_run
-from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.results.frames import (
+from osmosis_local_runner.results.documents.documents import ResultsFile
+from osmosis_local_runner.results.statistics.frames import (
     Engine,
     attempt_rows,
     call_rows,

@@ -11,7 +11,7 @@ from typing import Any
 from osmosis_client._fs import open_regular
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_local_runner.api.results import RUNS
-from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.results.documents.documents import ResultsFile
 from osmosis_local_runner.run.session.journal import journal_path
 from osmosis_local_runner.run.session.rundir import RunDirectory, check_name, read_json
 
@@ -242,7 +242,7 @@ def _tracked(run: RunDirectory) -> dict[str, str]:
 
 
 def _reviewed(run: RunDirectory) -> dict[str, Any]:
-    from osmosis_local_runner.results.reviews import read_reviews
+    from osmosis_local_runner.results.reviews.reviews import read_reviews
 
     said = read_reviews(run.results)
     return {"tags": sorted({r.tag for r in said if r.tag}), "reviews": len(said)}

@@ -17,8 +17,8 @@ from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api.results import run_path
-from osmosis_local_runner.results.power import detectable, rows_needed
-from osmosis_local_runner.results.stats import t_ppf
+from osmosis_local_runner.results.statistics.power import detectable, rows_needed
+from osmosis_local_runner.results.statistics.stats import t_ppf
 
 #: the attempts per row a plan compares (beside the pilot's own)
 ATTEMPT_CHOICES = (1, 2, 4, 8, 16)
@@ -120,7 +120,7 @@ def _spread(
 
 
 def _paired(a: Path, b: Path) -> _Spread:
-    from osmosis_local_runner.results.compare import compare
+    from osmosis_local_runner.results.compare.compare import compare
 
     found = next(iter(compare(a, b).fns.values()), None)
     if found is None or found.t is None or found.pairs < 2:
@@ -142,7 +142,7 @@ def _paired(a: Path, b: Path) -> _Spread:
 
 
 def _one_run(path: Path, correlation: float) -> _Spread:
-    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.documents.documents import ResultsFile
 
     doc = ResultsFile(path)
     fns = doc.summary.get("eval_fns") or {}
@@ -169,7 +169,7 @@ def _one_run(path: Path, correlation: float) -> _Spread:
 
 def _variance(path: Path) -> dict[str, Any] | None:
     """The first eval fn's variance split of a run (None: no row repeated attempts)."""
-    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.documents.documents import ResultsFile
 
     doc = ResultsFile(path)
     stats = (doc.summary.get("eval_fns") or {}).get(doc.eval_fns[0] if doc.eval_fns else "")

@@ -22,16 +22,16 @@ from osmosis_local_runner.api.usage import (
     UsageSummary as UsageSummary,
     number as _float,
 )
-from osmosis_local_runner.results.documents import ResultsFile, Row, pass_at_key
-from osmosis_local_runner.results.records import AttemptRecord
-from osmosis_local_runner.results.scoring import counted_mean, pass_at_k
-from osmosis_local_runner.results.sources import run_path
+from osmosis_local_runner.results.documents.documents import ResultsFile, Row, pass_at_key
+from osmosis_local_runner.results.documents.records import AttemptRecord
+from osmosis_local_runner.results.documents.sources import run_path
+from osmosis_local_runner.results.statistics.scoring import counted_mean, pass_at_k
 
 if TYPE_CHECKING:
     import pandas
     from typing_extensions import Unpack
 
-    from osmosis_local_runner.results.reviews import Review, Said
+    from osmosis_local_runner.results.reviews.reviews import Review, Said
 
 #: where named runs live, under the project (the CLI's ``--name`` and ``name=``)
 RUNS = EVALS
@@ -205,7 +205,7 @@ class EvalResult:
         grader was wrong —, a ``comment`` or a ``tag`` on a row (``row``) or on the run.
         Appended beside the run with its author (default: this user) and time; the
         results are never changed (``eval compare --reviewed`` and the report use it)."""
-        from osmosis_local_runner.results.reviews import add_review, make_review
+        from osmosis_local_runner.results.reviews.reviews import add_review, make_review
 
         done = make_review(row, attempt, **said)
         add_review(self.path, done)
@@ -213,7 +213,7 @@ class EvalResult:
 
     def reviews(self) -> list[Review]:
         """Every review of the run, in the order written."""
-        from osmosis_local_runner.results.reviews import read_reviews
+        from osmosis_local_runner.results.reviews.reviews import read_reviews
 
         return read_reviews(self.path)
 
@@ -250,7 +250,7 @@ class EvalResult:
     def to_pandas(self) -> pandas.DataFrame:
         """One row per attempt, as ``attempts_df(self)`` (needs pandas: ``pip install
         'osmosis-client[pandas]'``)."""
-        from osmosis_local_runner.results.frames import attempt_rows, columns_of, frame
+        from osmosis_local_runner.results.statistics.frames import attempt_rows, columns_of, frame
 
         rows = attempt_rows([(self.name, self._file)], sorted(self._file.eval_fns))
         return frame(columns_of(rows), "pandas")
@@ -280,7 +280,7 @@ def _unfinished(ref: str | Path, root: Path | None) -> EvalResult | None:
     import tempfile
     import weakref
 
-    from osmosis_local_runner.results.document import write_document
+    from osmosis_local_runner.results.documents.document import write_document
     from osmosis_local_runner.run.session.partial import journal_results
     from osmosis_local_runner.run.session.rundir import RunDirectory, check_name
 

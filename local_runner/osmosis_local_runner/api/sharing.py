@@ -11,7 +11,7 @@ from pathlib import Path
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api.keywords import destinations_of
 from osmosis_local_runner.api.results import load_run
-from osmosis_local_runner.results.sources import SUITE_DOCUMENT, sources_of
+from osmosis_local_runner.results.documents.sources import SUITE_DOCUMENT, sources_of
 from osmosis_local_runner.run.share.sinks import Ended, TrackerSink
 from osmosis_local_runner.trackers import Destination, Logged
 
@@ -63,7 +63,7 @@ def push_run(
 
 
 def _sent(destinations: tuple[Destination, ...], ended: Ended) -> list[Logged]:
-    """A kept run through the one hook every run's results leave by (run/sinks.py)."""
+    """A kept run through the one hook every run's results leave by (run/share/sinks.py)."""
     sink = TrackerSink(destinations, finished_only=False)
     sink.end(ended)
     return sink.logged

@@ -171,7 +171,7 @@ def _parquet(payload: Payload) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.documents.documents import ResultsFile
     from osmosis_local_runner.trackers.payload import attempt_cells
 
     types = {"row": pa.int64(), "attempt": pa.int64(), "score": pa.float64(), "passed": pa.bool_()}

@@ -20,8 +20,8 @@ from typing import Any, Literal
 from osmosis_client._fs import atomic_write, read_capped
 from osmosis_client._redact import redact_url, redact_urls_in, safe_text
 from osmosis_client.errors import OsmosisError
-from osmosis_local_runner.results.beside import beside
-from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.results.documents.beside import beside
+from osmosis_local_runner.results.documents.documents import ResultsFile
 from osmosis_local_runner.trackers.destinations import Destination
 from osmosis_local_runner.trackers.payload import Payload, payload_of, published_copy
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from osmosis_local_runner.results.documents import ResultsFile, pass_at_key
-from osmosis_local_runner.results.report_data import shown_path
-from osmosis_local_runner.results.scoring import passed
+from osmosis_local_runner.results.documents.documents import ResultsFile, pass_at_key
+from osmosis_local_runner.results.reports.report_data import shown_path
+from osmosis_local_runner.results.statistics.scoring import passed
 
 #: attempts the table holds at most (the results document, sent whole, has them all)
 MAX_TABLE_ROWS = 5_000

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_local_runner.api.results import EvalResult, RowResult
-from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.results.documents.documents import ResultsFile
 
 #: a page of rows holds at most this many
 MAX_PAGE = 200
@@ -20,7 +20,7 @@ STATUSES = ("passed", "failed", "error")
 def run_json(doc: ResultsFile, name: str, reviewed: Path) -> dict[str, Any]:
     """A run's config, summary and reviews (``reviewed``: the run's results path, where
     its reviews are kept; an unfinished run's ``doc`` is a copy elsewhere)."""
-    from osmosis_local_runner.results.reviews import read_reviews
+    from osmosis_local_runner.results.reviews.reviews import read_reviews
 
     return {
         "name": name,
@@ -66,7 +66,7 @@ def rows_json(
 
 def row_json(doc: ResultsFile, index: int) -> dict[str, Any] | None:
     """One row whole: every attempt with its transcript, usage and model calls."""
-    from osmosis_local_runner.results.report_transcripts import calls_of
+    from osmosis_local_runner.results.reports.report_transcripts import calls_of
 
     for row in doc.rows_at({index}):
         item: dict[str, Any] = {

@@ -1,7 +1,7 @@
 """``osmosis eval view --bundle DIR``: the viewer as a static site — every run (or the
 ones named), each group's sweep and consecutive pairs compared, and every suite — that
 opens from ``file://`` and from any static host (GitHub Pages, S3, a Hugging Face Space)
-with no server. Each page is the viewer's own (``results/report.py``: one codebase),
+with no server. Each page is the viewer's own (``results/reports/report.py``: one codebase),
 its data embedded, so a page loads only its own run's data; the home is a plain table
 of links. The pages keep the report's content-security policy (no connection at all)
 and its deep links (``runs/NAME.html#row=17&attempt=2``)."""
@@ -22,8 +22,8 @@ from osmosis_client._times import when
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.layout import EVALS
 from osmosis_local_runner.api.history import RunInfo, list_runs
-from osmosis_local_runner.results.report import read_page, render, write_page
-from osmosis_local_runner.results.sources import unique_labels
+from osmosis_local_runner.results.documents.sources import unique_labels
+from osmosis_local_runner.results.reports.report import read_page, render, write_page
 from osmosis_local_runner.trackers.hub_repo import hub_api
 from osmosis_local_runner.viewer.partial import run_source
 from osmosis_local_runner.viewer.suites import list_suites, suite_sources
@@ -110,7 +110,7 @@ def _page(root: Path, names: list[str], scratch: Path) -> str:
 
 
 def _sweep(runs: Path, names: list[str], scratch: Path) -> str:
-    from osmosis_local_runner.results.sweep import sweep
+    from osmosis_local_runner.results.statistics.sweep import sweep
     from osmosis_local_runner.viewer.sweep_page import sweep_page
 
     found = [(n, run_source(runs, n, scratch).results.path) for n in names]

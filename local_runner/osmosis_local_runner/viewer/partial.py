@@ -1,4 +1,4 @@
-"""An unfinished run's page: the attempts its journal holds so far (``run/partial.py``),
+"""An unfinished run's page: the attempts its journal holds so far (``run/session/partial.py``),
 written as a results document for the report's code — marked ``running`` while an
 invocation holds the run (the page then reloads itself), else ``stopped``."""
 
@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.document import write_document
-from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.results.sources import Source
+from osmosis_local_runner.results.documents.document import write_document
+from osmosis_local_runner.results.documents.documents import ResultsFile
+from osmosis_local_runner.results.documents.sources import Source
 from osmosis_local_runner.run.session.partial import journal_results
 from osmosis_local_runner.run.session.rundir import RunDirectory, check_name
 

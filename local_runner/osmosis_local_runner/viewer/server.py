@@ -23,8 +23,8 @@ from aiohttp import web
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_local_runner.api.history import list_runs
 from osmosis_local_runner.api.results import RUNS
-from osmosis_local_runner.results.report import live_update, render
-from osmosis_local_runner.results.sources import Source, unique_labels
+from osmosis_local_runner.results.documents.sources import Source, unique_labels
+from osmosis_local_runner.results.reports.report import live_update, render
 from osmosis_local_runner.run.session.rundir import RunDirectory, check_name
 from osmosis_local_runner.viewer import api
 from osmosis_local_runner.viewer.home import home_page
@@ -206,7 +206,7 @@ class Viewer:
         return await asyncio.to_thread(self._add_review, request.match_info["name"], body)
 
     def _add_review(self, name: str, body: dict[str, Any]) -> web.Response:
-        from osmosis_local_runner.results.reviews import add_review, make_review
+        from osmosis_local_runner.results.reviews.reviews import add_review, make_review
 
         with tempfile.TemporaryDirectory(prefix="osmosis-view-") as scratch:
             try:
@@ -290,7 +290,7 @@ class Viewer:
 
     def _sweep_page(self, names: list[str], baseline: str | None) -> web.Response:
         """Runs along training (``results.sweep``), each by name as its own page reads it."""
-        from osmosis_local_runner.results.sweep import sweep
+        from osmosis_local_runner.results.statistics.sweep import sweep
         from osmosis_local_runner.viewer.sweep_page import sweep_page
 
         with tempfile.TemporaryDirectory(prefix="osmosis-view-") as scratch:

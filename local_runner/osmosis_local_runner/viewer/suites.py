@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.sources import (
+from osmosis_local_runner.results.documents.sources import (
     SUITE_DOCUMENT,
     Source,
     sources_of,

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from urllib.parse import quote
 
-from osmosis_local_runner.results.sweep import STATS, Sweep
+from osmosis_local_runner.results.statistics.sweep import STATS, Sweep
 
 LABELS = {
     "mean": "mean",

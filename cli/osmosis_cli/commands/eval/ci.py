@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.models import EvalRun
-    from osmosis_local_runner.results.ci_reports import HostedCase
-    from osmosis_local_runner.results.sources import Source
+    from osmosis_local_runner.results.documents.sources import Source
+    from osmosis_local_runner.results.reports.ci_reports import HostedCase
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 
@@ -69,13 +69,13 @@ def after_local(
     """After a local run (or suite): JUnit and the step summary from its documents (their
     modules imported only when asked for)."""
     if junit is not None:
-        from osmosis_local_runner.results.ci_reports import junit_xml
+        from osmosis_local_runner.results.reports.ci_reports import junit_xml
 
         name = f"osmosis eval suite {suite['suite']}" if suite else "osmosis eval"
         _write_junit(out, junit, junit_xml(sources, name=name))
     if not os.environ.get(STEP_SUMMARY):
         return
-    from osmosis_local_runner.results.markdown import run_markdown, suite_markdown
+    from osmosis_local_runner.results.reports.markdown import run_markdown, suite_markdown
 
     if suite is None:
         step_summary(out, "## osmosis eval run\n\n" + "\n".join(run_markdown(s) for s in sources))
@@ -91,8 +91,8 @@ def after_local(
 def local_sources(entries: Sequence[tuple[str | None, Path]]) -> list[Source]:
     """The documents that exist (an entry that failed before writing has none); a label
     of None: the document's own (its run's name)."""
-    from osmosis_local_runner.results.documents import ResultsFile
-    from osmosis_local_runner.results.sources import Source
+    from osmosis_local_runner.results.documents.documents import ResultsFile
+    from osmosis_local_runner.results.documents.sources import Source
 
     found = [(label, ResultsFile(path)) for label, path in entries if path.is_file()]
     return [Source(label or document.label, document) for label, document in found]
@@ -101,7 +101,7 @@ def local_sources(entries: Sequence[tuple[str | None, Path]]) -> list[Source]:
 def hosted_cases(
     runs: Sequence[tuple[str, EvalRun]], min_pass_rate: float | None
 ) -> list[HostedCase]:
-    from osmosis_local_runner.results.ci_reports import HostedCase
+    from osmosis_local_runner.results.reports.ci_reports import HostedCase
 
     return [
         HostedCase(
@@ -132,8 +132,8 @@ def hosted_verdict(run: EvalRun, min_pass_rate: float | None) -> str | None:
 
 
 def after_hosted(out: Output, junit: Path | None, cases: Sequence[HostedCase]) -> None:
-    from osmosis_local_runner.results.ci_reports import hosted_junit_xml
-    from osmosis_local_runner.results.markdown import hosted_markdown
+    from osmosis_local_runner.results.reports.ci_reports import hosted_junit_xml
+    from osmosis_local_runner.results.reports.markdown import hosted_markdown
 
     if junit is not None:
         _write_junit(out, junit, hosted_junit_xml(cases))

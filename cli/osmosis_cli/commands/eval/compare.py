@@ -14,7 +14,7 @@ from osmosis_cli.terminal.errors import EXIT_NOT_PASSED, current_output, handle_
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_local_runner.results.compare import Comparison, FnComparison, WorstRow
+    from osmosis_local_runner.results.compare.compare import Comparison, FnComparison, WorstRow
 
 FLIPS_SHOWN = 20
 
@@ -92,7 +92,7 @@ def compare(
     a, b = results_path(ctx, a), results_path(ctx, b)
     comparison = _compared(a, b, eval_fn, by, reviewed)
     from osmosis_cli.commands.eval.ci import STEP_SUMMARY, step_summary
-    from osmosis_local_runner.results.markdown import compare_markdown
+    from osmosis_local_runner.results.reports.markdown import compare_markdown
 
     if os.environ.get(STEP_SUMMARY):
         step_summary(out, compare_markdown(comparison, fail_if_worse))

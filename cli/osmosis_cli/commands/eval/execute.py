@@ -144,7 +144,7 @@ def _verdict(
     """JUnit and the step summary, then the exit code the result earns."""
     from osmosis_cli.commands.eval.ci import after_local, local_sources
     from osmosis_client.errors import OsmosisError
-    from osmosis_local_runner.results.document import error_verdict
+    from osmosis_local_runner.results.documents.document import error_verdict
 
     after_local(out, junit, local_sources([(None, result.output)]))
     summary = result.summary

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_local_runner.results.verdicts import RowVerdict
+    from osmosis_local_runner.results.statistics.verdicts import RowVerdict
 
 SHOWN = 5
 SHOWN_VERBOSE = 20
@@ -23,8 +23,8 @@ SECRET_FLAGS = ("--api-key", "--baseline-api-key")
 def show_failures(out: Output, path: Path) -> tuple[list[int], set[int]]:
     """The worst rows that did not pass (more with ``-v``); (every such row's index, the
     rows shown)."""
-    from osmosis_local_runner.results.documents import ResultsFile
-    from osmosis_local_runner.results.verdicts import worst_rows
+    from osmosis_local_runner.results.documents.documents import ResultsFile
+    from osmosis_local_runner.results.statistics.verdicts import worst_rows
 
     doc = ResultsFile(path)
     found = worst_rows(doc, SHOWN_VERBOSE if out.verbose else SHOWN)
@@ -139,7 +139,7 @@ def _fields(verdict: RowVerdict) -> list[tuple[str, str]]:
 
 def _cut(text: str, width: int | None) -> str:
     from osmosis_client._redact import safe_text
-    from osmosis_local_runner.results.documents import excerpt
+    from osmosis_local_runner.results.documents.documents import excerpt
 
     return safe_text(text if width is None else excerpt(text, width))
 

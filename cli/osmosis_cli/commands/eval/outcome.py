@@ -77,7 +77,7 @@ def _summary_table(
         f"({summary['errored_runs']:,} errored), {summary['total_tokens']:,} tokens, "
         f"{seconds:.1f}s — {summary['status']}"
     )
-    from osmosis_local_runner.results.usage import usage_lines
+    from osmosis_local_runner.results.statistics.usage import usage_lines
 
     for line in usage_lines(summary.get("usage")):  # by kind, truncation, cost
         out.print(line)
@@ -113,7 +113,7 @@ def _fn_table(out: Output, fns: dict[str, Any]) -> None:
 def _with_error(stats: dict[str, Any]) -> str:
     """``0.783 ± 0.090``: the mean and the half-width of its 95 % interval (rows as
     clusters), when the run has one."""
-    from osmosis_local_runner.results.intervals import half_width_text
+    from osmosis_local_runner.results.statistics.intervals import half_width_text
 
     return _fmt(stats["mean"]) + half_width_text(stats)
 
@@ -122,7 +122,7 @@ def report_document(
     out: Output, path: Path, *, message: str, next_steps: list[dict[str, Any]]
 ) -> None:
     """A results document already on disk, shown as a run's result (nothing ran)."""
-    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.documents.documents import ResultsFile
 
     summary = ResultsFile(path).summary
     resource = {
@@ -170,7 +170,7 @@ def _report_errors(out: Output, result: RunResult, shown: set[int]) -> None:
 
 
 def _fmt(value: Any) -> str:
-    from osmosis_local_runner.results.scoring import score_text
+    from osmosis_local_runner.results.statistics.scoring import score_text
 
     return score_text(value, "")
 

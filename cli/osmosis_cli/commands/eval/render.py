@@ -64,7 +64,7 @@ def render_run(out: Output, run: EvalRun) -> None:
 
 
 def num(value: float | None) -> str:
-    from osmosis_local_runner.results.scoring import score_text
+    from osmosis_local_runner.results.statistics.scoring import score_text
 
     return score_text(value, "")
 

@@ -43,7 +43,7 @@ def report(
     several (a suite's entries, A vs B): summary cards, charts, a searchable per-row
     table and every attempt's transcript."""
     from osmosis_cli.commands.eval.download import results_path
-    from osmosis_local_runner.results.report import write_report
+    from osmosis_local_runner.results.reports.report import write_report
 
     out = current_output()
     paths = [results_path(ctx, r) for r in results]

@@ -1,5 +1,5 @@
 """``osmosis eval schema``: the JSON Schema of the results document and the files of a
-run's directory, versioned (``osmosis_local_runner.results.schema``) — what a script, a
+run's directory, versioned (``osmosis_local_runner.results.documents.schema``) — what a script, a
 notebook or another tool checks a run against."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from osmosis_cli.terminal.errors import current_output, handle_errors
 @handle_errors
 def schema(ctx: typer.Context) -> None:
     """Print the JSON Schema of the results document and a run directory's layout."""
-    from osmosis_local_runner.results.schema import schema_document
+    from osmosis_local_runner.results.documents.schema import schema_document
 
     out = current_output()
     document = schema_document()

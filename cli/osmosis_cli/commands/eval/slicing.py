@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_local_runner.results.compare_slices import SlicedComparison
+    from osmosis_local_runner.results.compare.compare_slices import SlicedComparison
 
 
 def cell(value: Any) -> str:
     """A score or rate in a table's cell ("-" when there is none)."""
-    from osmosis_local_runner.results.scoring import score_text
+    from osmosis_local_runner.results.statistics.scoring import score_text
 
     return score_text(value, "-")
 

@@ -246,7 +246,7 @@ def _verdict(
 ) -> None:
     """Exit 1 when an entry failed, or errored beyond ``--max-error-rate``."""
     from osmosis_client.errors import OsmosisError
-    from osmosis_local_runner.results.document import error_verdict
+    from osmosis_local_runner.results.documents.document import error_verdict
 
     failed = [r for r in runs if r.status == "failed"]
     verdicts = [
@@ -281,7 +281,7 @@ def _show_plan(out: Output, runner: SuiteRunner, parallel: int) -> None:
 
 def _report(out: Output, runner: SuiteRunner, *, abbreviated: bool) -> None:
     from osmosis_local_runner.api.doors import settings_of
-    from osmosis_local_runner.results.sources import primary_score
+    from osmosis_local_runner.results.documents.sources import primary_score
 
     rows = []
     ordered = sorted(
@@ -325,6 +325,6 @@ def _report(out: Output, runner: SuiteRunner, *, abbreviated: bool) -> None:
 
 
 def _fmt(value: Any) -> str:
-    from osmosis_local_runner.results.scoring import score_text
+    from osmosis_local_runner.results.statistics.scoring import score_text
 
     return score_text(value, "")

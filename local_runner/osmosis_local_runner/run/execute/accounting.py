@@ -79,7 +79,7 @@ def price_table(
 
 def caching(flags: Overrides, config: EvalConfig | None = None) -> dict[str, Any]:
     """The call cache's :class:`RunSpec` fields: these settings over ``[cache]``."""
-    from osmosis_local_runner.results.sources import run_path
+    from osmosis_local_runner.results.documents.sources import run_path
 
     table = config.cache if config is not None else None
     root = (config.root if config is not None else None) or Path.cwd()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.llm.cache import CACHE, CacheUse, CallCache, canonical_body, replay_key
-from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.documents.records import AttemptRecord
 from osmosis_local_runner.run.request.spec import RunSpec
 
 
@@ -102,7 +102,7 @@ def scope_of(record_digest: str, run_index: int, tag: str | None) -> tuple[Any, 
 def recorded_answers(path: Any) -> dict[str, dict[str, Any]]:
     """A run's recorded answers by the place and request of their call: every call that
     was answered and whose request was kept whole (its last try's body as sent)."""
-    from osmosis_local_runner.results.documents import ResultsFile
+    from osmosis_local_runner.results.documents.documents import ResultsFile
 
     found: dict[str, dict[str, Any]] = {}
     for row in ResultsFile(path).rows():

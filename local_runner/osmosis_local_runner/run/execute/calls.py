@@ -35,7 +35,7 @@ from osmosis_client.llm.cache import HITS, SCOPE
 from osmosis_client.llm.reasoning import Replay
 from osmosis_client.llm.usage import COUNTED, METER, TRIES, Usage, call_usage, finish_reason
 from osmosis_client.llm.wire import WIRE
-from osmosis_local_runner.results.records import compact
+from osmosis_local_runner.results.documents.records import compact
 from osmosis_local_runner.run.kinds import RunEnv
 
 #: a request or answer larger than this (as compact JSON) is kept as a note of its size

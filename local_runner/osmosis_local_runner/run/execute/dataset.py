@@ -20,7 +20,7 @@ from typing import Any
 from osmosis_client import _json
 from osmosis_client._fs import file_sha256
 from osmosis_client.errors import ConfigError, InvalidInputError, Problem
-from osmosis_local_runner.results.records import facts_text
+from osmosis_local_runner.results.documents.records import facts_text
 
 FORMATS = (".jsonl", ".json", ".csv", ".parquet")
 MAX_PROBLEMS = 20

@@ -9,8 +9,8 @@ from typing import Any
 
 from osmosis_client._redact import redact_url
 from osmosis_client.rollout import last_assistant_content
-from osmosis_local_runner.results.document import document_head
-from osmosis_local_runner.results.records import BASELINE, AttemptRecord, compact
+from osmosis_local_runner.results.documents.document import document_head
+from osmosis_local_runner.results.documents.records import BASELINE, AttemptRecord, compact
 from osmosis_local_runner.run.execute.dataset import DatasetInfo, Row
 from osmosis_local_runner.run.execute.grading import grade
 from osmosis_local_runner.run.kinds import Outcome

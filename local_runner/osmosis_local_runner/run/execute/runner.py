@@ -20,11 +20,11 @@ from osmosis_client.llm.client import SESSION_ID, ModelClient
 from osmosis_client.llm.prices import for_called
 from osmosis_client.llm.providers import ModelTarget
 from osmosis_client.llm.usage import METER, Meter
-from osmosis_local_runner.results.document import check_results_path, write_document
-from osmosis_local_runner.results.records import BASELINE, AttemptRecord
-from osmosis_local_runner.results.scoring import passed
-from osmosis_local_runner.results.slices import check_column
-from osmosis_local_runner.results.usage import attempt_usage
+from osmosis_local_runner.results.documents.document import check_results_path, write_document
+from osmosis_local_runner.results.documents.records import BASELINE, AttemptRecord
+from osmosis_local_runner.results.statistics.scoring import passed
+from osmosis_local_runner.results.statistics.slices import check_column
+from osmosis_local_runner.results.statistics.usage import attempt_usage
 from osmosis_local_runner.run.execute import models, stops
 from osmosis_local_runner.run.execute.caching import CacheUse, cache_for, cache_summary, scope_of
 from osmosis_local_runner.run.execute.calls import CallLog

@@ -20,13 +20,13 @@ from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.llm.cache import SCOPE
-from osmosis_local_runner.results.document import (
+from osmosis_local_runner.results.documents.document import (
     check_results_path,
     document_head,
     write_document,
 )
-from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.documents.documents import ResultsFile
+from osmosis_local_runner.results.documents.records import AttemptRecord
 from osmosis_local_runner.run.execute.dataset import Dataset, Row
 from osmosis_local_runner.run.execute.discovery import load_eval_fn
 from osmosis_local_runner.run.execute.eval_fns import EvalFn

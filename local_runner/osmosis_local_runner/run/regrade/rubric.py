@@ -25,7 +25,7 @@ from osmosis_client.errors import (
 )
 from osmosis_client.llm.client import ModelClient
 from osmosis_client.rewards.rubric import RubricResult, aevaluate_rubric, resolve_judge
-from osmosis_local_runner.results.scoring import describe
+from osmosis_local_runner.results.statistics.scoring import describe
 from osmosis_local_runner.run.execute.scheduler import run_window
 
 

@@ -263,7 +263,7 @@ class RunSettings:
 
 
 SETTINGS = dataclasses.fields(RunSettings)
-#: the settings a top-up may change (``run/topup.py``): how many attempts, which rows
+#: the settings a top-up may change (``run/session/topup.py``): how many attempts, which rows
 GROWABLE = frozenset({"n", "limit", "rows", "offset"})
 FATE: dict[str, Keep] = {f.name: f.metadata["keep"] for f in SETTINGS}
 NAMES = frozenset(FATE)

@@ -18,8 +18,8 @@ from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.llm.prices import EMPTY as EMPTY_PRICES, PriceTable
 from osmosis_client.llm.providers import ModelSpec, ModelTarget
-from osmosis_local_runner.results.checks import MAX_N
-from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.documents.checks import MAX_N
+from osmosis_local_runner.results.documents.records import AttemptRecord
 from osmosis_local_runner.run.execute.dataset import DatasetInfo
 from osmosis_local_runner.run.execute.eval_fns import EvalFn
 from osmosis_local_runner.run.execute.scheduler import WindowStats
@@ -28,7 +28,7 @@ from osmosis_local_runner.run.kinds.native import NativeRollout
 from osmosis_local_runner.run.request.row_lists import rows_text
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.results.records import AttemptRecord
+    from osmosis_local_runner.results.documents.records import AttemptRecord
 
 
 @dataclass

@@ -3,7 +3,7 @@
 ``PATH.journal.jsonl`` starts with a header holding the run's fingerprint (model,
 dataset, n, thresholds, timeouts, sources…); ``--resume`` refuses when it differs.
 Attempts are keyed by (row index, run index); each line also carries the row's
-content digest, so a changed row is noticed. A top-up (``run/topup.py``) appends a
+content digest, so a changed row is noticed. A top-up (``run/session/topup.py``) appends a
 line saying what changed; the header's version becomes 3 then, so an older reader refuses
 the journal rather than cut it at a line it does not know. Attempts that finish in the same
 event-loop turn are appended with one unbuffered ``write`` at the end of that
@@ -26,7 +26,7 @@ from typing import Any
 
 from osmosis_client._fs import keep_out_of_git, open_nofollow, open_regular
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.documents.records import AttemptRecord
 
 JOURNAL_VERSION = 2
 #: a journal holding top-up lines: this version and later read it, older ones refuse it
@@ -163,7 +163,7 @@ def forget_finished(output: Path, resume: bool, on_note: Callable[[str], None] |
     """Re-running (not resuming) to the same results path replaces a *finished* run, as
     0.2 did: its journal goes (the document is replaced when the new run writes). An
     unfinished run's journal stays, for ``--resume``."""
-    from osmosis_local_runner.results.document import finished
+    from osmosis_local_runner.results.documents.document import finished
 
     path = journal_path(output)
     if resume or not (path.exists() and finished(output)):

@@ -149,7 +149,7 @@ class RunFiles:
 
     def prepared(self, runner: Runner) -> None:
         """The rows are chosen: the manifest, and the run marked running."""
-        from osmosis_local_runner.results.published import write_running
+        from osmosis_local_runner.results.documents.published import write_running
         from osmosis_local_runner.run.session.rundir import write_manifest
 
         self.notes.note(f"  run:     {self.run.name}" + (" (continued)" if self.resume else ""))
@@ -171,9 +171,9 @@ class RunFiles:
         if self.done:
             return
         self.done = True
-        from osmosis_local_runner.results.documents import ResultsFile
-        from osmosis_local_runner.results.published import write_projections
-        from osmosis_local_runner.results.records import AttemptRecord
+        from osmosis_local_runner.results.documents.documents import ResultsFile
+        from osmosis_local_runner.results.documents.published import write_projections
+        from osmosis_local_runner.results.documents.records import AttemptRecord
 
         if not self.run.results.is_file():
             self._forget_empty()
@@ -215,7 +215,7 @@ class RunFiles:
         shutil.rmtree(self.run.path, ignore_errors=True)
 
     def _facts(self, status: str, completed: str | None, duration_ms: int) -> Any:
-        from osmosis_local_runner.results.published import RunFacts
+        from osmosis_local_runner.results.documents.published import RunFacts
 
         who = self.identity
         return RunFacts(

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import OsmosisError
-from osmosis_local_runner.results.document import document_head
-from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.documents.document import document_head
+from osmosis_local_runner.results.documents.records import AttemptRecord
 from osmosis_local_runner.run.session.journal import journal_path, read_journal
 from osmosis_local_runner.run.session.rundir import MANIFEST
 

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from osmosis_client._fs import keep_out_of_git, open_nofollow, read_capped
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.document import finished
+from osmosis_local_runner.results.documents.document import finished
 from osmosis_local_runner.run.session.journal import journal_path
 
 RESULTS = "results.json"

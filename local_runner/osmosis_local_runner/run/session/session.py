@@ -82,7 +82,7 @@ class RunSession:
         self.runner: Runner | None = None
         self.plan: RunPlan | None = None
         self.files: RunFiles | None = None
-        #: where the results go when the run ends (run/sinks.py): trackers, the upload
+        #: where the results go when the run ends (run/share/sinks.py): trackers, the upload
         self.sinks = sinks_of(request)
         self._invocation: Invocation | None = None
         self._finished = False
@@ -170,7 +170,7 @@ class RunSession:
         """A finished run asked for with settings that would make it another run is
         refused: its results would silently answer the wrong question. One asked for
         with more attempts per row or more rows grows when resumed (a top-up: only what
-        is missing runs, ``run/topup.py``)."""
+        is missing runs, ``run/session/topup.py``)."""
         from osmosis_local_runner.run.request.settings import GROWABLE
         from osmosis_local_runner.run.session.journal import journal_path, read_journal
         from osmosis_local_runner.run.session.topup import adds

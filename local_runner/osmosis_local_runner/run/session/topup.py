@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.documents.records import AttemptRecord
 from osmosis_local_runner.run.session.journal import (
     UPDATE_KEY,
     Journal,
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 def adds(recorded: Mapping[str, Any], settings: RunSettings) -> bool:
     """Whether settings changed only in what a top-up may change add to a run: no fewer
     attempts per row, no smaller limit (the rows a row list adds are checked when it
-    runs: ``run/topup.py``)."""
+    runs: ``run/session/topup.py``)."""
     for name in ("n", "limit"):
         was, now = recorded.get(name), getattr(settings, name)
         if now is not None and (was is None or now < was):
@@ -133,7 +133,7 @@ def continuation(
     or None for a new run (a finished one at ``output`` is replaced when the new one
     runs, never before: a plan deletes nothing; an unfinished one is refused:
     :func:`~osmosis_local_runner.run.session.journal.resumable`)."""
-    from osmosis_local_runner.results.document import finished
+    from osmosis_local_runner.results.documents.document import finished
 
     if not resume and journal_path(output).exists() and finished(output):
         return None

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.document import document_head, write_document
-from osmosis_local_runner.results.records import AttemptRecord, compact
+from osmosis_local_runner.results.documents.document import document_head, write_document
+from osmosis_local_runner.results.documents.records import AttemptRecord, compact
 
 FN = "grader"
 RESULTS = "results.json"

@@ -18,11 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.compare_usage import UsageComparison, compare_usage
-from osmosis_local_runner.results.documents import ResultsFile, majority_passes
-from osmosis_local_runner.results.pairing import Pairs, RowStats, Side, scan_both, with_text
-from osmosis_local_runner.results.scoring import counted_mean, ks_for, pass_at_k, score_text
-from osmosis_local_runner.results.stats import (
+from osmosis_local_runner.results.compare.compare_usage import UsageComparison, compare_usage
+from osmosis_local_runner.results.compare.pairing import Pairs, RowStats, Side, scan_both, with_text
+from osmosis_local_runner.results.documents.documents import ResultsFile, majority_passes
+from osmosis_local_runner.results.statistics.scoring import (
+    counted_mean,
+    ks_for,
+    pass_at_k,
+    score_text,
+)
+from osmosis_local_runner.results.statistics.stats import (
     Interval,
     mcnemar_exact,
     mean,
@@ -32,7 +37,7 @@ from osmosis_local_runner.results.stats import (
 )
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.results.compare_slices import SlicedComparison
+    from osmosis_local_runner.results.compare.compare_slices import SlicedComparison
 
 WORST_ROWS = 10
 #: flipped rows listed per eval fn in ``--json`` (their count is always given)

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypedDict
 from typing_extensions import Unpack
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.beside import beside
+from osmosis_local_runner.results.documents.beside import beside
 
 Verdict = Literal["pass", "fail"]
 #: a review's text fields: short notes, not documents
@@ -220,7 +220,7 @@ def reviewed_summary(doc: Any) -> dict[str, Any]:
     """A document's summary with its reviewed attempts counted as judged (``doc``: a
     ``ResultsFile`` using reviews): every eval fn's statistics recomputed from the
     rows, the rest (time, usage, status) as the run recorded it."""
-    from osmosis_local_runner.results.document import summarize
+    from osmosis_local_runner.results.documents.document import summarize
 
     rows = {row.index: row.runs for row in doc.rows(transcripts=False)}
     cluster_by = doc.config.get("cluster_by")
@@ -243,7 +243,7 @@ def agreement(doc: Any, reviews: Iterable[Review]) -> dict[str, Any]:
     """Where reviewers and the grader (the first eval fn) disagree: how many attempts
     were reviewed, and each disagreement (row, attempt, the grader's and the reviewer's
     verdicts, the reason and who said it)."""
-    from osmosis_local_runner.results.scoring import passed
+    from osmosis_local_runner.results.statistics.scoring import passed
 
     if doc.reviewed:  # the grader's verdicts, as the document holds them
         doc = type(doc)(doc.path)

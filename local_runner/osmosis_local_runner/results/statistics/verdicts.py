@@ -9,9 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from osmosis_local_runner.results.documents import ResultsFile, Row, excerpt, majority_passes
-from osmosis_local_runner.results.records import AttemptRecord
-from osmosis_local_runner.results.scoring import passed
+from osmosis_local_runner.results.documents.documents import (
+    ResultsFile,
+    Row,
+    excerpt,
+    majority_passes,
+)
+from osmosis_local_runner.results.documents.records import AttemptRecord
+from osmosis_local_runner.results.statistics.scoring import passed
 
 WORST_SHOWN = 5
 

@@ -9,9 +9,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from osmosis_local_runner.results.compare import Comparison, FnComparison, compare_fn
-from osmosis_local_runner.results.scoring import ks_for
-from osmosis_local_runner.results.slices import MAX_SLICES, NoSuchColumn, order, slice_value
+from osmosis_local_runner.results.compare.compare import Comparison, FnComparison, compare_fn
+from osmosis_local_runner.results.statistics.scoring import ks_for
+from osmosis_local_runner.results.statistics.slices import (
+    MAX_SLICES,
+    NoSuchColumn,
+    order,
+    slice_value,
+)
 
 #: the keys of a fn's comparison each slice keeps (pass@k stays with the whole run)
 SLICE_KEYS = (

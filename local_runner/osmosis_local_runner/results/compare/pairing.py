@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError, OsmosisError
-from osmosis_local_runner.results.documents import ResultsFile, excerpt, majority_passes
-from osmosis_local_runner.results.scoring import attempt_passes
-from osmosis_local_runner.results.slices import slice_value
-from osmosis_local_runner.results.stats import mean
-from osmosis_local_runner.results.usage import USAGE_METRICS, row_usage
+from osmosis_local_runner.results.documents.documents import ResultsFile, excerpt, majority_passes
+from osmosis_local_runner.results.statistics.scoring import attempt_passes
+from osmosis_local_runner.results.statistics.slices import slice_value
+from osmosis_local_runner.results.statistics.stats import mean
+from osmosis_local_runner.results.statistics.usage import USAGE_METRICS, row_usage
 
 #: a row's statistics for one eval fn: (mean score or None, attempts, passing attempts,
 #: attempts that errored or whose eval fn raised)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.results.records import AttemptRecord
+    from osmosis_local_runner.results.documents.records import AttemptRecord
 
 PASS_AT_K = (1, 3, 5, 10)
 

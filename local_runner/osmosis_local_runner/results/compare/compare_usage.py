@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from osmosis_local_runner.results.pairing import Pairs
-from osmosis_local_runner.results.stats import Interval, mean, paired_interval
-from osmosis_local_runner.results.usage import USAGE_METRICS
+from osmosis_local_runner.results.compare.pairing import Pairs
+from osmosis_local_runner.results.statistics.stats import Interval, mean, paired_interval
+from osmosis_local_runner.results.statistics.usage import USAGE_METRICS
 
 #: how each metric is named in tables
 LABELS = {

@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from osmosis_local_runner.results.stats import (
+from osmosis_local_runner.results.statistics.stats import (
     CONFIDENCE,
     bootstrap_interval,
     mean as average,

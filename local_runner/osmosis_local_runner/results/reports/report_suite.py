@@ -9,8 +9,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from osmosis_local_runner.results.scoring import score_text
-from osmosis_local_runner.results.sources import Source, primary_score
+from osmosis_local_runner.results.documents.sources import Source, primary_score
+from osmosis_local_runner.results.statistics.scoring import score_text
 
 #: the metrics drawn against each swept setting: (name, summary key of the first fn)
 METRICS = (("mean", "mean"), ("pass@1", "pass_at_1"))

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from osmosis_client.llm.reasoning import reasoning_text
-from osmosis_local_runner.results.documents import text_of
-from osmosis_local_runner.results.records import AttemptRecord
+from osmosis_local_runner.results.documents.documents import text_of
+from osmosis_local_runner.results.documents.records import AttemptRecord
 
 #: the longest message text kept in the page (a transcript is for reading, not archiving)
 MAX_MESSAGE = 20_000
@@ -75,7 +75,7 @@ MAX_CALL_TEXT = 8_000
 
 
 def calls_of(record: AttemptRecord) -> list[dict[str, Any]] | None:
-    """The attempt's model calls (run/calls.py): timing, messages sent, and the raw
+    """The attempt's model calls (run/execute/calls.py): timing, messages sent, and the raw
     request parameters and answer as text (cut to :data:`MAX_CALL_TEXT`)."""
     calls = (record.extra or {}).get("model_calls")
     if not isinstance(calls, list):

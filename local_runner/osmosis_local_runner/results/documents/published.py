@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client._fs import atomic_write
-from osmosis_local_runner.results.records import AttemptRecord, compact
-from osmosis_local_runner.results.scoring import pass_at_k
+from osmosis_local_runner.results.documents.records import AttemptRecord, compact
+from osmosis_local_runner.results.statistics.scoring import pass_at_k
 
 _HEX32 = re.compile(r"[0-9a-f]{32}")
 

@@ -7,16 +7,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from osmosis_local_runner.results.ci_reports import HostedCase
-from osmosis_local_runner.results.documents import excerpt, pass_at_key
-from osmosis_local_runner.results.intervals import half_width_text
-from osmosis_local_runner.results.scoring import score_text
-from osmosis_local_runner.results.sources import Source, primary_score
-from osmosis_local_runner.results.usage import usage_lines
-from osmosis_local_runner.results.verdicts import worst_rows
+from osmosis_local_runner.results.documents.documents import excerpt, pass_at_key
+from osmosis_local_runner.results.documents.sources import Source, primary_score
+from osmosis_local_runner.results.reports.ci_reports import HostedCase
+from osmosis_local_runner.results.statistics.intervals import half_width_text
+from osmosis_local_runner.results.statistics.scoring import score_text
+from osmosis_local_runner.results.statistics.usage import usage_lines
+from osmosis_local_runner.results.statistics.verdicts import worst_rows
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.results.compare import Comparison
+    from osmosis_local_runner.results.compare.compare import Comparison
 
 
 def _md(text: Any) -> str:

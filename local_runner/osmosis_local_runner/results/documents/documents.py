@@ -23,7 +23,7 @@ from typing import Any
 
 from osmosis_client._fs import open_regular
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.checks import (
+from osmosis_local_runner.results.documents.checks import (
     LARGEST as LARGEST,
     head_problem,
     is_number as is_number,
@@ -31,12 +31,12 @@ from osmosis_local_runner.results.checks import (
     run_problem,
     whole,
 )
-from osmosis_local_runner.results.document import ROWS_MARK
-from osmosis_local_runner.results.labels import label_of
-from osmosis_local_runner.results.records import AttemptRecord, compact, row_facts
-from osmosis_local_runner.results.rowlines import decode_line, load_json
-from osmosis_local_runner.results.scoring import passed
-from osmosis_local_runner.results.stats import mean
+from osmosis_local_runner.results.documents.document import ROWS_MARK
+from osmosis_local_runner.results.documents.labels import label_of
+from osmosis_local_runner.results.documents.records import AttemptRecord, compact, row_facts
+from osmosis_local_runner.results.documents.rowlines import decode_line, load_json
+from osmosis_local_runner.results.statistics.scoring import passed
+from osmosis_local_runner.results.statistics.stats import mean
 
 #: how many characters of a prompt or answer an excerpt keeps
 EXCERPT = 200
@@ -146,7 +146,7 @@ class ResultsFile:
         now on — in the rows and in the summary, recomputed; ``reviewed``: the results
         path the reviews were written beside (a running run's is not this copy). How
         many attempts a review judges."""
-        from osmosis_local_runner.results.reviews import use_reviews
+        from osmosis_local_runner.results.reviews.reviews import use_reviews
 
         return use_reviews(self, reviewed or self.path)
 
@@ -289,7 +289,7 @@ class ResultsFile:
             if problem is not None:
                 raise _problem(self.path, f"row {index}: a malformed run ({problem})")
         if self.reviewed and any(row == index for row, _ in self.reviewed):
-            from osmosis_local_runner.results.reviews import as_reviewed
+            from osmosis_local_runner.results.reviews.reviews import as_reviewed
 
             runs = as_reviewed(runs, index, self.reviewed, self.eval_fns, self.pass_threshold)
         return index, str(digest or ""), runs, raw

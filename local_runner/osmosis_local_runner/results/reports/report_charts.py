@@ -8,7 +8,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from osmosis_local_runner.results.documents import is_number
+from osmosis_local_runner.results.documents.documents import is_number
 
 HISTOGRAM_BINS = 10
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from osmosis_local_runner.results.documents import Row, excerpt
-from osmosis_local_runner.results.sources import Source
-from osmosis_local_runner.results.usage import usage_properties
-from osmosis_local_runner.results.verdicts import RowVerdict
+from osmosis_local_runner.results.documents.documents import Row, excerpt
+from osmosis_local_runner.results.documents.sources import Source
+from osmosis_local_runner.results.statistics.usage import usage_properties
+from osmosis_local_runner.results.statistics.verdicts import RowVerdict
 
 #: characters XML 1.0 cannot hold, even escaped
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

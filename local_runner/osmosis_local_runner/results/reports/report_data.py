@@ -16,24 +16,24 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.documents import (
+from osmosis_local_runner.results.compare.pairing import Side
+from osmosis_local_runner.results.documents.documents import (
     ResultsFile,
     Row,
     excerpt,
     majority_passes,
 )
-from osmosis_local_runner.results.pairing import Side
-from osmosis_local_runner.results.records import AttemptRecord
-from osmosis_local_runner.results.report_transcripts import (
+from osmosis_local_runner.results.documents.records import AttemptRecord
+from osmosis_local_runner.results.documents.sources import Source
+from osmosis_local_runner.results.reports.report_transcripts import (
     MAX_MESSAGE,
     calls_of,
     explanations_of,
     messages_of,
 )
-from osmosis_local_runner.results.scoring import counted_mean, pass_at_k, passed
-from osmosis_local_runner.results.slices import MAX_SLICES, slice_columns, slice_value
-from osmosis_local_runner.results.sources import Source
-from osmosis_local_runner.results.verdicts import RowVerdict
+from osmosis_local_runner.results.statistics.scoring import counted_mean, pass_at_k, passed
+from osmosis_local_runner.results.statistics.slices import MAX_SLICES, slice_columns, slice_value
+from osmosis_local_runner.results.statistics.verdicts import RowVerdict
 
 #: run colours (colour-blind safe: Okabe–Ito)
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -103,7 +103,7 @@ def _kappa(doc: Any, reviews: list[Any]) -> dict[str, Any]:
     """The grader against people in numbers (κ, its interval, base rates), when reviewed."""
     if not reviews or not doc.eval_fns:
         return {}
-    from osmosis_local_runner.results.agreement import grader_agreement
+    from osmosis_local_runner.results.reviews.agreement import grader_agreement
 
     found = grader_agreement(doc, reviews)
     keys = ("kappa", "kappa_ci", "agreement", "grader_pass_rate", "reviewer_pass_rate")
@@ -111,7 +111,7 @@ def _kappa(doc: Any, reviews: list[Any]) -> dict[str, Any]:
 
 
 def _run(source: Source, position: int) -> dict[str, Any]:
-    from osmosis_local_runner.results.reviews import agreement, read_reviews
+    from osmosis_local_runner.results.reviews.reviews import agreement, read_reviews
 
     doc = source.results
     reviews = read_reviews(doc.path)
@@ -335,8 +335,8 @@ def slices_data(
     data: dict[str, Any] = {c: {"runs": [run[c] for run in per_run]} for c in columns}
     data["_means"] = means  # what the charts draw per value (never serialized)
     if comparison is not None:
-        from osmosis_local_runner.results.compare_slices import compare_by
-        from osmosis_local_runner.results.slices import NoSuchColumn
+        from osmosis_local_runner.results.compare.compare_slices import compare_by
+        from osmosis_local_runner.results.statistics.slices import NoSuchColumn
 
         for column in columns:
             with contextlib.suppress(NoSuchColumn):
@@ -349,7 +349,7 @@ def _comparison(sides: Sequence[Side]) -> Any:
     columns' values), or None."""
     if len(sides) != 2:
         return None
-    from osmosis_local_runner.results.compare import compare_sides, shared_fns
+    from osmosis_local_runner.results.compare.compare import compare_sides, shared_fns
 
     try:
         shared = shared_fns(sides[0].doc, sides[1].doc, None)

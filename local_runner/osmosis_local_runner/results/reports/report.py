@@ -21,16 +21,24 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_client._fs import atomic_write
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.intervals import half_width_text
-from osmosis_local_runner.results.report_charts import histogram_svg, pass_at_k_svg, slice_charts
-from osmosis_local_runner.results.report_data import build_data, shown_path
-from osmosis_local_runner.results.report_suite import ranked_html, setting_charts, suite_name
-from osmosis_local_runner.results.scoring import score_text
-from osmosis_local_runner.results.sources import Source, sources_of
-from osmosis_local_runner.results.usage import usage_facts
+from osmosis_local_runner.results.documents.sources import Source, sources_of
+from osmosis_local_runner.results.reports.report_charts import (
+    histogram_svg,
+    pass_at_k_svg,
+    slice_charts,
+)
+from osmosis_local_runner.results.reports.report_data import build_data, shown_path
+from osmosis_local_runner.results.reports.report_suite import (
+    ranked_html,
+    setting_charts,
+    suite_name,
+)
+from osmosis_local_runner.results.statistics.intervals import half_width_text
+from osmosis_local_runner.results.statistics.scoring import score_text
+from osmosis_local_runner.results.statistics.usage import usage_facts
 
 if TYPE_CHECKING:
-    from osmosis_local_runner.results.compare import Comparison
+    from osmosis_local_runner.results.compare.compare import Comparison
 
 ASSETS = Path(__file__).with_name("report_assets")
 
@@ -304,7 +312,7 @@ def comparison_html(sources: Sequence[Source], result: Comparison | None) -> str
     if len(sources) != 2:
         return ""
     if result is None:
-        from osmosis_local_runner.results.compare import compare
+        from osmosis_local_runner.results.compare.compare import compare
 
         try:
             result = compare(

@@ -54,7 +54,8 @@ class AttemptRecord:
     #: the row as the results keep it — ``{"prompt", "expected", "metadata"}`` as compact
     #: JSON text, one string shared by the row's attempts (None: not known)
     row_facts: str | None = None
-    #: tokens by kind, finish reason, truncation and cost (results/usage.py; None: no call)
+    #: tokens by kind, finish reason, truncation and cost (results/statistics/usage.py;
+    #: None: no call)
     usage: dict[str, Any] | None = None
 
     @property

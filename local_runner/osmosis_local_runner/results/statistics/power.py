@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from osmosis_local_runner.results.stats import t_ppf
+from osmosis_local_runner.results.statistics.stats import t_ppf
 
 #: quadrature points over the denominator's range
 POINTS = 2_000

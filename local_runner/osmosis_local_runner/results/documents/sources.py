@@ -12,7 +12,7 @@ from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.layout import EVALS as RUNS
-from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.results.documents.documents import ResultsFile
 
 SUITE_DOCUMENT = "suite.json"
 

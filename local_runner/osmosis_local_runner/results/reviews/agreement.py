@@ -12,14 +12,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from osmosis_local_runner.results.agreement_stats import Judged, Pair, summary_of
+from osmosis_local_runner.results.reviews.agreement_stats import Judged, Pair, summary_of
 
 
 def reviewed_attempts(doc: Any, reviews: Iterable[Any], fn: str | None = None) -> list[Judged]:
     """Every reviewer's last judgement (a verdict or a score) of each attempt of ``doc``,
     beside eval fn ``fn``'s (default: the first) verdict and score as graded."""
-    from osmosis_local_runner.results.reviews import reviewed_pass
-    from osmosis_local_runner.results.scoring import passed
+    from osmosis_local_runner.results.reviews.reviews import reviewed_pass
+    from osmosis_local_runner.results.statistics.scoring import passed
 
     fn = checked_fn(doc, fn)
     if getattr(doc, "reviewed", None):  # the grader's own verdicts, as the document holds
@@ -80,7 +80,7 @@ def grader_agreement(
     agreement beside this one's, paired (``against``). ``repeats``: one grader's verdicts
     on the reviewed attempts, graded again and again — how often it agrees with itself
     (``self_consistency``)."""
-    from osmosis_local_runner.results.agreement_stats import (
+    from osmosis_local_runner.results.reviews.agreement_stats import (
         against_summary,
         score_alpha,
         self_consistency,

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.records import AttemptRecord
-from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k, passed
+from osmosis_local_runner.results.documents.records import AttemptRecord
+from osmosis_local_runner.results.statistics.scoring import describe, ks_for, mean_pass_at_k, passed
 
 MISSING = "(none)"
 #: a column with more distinct values is an identifier, not a slice: only the largest

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Literal
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.documents import ResultsFile
-from osmosis_local_runner.results.records import AttemptRecord
-from osmosis_local_runner.results.scoring import passed
+from osmosis_local_runner.results.documents.documents import ResultsFile
+from osmosis_local_runner.results.documents.records import AttemptRecord
+from osmosis_local_runner.results.statistics.scoring import passed
 
 Engine = Literal["pandas", "polars"]
 #: what every call's and attempt's usage is read for (absent: None)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_local_runner.results.documents import ResultsFile
+from osmosis_local_runner.results.documents.documents import ResultsFile
 
 #: what the sweep plots per run, from each run's summary
 STATS = ("mean", "pass_at_1", "output_tokens", "reasoning_tokens", "truncation_rate", "cost_usd")
@@ -79,7 +79,7 @@ def recorded_step(config: Mapping[str, Any]) -> tuple[str | None, int | None]:
 def sweep(runs: Sequence[tuple[str, Path]], baseline: str | None = None) -> Sweep:
     """The sweep of ``runs`` (name, results path) of one series, ordered by their
     recorded step; ``baseline`` names one of them (default: the first step)."""
-    from osmosis_local_runner.results.compare import compare
+    from osmosis_local_runner.results.compare.compare import compare
 
     if len(runs) < 2:
         raise InvalidInputError("a sweep needs two runs or more", code="VALIDATION")
@@ -166,7 +166,7 @@ def _holm(found: list[AgainstBaseline]) -> None:
 
 def _first_solved(points: list[SweepRun], fn: str) -> dict[str, str | None]:
     """Each row's first run where an attempt passed (rows keyed by prompt, else index)."""
-    from osmosis_local_runner.results.scoring import passed
+    from osmosis_local_runner.results.statistics.scoring import passed
 
     first: dict[str, str | None] = {}
     for point in points:

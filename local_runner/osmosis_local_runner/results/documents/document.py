@@ -11,9 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_client._fs import atomic_write_chunks, open_regular
-from osmosis_local_runner.results.records import BASELINE, AttemptRecord
-from osmosis_local_runner.results.scoring import describe, ks_for, mean_pass_at_k, pass_at_k, passed
-from osmosis_local_runner.results.usage import usage_summary
+from osmosis_local_runner.results.documents.records import BASELINE, AttemptRecord
+from osmosis_local_runner.results.statistics.scoring import (
+    describe,
+    ks_for,
+    mean_pass_at_k,
+    pass_at_k,
+    passed,
+)
+from osmosis_local_runner.results.statistics.usage import usage_summary
 
 RESULTS_MODE = 0o600
 #: how every results document starts (document_chunks): how one of ours is recognized
@@ -133,7 +139,7 @@ def summarize(
 
 def _cluster_labels(rows: Mapping[int, Sequence[AttemptRecord]], column: str) -> list[str]:
     """Each row's value of ``column`` (a row without it is its own cluster)."""
-    from osmosis_local_runner.results.slices import MISSING, slice_value
+    from osmosis_local_runner.results.statistics.slices import MISSING, slice_value
 
     labels = []
     for index, runs in rows.items():
@@ -154,7 +160,7 @@ def _fn_statistics(
     """One eval fn's statistics: mean, std, min, max, pass@k — and their uncertainty:
     the mean's standard error and 95 % interval with rows as clusters, pass@k's bootstrap
     interval over rows (``ci_pass_at_k``), the variance between and within rows."""
-    from osmosis_local_runner.results.intervals import (
+    from osmosis_local_runner.results.statistics.intervals import (
         mean_interval,
         pass_at_k_interval,
         variance_split,
@@ -210,7 +216,7 @@ def document_head(
         summary["stopped_reason"] = stopped_reason
     column = config.get("slice_by")
     if isinstance(column, str) and rows:
-        from osmosis_local_runner.results.slices import NoSuchColumn, slices_of_records
+        from osmosis_local_runner.results.statistics.slices import NoSuchColumn, slices_of_records
 
         with contextlib.suppress(NoSuchColumn):  # checked before the run: never lose it here
             sliced = slices_of_records(rows, column, eval_fns, pass_threshold)

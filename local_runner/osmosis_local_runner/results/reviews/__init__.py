@@ -1,0 +1,1 @@
+"""People's review of a run and the grader checked against them."""
