@@ -74,14 +74,13 @@ def root(
 
 EVAL = table("""
 # Run locally (no login needed)
-[osmosis_cli.commands.eval.local]
+[osmosis_cli.commands.eval.local.commands]
 run: Run an eval config or suite offline against a model endpoint.
 seed: The seed form: osmosis eval -m MODULE:ATTR -d DATASET ...
 watch: Evaluate a training's checkpoints as they land, as one series.
-[osmosis_cli.commands.eval.hosted]
 init: Scaffold a runnable evaluation (config, rollout, data, model).
 # Look at results
-[osmosis_cli.commands.eval.results]
+[osmosis_cli.commands.eval.results.commands]
 compare: Compare two runs row by row (paired difference, flips, pass@k).
 report: Write one self-contained HTML report of one run or several.
 rescore: Re-grade a run's saved transcripts with new eval fns.
@@ -93,7 +92,7 @@ plan: How many rows a comparison needs to detect a difference.
 [osmosis_cli.commands.rubric:register_eval]
 rubric: Score every solution in a JSONL file with a judge and a rubric.
 # Run on the platform
-[osmosis_cli.commands.eval.hosted]
+[osmosis_cli.commands.eval.hosted.commands]
 submit: Submit a hosted eval run pinned to your pushed commit.
 list: Recent eval runs of the workspace.
 info: Details and results of one run.

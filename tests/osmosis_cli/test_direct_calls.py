@@ -13,8 +13,8 @@ import pytest
 import respx
 from typer.testing import CliRunner
 
-from osmosis_cli.commands.eval.run import RunOptions, run
-from osmosis_cli.commands.eval.runs import ListOptions, list_runs
+from osmosis_cli.commands.eval.hosted.runs import ListOptions, list_runs
+from osmosis_cli.commands.eval.local.run import RunOptions, run
 from osmosis_cli.direct import call
 from osmosis_cli.terminal.declare import Command, options_command
 from osmosis_local_runner import load_run

@@ -452,7 +452,7 @@ def test_list_never_truncates_names_on_a_narrow_terminal(
 ) -> None:
     import io
 
-    from osmosis_cli.commands.eval.runs import _render_list
+    from osmosis_cli.commands.eval.hosted.runs import _render_list
     from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.models import run_from_row
 

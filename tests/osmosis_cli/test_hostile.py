@@ -693,7 +693,7 @@ def test_09_printed_commands_mask_url_passwords_keys_and_header_values(
     resource = result.json()["resource"]
     for key in ("resume_command", "retry_command"):
         assert "http://***@127.0.0.1" in resource[key] and "X-Gateway: <VALUE>" in resource[key]
-    from osmosis_cli.commands.eval.failures import command_line
+    from osmosis_cli.commands.eval.local.failures import command_line
 
     assert command_line(
         ["eval", "--api-key=sk-1", "--base-url=https://u:p@h/v1"], [], "--resume"

@@ -73,7 +73,7 @@ MODULES = "[m for m in sys.modules if m.startswith('osmosis_cli.commands.')]"
     [
         (["--help"], set()),
         (["eval", "--help"], {"osmosis_cli.commands.eval"}),  # the group, none of its commands
-        (["eval", "run", "--help"], {"osmosis_cli.commands.eval.local"}),
+        (["eval", "run", "--help"], {"osmosis_cli.commands.eval.local.commands"}),
         (["auth", "--help"], {"osmosis_cli.commands.auth"}),
     ],
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from osmosis_cli.commands.eval.execute import progress_stats
+from osmosis_cli.commands.eval.local.execute import progress_stats
 from osmosis_cli.terminal.output import Output
 from osmosis_cli.terminal.progress import ProgressDisplay
 from osmosis_local_runner.run.request.spec import Progress

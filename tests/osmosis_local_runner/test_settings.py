@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from hypothesis import given, strategies as st
 
-from osmosis_cli.commands.eval.run import RunOptions
-from osmosis_cli.commands.eval.seed import SeedOptions
+from osmosis_cli.commands.eval.local.run import RunOptions
+from osmosis_cli.commands.eval.local.seed import SeedOptions
 from osmosis_client.errors import InvalidInputError
 from osmosis_local_runner.api.keywords import RunKeywords, SettingsKeywords, settings_of
 from osmosis_local_runner.run.request.row_lists import rows_text

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from osmosis_cli.commands.eval.scaffold import CONFIG
+from osmosis_cli.commands.eval.local.scaffold import CONFIG
 from osmosis_client._toml import locate_keys
 from osmosis_client.errors import ConfigError
 from osmosis_client.platform.eval_config import parse_config

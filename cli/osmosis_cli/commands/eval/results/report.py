@@ -42,7 +42,7 @@ def report(
     """Write one self-contained HTML report (no network needed to view it) of one run or
     several (a suite's entries, A vs B): summary cards, charts, a searchable per-row
     table and every attempt's transcript."""
-    from osmosis_cli.commands.eval.download import results_path
+    from osmosis_cli.commands.eval.hosted.download import results_path
     from osmosis_local_runner.results.reports.report import write_report
 
     out = current_output()

@@ -37,8 +37,8 @@ def report_result(
             + (" — stopped" if stopped else ""),
         )
         return
-    from osmosis_cli.commands.eval.failures import rows_command, show_failures
-    from osmosis_cli.commands.eval.slicing import show_run_slices
+    from osmosis_cli.commands.eval.local.failures import rows_command, show_failures
+    from osmosis_cli.commands.eval.results.slicing import show_run_slices
 
     _summary_table(out, summary, result.head.get("model_summaries"))
     show_run_slices(out, summary.get("slices"))

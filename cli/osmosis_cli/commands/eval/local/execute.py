@@ -14,7 +14,7 @@ import typer
 from osmosis_cli.terminal.errors import EXIT_FAILED, EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
-    from osmosis_cli.commands.eval.options import LocalRunOptions
+    from osmosis_cli.commands.eval.local.options import LocalRunOptions
     from osmosis_cli.terminal.output import Output
     from osmosis_local_runner.api.doors import (
         Progress,
@@ -48,8 +48,8 @@ def execute(
     document. ``--junit`` and the GitHub step summary are written whatever the verdict;
     ``resource`` adds keys to the ``--json`` result; what a continued run took from its
     journal is said in this form's flags (``opts.adopted_line``)."""
-    from osmosis_cli.commands.eval.failures import adopted_args
-    from osmosis_cli.commands.eval.outcome import report_finished, report_result
+    from osmosis_cli.commands.eval.local.failures import adopted_args
+    from osmosis_cli.commands.eval.local.outcome import report_finished, report_result
     from osmosis_local_runner.api.doors import RunSession
 
     with (
@@ -65,7 +65,7 @@ def execute(
         result = _run(session, out, quiet=opts.quiet, junit=opts.junit)
     if result is None:
         return
-    from osmosis_cli.commands.eval.trackers import tracked_keys
+    from osmosis_cli.commands.eval.results.trackers import tracked_keys
 
     name = session.run.name if session.run is not None else None
     keys = {**(resource(session) if resource else {}), **tracked_keys(out, session.tracked, name)}
@@ -75,7 +75,7 @@ def execute(
 
 def _run(session: RunSession, out: Output, *, quiet: bool, junit: Path | None) -> RunResult | None:
     """Plan, run and finish the session (``None``: a dry run, nothing ran)."""
-    from osmosis_cli.commands.eval.ci import after_local, check_junit_path, local_sources
+    from osmosis_cli.commands.eval.results.ci import after_local, check_junit_path, local_sources
     from osmosis_client.errors import OsmosisError
 
     check_junit_path(junit, session.results)
@@ -142,7 +142,7 @@ def _verdict(
     out: Output, result: RunResult, junit: Path | None, max_error_rate: float | None
 ) -> None:
     """JUnit and the step summary, then the exit code the result earns."""
-    from osmosis_cli.commands.eval.ci import after_local, local_sources
+    from osmosis_cli.commands.eval.results.ci import after_local, local_sources
     from osmosis_client.errors import OsmosisError
     from osmosis_local_runner.results.documents.document import error_verdict
 

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from osmosis_cli.commands.eval.platform import scoped_client, wait_for_run
-from osmosis_cli.commands.eval.render import num, pct, render_run, run_detail, run_item
+from osmosis_cli.commands.eval.hosted.platform import scoped_client, wait_for_run
+from osmosis_cli.commands.eval.hosted.render import num, pct, render_run, run_detail, run_item
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import YesOpt, flag, option
 from osmosis_cli.terminal.errors import current_output, handle_errors

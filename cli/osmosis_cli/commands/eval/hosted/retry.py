@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from osmosis_cli.commands.eval.platform import scoped_client
+from osmosis_cli.commands.eval.hosted.platform import scoped_client
 from osmosis_cli.context import state
 from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.declare import YesOpt, option

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import typer
 
-from osmosis_cli.commands.eval.options import LocalRunOptions
+from osmosis_cli.commands.eval.local.options import LocalRunOptions
 from osmosis_cli.terminal.declare import arg, flag
 from osmosis_cli.terminal.errors import current_output, handle_errors
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from osmosis_cli.commands.eval.platform import scoped_client
+from osmosis_cli.commands.eval.hosted.platform import scoped_client
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors

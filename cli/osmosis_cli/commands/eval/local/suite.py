@@ -118,7 +118,7 @@ class SuiteDisplay:
     def update(self, run: EntryRun) -> None:
         if self.quiet:
             return
-        from osmosis_cli.commands.eval.execute import progress_stats
+        from osmosis_cli.commands.eval.local.execute import progress_stats
 
         fns = list((run.progress.passed or {}).keys()) or ["grader"]
         stats = progress_stats(run.progress, fns)
@@ -165,7 +165,7 @@ def run_suite(
     sharing: dict[str, Any] | None = None,
 ) -> None:
     """``sharing``: ``log_to`` (``LocalRunOptions.sharing``); the step is a setting."""
-    from osmosis_cli.commands.eval.ci import after_local, check_junit_path, local_sources
+    from osmosis_cli.commands.eval.results.ci import after_local, check_junit_path, local_sources
     from osmosis_local_runner.api.doors import SuiteRequest, open_suite
 
     check_junit_path(junit)
@@ -184,7 +184,7 @@ def run_suite(
         out.operation_result("eval.run", status=status, resource=document)
     else:
         _report(out, runner, abbreviated=abbreviated)
-        from osmosis_cli.commands.eval.trackers import tracked_keys
+        from osmosis_cli.commands.eval.results.trackers import tracked_keys
 
         for run in runs:  # what became of each entry's trackers (--json: in the document)
             tracked_keys(out, run.tracked, str(run.output))
@@ -209,7 +209,7 @@ def _warn_collapsed(out: Output, suite: Suite, flags: Overrides) -> None:
 
 def _resume_hint(out: Output, directory: Path) -> None:
     """A stopped suite: its partial table was shown; the command that finishes it."""
-    from osmosis_cli.commands.eval.failures import rerun_command
+    from osmosis_cli.commands.eval.local.failures import rerun_command
 
     command = rerun_command(out, directory, "--resume")
     out.info(f"Resume with: {command or f'add --resume -o {directory}'}")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from osmosis_cli.commands.eval.slicing import cell, difference_cells
+from osmosis_cli.commands.eval.results.slicing import cell, difference_cells
 from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import EXIT_NOT_PASSED, current_output, handle_errors
 
@@ -86,12 +86,12 @@ def compare(
     """Compare two runs row by row: paired difference with a 95% interval, pass rates and
     pass@k, flipped rows with McNemar's exact test, the largest drops. A and B are results
     documents, run directories, or run names (a hosted run's samples are downloaded)."""
-    from osmosis_cli.commands.eval.download import results_path
+    from osmosis_cli.commands.eval.hosted.download import results_path
 
     out = current_output()
     a, b = results_path(ctx, a), results_path(ctx, b)
     comparison = _compared(a, b, eval_fn, by, reviewed)
-    from osmosis_cli.commands.eval.ci import STEP_SUMMARY, step_summary
+    from osmosis_cli.commands.eval.results.ci import STEP_SUMMARY, step_summary
     from osmosis_local_runner.results.reports.markdown import compare_markdown
 
     if os.environ.get(STEP_SUMMARY):
@@ -148,7 +148,7 @@ def show_comparison(out: Output, comparison: Comparison, fail_if_worse: float | 
     for fn in comparison.fns:
         _drops(out, fn, [w for w in comparison.worst if w.fn == fn])
     if comparison.sliced is not None:
-        from osmosis_cli.commands.eval.slicing import show_compare_slices
+        from osmosis_cli.commands.eval.results.slicing import show_compare_slices
 
         show_compare_slices(out, comparison.sliced)
     for note in comparison.notes:

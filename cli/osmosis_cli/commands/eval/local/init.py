@@ -27,7 +27,7 @@ def init(
     ] = None,
 ) -> None:
     """Scaffold a runnable evaluation (config, rollout stub, sample data, mock model)."""
-    from osmosis_cli.commands.eval.scaffold import copy_example, example_configs, scaffold
+    from osmosis_cli.commands.eval.local.scaffold import copy_example, example_configs, scaffold
 
     out = current_output()
     if example is not None:

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import typer
 
-from osmosis_cli.commands.eval.execute import execute, server_echo
-from osmosis_cli.commands.eval.failures import rerun_commands
-from osmosis_cli.commands.eval.options import (
+from osmosis_cli.commands.eval.local.execute import execute, server_echo
+from osmosis_cli.commands.eval.local.failures import rerun_commands
+from osmosis_cli.commands.eval.local.options import (
     OUTPUT,
     PACE,
     SERVER,
@@ -236,7 +236,7 @@ def run(ctx: typer.Context, opts: RunOptions) -> None:
 
 
 def _run_suite(out: Output, opts: RunOptions, echo: Any) -> None:
-    from osmosis_cli.commands.eval.suite import dry_run, run_suite
+    from osmosis_cli.commands.eval.local.suite import dry_run, run_suite
     from osmosis_client.platform.suite_config import load_suite
     from osmosis_local_runner.api.doors import suite_flags
 
@@ -261,7 +261,7 @@ def _run_suite(out: Output, opts: RunOptions, echo: Any) -> None:
 
 
 def _run_config(ctx: typer.Context, out: Output, opts: RunOptions, echo: Any) -> None:
-    from osmosis_cli.commands.eval.outcome import named_resource
+    from osmosis_cli.commands.eval.local.outcome import named_resource
     from osmosis_cli.secret_values import local_secrets
     from osmosis_client.errors import InvalidInputError
     from osmosis_client.platform.eval_config import load_config
@@ -305,7 +305,7 @@ def platform_prices(ctx: typer.Context) -> Callable[[list[str]], Any]:
 def uploader(ctx: typer.Context, out: Output) -> Uploader:
     """``--upload``: how a finished run reaches the platform (this face's client, with a
     progress bar)."""
-    from osmosis_cli.commands.eval.upload import send_upload
+    from osmosis_cli.commands.eval.hosted.upload import send_upload
     from osmosis_cli.context import state
 
     app_state = state(ctx)

@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from osmosis_cli.commands.eval.render import run_item
+from osmosis_cli.commands.eval.hosted.render import run_item
 from osmosis_cli.terminal.errors import EvaluationNotPassed
 
 if TYPE_CHECKING:
-    from osmosis_cli.commands.eval.submit import SubmitOptions
+    from osmosis_cli.commands.eval.hosted.submit import SubmitOptions
     from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
     from osmosis_client.platform.models import EvalRun
@@ -80,7 +80,7 @@ def _gate_all(
     junit: Path | None = None,
 ) -> None:
     """Every run must pass: exit 4 when any ended failed/stopped or below the gate."""
-    from osmosis_cli.commands.eval.ci import after_hosted, hosted_cases
+    from osmosis_cli.commands.eval.results.ci import after_hosted, hosted_cases
 
     cases = hosted_cases([(str(s.entry), run) for s, run in finals], min_pass_rate)
     failures = [f"{c.label} ({c.name}) {c.verdict}" for c in cases if c.verdict is not None]

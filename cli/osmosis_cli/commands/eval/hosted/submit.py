@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import typer
 
 from osmosis_cli import submitting
-from osmosis_cli.commands.eval.platform import wait_for_run
-from osmosis_cli.commands.eval.render import render_run, run_detail
+from osmosis_cli.commands.eval.hosted.platform import wait_for_run
+from osmosis_cli.commands.eval.hosted.render import render_run, run_detail
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import arg, flag
 from osmosis_cli.terminal.errors import EvaluationNotPassed, current_output, handle_errors
@@ -46,7 +46,7 @@ class SubmitOptions(submitting.PinnedSubmit):
 @handle_errors
 def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     """Submit a hosted eval run pinned to your pushed commit (a suite: one run per entry)."""
-    from osmosis_cli.commands.eval.ci import check_junit_path
+    from osmosis_cli.commands.eval.results.ci import check_junit_path
     from osmosis_client.platform.submission import (
         plan_submission,
         submit_planned,
@@ -76,7 +76,7 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
         if submitted is None:
             return
         if plan.suite is not None:
-            from osmosis_cli.commands.eval import hosted_suite
+            from osmosis_cli.commands.eval.hosted import hosted_suite
 
             hosted_suite.finish(out, plan.suite, submitted, client, opts)
             return
@@ -89,7 +89,7 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
 
 def _summary_of(out: Output, plan: SubmissionPlan, where: str) -> None:
     if plan.suite is not None:
-        from osmosis_cli.commands.eval import hosted_suite
+        from osmosis_cli.commands.eval.hosted import hosted_suite
 
         hosted_suite.summary(out, plan, where)
     else:
@@ -152,7 +152,7 @@ def _summary(out: Output, plan: SubmissionPlan, where: str) -> None:
 def gate(out: Output, run: EvalRun, min_pass_rate: float | None, junit: Path | None = None) -> None:
     """Print the final run (and the CI artefacts); exit 4 when it failed, stopped or
     scored below the gate."""
-    from osmosis_cli.commands.eval.ci import after_hosted, hosted_cases
+    from osmosis_cli.commands.eval.results.ci import after_hosted, hosted_cases
 
     if not out.operation_result(
         "eval.submit", resource=run_detail(run), message=f"Run {run.name} {run.status}"

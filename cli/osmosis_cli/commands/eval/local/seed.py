@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import typer
 
-from osmosis_cli.commands.eval.execute import execute
-from osmosis_cli.commands.eval.failures import rerun_commands
-from osmosis_cli.commands.eval.options import LocalRunOptions, NoCompatOpt, RowsOpt
+from osmosis_cli.commands.eval.local.execute import execute
+from osmosis_cli.commands.eval.local.failures import rerun_commands
+from osmosis_cli.commands.eval.local.options import LocalRunOptions, NoCompatOpt, RowsOpt
 from osmosis_cli.terminal.declare import arg, flag
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_client.errors import InvalidInputError
@@ -136,7 +136,7 @@ def seed(ctx: typer.Context, opts: SeedOptions) -> None:
     ):
         if value is not None and not opts.baseline_model:
             raise InvalidInputError(f"{given} needs --baseline-model", code="USAGE")
-    from osmosis_cli.commands.eval.run import platform_prices
+    from osmosis_cli.commands.eval.local.run import platform_prices
 
     request = opts.request(price_source=platform_prices(ctx))
     prepare_user_imports(out, no_compat=opts.no_compat)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from osmosis_cli.commands.eval.caching import JudgeCacheOpt
+from osmosis_cli.commands.eval.local.caching import JudgeCacheOpt
 from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 

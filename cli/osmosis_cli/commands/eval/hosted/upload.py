@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 def run_directory(given: str) -> Path:
     """A path as given when it has a directory part or exists here; else a run name under
     ``.osmosis/evals``."""
-    from osmosis_cli.commands.eval.download import runs_root
+    from osmosis_cli.commands.eval.hosted.download import runs_root
 
     path = Path(given).expanduser()
     if path.is_absolute() or len(path.parts) > 1 or path.is_dir():

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from osmosis_cli.commands.eval.caching import JudgeCacheOpt
+from osmosis_cli.commands.eval.local.caching import JudgeCacheOpt
 from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
 
@@ -45,7 +45,7 @@ def rescore(
 ) -> None:
     """Re-grade a run's saved transcripts with new or fixed eval fns: no model calls, the
     same statistics, a new results document recording where it came from."""
-    from osmosis_cli.commands.eval.outcome import report_result
+    from osmosis_cli.commands.eval.local.outcome import report_result
     from osmosis_cli.user_code import prepare_user_imports
     from osmosis_client.errors import InvalidInputError
     from osmosis_local_runner.api.doors import rescore as run_rescore
@@ -57,7 +57,7 @@ def rescore(
             hint="osmosis eval rescore RESULTS --eval-fn rewards:compute_reward",
             code="USAGE",
         )
-    from osmosis_cli.commands.eval.download import results_path
+    from osmosis_cli.commands.eval.hosted.download import results_path
 
     results = results_path(ctx, results)
     target = output or results.with_name(results.stem + ".rescored.json")

@@ -1,0 +1,2 @@
+"""Results at the terminal: compare, rescore, report, view, schema, push, agreement,
+plan — and CI artefacts."""
