@@ -39,8 +39,8 @@ if TYPE_CHECKING:
         ServerError,
     )
     from osmosis_client.platform._client import AsyncClient, Client
-    from osmosis_client.platform.credentials import CredentialStore
-    from osmosis_client.platform.eval_config import EvalConfig, load_config
+    from osmosis_client.platform.eval.eval_config import EvalConfig, load_config
+    from osmosis_client.platform.login.credentials import CredentialStore
     from osmosis_client.platform.models import (
         EvalRun,
         EvalRunPage,
@@ -64,9 +64,9 @@ _EXPORTS: dict[str, str] = {
     "Client": "osmosis_client.platform._client",
     "AsyncClient": "osmosis_client.platform._client",
     "RetryPolicy": "osmosis_client._retry",
-    "CredentialStore": "osmosis_client.platform.credentials",
-    "EvalConfig": "osmosis_client.platform.eval_config",
-    "load_config": "osmosis_client.platform.eval_config",
+    "CredentialStore": "osmosis_client.platform.login.credentials",
+    "EvalConfig": "osmosis_client.platform.eval.eval_config",
+    "load_config": "osmosis_client.platform.eval.eval_config",
     "EvalRun": "osmosis_client.platform.models",
     "EvalRunPage": "osmosis_client.platform.models",
     "RunMetrics": "osmosis_client.platform.models",

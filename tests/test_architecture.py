@@ -377,7 +377,7 @@ POLICY = {
     "osmosis_local_runner.run.request.settings": {"FATE", "KEPT", "SECRET", "ONCE", "upgraded"},
     "osmosis_local_runner.run.share.import_plan": {"plan_import"},
     "osmosis_client.platform.git": {"plan_pin", "inspect_repo"},
-    "osmosis_client.platform.run_import": {"import_run"},
+    "osmosis_client.platform.eval.run_import": {"import_run"},
 }
 #: calls on the platform client that create or import: only the SDK's submission does;
 #: a run's persistence (kept(), adopt(), changes_from()) is the settings object's own
@@ -398,7 +398,7 @@ def _runtime_names(tree: ast.AST) -> Iterator[tuple[str, str]]:
 def test_the_cli_holds_no_run_or_submission_policy() -> None:
     """Commands are options, one library call and rendering: the sequence of a named run
     lives in ``osmosis_local_runner.run.session.invocation``, uploads in ``run.upload``, hosted
-    submission in ``osmosis_client.platform.submission``."""
+    submission in ``osmosis_client.platform.eval.submission``."""
     wrong = []
     for module, path in MODULES.items():
         if not module.startswith("osmosis_cli."):

@@ -19,7 +19,7 @@ from osmosis_client.errors import (
     ProtocolError,
 )
 from osmosis_client.platform._transport import decode_json, error_from_response
-from osmosis_client.platform.eval_config import parse_config
+from osmosis_client.platform.eval.eval_config import parse_config
 from osmosis_local_runner.run.execute.dataset import Dataset
 
 KEYS = [

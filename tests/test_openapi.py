@@ -12,17 +12,13 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from pydantic import BaseModel
 
-from osmosis_client.platform import (
-    benchmark_models,
-    dataset_models,
-    model_models,
-    models,
-    run_import,
-    sample_models,
-    training_models,
-)
-from osmosis_client.platform.eval_config import parse_config
+from osmosis_client.platform import model_models, models
+from osmosis_client.platform.benchmark import benchmark_models
+from osmosis_client.platform.dataset import dataset_models
+from osmosis_client.platform.eval import run_import, sample_models
+from osmosis_client.platform.eval.eval_config import parse_config
 from osmosis_client.platform.resources import secrets
+from osmosis_client.platform.training import training_models
 from tests.e2e.platform_double import PlatformDouble
 from tests.osmosis_client.platform.test_eval_runs import PAYLOAD
 
@@ -257,7 +253,7 @@ def test_submit_payloads_match_the_create_schema(tmp_path: Path) -> None:
 
 
 def test_benchmark_payloads_match_the_submit_schema() -> None:
-    from osmosis_client.platform.benchmark_config import parse_benchmark_config
+    from osmosis_client.platform.benchmark.benchmark_config import parse_benchmark_config
 
     text = (
         '[experiment]\nbenchmark = "tb"\n[tasks]\ntask_set = "parity"\n[execution]\n'
@@ -270,7 +266,7 @@ def test_benchmark_payloads_match_the_submit_schema() -> None:
 
 
 def test_training_payloads_match_the_submit_schema(tmp_path: Path) -> None:
-    from osmosis_client.platform.training_config import parse_training_config
+    from osmosis_client.platform.training.training_config import parse_training_config
 
     (tmp_path / "rollouts" / "demo").mkdir(parents=True)
     (tmp_path / "rollouts" / "demo" / "main.py").write_text("")

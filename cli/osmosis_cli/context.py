@@ -12,8 +12,8 @@ import typer
 
 if TYPE_CHECKING:
     from osmosis_client import Client
-    from osmosis_client.platform.credentials import CredentialStore, ResolvedAuth
     from osmosis_client.platform.git import RepoState
+    from osmosis_client.platform.login.credentials import CredentialStore, ResolvedAuth
 
 #: how the CLI sleeps between retries and polls (tests replace it)
 SLEEP: Callable[[float], None] = time.sleep
@@ -38,7 +38,7 @@ class AppState:
 
     def store(self) -> CredentialStore:
         if self._store is None:
-            from osmosis_client.platform.credentials import CredentialStore
+            from osmosis_client.platform.login.credentials import CredentialStore
 
             self._store = CredentialStore()
         return self._store

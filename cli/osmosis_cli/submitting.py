@@ -1,7 +1,7 @@
 """What every submit command shares (``eval submit``, ``train submit``, ``benchmark
 submit``): the options of a submit pinned to a commit and their rules, and its end — the
 config's secrets resolved, the summary, the question, the send. What is pinned and sent
-is the SDK's (``osmosis_client.platform.submission`` and its siblings); this is how a
+is the SDK's (``osmosis_client.platform.eval.submission`` and its siblings); this is how a
 terminal asks for it."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from osmosis_cli.context import AppState
     from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
-    from osmosis_client.platform.eval_model import Experiment
+    from osmosis_client.platform.eval.eval_model import Experiment
+    from osmosis_client.platform.eval.submission import PinRules
     from osmosis_client.platform.git import Pin, RepoState
-    from osmosis_client.platform.submission import PinRules
 
 T = TypeVar("T")
 
@@ -46,7 +46,7 @@ class PinnedSubmit(Submit):
     )
 
     def rules(self) -> PinRules:
-        from osmosis_client.platform.submission import PinRules
+        from osmosis_client.platform.eval.submission import PinRules
 
         return PinRules(
             unattended=self.yes, allow_dirty=self.allow_dirty, allow_unpushed=self.allow_unpushed
@@ -106,7 +106,7 @@ def pinned_scope(
     """A submit pinned to this checkout: refused first without a terminal or ``--yes``,
     then planned (its warnings said), then its workspace's client (closed after) — the
     workspace this checkout's repository is connected to (the SDK's ``check_scope``)."""
-    from osmosis_client.platform.submission import check_scope
+    from osmosis_client.platform.eval.submission import check_scope
 
     refuse_unconfirmed(out, opts.yes)
     plan = plan_of()

@@ -21,7 +21,7 @@ from osmosis_client.errors import (
     OsmosisError,
     ProtocolError,
 )
-from osmosis_client.platform.dataset_models import UploadInstructions
+from osmosis_client.platform.dataset.dataset_models import UploadInstructions
 from osmosis_client.platform.settings import is_loopback_host
 
 ATTEMPTS = 5

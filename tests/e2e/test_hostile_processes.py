@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from osmosis_client.platform.credentials import CredentialStore
+from osmosis_client.platform.login.credentials import CredentialStore
 from tests import envelopes
 from tests.e2e.conftest import osmosis_command
 
@@ -24,7 +24,7 @@ SAVE_ONE = """
 import sys
 from datetime import datetime, timezone
 from pydantic import SecretStr
-from osmosis_client.platform.credentials import CredentialStore
+from osmosis_client.platform.login.credentials import CredentialStore
 from osmosis_client.platform.models import User, Workspace
 
 i = int(sys.argv[1])

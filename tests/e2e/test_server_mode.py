@@ -17,7 +17,7 @@ import pytest
 
 from osmosis_client._process import start_time as _start_time
 from osmosis_client.errors import ConfigError, InvalidInputError
-from osmosis_client.platform.eval_config import load_config
+from osmosis_client.platform.eval.eval_config import load_config
 from osmosis_local_runner.run.execute.runner import Runner
 from osmosis_local_runner.run.kinds.server import ServerRollout
 from osmosis_local_runner.run.request.overrides import Overrides, config_spec

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from osmosis_client.platform.eval_config import load_config
+from osmosis_client.platform.eval.eval_config import load_config
 from osmosis_local_runner.run.execute.runner import Runner
 from osmosis_local_runner.run.request.overrides import Overrides, config_spec
 from osmosis_local_runner.run.request.spec import RunResult

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from osmosis_client import Client
-from osmosis_client.platform.training_submission import submit_training
+from osmosis_client.platform.training.training_submission import submit_training
 from tests import envelopes
 from tests.e2e.conftest import Run
 from tests.e2e.platform_double import PlatformDouble

@@ -17,7 +17,7 @@ import respx
 
 from osmosis_client import AsyncClient, Client
 from osmosis_client.errors import NotFoundError
-from osmosis_client.platform.sample_models import SampleFile
+from osmosis_client.platform.eval.sample_models import SampleFile
 from tests.conftest import PLATFORM
 from tests.osmosis_cli.conftest import Invoke
 

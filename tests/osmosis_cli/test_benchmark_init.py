@@ -9,7 +9,7 @@ import pytest
 import respx
 
 from osmosis_client.errors import ConfigError
-from osmosis_client.platform.benchmark_config import load_benchmark_config
+from osmosis_client.platform.benchmark.benchmark_config import load_benchmark_config
 from tests.gitrepo import git
 from tests.osmosis_cli.conftest import Invoke
 
@@ -51,7 +51,7 @@ def test_init_refuses_a_planted_link_and_a_bad_name(
 
 
 def test_a_mistyped_key_is_named_with_the_one_meant(workspace: Path) -> None:
-    from osmosis_client.platform.benchmark_starter import STARTER
+    from osmosis_client.platform.benchmark.benchmark_starter import STARTER
 
     path = workspace / "b.toml"
     starter = STARTER.format(path="b.toml", benchmark="terminal-bench-2-1")

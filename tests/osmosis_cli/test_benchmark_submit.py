@@ -13,7 +13,7 @@ import respx
 
 from osmosis_client import Client
 from osmosis_client.errors import InvalidInputError
-from osmosis_client.platform.benchmark_submission import submit_benchmark
+from osmosis_client.platform.benchmark.benchmark_submission import submit_benchmark
 from tests.conftest import PLATFORM
 from tests.osmosis_cli.conftest import Invoke
 from tests.osmosis_cli.test_benchmark_commands import DETAIL

@@ -473,8 +473,8 @@ def test_list_never_truncates_names_on_a_narrow_terminal(
 
 
 def test_pin_policy_is_the_clis() -> None:
+    from osmosis_client.platform.eval.submission import PinRules, pin_problems
     from osmosis_client.platform.git import Pin
-    from osmosis_client.platform.submission import PinRules, pin_problems
 
     unpushed = Pin(commit_sha="a" * 40, branch=None, unpushed=True)
     refusal, _ = pin_problems(

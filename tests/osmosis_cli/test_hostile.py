@@ -26,7 +26,7 @@ from osmosis_client import Client
 from osmosis_client.errors import APITimeoutError, OsmosisError, ProtocolError
 from osmosis_client.llm.providers import resolve_target
 from osmosis_client.platform import _answers
-from osmosis_client.platform.credentials import CredentialStore
+from osmosis_client.platform.login.credentials import CredentialStore
 from osmosis_client.platform.settings import is_loopback_host
 from osmosis_client.rollout import GraderContext
 from osmosis_local_runner.run.execute.dataset import Dataset

@@ -48,7 +48,7 @@ def test_paging_that_does_not_advance_ends_with_a_clear_error(
     catalog = platform.get("/api/cli/benchmarks").respond(200, json=stuck("benchmarks", BENCH))
     platform.get("/api/cli/benchmarks/termnal-bench-2-1").respond(404, json={"error": "x"})
     from osmosis_client import Client
-    from osmosis_client.platform.benchmark_submission import _closest
+    from osmosis_client.platform.benchmark.benchmark_submission import _closest
 
     with Client(token="t", workspace="acme", base_url=PLATFORM) as client:
         assert _closest(client, "termnal-bench-2-1") is None  # the not-found stands

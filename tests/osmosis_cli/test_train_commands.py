@@ -303,7 +303,7 @@ def test_info_shows_each_metric_first_to_last_and_names_the_checkpoint_to_deploy
 def test_on_a_terminal_a_metric_has_its_sparkline_and_series_without_summary_count() -> None:
     from osmosis_cli.commands.train.info import _lines
     from osmosis_cli.terminal.spark import sparkline
-    from osmosis_client.platform.training_models import TrainingMetrics, TrainingRunDetail
+    from osmosis_client.platform.training.training_models import TrainingMetrics, TrainingRunDetail
 
     points = [{"step": s, "value": v, "timestamp": 0} for s, v in ((3, 0.9), (1, 0.1), (2, 0.5))]
     metrics = TrainingMetrics.model_validate(
@@ -377,7 +377,7 @@ def test_a_run_not_found_says_the_name_meant_and_the_command_that_lists_them(
 def test_on_a_terminal_a_series_spanning_the_floats_is_drawn() -> None:
     """Issue 51: a metric from ±1e308 made the sparkline's scale overflow (a crash)."""
     from osmosis_cli.commands.train.info import _lines
-    from osmosis_client.platform.training_models import TrainingMetrics, TrainingRunDetail
+    from osmosis_client.platform.training.training_models import TrainingMetrics, TrainingRunDetail
 
     points = [
         {"step": s, "value": v, "timestamp": 0} for s, v in ((1, -1e308), (2, 0.0), (3, 1e308))

@@ -14,8 +14,8 @@ import respx
 
 from osmosis_client import AsyncClient, Client
 from osmosis_client.errors import ConfigError, InvalidInputError
-from osmosis_client.platform.training_config import load_training_config
-from osmosis_client.platform.training_submission import submit_training
+from osmosis_client.platform.training.training_config import load_training_config
+from osmosis_client.platform.training.training_submission import submit_training
 from tests.conftest import PLATFORM
 from tests.gitrepo import git, make_project
 from tests.osmosis_cli.conftest import Invoke

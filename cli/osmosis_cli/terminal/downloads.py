@@ -9,7 +9,7 @@ from osmosis_cli.terminal.sizes import size_text
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_client.platform.run_download import DownloadReport
+    from osmosis_client.platform.eval.run_download import DownloadReport
 
 
 def show_download(

@@ -127,7 +127,7 @@ def _progress(callback: ProgressCallback) -> Callable[[Any], None]:
 
 
 def _is_suite(path: Path) -> bool:
-    from osmosis_client.platform.suite_config import looks_like_suite
+    from osmosis_client.platform.eval.suite_config import looks_like_suite
 
     return looks_like_suite(path)
 

@@ -56,7 +56,7 @@ async def arun_suite(config: str | Path, **options: Unpack[SuiteKeywords]) -> Su
     """Every entry of a suite, as ``osmosis eval run SUITE.toml`` runs them: ``parallel``
     entries at once; the settings override every entry's; ``resume=True`` continues the
     latest unfinished run of the same file and settings (``output``: its directory)."""
-    from osmosis_client.platform.suite_config import load_suite
+    from osmosis_client.platform.eval.suite_config import load_suite
     from osmosis_local_runner.run.suite.suite import SuiteRequest, open_suite
 
     settings = settings_of(options, ("output", "root", "resume", "parallel", "log_to", "step"))

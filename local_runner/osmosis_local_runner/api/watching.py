@@ -235,7 +235,7 @@ def _prepare(
     options: dict[str, Any],
 ) -> _Watch:
     """The watch's parts, every input checked before anything is served."""
-    from osmosis_client.platform.eval_config import load_config
+    from osmosis_client.platform.eval.eval_config import load_config
     from osmosis_local_runner.run.request.settings import check_series
 
     if not folder.is_dir():

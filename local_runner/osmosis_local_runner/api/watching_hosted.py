@@ -24,7 +24,7 @@ from osmosis_client import Client
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.layout import EVALS
 from osmosis_client.platform.model_models import LoraModelDetail
-from osmosis_client.platform.training_models import Checkpoint
+from osmosis_client.platform.training.training_models import Checkpoint
 from osmosis_local_runner.api.watching import WatchEvent, WatchResult, series_name
 from osmosis_local_runner.run.session.rundir import RunDirectory
 from osmosis_local_runner.run.watch.serving import Sleep

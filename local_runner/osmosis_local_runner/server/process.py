@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_client.platform.eval_config import ROLLOUT_SERVER_VARS
+from osmosis_client.platform.eval.eval_config import ROLLOUT_SERVER_VARS
 from osmosis_local_runner.errors import RunAborted
 from osmosis_local_runner.server.orphans import INSTANCE_VAR, forget, record_server
 from osmosis_local_runner.server.output import Redactor, ServerOutput

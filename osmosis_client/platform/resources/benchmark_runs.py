@@ -1,6 +1,6 @@
 """``client.benchmark_runs``: runs of benchmarks — submit, list, detail, logs, stop, and
 the outputs' manifest and download URLs (published-cli-0.3.8-train.md §4.4-4.9, 4.12).
-Downloads themselves are ``osmosis_client.platform.benchmark_download``'s.
+Downloads themselves are ``osmosis_client.platform.benchmark.benchmark_download``'s.
 
 Better than the published client: ``stop`` returns the run as the platform has it
 afterwards (0.3.8 reports ``stopped`` without asking).
@@ -14,18 +14,18 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from osmosis_client.errors import NotFoundError
-from osmosis_client.platform.benchmark_models import (
+from osmosis_client.platform.benchmark.benchmark_models import (
     BenchmarkRunDetail,
     BenchmarkRunPage,
     CreatedBenchmarkRun,
 )
+from osmosis_client.platform.eval.sample_models import SampleFile, SamplesManifest, SampleURL
 from osmosis_client.platform.models import LogPage
 from osmosis_client.platform.resources import _base as base
 from osmosis_client.platform.resources.run_routes import model_routes
-from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, SampleURL
 
 if TYPE_CHECKING:
-    from osmosis_client.platform.benchmark_config import BenchmarkConfig
+    from osmosis_client.platform.benchmark.benchmark_config import BenchmarkConfig
 
 ROUTE = "/api/cli/benchmark-runs"
 ROUTES = model_routes(

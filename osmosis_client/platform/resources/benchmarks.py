@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 
 from osmosis_client.platform._transport import RequestOptions, encode_segment
-from osmosis_client.platform.benchmark_models import BenchmarkDetail, BenchmarkPage
+from osmosis_client.platform.benchmark.benchmark_models import BenchmarkDetail, BenchmarkPage
 from osmosis_client.platform.models import parse
 from osmosis_client.platform.resources import _base as base
 

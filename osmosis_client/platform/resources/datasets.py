@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from osmosis_client.platform._transport import RequestOptions, encode_segment
-from osmosis_client.platform.dataset_models import Dataset, DatasetDownload, DatasetPage
+from osmosis_client.platform.dataset.dataset_models import Dataset, DatasetDownload, DatasetPage
 from osmosis_client.platform.models import LogPage, parse
 from osmosis_client.platform.resources import _base as base
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from osmosis_client.platform._transport import RequestOptions, encode_segment
+from osmosis_client.platform.eval.sample_models import RetriedRun, SamplesManifest
 from osmosis_client.platform.models import (
     CreatedRun,
     EvalRun,
@@ -21,7 +22,6 @@ from osmosis_client.platform.resources.run_routes import (
     DOWNLOAD_URL_BATCH as DOWNLOAD_URL_BATCH,
     RunRoutes,
 )
-from osmosis_client.platform.sample_models import RetriedRun, SamplesManifest
 
 ROUTES: RunRoutes[CreatedRun, EvalRunPage, EvalRun] = RunRoutes(
     "/api/cli/eval-runs",

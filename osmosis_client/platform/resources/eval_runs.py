@@ -13,6 +13,12 @@ from osmosis_client.errors import (
     APIStatusError,
     OsmosisError,
 )
+from osmosis_client.platform.eval.sample_models import (
+    RetriedRun,
+    SampleFile,
+    SamplesManifest,
+    SampleURL,
+)
 from osmosis_client.platform.models import (
     CreatedRun,
     EvalRun,
@@ -45,7 +51,6 @@ from osmosis_client.platform.resources.eval_logs import (
     follow_logs_plan,
     recent_logs_plan,
 )
-from osmosis_client.platform.sample_models import RetriedRun, SampleFile, SamplesManifest, SampleURL
 
 WAIT_FIRST_DELAY = 2.0
 WAIT_MAX_DELAY = 15.0

@@ -14,9 +14,14 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from osmosis_client.platform._transport import RequestOptions, encode_segment
+from osmosis_client.platform.eval.sample_models import (
+    SampleFile,
+    SamplesManifest,
+    SampleURL,
+    SampleURLs,
+)
 from osmosis_client.platform.models import LogEntry, LogPage, parse
 from osmosis_client.platform.resources._base import Call, log_page_call, page_call, reader
-from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, SampleURL, SampleURLs
 
 C = TypeVar("C")  # a created run
 L = TypeVar("L")  # a page of runs

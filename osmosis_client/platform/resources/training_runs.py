@@ -3,7 +3,7 @@ checkpoints, metrics, logs, stop (published-cli-0.3.8-train.md §2). A training 
 can submit, follow its run and fetch its checkpoints with one client.
 
 ``submit`` sends a validated config (or a payload) as it is; pinning, the workspace
-check and secrets are :mod:`osmosis_client.platform.training_submission`'s.
+check and secrets are :mod:`osmosis_client.platform.training.training_submission`'s.
 
 Better than the published client: ``stop`` of a run that does not exist is
 ``NOT_FOUND`` (it looks the run up first, then stops it by its id), and it returns the
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from osmosis_client.platform.models import CreatedRun, LogPage
 from osmosis_client.platform.resources import _base as base
 from osmosis_client.platform.resources.run_routes import model_routes
-from osmosis_client.platform.training_models import (
+from osmosis_client.platform.training.training_models import (
     Checkpoints,
     TrainingMetrics,
     TrainingRunDetail,
@@ -27,7 +27,7 @@ from osmosis_client.platform.training_models import (
 )
 
 if TYPE_CHECKING:
-    from osmosis_client.platform.training_config import TrainingConfig
+    from osmosis_client.platform.training.training_config import TrainingConfig
 
 ROUTE = "/api/cli/training-runs"
 ROUTES = model_routes(ROUTE, "training run", CreatedRun, TrainingRunPage, TrainingRunDetail)

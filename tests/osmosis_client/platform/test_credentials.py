@@ -13,7 +13,7 @@ import pytest
 from pydantic import SecretStr
 
 from osmosis_client.errors import NotAuthenticatedError
-from osmosis_client.platform.credentials import CredentialStore
+from osmosis_client.platform.login.credentials import CredentialStore
 from osmosis_client.platform.models import User, Workspace
 from tests.helpers import BrokenKeyring, MemoryKeyring
 

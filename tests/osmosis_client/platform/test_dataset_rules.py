@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from osmosis_client.platform.dataset_rules import check_dataset
+from osmosis_client.platform.dataset.dataset_rules import check_dataset
 
 
 def jsonl(path: Path, rows: list[object]) -> Path:

@@ -20,7 +20,7 @@ import respx
 
 from osmosis_client import Client
 from osmosis_client.errors import APIConnectionError, InvalidInputError, OsmosisError, ProtocolError
-from osmosis_client.platform.dataset_upload import DatasetExists, upload_dataset
+from osmosis_client.platform.dataset.dataset_upload import DatasetExists, upload_dataset
 from osmosis_client.platform.presigned import UploadFailed
 from tests.conftest import PLATFORM
 from tests.loopback_http import LoopbackHTTPServer

@@ -11,7 +11,7 @@ import respx
 
 from osmosis_client import Client
 from osmosis_client.errors import DeviceFlowError, ProtocolError
-from osmosis_client.platform import device_flow
+from osmosis_client.platform.login import device_flow
 from osmosis_client.platform.models import DeviceAuthorization
 from tests.conftest import PLATFORM
 from tests.helpers import FakeClock

@@ -9,7 +9,7 @@ import pytest
 from osmosis_cli.commands.eval.local.scaffold import CONFIG
 from osmosis_client._toml import locate_keys
 from osmosis_client.errors import ConfigError
-from osmosis_client.platform.eval_config import parse_config
+from osmosis_client.platform.eval.eval_config import parse_config
 
 GOOD = """\
 [experiment]

@@ -1,4 +1,4 @@
-"""Hosted submission from Python (``osmosis_client.platform.submission``): the same
+"""Hosted submission from Python (``osmosis_client.platform.eval.submission``): the same
 policy ``osmosis eval submit`` renders — pins refused or warned about, the connected
 repository checked, one Idempotency-Key per run, a suite recorded — with no CLI."""
 
@@ -12,7 +12,7 @@ import pytest
 import respx
 
 from osmosis_client import Client, InvalidInputError
-from osmosis_client.platform.submission import (
+from osmosis_client.platform.eval.submission import (
     PinRules,
     plan_submission,
     submit_eval,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.errors import ConfigError
-from osmosis_client.platform.suite_config import load_suite, looks_like_suite
+from osmosis_client.platform.eval.suite_config import load_suite, looks_like_suite
 
 
 @pytest.fixture

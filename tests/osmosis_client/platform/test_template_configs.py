@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 from osmosis_client.errors import ConfigError
-from osmosis_client.platform.benchmark_config import load_benchmark_config
-from osmosis_client.platform.training_config import load_training_config, parse_training_config
+from osmosis_client.platform.benchmark.benchmark_config import load_benchmark_config
+from osmosis_client.platform.training.training_config import (
+    load_training_config,
+    parse_training_config,
+)
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "fixtures" / "workspace_template"
 ROLLOUTS = ("multiply-local-openai", "multiply-harbor-strands")

@@ -155,7 +155,7 @@ def _token_login(client: Client, given: str | None) -> _Login:
 def _device_login(client: Client, out: Output, workspace: str | None, no_browser: bool) -> _Login:
     """The device flow: show the code, open a browser on a TTY, wait for approval."""
     from osmosis_cli.terminal import clipboard
-    from osmosis_client.platform import device_flow
+    from osmosis_client.platform.login import device_flow
 
     authorization = device_flow.start(client, workspace=workspace)
     if out.json_mode:  # stderr stays JSON lines: the code and URL as one of them

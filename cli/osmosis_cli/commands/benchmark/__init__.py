@@ -19,7 +19,7 @@ from osmosis_cli.terminal.pages import AllOpt, PageLimitOpt, Paging, show_list
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_client.platform.benchmark_models import BenchmarkDetail
+    from osmosis_client.platform.benchmark.benchmark_models import BenchmarkDetail
 
 app = typer.Typer(
     cls=Group, help="Benchmarks and benchmark runs on the platform.", no_args_is_help=True
@@ -46,7 +46,7 @@ def init(
     overwrite: Annotated[bool, option("--overwrite --force", "Replace an existing file.")] = False,
 ) -> None:
     """Write a starter configs/benchmark/NAME.toml that validates as it is."""
-    from osmosis_client.platform.benchmark_starter import write_starter
+    from osmosis_client.platform.benchmark.benchmark_starter import write_starter
 
     out = current_output()
     path = write_starter(workspace_top(), name, benchmark=benchmark, force=overwrite)

@@ -10,7 +10,7 @@ from osmosis_cli.terminal.numbers import labelled
 from osmosis_cli.terminal.times import DASH, ago, duration, parse_time, when
 
 if TYPE_CHECKING:
-    from osmosis_client.platform.benchmark_models import (
+    from osmosis_client.platform.benchmark.benchmark_models import (
         Benchmark,
         BenchmarkDetail,
         BenchmarkRun,

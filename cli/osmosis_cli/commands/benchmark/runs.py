@@ -84,12 +84,12 @@ def download(
     with --type). A re-run fetches only what is missing or cut short."""
     from osmosis_cli.terminal.downloads import show_download
     from osmosis_cli.terminal.progress import byte_progress
-    from osmosis_client.platform.benchmark_download import (
+    from osmosis_client.platform.benchmark.benchmark_download import (
         BENCHMARK_OUTPUTS,
         OUTPUT_DIR,
         plan_benchmark_download,
     )
-    from osmosis_client.platform.run_download import default_root, parse_types, run_download
+    from osmosis_client.platform.eval.run_download import default_root, parse_types, run_download
 
     out = current_output()
     selected = parse_types(types, BENCHMARK_OUTPUTS)

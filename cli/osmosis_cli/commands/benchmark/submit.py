@@ -1,5 +1,5 @@
 """``osmosis benchmark submit CONFIG``: a benchmark run (published-cli-0.3.8-train.md
-§4.9). What is checked and sent is ``osmosis_client.platform.benchmark_submission``'s;
+§4.9). What is checked and sent is ``osmosis_client.platform.benchmark.benchmark_submission``'s;
 this asks and renders."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_client.platform.benchmark_models import CreatedBenchmarkRun
-    from osmosis_client.platform.benchmark_submission import BenchmarkPlan
+    from osmosis_client.platform.benchmark.benchmark_models import CreatedBenchmarkRun
+    from osmosis_client.platform.benchmark.benchmark_submission import BenchmarkPlan
 
 
 @dataclass(kw_only=True)
@@ -30,7 +30,7 @@ class SubmitOptions(submitting.Submit):
 @handle_errors
 def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     """Submit a benchmark run: the config's agents on the benchmark's tasks."""
-    from osmosis_client.platform.benchmark_submission import (
+    from osmosis_client.platform.benchmark.benchmark_submission import (
         plan_benchmark,
         require_stored,
         submit_planned_benchmark,
@@ -59,7 +59,7 @@ def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
 
 
 def _summary(out: Output, plan: BenchmarkPlan, workspace: str | None) -> None:
-    from osmosis_client.platform.benchmark_config import SHOWN_DEFAULTS
+    from osmosis_client.platform.benchmark.benchmark_config import SHOWN_DEFAULTS
 
     config, execution = plan.config, plan.config.execution
     out.info(f"Workspace:  {workspace or 'the one connected to this repository'}")

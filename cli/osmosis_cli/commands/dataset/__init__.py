@@ -18,7 +18,7 @@ from osmosis_cli.terminal.pages import Paging, show_list
 from osmosis_cli.terminal.times import when
 
 if TYPE_CHECKING:
-    from osmosis_client.platform.dataset_models import Dataset
+    from osmosis_client.platform.dataset.dataset_models import Dataset
 
 DatasetArg = Annotated[str, typer.Argument(metavar="NAME", help="A dataset's name or id.")]
 app = typer.Typer(
@@ -34,7 +34,7 @@ def validate(
     """Check a dataset file as the platform checks an upload (offline; every problem with
     its line)."""
     from osmosis_cli.commands.dataset.checks import require_valid, show_report
-    from osmosis_client.platform.dataset_rules import check_dataset
+    from osmosis_client.platform.dataset.dataset_rules import check_dataset
 
     out = current_output()
     report = check_dataset(file)
@@ -59,8 +59,8 @@ def upload(
     from osmosis_cli.commands.dataset.checks import require_valid
     from osmosis_cli.terminal.progress import byte_progress
     from osmosis_cli.terminal.sizes import size_text
-    from osmosis_client.platform.dataset_rules import check_dataset
-    from osmosis_client.platform.dataset_upload import upload_dataset
+    from osmosis_client.platform.dataset.dataset_rules import check_dataset
+    from osmosis_client.platform.dataset.dataset_upload import upload_dataset
     from osmosis_client.platform.settings import config_dir
 
     out = current_output()
@@ -171,7 +171,7 @@ def preview(
 
 
 def preview_document(record: Dataset, rows: int) -> dict[str, Any]:
-    from osmosis_client.platform.dataset_models import IN_PROGRESS
+    from osmosis_client.platform.dataset.dataset_models import IN_PROGRESS
 
     preview = record.data_preview
     data: dict[str, Any] = {"dataset": record.to_json(), "requested_rows": rows}
@@ -205,7 +205,7 @@ def download(
 ) -> None:
     """Fetch an uploaded dataset's file (written whole or not at all; size checked)."""
     from osmosis_cli.terminal.progress import byte_progress
-    from osmosis_client.platform.dataset_download import download_dataset
+    from osmosis_client.platform.dataset.dataset_download import download_dataset
 
     out = current_output()
     client, _ = state(ctx).scoped_client()

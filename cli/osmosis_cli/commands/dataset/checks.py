@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from osmosis_cli.terminal.sizes import size_text
 
 if TYPE_CHECKING:
-    from osmosis_client.platform.dataset_rules import DatasetReport
+    from osmosis_client.platform.dataset.dataset_rules import DatasetReport
 
 
 def require_valid(report: DatasetReport, lead: str) -> None:

@@ -22,7 +22,7 @@ from osmosis_client.errors import OsmosisError
 
 if TYPE_CHECKING:
     from osmosis_cli.context import AppState
-    from osmosis_client.platform.eval_config import EvalConfig
+    from osmosis_client.platform.eval.eval_config import EvalConfig
 
 EXPIRY_WARNING = timedelta(days=7)
 PROBE_TIMEOUT = 3.0
@@ -173,8 +173,8 @@ def _linked(
 
 
 def configs(root: Path) -> tuple[list[EvalConfig], list[Check]]:
-    from osmosis_client.platform.eval_config import load_config
-    from osmosis_client.platform.suite_config import looks_like_suite
+    from osmosis_client.platform.eval.eval_config import load_config
+    from osmosis_client.platform.eval.suite_config import looks_like_suite
 
     found, checks = [], []
     for path in sorted((root / "configs" / "eval").glob("*.toml")):

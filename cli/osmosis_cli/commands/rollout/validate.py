@@ -64,7 +64,7 @@ class Report:
 
 def targets(root: Path, given: str | None) -> list[tuple[Path, Path]]:
     """(rollout folder, entrypoint) of a config, a rollout name, or every rollout."""
-    from osmosis_client.platform.eval_config import load_config
+    from osmosis_client.platform.eval.eval_config import load_config
 
     if given is not None and given.endswith(".toml"):
         config = load_config(Path(given))
@@ -87,7 +87,7 @@ def targets(root: Path, given: str | None) -> list[tuple[Path, Path]]:
 
 def _entrypoint(root: Path, name: str) -> str:
     """The entrypoint its eval config names, else main.py."""
-    from osmosis_client.platform.eval_config import load_config
+    from osmosis_client.platform.eval.eval_config import load_config
 
     config = root / "configs" / "eval" / f"{name}.toml"
     if config.is_file():

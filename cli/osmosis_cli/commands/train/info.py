@@ -14,7 +14,7 @@ from osmosis_cli.terminal.commands import runnable
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
-    from osmosis_client.platform.training_models import (
+    from osmosis_client.platform.training.training_models import (
         Checkpoint,
         TrainingMetrics,
         TrainingRunDetail,
@@ -30,7 +30,7 @@ def fetch(
     """The run; unless pending, its checkpoints (none when they cannot be read) and its
     metrics (or why they are missing)."""
     from osmosis_client.errors import AuthError, OsmosisError
-    from osmosis_client.platform.training_models import PENDING
+    from osmosis_client.platform.training.training_models import PENDING
 
     detail = client.training_runs.get(name)
     run = detail.training_run
@@ -60,8 +60,12 @@ def show(
     root: Path,
 ) -> None:
     from osmosis_cli.commands.train.items import item
-    from osmosis_client.platform.training_export import export_metrics, metrics_path, save_metrics
-    from osmosis_client.platform.training_models import PENDING, TERMINAL
+    from osmosis_client.platform.training.training_export import (
+        export_metrics,
+        metrics_path,
+        save_metrics,
+    )
+    from osmosis_client.platform.training.training_models import PENDING, TERMINAL
 
     detail, checkpoints, metrics, error = found
     run = detail.training_run
@@ -106,7 +110,7 @@ def _lines(
     terminal: bool = False,
 ) -> list[str]:
     from osmosis_cli.terminal.times import when
-    from osmosis_client.platform.training_models import PENDING
+    from osmosis_client.platform.training.training_models import PENDING
 
     run = detail.training_run
     lines = [f"Name: {run.name or DASH}"]
@@ -149,8 +153,8 @@ def _setup_lines(
     detail: TrainingRunDetail, checkpoints: list[Checkpoint], saved: Path | None
 ) -> list[str]:
     """The configuration, the checkpoints and what to do next."""
-    from osmosis_client.platform.training_export import newest_checkpoint
-    from osmosis_client.platform.training_models import ERROR
+    from osmosis_client.platform.training.training_export import newest_checkpoint
+    from osmosis_client.platform.training.training_models import ERROR
 
     run = detail.training_run
     lines = ["Configuration:", f"Entrypoint: {detail.entrypoint or DASH}"]
@@ -178,7 +182,7 @@ def _setup_lines(
 def _trend_lines(metrics: TrainingMetrics, terminal: bool) -> list[str]:
     """``Title: initial → latest (±delta)``, and on a terminal the course as a sparkline."""
     from osmosis_cli.terminal.spark import sparkline
-    from osmosis_client.platform.training_export import trends
+    from osmosis_client.platform.training.training_export import trends
 
     lines = ["Metrics:"]
     arrow = "→" if terminal else "->"

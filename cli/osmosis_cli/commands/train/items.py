@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from osmosis_cli.terminal.times import when
 
 if TYPE_CHECKING:
-    from osmosis_client.platform.training_models import TrainingRun
+    from osmosis_client.platform.training.training_models import TrainingRun
 
 DASH = "–"
 

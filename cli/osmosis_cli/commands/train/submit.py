@@ -1,6 +1,6 @@
 """``osmosis train submit CONFIG``: a training run pinned to the pushed commit, with the
 published flags and envelope (published-cli-0.3.8-train.md §2.6). What a submit pins,
-checks and sends is ``osmosis_client.platform.training_submission``'s; this asks and
+checks and sends is ``osmosis_client.platform.training.training_submission``'s; this asks and
 renders."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from osmosis_cli.terminal.errors import current_output, handle_errors
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
-    from osmosis_client.platform.training_submission import SubmittedTraining, TrainingPlan
+    from osmosis_client.platform.training.training_submission import SubmittedTraining, TrainingPlan
 
 
 @dataclass(kw_only=True)
@@ -32,7 +32,7 @@ class SubmitOptions(submitting.PinnedSubmit):
 @handle_errors
 def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     """Submit a training run pinned to your pushed commit (the rollout is never imported)."""
-    from osmosis_client.platform.training_submission import (
+    from osmosis_client.platform.training.training_submission import (
         plan_training,
         submit_planned_training,
     )

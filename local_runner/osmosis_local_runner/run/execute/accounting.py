@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from osmosis_client.llm.prices import PriceTable
 
 if TYPE_CHECKING:
-    from osmosis_client.platform.eval_config import EvalConfig
+    from osmosis_client.platform.eval.eval_config import EvalConfig
     from osmosis_local_runner.run.request.overrides import Overrides
 
 

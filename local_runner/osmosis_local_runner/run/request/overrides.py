@@ -19,7 +19,7 @@ from osmosis_client.layout import Layout
 from osmosis_client.llm.endpoints import Registry
 from osmosis_client.llm.prices import PriceTable
 from osmosis_client.llm.providers import ModelSpec
-from osmosis_client.platform.eval_config import EvalConfig
+from osmosis_client.platform.eval.eval_config import EvalConfig
 from osmosis_local_runner.run.execute.accounting import accounting, caching
 from osmosis_local_runner.run.execute.dataset import find_dataset
 from osmosis_local_runner.run.execute.discovery import (

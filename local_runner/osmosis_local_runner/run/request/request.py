@@ -15,7 +15,7 @@ from osmosis_local_runner.run.request.settings import RunSettings
 
 if TYPE_CHECKING:
     from osmosis_client.llm.prices import PriceTable
-    from osmosis_client.platform.run_import import ImportSession
+    from osmosis_client.platform.eval.run_import import ImportSession
     from osmosis_local_runner.run.share.upload import RunUpload
     from osmosis_local_runner.trackers import Destination
 

@@ -22,7 +22,7 @@ from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_local_runner.run.session.rundir import RunDirectory, utc_now
 
 if TYPE_CHECKING:
-    from osmosis_client.platform.eval_config import EvalConfig
+    from osmosis_client.platform.eval.eval_config import EvalConfig
     from osmosis_local_runner.run.execute.runner import Runner
 
 Note = Callable[[str], None]

@@ -34,7 +34,7 @@ from osmosis_local_runner.run.request.seed import SeedSource
 from osmosis_local_runner.run.session.named import Identity, Note, Notes, Opening, RunFiles
 
 if TYPE_CHECKING:
-    from osmosis_client.platform.eval_config import EvalConfig
+    from osmosis_client.platform.eval.eval_config import EvalConfig
     from osmosis_local_runner.run.execute.runner import Runner
     from osmosis_local_runner.run.request.spec import Progress, RunPlan, RunResult, RunSpec
     from osmosis_local_runner.run.session.invocation import Invocation
@@ -99,7 +99,7 @@ class RunSession:
         for sink in self.sinks:  # a missing extra is said before anything runs
             sink.start()
         if request.config is not None:
-            from osmosis_client.platform.eval_config import load_config
+            from osmosis_client.platform.eval.eval_config import load_config
 
             self.config = load_config(request.config, replaced=request.settings.replaced_keys())
         if request.to_file:

@@ -21,8 +21,8 @@ from osmosis_local_runner.run.share.import_plan import ImportPlan, plan_import
 
 if TYPE_CHECKING:
     from osmosis_client import Client
+    from osmosis_client.platform.eval.run_import import ImportSession
     from osmosis_client.platform.presigned import Progress
-    from osmosis_client.platform.run_import import ImportSession
 
 
 @dataclass
@@ -55,7 +55,7 @@ class RunUpload:
         return sum(f.size for f in self.plan.files)
 
     def send(self, client: Client, *, on_bytes: Progress | None = None) -> ImportSession:
-        from osmosis_client.platform.run_import import import_run
+        from osmosis_client.platform.eval.run_import import import_run
 
         assert self.plan is not None, "use RunUpload in a with block"
         return import_run(client, self.plan.body, self.plan.files, on_bytes=on_bytes)

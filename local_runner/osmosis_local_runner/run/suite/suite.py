@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_client._fs import atomic_write
 from osmosis_client.errors import InvalidInputError, OsmosisError
-from osmosis_client.platform.suite_config import Suite, SuiteEntry
+from osmosis_client.platform.eval.suite_config import Suite, SuiteEntry
 from osmosis_local_runner.results.documents.document import read_head
 from osmosis_local_runner.results.documents.sources import SUITE_DOCUMENT
 from osmosis_local_runner.run.execute.runner import Runner

@@ -15,7 +15,7 @@ from typing import Any
 from osmosis_client._redact import redact_url
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.layout import SUITES
-from osmosis_client.platform.suite_config import Suite, SuiteEntry
+from osmosis_client.platform.eval.suite_config import Suite, SuiteEntry
 from osmosis_local_runner.results.documents.sources import SUITE_DOCUMENT
 from osmosis_local_runner.run.request.overrides import Overrides
 from osmosis_local_runner.run.request.settings import RunSettings

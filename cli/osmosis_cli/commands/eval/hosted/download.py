@@ -21,14 +21,14 @@ if TYPE_CHECKING:
     from osmosis_cli.context import AppState
     from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
-    from osmosis_client.platform.run_download import DownloadReport
+    from osmosis_client.platform.eval.run_download import DownloadReport
 
 CONFIRM_BYTES = 100 * 1024 * 1024
 
 
 def runs_root() -> Path:
     """``.osmosis/evals`` at the top of the checkout holding the cwd (else the cwd)."""
-    from osmosis_client.platform.run_download import EVAL_OUTPUT_DIR
+    from osmosis_client.platform.eval.run_download import EVAL_OUTPUT_DIR
 
     return workspace_top() / EVAL_OUTPUT_DIR
 
@@ -63,7 +63,7 @@ def download(
     (artifacts and logs with --type). A re-run fetches only what is missing; every file is
     checked (size, and hash when the platform gives one) and written whole or not at
     all. Then `osmosis eval compare NAME OTHER` and `eval report NAME` work on it."""
-    from osmosis_client.platform.run_download import check_rows, parse_types
+    from osmosis_client.platform.eval.run_download import check_rows, parse_types
 
     out = current_output()
     selected = parse_types(types)
@@ -93,7 +93,7 @@ def fetch_run(
 ) -> DownloadReport | None:
     """Plan, confirm (over 100 MiB), fetch; None when declined."""
     from osmosis_cli.terminal.progress import byte_progress
-    from osmosis_client.platform.run_download import (
+    from osmosis_client.platform.eval.run_download import (
         EVAL_OUTPUT_DIR,
         default_root,
         plan_download,
@@ -140,7 +140,7 @@ def hosted_results(app_state: AppState, out: Output, name: str) -> Path:
     """The results document of a hosted run, downloading its outputs when they are not
     here yet (what `eval compare / report / rescore` call for a run name)."""
     from osmosis_client.errors import NotFoundError
-    from osmosis_client.platform.run_download import EVAL_OUTPUT_DIR, default_root
+    from osmosis_client.platform.eval.run_download import EVAL_OUTPUT_DIR, default_root
 
     client, _ = app_state.scoped_client()
     with client:

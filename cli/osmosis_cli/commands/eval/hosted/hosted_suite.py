@@ -1,7 +1,7 @@
 """``osmosis eval submit SUITE.toml`` rendered: the plan's table, the created runs, and
 (``--wait``) every run's verdict. Submitting — pins, one Idempotency-Key per entry, the
 suite named in each run's ``advanced_config``, the record ``eval list --suite`` reads —
-is the SDK's (``osmosis_client.platform.submission``)."""
+is the SDK's (``osmosis_client.platform.eval.submission``)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from osmosis_cli.commands.eval.hosted.submit import SubmitOptions
     from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
+    from osmosis_client.platform.eval.submission import SubmissionPlan, SubmittedRun
     from osmosis_client.platform.models import EvalRun
-    from osmosis_client.platform.submission import SubmissionPlan, SubmittedRun
 
 
 def summary(out: Output, plan: SubmissionPlan, where: str) -> None:

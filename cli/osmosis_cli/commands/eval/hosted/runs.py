@@ -50,7 +50,7 @@ def list_runs(ctx: typer.Context, opts: ListOptions) -> None:
     out = current_output()
     members: set[str] | None = None
     if opts.suite is not None:
-        from osmosis_client.platform.submission import suite_run_ids
+        from osmosis_client.platform.eval.submission import suite_run_ids
 
         members = suite_run_ids(opts.suite)
     runs, total, offset = _fetch(ctx, opts, members)
@@ -319,7 +319,7 @@ def _why_stopped(r: Any) -> str:
 def _save_metrics(client: Client, run: EvalRun, root: Path) -> str | None:
     """Fetch the run's stored metrics.json into ``root``; a problem is returned, not raised."""
     from osmosis_client.errors import OsmosisError
-    from osmosis_client.platform.run_download import plan_download, run_download
+    from osmosis_client.platform.eval.run_download import plan_download, run_download
 
     if run.status == "pending":
         return "Could not save metrics: a pending run has none yet"

@@ -20,8 +20,8 @@ from osmosis_client.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
+    from osmosis_client.platform.eval.submission import SubmissionPlan, SubmittedRun
     from osmosis_client.platform.models import EvalRun
-    from osmosis_client.platform.submission import SubmissionPlan, SubmittedRun
 
 
 @dataclass(kw_only=True)
@@ -47,7 +47,7 @@ class SubmitOptions(submitting.PinnedSubmit):
 def submit(ctx: typer.Context, opts: SubmitOptions) -> None:
     """Submit a hosted eval run pinned to your pushed commit (a suite: one run per entry)."""
     from osmosis_cli.commands.eval.results.ci import check_junit_path
-    from osmosis_client.platform.submission import (
+    from osmosis_client.platform.eval.submission import (
         plan_submission,
         submit_planned,
     )

@@ -18,7 +18,7 @@ from osmosis_cli.terminal.errors import current_output, handle_errors
 if TYPE_CHECKING:
     from osmosis_cli.context import AppState
     from osmosis_cli.terminal.output import Output
-    from osmosis_client.platform.run_import import ImportSession
+    from osmosis_client.platform.eval.run_import import ImportSession
     from osmosis_local_runner.api.doors import RunUpload
 
 

@@ -221,7 +221,7 @@ def run(ctx: typer.Context, opts: RunOptions) -> None:
     it: as its own rollout server, in its own environment, driven over HTTP. A file
     with [[eval]] / [[ablation]] tables is a suite: every entry runs, then a
     comparison table (-o names the suite's directory)."""
-    from osmosis_client.platform.suite_config import looks_like_suite
+    from osmosis_client.platform.eval.suite_config import looks_like_suite
     from osmosis_local_runner.api.doors import check_mode
 
     out = current_output()
@@ -237,7 +237,7 @@ def run(ctx: typer.Context, opts: RunOptions) -> None:
 
 def _run_suite(out: Output, opts: RunOptions, echo: Any) -> None:
     from osmosis_cli.commands.eval.local.suite import dry_run, run_suite
-    from osmosis_client.platform.suite_config import load_suite
+    from osmosis_client.platform.eval.suite_config import load_suite
     from osmosis_local_runner.api.doors import suite_flags
 
     suite = load_suite(opts.config_path)
@@ -264,7 +264,7 @@ def _run_config(ctx: typer.Context, out: Output, opts: RunOptions, echo: Any) ->
     from osmosis_cli.commands.eval.local.outcome import named_resource
     from osmosis_cli.secret_values import local_secrets
     from osmosis_client.errors import InvalidInputError
-    from osmosis_client.platform.eval_config import load_config
+    from osmosis_client.platform.eval.eval_config import load_config
 
     config = load_config(opts.config_path, replaced=opts.run_settings().replaced_keys())
     secrets = local_secrets(out, config.secrets.required, opts.secrets_file)

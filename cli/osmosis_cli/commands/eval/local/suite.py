@@ -14,7 +14,7 @@ from osmosis_cli.terminal.errors import EXIT_FAILED, EXIT_INTERRUPTED
 from osmosis_cli.terminal.output import Output
 
 if TYPE_CHECKING:
-    from osmosis_client.platform.suite_config import Suite
+    from osmosis_client.platform.eval.suite_config import Suite
     from osmosis_local_runner.api.doors import EntryRun, Overrides, SuiteRunner
 
 PLAIN_EVERY = 5.0

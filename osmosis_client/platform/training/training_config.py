@@ -30,12 +30,12 @@ from osmosis_client.platform.config_check import (
     suggest,
 )
 from osmosis_client.platform.config_values import Count, Positive, Temperature, TopP
-from osmosis_client.platform.eval_config import (
+from osmosis_client.platform.eval.eval_config import (
     check_env_and_secrets,
     check_experiment,
     find_root,
 )
-from osmosis_client.platform.eval_model import (
+from osmosis_client.platform.eval.eval_model import (
     Experiment,
     Secrets,
     shared_sections,

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_client.platform.submission import PinRules, check_scope, pin_source
+from osmosis_client.platform.eval.submission import PinRules, check_scope, pin_source
 
 if TYPE_CHECKING:
     from osmosis_client.platform._client import Client
     from osmosis_client.platform.git import Pin, RepoState
     from osmosis_client.platform.models import CreatedRun
-    from osmosis_client.platform.training_config import TrainingConfig
+    from osmosis_client.platform.training.training_config import TrainingConfig
 
 #: where training configs live in a workspace (the published CLI's rule)
 CONFIG_DIR = Path("configs") / "training"
@@ -73,9 +73,9 @@ def check_location(path: Path, root: Path) -> None:
 
 def plan_training(path: str | Path, rules: PinRules | None = None) -> TrainingPlan:
     """Read and validate the config, pin its source; raises what the rules refuse."""
-    from osmosis_client.platform.eval_config import find_root
+    from osmosis_client.platform.eval.eval_config import find_root
     from osmosis_client.platform.git import inspect_repo
-    from osmosis_client.platform.training_config import load_training_config
+    from osmosis_client.platform.training.training_config import load_training_config
 
     path = Path(path)
     root = find_root(path)

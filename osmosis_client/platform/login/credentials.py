@@ -31,7 +31,8 @@ from pydantic import SecretStr
 
 from osmosis_client._fs import ensure_private_dir, move_aside
 from osmosis_client.errors import CredentialStoreError, NotAuthenticatedError
-from osmosis_client.platform.credential_files import PrivateFiles, well_formed
+from osmosis_client.platform.login.credential_files import PrivateFiles, well_formed
+from osmosis_client.platform.login.token_store import KEYRING_TIMEOUT, TokenSource, TokenStore
 from osmosis_client.platform.models import TokenGrant, User, Workspace
 from osmosis_client.platform.settings import (
     ENV_TOKEN,
@@ -39,7 +40,6 @@ from osmosis_client.platform.settings import (
     check_env_token_platform,
     config_dir,
 )
-from osmosis_client.platform.token_store import KEYRING_TIMEOUT, TokenSource, TokenStore
 
 logger = logging.getLogger("osmosis_client")
 

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from osmosis_client.errors import OsmosisError, ProtocolError
 from osmosis_client.platform._transport import RequestOptions, encode_segment
-from osmosis_client.platform.dataset_models import UploadInstructions
+from osmosis_client.platform.dataset.dataset_models import UploadInstructions
 from osmosis_client.platform.models import WireModel, parse
 from osmosis_client.platform.presigned import Progress, put_file
 from osmosis_client.platform.resources._base import Call

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osmosis_client.errors import Problem
-from osmosis_client.platform import eval_config as single
 from osmosis_client.platform.config_check import suggest
+from osmosis_client.platform.eval import eval_config as single
 
 EXPERIMENT_KEYS = ("rollout", "entrypoint", "model_path", "dataset", "branch", "commit_sha")
 EVALUATION_KEYS = (

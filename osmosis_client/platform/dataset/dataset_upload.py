@@ -35,7 +35,7 @@ from osmosis_client.errors import (
     OsmosisError,
     ProtocolError,
 )
-from osmosis_client.platform.dataset_models import IN_PROGRESS, Dataset
+from osmosis_client.platform.dataset.dataset_models import IN_PROGRESS, Dataset
 from osmosis_client.platform.presigned import Progress, put_file
 
 if TYPE_CHECKING:

@@ -28,10 +28,10 @@ import httpx
 from osmosis_client._fs import file_sha256
 from osmosis_client.errors import InvalidInputError, OsmosisError
 from osmosis_client.layout import EVALS
+from osmosis_client.platform.eval.sample_models import SampleFile, SamplesManifest, SampleURL
 from osmosis_client.platform.fetch import fetch_file
 from osmosis_client.platform.presigned import Progress
 from osmosis_client.platform.resources.eval_calls import DOWNLOAD_URL_BATCH
-from osmosis_client.platform.sample_models import SampleFile, SamplesManifest, SampleURL
 
 if TYPE_CHECKING:
     from osmosis_client.platform._client import Client

@@ -60,7 +60,7 @@ def write_starter(
     """Write ``configs/benchmark/NAME.toml`` under the workspace ``root``; an existing
     file is refused unless ``force``, and nothing is written through a symbolic link."""
     from osmosis_client._fs import atomic_write
-    from osmosis_client.platform.run_download import refuse_links
+    from osmosis_client.platform.eval.run_download import refuse_links
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name) or name.endswith(".toml"):
         raise InvalidInputError(

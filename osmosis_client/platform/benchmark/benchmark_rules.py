@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from osmosis_client.platform.config_check import Collector
-from osmosis_client.platform.eval_model import ENV_NAME, SECRET_NAME
+from osmosis_client.platform.eval.eval_model import ENV_NAME, SECRET_NAME
 
 #: names the benchmark runner itself reads: a model credential stored under one clashes
 RUNNER_NAMES = frozenset({"DAYTONA_API_KEY", "DAYTONA_API_URL"})

@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlsplit
 import httpx
 
 from osmosis_client.errors import InvalidInputError
-from osmosis_client.platform.dataset_models import IN_PROGRESS, Dataset
+from osmosis_client.platform.dataset.dataset_models import IN_PROGRESS, Dataset
 from osmosis_client.platform.fetch import fetch_file
 from osmosis_client.platform.presigned import Progress
 

@@ -23,7 +23,7 @@ from pydantic import (
     ValidationError as _ValidationError,
 )
 
-from osmosis_client.platform.benchmark_rules import check_names
+from osmosis_client.platform.benchmark.benchmark_rules import check_names
 from osmosis_client.platform.config_check import (
     Collector,
     parse_toml,

@@ -45,9 +45,9 @@ from typing import Any
 
 from osmosis_client._toml import locate
 from osmosis_client.errors import ConfigError, Problem
-from osmosis_client.platform import eval_config as single
 from osmosis_client.platform.config_check import Collector, suggest
-from osmosis_client.platform.suite_expand import (
+from osmosis_client.platform.eval import eval_config as single
+from osmosis_client.platform.eval.suite_expand import (
     ENTRY_KEYS,
     EVALUATION_KEYS,
     EXPERIMENT_KEYS,

@@ -1,5 +1,5 @@
 """A benchmark run's outputs, fetched (published-cli-0.3.8-train.md §4.8) by the engine
-of ``eval download`` (:mod:`osmosis_client.platform.run_download`): every manifest path
+of ``eval download`` (:mod:`osmosis_client.platform.eval.run_download`): every manifest path
 checked before anything is written, resumable, size- and hash-checked, atomic, never
 through a symlink, a re-run fetching only what is missing.
 
@@ -15,17 +15,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from osmosis_client.layout import BENCHMARKS
-from osmosis_client.platform.run_download import (
+from osmosis_client.platform.eval.run_download import (
     DownloadPlan,
     OutputKind,
     RunNotReady,
     sort_manifest,
 )
-from osmosis_client.platform.sample_models import SampleFile, SampleURL
+from osmosis_client.platform.eval.sample_models import SampleFile, SampleURL
 
 if TYPE_CHECKING:
     from osmosis_client.platform._client import Client
-    from osmosis_client.platform.benchmark_models import BenchmarkRun
+    from osmosis_client.platform.benchmark.benchmark_models import BenchmarkRun
 
 TYPES = ("summary", "results", "artifacts", "logs")
 DEFAULT_TYPES = ("summary", "results")
@@ -59,7 +59,7 @@ def plan_benchmark_download(
     overwrite: bool = False,
 ) -> DownloadPlan:
     """What a download of the run's outputs into ``root`` would fetch (nothing written);
-    run it with :func:`osmosis_client.platform.run_download.run_download`."""
+    run it with :func:`osmosis_client.platform.eval.run_download.run_download`."""
     if isinstance(run, str):
         run = client.benchmark_runs.get(run).benchmark_run
     if run.status in ("pending", "queued"):

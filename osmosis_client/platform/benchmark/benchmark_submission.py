@@ -22,8 +22,11 @@ from osmosis_client.errors import InvalidInputError, NotFoundError
 
 if TYPE_CHECKING:
     from osmosis_client.platform._client import Client
-    from osmosis_client.platform.benchmark_config import BenchmarkConfig
-    from osmosis_client.platform.benchmark_models import BenchmarkInfo, CreatedBenchmarkRun
+    from osmosis_client.platform.benchmark.benchmark_config import BenchmarkConfig
+    from osmosis_client.platform.benchmark.benchmark_models import (
+        BenchmarkInfo,
+        CreatedBenchmarkRun,
+    )
 
 HLE_PARITY = (
     'For HLE, we recommend [tasks] task_set = "parity" so results are comparable with '
@@ -65,7 +68,7 @@ def _check_tasks(config: BenchmarkConfig, benchmark: BenchmarkInfo) -> None:
 
 def plan_benchmark(client: Client, path: str | Path) -> BenchmarkPlan:
     """Read and validate the config, look the benchmark up and check the selection."""
-    from osmosis_client.platform.benchmark_config import load_benchmark_config
+    from osmosis_client.platform.benchmark.benchmark_config import load_benchmark_config
 
     config = load_benchmark_config(path)
     wanted = config.experiment.benchmark

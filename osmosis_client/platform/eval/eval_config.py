@@ -24,7 +24,7 @@ from osmosis_client.platform.config_check import (
     read_config_text,
     suggest,
 )
-from osmosis_client.platform.eval_model import (
+from osmosis_client.platform.eval.eval_model import (
     BRANCH,
     ENV_NAME,
     HEX_SHA,

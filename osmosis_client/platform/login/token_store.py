@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import SecretStr
 
 from osmosis_client.errors import NotAuthenticatedError
-from osmosis_client.platform.credential_files import PrivateFiles
+from osmosis_client.platform.login.credential_files import PrivateFiles
 from osmosis_client.platform.settings import ENV_TOKEN_STORE
 
 logger = logging.getLogger("osmosis_client")

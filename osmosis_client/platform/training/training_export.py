@@ -18,7 +18,7 @@ from typing import Any
 
 from osmosis_client.errors import InvalidInputError
 from osmosis_client.layout import METRICS
-from osmosis_client.platform.training_models import (
+from osmosis_client.platform.training.training_models import (
     Checkpoint,
     TrainingMetrics,
     TrainingRunDetail,
@@ -157,7 +157,7 @@ def save_metrics(
     (a planted ``.osmosis`` or ``.osmosis/metrics``). A place that cannot be written
     (under a file, a name too long, a read-only folder) is invalid input, said."""
     from osmosis_client._fs import atomic_write
-    from osmosis_client.platform.run_download import refuse_links
+    from osmosis_client.platform.eval.run_download import refuse_links
 
     if top is not None:
         refuse_links(top, path, "the metrics are", "remove the link, or save them elsewhere")

@@ -30,8 +30,8 @@ from osmosis_client.layout import HOSTED_SUITES
 
 if TYPE_CHECKING:
     from osmosis_client.platform._client import Client
-    from osmosis_client.platform.eval_config import EvalConfig
-    from osmosis_client.platform.eval_model import Experiment
+    from osmosis_client.platform.eval.eval_config import EvalConfig
+    from osmosis_client.platform.eval.eval_model import Experiment
     from osmosis_client.platform.git import Pin, RepoState
     from osmosis_client.platform.models import CreatedRun
 
@@ -140,9 +140,9 @@ def _shown(files: tuple[str, ...]) -> str:
 
 def plan_submission(path: str | Path, rules: PinRules | None = None) -> SubmissionPlan:
     """Read an eval config or a suite and pin each run; raises what the rules refuse."""
-    from osmosis_client.platform.eval_config import load_config
+    from osmosis_client.platform.eval.eval_config import load_config
+    from osmosis_client.platform.eval.suite_config import load_suite, looks_like_suite
     from osmosis_client.platform.git import inspect_repo
-    from osmosis_client.platform.suite_config import load_suite, looks_like_suite
 
     path = Path(path)
     rules = rules or PinRules()
@@ -295,7 +295,7 @@ def submit_suite(
     client: Client, path: str | Path, **how: Unpack[SubmitKeywords]
 ) -> list[SubmittedRun]:
     """:func:`submit_eval` for a suite file: one hosted run per entry, recorded."""
-    from osmosis_client.platform.suite_config import looks_like_suite
+    from osmosis_client.platform.eval.suite_config import looks_like_suite
 
     if not looks_like_suite(Path(path)):
         raise InvalidInputError(

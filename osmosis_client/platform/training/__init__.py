@@ -1,0 +1,1 @@
+"""Training runs: the training config, its wire models, submitting one, its metrics exported."""
