@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,23 @@ pytestmark = [
 MODEL_KEY = "sk-live-MODELKEY0123456789abcdef"
 SHELL_SECRET = "shell-secret-value-987654321"
 DECLARED = "declared-secret-value-24680"
+
+
+def _run(config: Path, tmp_path: Path, echoed: list[str], **flags: Any) -> tuple[Any, Any]:
+    """The config run in server mode against a model double (``-v``'s echo collected);
+    the result and the headers the model saw."""
+    with ModelDouble() as model:
+        given = Overrides(
+            output=tmp_path / "r.json",
+            rollout_python=Path(sys.executable),
+            model="Qwen/Qwen3-8B",
+            base_url=model.url,
+            api_key_env="OPENAI_API_KEY",
+            server_echo=echoed.append,
+            **flags,
+        )
+        result = asyncio.run(Runner(config_spec(load_config(config), given)).run())
+        return result, model.headers
 
 
 def test_the_server_gets_the_platforms_environment_and_no_secret_is_written(
@@ -48,17 +66,8 @@ def test_the_server_gets_the_platforms_environment_and_no_secret_is_written(
         evaluation={"limit": 2, "batch_size": 2},
     )
     echoed: list[str] = []
-    with ModelDouble() as model:
-        flags = Overrides(
-            output=tmp_path / "r.json",
-            rollout_python=Path(sys.executable),
-            model="Qwen/Qwen3-8B",
-            base_url=model.url,
-            api_key_env="OPENAI_API_KEY",
-            server_echo=echoed.append,
-        )
-        result = asyncio.run(Runner(config_spec(load_config(config), flags)).run())
-        assert model.headers[0]["Authorization"] == f"Bearer {MODEL_KEY}"  # the run used it
+    result, headers = _run(config, tmp_path, echoed)
+    assert headers[0]["Authorization"] == f"Bearer {MODEL_KEY}"  # the run used it
     assert result.summary["errored_runs"] == 0
     log = (tmp_path / "r.run" / "server.log").read_text()
     for where in (log, "\n".join(echoed)):
@@ -92,17 +101,7 @@ def test_secrets_given_in_the_request_reach_the_server_and_never_this_environmen
         evaluation={"limit": 1, "batch_size": 1},
     )
     echoed: list[str] = []
-    with ModelDouble() as model:
-        flags = Overrides(
-            output=tmp_path / "r.json",
-            rollout_python=Path(sys.executable),
-            model="Qwen/Qwen3-8B",
-            base_url=model.url,
-            api_key_env="OPENAI_API_KEY",
-            server_echo=echoed.append,
-            secrets={"DECLARED_SECRET": DECLARED},
-        )
-        result = asyncio.run(Runner(config_spec(load_config(config), flags)).run())
+    result, _ = _run(config, tmp_path, echoed, secrets={"DECLARED_SECRET": DECLARED})
     assert result.summary["errored_runs"] == 0
     assert "env DECLARED_SECRET=***" in "\n".join(echoed) and DECLARED not in "\n".join(echoed)
     assert "DECLARED_SECRET" not in os.environ
