@@ -3,13 +3,20 @@ benchmark runs)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
+from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.sizes import size_text
 
 if TYPE_CHECKING:
     from osmosis_cli.terminal.output import Output
     from osmosis_client.platform.eval.run_download import DownloadReport
+
+#: the options every download command takes: fetch all again, and no question when large
+RefetchOpt = Annotated[
+    bool, option("--overwrite", "Fetch every file again, replacing what is there.")
+]
+LargeYesOpt = Annotated[bool, option("--yes -y", "Do not ask (over 100 MiB).")]
 
 
 def show_download(

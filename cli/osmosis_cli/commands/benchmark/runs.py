@@ -14,6 +14,7 @@ import typer
 from osmosis_cli.context import result_scope, state, workspace_top
 from osmosis_cli.platform_runs import ListView, RunKind, add_run_commands, name_arg
 from osmosis_cli.terminal.declare import Group, option
+from osmosis_cli.terminal.downloads import LargeYesOpt, RefetchOpt
 from osmosis_cli.terminal.errors import command, current_output
 from osmosis_cli.terminal.sizes import size_text
 
@@ -75,10 +76,8 @@ def download(
     types: Annotated[
         str, option("--type T[,T…]", "summary, results, artifacts, logs, all.")
     ] = "summary,results",
-    overwrite: Annotated[
-        bool, option("--overwrite", "Fetch every file again, replacing what is there.")
-    ] = False,
-    yes: Annotated[bool, option("--yes -y", "Do not ask (over 100 MiB).")] = False,
+    overwrite: RefetchOpt = False,
+    yes: LargeYesOpt = False,
 ) -> None:
     """Download a benchmark run's outputs (summary.csv and results.csv; artifacts and logs
     with --type). A re-run fetches only what is missing or cut short."""

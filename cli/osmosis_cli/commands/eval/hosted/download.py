@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from osmosis_cli.commands.eval.hosted.platform import RunArg
 from osmosis_cli.context import state, workspace_top
 from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.declare import option
-from osmosis_cli.terminal.downloads import show_download
+from osmosis_cli.terminal.downloads import LargeYesOpt, RefetchOpt, show_download
 from osmosis_cli.terminal.errors import current_output, handle_errors
 from osmosis_cli.terminal.sizes import size_text
 from osmosis_client.errors import InvalidInputError
@@ -46,7 +47,7 @@ def _check_not_local(root: Path) -> None:
 @handle_errors
 def download(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME", help="A hosted run's name or id.")],
+    name: RunArg,
     output: Annotated[
         Path | None, option("--output -o DIR", "The run's directory (default .osmosis/evals/NAME).")
     ] = None,
@@ -54,10 +55,8 @@ def download(
         str, option("--type T[,T…]", "metrics, trajectories, artifacts, logs, or all.")
     ] = "metrics,trajectories",
     rows: Annotated[str | None, option("--rows SPEC", 'Only these rows: "3,7,10-20".')] = None,
-    overwrite: Annotated[
-        bool, option("--overwrite", "Fetch every file again, replacing what is there.")
-    ] = False,
-    yes: Annotated[bool, option("--yes -y", "Do not ask (over 100 MiB).")] = False,
+    overwrite: RefetchOpt = False,
+    yes: LargeYesOpt = False,
 ) -> None:
     """Download a hosted run's outputs: metrics, per-sample summaries and trajectories
     (artifacts and logs with --type). A re-run fetches only what is missing; every file is

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from osmosis_cli.commands.eval.hosted.platform import scoped_client
+from osmosis_cli.commands.eval.hosted.platform import RunArg, scoped_client
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import option
 from osmosis_cli.terminal.errors import current_output, handle_errors
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 @handle_errors
 def logs(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
+    name: RunArg,
     follow: FollowOpt = False,
     limit: Annotated[
         int, option("--limit N", "How many of the newest entries.", min=1, max=10_000)

@@ -3,13 +3,18 @@ the repository's origin), and waiting with progress lines."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+import typer
 
 if TYPE_CHECKING:
     from osmosis_cli.context import AppState
     from osmosis_cli.terminal.output import Output
     from osmosis_client import Client
     from osmosis_client.platform.models import EvalRun, RunMetrics
+
+#: the run every hosted command names (info, stop, logs, download, retry)
+RunArg = Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A hosted run's name or id.")]
 
 
 def scoped_client(app_state: AppState) -> tuple[Client, str | None]:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from osmosis_cli.commands.eval.hosted.platform import scoped_client
+from osmosis_cli.commands.eval.hosted.platform import RunArg, scoped_client
 from osmosis_cli.context import state
 from osmosis_cli.terminal.commands import runnable
 from osmosis_cli.terminal.declare import YesOpt, option
@@ -21,7 +21,7 @@ from osmosis_client.errors import InvalidInputError
 @handle_errors
 def retry(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME", help="A hosted run's name or id.")],
+    name: RunArg,
     yes: YesOpt = False,
     secrets_file: Annotated[
         str | None,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from osmosis_cli.commands.eval.hosted.platform import scoped_client, wait_for_run
+from osmosis_cli.commands.eval.hosted.platform import RunArg, scoped_client, wait_for_run
 from osmosis_cli.commands.eval.hosted.render import num, pct, render_run, run_detail, run_item
 from osmosis_cli.context import state
 from osmosis_cli.terminal.declare import YesOpt, flag, option
@@ -198,7 +198,7 @@ def _cells(runs: list[EvalRun]) -> list[list[str]]:
 @handle_errors
 def info(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
+    name: RunArg,
     watch: Annotated[bool, option("--watch", "Follow until the run ends.")] = False,
     output: Annotated[
         Path | None,
@@ -339,7 +339,7 @@ def _save_metrics(client: Client, run: EvalRun, root: Path) -> str | None:
 @handle_errors
 def stop(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME_OR_ID", help="A run's name or id.")],
+    name: RunArg,
     yes: YesOpt = False,
 ) -> None:
     """Stop a pending or running run."""
