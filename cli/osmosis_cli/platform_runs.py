@@ -1,7 +1,8 @@
-"""The commands every kind of platform run has — ``list``, ``logs``, ``stop`` — made by
-one factory for training and benchmark runs: the words differ (:class:`RunKind`), the
-behaviour is one. ``stop`` looks the run up before asking (``NOT_FOUND`` before any
-question, nothing sent) and says the state the platform reports afterwards.
+"""The commands every kind of platform run has — ``list``, ``info``, ``logs``, ``stop`` —
+made by one factory for training and benchmark runs: the words differ (:class:`RunKind`),
+the behaviour is one (``info`` is each kind's own: what a run of it shows differs).
+``stop`` looks the run up before asking (``NOT_FOUND`` before any question, nothing
+sent) and says the state the platform reports afterwards.
 
 No ``from __future__ import annotations`` here: typer reads the commands' annotations,
 which name this call's ``kind``; they must be objects, not strings."""
