@@ -108,4 +108,5 @@ def test_secrets_given_in_the_request_reach_the_server_and_never_this_environmen
     missing = Overrides(output=tmp_path / "s.json", secrets={})
     with pytest.raises(InvalidInputError) as refused:
         config_spec(load_config(config), missing)
-    assert refused.value.code == "MISSING_SECRET" and "not given to the run" in str(refused.value)
+    assert refused.value.code == "INTERACTIVE_REQUIRED"
+    assert refused.value.data["missing"] == ["DECLARED_SECRET"]

@@ -238,4 +238,5 @@ def test_secrets_file_fills_the_configs_secrets(
     assert library.summary.errored_runs == 0
     with pytest.raises(InvalidInputError) as refused:
         run_eval("configs/eval/flaky.toml", limit=2, name="lib2", secrets={})
-    assert refused.value.code == "MISSING_SECRET"
+    assert refused.value.code == error["code"]  # refused as the CLI refused it
+    assert refused.value.data["missing"] == ["MY_SECRET"]

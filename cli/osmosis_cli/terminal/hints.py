@@ -219,11 +219,6 @@ _BY_CODE: dict[str, Hint] = {
     ),
     "NO_PRICE": lambda e, c: f"{e.hint} (--prices FILE)" if e.hint else None,
     "RESUME_MISMATCH": lambda e, c: _resume_mismatch(e, c),
-    "MISSING_SECRET": lambda e, c: (
-        f"export {e.data['missing'][0]}=… or pass --secrets-file FILE"
-        if e.data.get("missing")
-        else f"{e.hint}; or pass --secrets-file FILE"
-    ),
     "SCAFFOLD_MISSING": lambda e, c: "create them with `osmosis doctor --fix`",
     "RUN_LOCKED": lambda e, c: "wait for it to finish, or use another --name",
     "PORT_IN_USE": lambda e, c: "pick another --listener-port, or leave it out (any free port)",

@@ -146,22 +146,12 @@ def server_rollout(config: EvalConfig, flags: Overrides, detection: Detection) -
 
 def secrets_for(config: EvalConfig, given: Mapping[str, str] | None) -> dict[str, str]:
     """The values of the config's ``[secrets]`` names: from the request, else this
-    process's environment — every one required (``MISSING_SECRET`` names them)."""
+    process's environment — every one required, refused as the CLI refuses a name it
+    finds no value for (``INTERACTIVE_REQUIRED``, naming them: the SDK's one rule)."""
     from osmosis_client.secret_values import resolve_secrets
 
     names = list(config.secrets.required)
-    found = resolve_secrets(names, environ=os.environ if given is None else given)
-    if found.missing:
-        verb = "is" if len(found.missing) == 1 else "are"
-        where = "given to the run" if given is not None else "set in the environment"
-        raise InvalidInputError(
-            f"[secrets] requires {', '.join(found.missing)}, which {verb} not {where}",
-            hint=f"export {found.missing[0]}=…, or give the run its values (hosted runs "
-            "get secrets from the platform)",
-            code="MISSING_SECRET",
-            data={"missing": found.missing},
-        )
-    return found.provided
+    return resolve_secrets(names, environ=os.environ if given is None else given).require()
 
 
 def registry_of(config: EvalConfig | None, given: Path | None) -> Registry:
@@ -323,7 +313,6 @@ def seed_spec(
 ) -> RunSpec:
     """The seed form: every row (unless a limit), scored by the eval fns; the rollout is
     ``-m MODULE:ATTR`` or ``--mcp DIR``."""
-    from osmosis_client.errors import InvalidInputError
 
     if mcp is not None:
         rollout: RolloutKind = mcp_rollout(mcp, flags)
@@ -339,7 +328,6 @@ def seed_run_spec(
 ) -> RunSpec:
     """The seed form's run of a rollout already loaded (the CLI's ``-m`` / ``--mcp``,
     or an object a program passes): every row unless a limit, scored by ``fns``."""
-    from osmosis_client.errors import InvalidInputError
 
     names = [fn.name for fn in fns]
     if len(set(names)) != len(names):
