@@ -86,3 +86,18 @@ def run_cli(*args: str) -> tuple[int, str, str]:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 0
         return code, out.getvalue().decode(), err.getvalue().decode()
+
+
+def quickstart_run(limit: int) -> list[str]:
+    """``osmosis eval run`` of the quickstart example on the mock calculator, quiet, over
+    its first ``limit`` rows: the run the CLI tests make and then look at."""
+    return [
+        "eval",
+        "run",
+        "configs/eval/quickstart.toml",
+        "--model",
+        "mock/calculator",
+        "-q",
+        "--limit",
+        str(limit),
+    ]

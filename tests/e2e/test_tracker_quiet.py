@@ -13,18 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import osmosis_command
+from tests.helpers import quickstart_run
 
 pytestmark = pytest.mark.slow
-RUN = [
-    "eval",
-    "run",
-    "configs/eval/quickstart.toml",
-    "--model",
-    "mock/calculator",
-    "-q",
-    "--limit",
-    "2",
-]
+RUN = quickstart_run(2)
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

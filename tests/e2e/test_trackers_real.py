@@ -28,19 +28,11 @@ import pytest
 from tests.child_output import Child
 from tests.e2e.conftest import osmosis_command
 from tests.e2e.test_report_browser import browser, invoke
+from tests.helpers import quickstart_run
 
 pytestmark = pytest.mark.slow
 __all__ = ["browser"]  # a fixture defined beside the report's tests
-RUN = [
-    "eval",
-    "run",
-    "configs/eval/quickstart.toml",
-    "--model",
-    "mock/calculator",
-    "-q",
-    "--limit",
-    "2",
-]
+RUN = quickstart_run(2)
 #: the scrubbed environment a child gets (no tracker of the machine's)
 TRACKER_VARS = ("MLFLOW_", "WANDB_", "TRACKIO_")
 

@@ -16,18 +16,10 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from osmosis_local_runner.api.history import list_runs
 from osmosis_local_runner.viewer.server import Viewer
+from tests.helpers import quickstart_run
 from tests.osmosis_cli.conftest import Invoke
 
-RUN = [
-    "eval",
-    "run",
-    "configs/eval/quickstart.toml",
-    "--model",
-    "mock/calculator",
-    "-q",
-    "--limit",
-    "2",
-]
+RUN = quickstart_run(2)
 
 
 def _strict(text: str) -> Any:

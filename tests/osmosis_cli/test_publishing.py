@@ -18,19 +18,11 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import quickstart_run
 from tests.hub_double import TOKEN, Hub, Repo, running_hub
 from tests.osmosis_cli.conftest import Invoke
 
-RUN = [
-    "eval",
-    "run",
-    "configs/eval/quickstart.toml",
-    "--model",
-    "mock/calculator",
-    "-q",
-    "--limit",
-    "2",
-]
+RUN = quickstart_run(2)
 
 
 @pytest.fixture

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.helpers import quickstart_run
 from tests.osmosis_cli.conftest import Invoke
 
-RUN = [
-    "eval",
-    "run",
-    "configs/eval/quickstart.toml",
-    "--model",
-    "mock/calculator",
-    "-q",
-    "--limit",
-    "3",
-]
+RUN = quickstart_run(3)
 
 
 def test_compare_reviewed_uses_the_reviews_and_says_so(

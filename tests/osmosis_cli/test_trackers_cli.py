@@ -10,20 +10,12 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import quickstart_run
 from tests.osmosis_cli.conftest import Invoke
 from tests.osmosis_local_runner.test_trackers import sent  # the recording sinks
 
 __all__ = ["sent"]
-RUN = [
-    "eval",
-    "run",
-    "configs/eval/quickstart.toml",
-    "--model",
-    "mock/calculator",
-    "-q",
-    "--limit",
-    "2",
-]
+RUN = quickstart_run(2)
 
 
 def _record(project: Path, name: str) -> dict[str, Any]:
