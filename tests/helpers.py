@@ -101,3 +101,16 @@ def quickstart_run(limit: int) -> list[str]:
         "--limit",
         str(limit),
     ]
+
+
+#: the quickstart example's suite, one row an entry, into .osmosis/suites/sweep
+SUITE_RUN = [
+    "eval",
+    "run",
+    "configs/eval/suite.toml",
+    "--limit",
+    "1",
+    "-q",
+    "-o",
+    ".osmosis/suites/sweep",
+]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import osmosis_command
+from tests.helpers import SUITE_RUN
 from tests.hub_double import TOKEN, Hub, running_hub
 
 pytestmark = pytest.mark.slow
@@ -112,16 +113,7 @@ def test_a_public_repository_a_bad_id_and_a_missing_token(
 
 
 def test_a_suite_goes_to_the_hub_a_config_per_entry(hub: Hub, quickstart_project: Path) -> None:
-    suite = [
-        "eval",
-        "run",
-        "configs/eval/suite.toml",
-        "--limit",
-        "1",
-        "-q",
-        "-o",
-        ".osmosis/suites/sweep",
-    ]
+    suite = SUITE_RUN
     assert cli(*suite).returncode == 0
     pushed = cli("--json", "eval", "push", ".osmosis/suites/sweep", "--to", "hf:acme/sweep")
     assert pushed.returncode == 0, pushed.stderr

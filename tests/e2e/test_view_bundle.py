@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_report_browser import browser, expect, invoke, project
+from tests.helpers import SUITE_RUN
 
 pytestmark = pytest.mark.slow
 __all__ = ["browser", "project"]  # fixtures defined beside the report's tests
@@ -26,16 +27,7 @@ def test_a_bundle_opens_from_file_with_no_server(browser: Any, project: Path) ->
     ):
         series = ["--series", "grpo", "--step", name.split("-")[1]]  # recorded, not read
         assert invoke(*RUN, "--model", model, "--name", name, *series).exit_code == 0
-    suite = [
-        "eval",
-        "run",
-        "configs/eval/suite.toml",
-        "--limit",
-        "1",
-        "-q",
-        "-o",
-        ".osmosis/suites/sweep",
-    ]
+    suite = SUITE_RUN
     assert invoke(*suite).exit_code == 0
     written = invoke("--json", "eval", "view", "--bundle", "site")
     assert written.exit_code == 0, written.stderr

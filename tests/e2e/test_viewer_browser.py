@@ -15,6 +15,7 @@ import pytest
 from tests.child_output import Child
 from tests.e2e.conftest import osmosis_command
 from tests.e2e.test_report_browser import browser, expect, invoke, project
+from tests.helpers import SUITE_RUN
 
 pytestmark = pytest.mark.slow
 __all__ = ["browser", "project"]  # fixtures used here, defined beside the report's tests
@@ -157,16 +158,7 @@ def test_home_lists_runs_live_and_opens_reports(browser: Any, viewer_url: str) -
         snap(page, "viewer-model-calls")
 
         # a suite run appears on the home and opens as its report
-        suite = [
-            "eval",
-            "run",
-            "configs/eval/suite.toml",
-            "--limit",
-            "1",
-            "-q",
-            "-o",
-            ".osmosis/suites/sweep",
-        ]
+        suite = SUITE_RUN
         assert invoke(*suite).exit_code == 0
         page.goto(viewer_url.split("?")[0])
         expect(page.locator("#suites tr")).to_have_count(1)
