@@ -30,6 +30,20 @@ def vllm() -> Iterator[Vllm]:
         yield double
 
 
+def _watch_once(ckpts: Path, url: str, *, limit: int, series: str = "grpo") -> Any:
+    """One pass of a watch over ``ckpts`` (the LoRA base served at ``url``), no sleeping."""
+    return watch_checkpoints(
+        CONFIG,
+        ckpts,
+        series=series,
+        model=BASE,
+        base_url=url,
+        limit=limit,
+        once=True,
+        sleep=Trainer(),
+    )
+
+
 def save(folder: Path, step: int, skill: str, *, complete: bool = True, **more: Any) -> Path:
     """A LoRA checkpoint as PEFT writes it: the weights, then its config (last)."""
     path = folder / f"step_{step}"
@@ -106,16 +120,7 @@ def test_a_restarted_watch_skips_what_finished_and_continues_a_half_done_step(
     ckpts = tmp_path / "ckpts"
     for step in (100, 200):
         save(ckpts, step, "calculator")
-    first = watch_checkpoints(
-        CONFIG,
-        ckpts,
-        series="grpo",
-        model=BASE,
-        base_url=vllm.url,
-        limit=4,
-        once=True,
-        sleep=Trainer(),
-    )
+    first = _watch_once(ckpts, vllm.url, limit=4)
     assert set(first.finished) == {100, 200}
     # step 200 as a watch killed mid-step leaves it: two attempts journaled, no document
     run = RUNS / "grpo-step-200"
@@ -123,16 +128,7 @@ def test_a_restarted_watch_skips_what_finished_and_continues_a_half_done_step(
     journal = journal_path(run / "results.json")
     journal.write_text("".join(journal.read_text().splitlines(keepends=True)[:3]))
     calls = len(vllm.calls)
-    again = watch_checkpoints(
-        CONFIG,
-        ckpts,
-        series="grpo",
-        model=BASE,
-        base_url=vllm.url,
-        limit=4,
-        once=True,
-        sleep=Trainer(),
-    )
+    again = _watch_once(ckpts, vllm.url, limit=4)
     assert again.finished == first.finished
     assert vllm.calls[calls:] == ["grpo-step-200"] * (12 - 2)  # only what was missing
     assert load_run("grpo-step-200").summary.total_runs == 12
@@ -147,16 +143,7 @@ def test_a_failed_step_is_recorded_and_the_watch_goes_on(
     ckpts = tmp_path / "ckpts"
     save(ckpts, 100, "calculator", broken=True)  # the server refuses to load it
     save(ckpts, 200, "calculator")
-    result = watch_checkpoints(
-        CONFIG,
-        ckpts,
-        series="grpo",
-        model=BASE,
-        base_url=vllm.url,
-        limit=2,
-        once=True,
-        sleep=Trainer(),
-    )
+    result = _watch_once(ckpts, vllm.url, limit=2)
     assert set(result.failed) == {100} and "rank too large" in result.failed[100]
     assert result.finished == {200: "grpo-step-200"}
     record = json.loads(Path(".osmosis/watches/grpo.json").read_text())
@@ -169,16 +156,7 @@ def test_a_server_without_runtime_lora_is_said_clearly(
     ckpts = tmp_path / "ckpts"
     save(ckpts, 1, "calculator")
     with running_vllm(runtime_lora=False) as plain:
-        result = watch_checkpoints(
-            CONFIG,
-            ckpts,
-            series="s",
-            model=BASE,
-            base_url=plain.url,
-            limit=1,
-            once=True,
-            sleep=Trainer(),
-        )
+        result = _watch_once(ckpts, plain.url, limit=1, series="s")
     assert "VLLM_ALLOW_RUNTIME_LORA_UPDATING" not in result.failed[1]  # the hint has it
     assert "load_lora_adapter is not served (404)" in result.failed[1]
 
