@@ -92,11 +92,27 @@ class Pinned(Generic[P]):
     workspace: str | None
     where: str
 
-    def send(self, send: Callable[[dict[str, str]], T], **asked: Any) -> T | None:
-        """:func:`confirm_and_send` of the plan's secret names (``asked``: its summary,
-        question, operation …)."""
-        names = self.plan.secret_names
-        return confirm_and_send(self.out, self.client, self.opts, names=names, send=send, **asked)
+    def send(
+        self,
+        send: Callable[[dict[str, str]], T],
+        *,
+        summary: Callable[[], None],
+        question: str,
+        operation: str,
+        each_secret: bool = True,
+    ) -> T | None:
+        """:func:`confirm_and_send` of the plan's secret names."""
+        return confirm_and_send(
+            self.out,
+            self.client,
+            self.opts,
+            names=self.plan.secret_names,
+            summary=summary,
+            question=question,
+            operation=operation,
+            send=send,
+            each_secret=each_secret,
+        )
 
 
 @contextlib.contextmanager
